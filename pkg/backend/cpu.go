@@ -1,0 +1,328 @@
+package backend
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/render"
+)
+
+// The CPU device: kernels rendered as C, compiled by the system compiler
+// (found at run time, exec'd with an argument list, never a shell) into a
+// shared object in a content-addressed cache, loaded with purego (no cgo),
+// and launched with the outermost loop split across cores.
+
+func init() {
+	register(entry{name: "CPU", rank: 10,
+		probe: func() (string, error) {
+			cc, err := findCompiler()
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s (%s), %d cores", cc.path, cc.version, runtime.NumCPU()), nil
+		},
+		open: func() (Device, error) {
+			cc, err := findCompiler()
+			if err != nil {
+				return nil, err
+			}
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}}, nil
+		}})
+}
+
+// CFlags are the compiler flags. No -ffast-math: results stay reproducible
+// on a machine (FMA contraction still differs from GO in the last bit).
+var CFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-semantic-interposition"}
+
+type compiler struct {
+	path, version string
+}
+
+var (
+	ccOnce sync.Once
+	ccInfo compiler
+	ccErr  error
+)
+
+// findCompiler looks for $CC, then cc, gcc, clang on PATH, and checks that it
+// runs.
+func findCompiler() (compiler, error) {
+	ccOnce.Do(func() {
+		var tried []string
+		cands := []string{"cc", "gcc", "clang"}
+		if env := os.Getenv("CC"); env != "" {
+			cands = append([]string{env}, cands...)
+		}
+		for _, c := range cands {
+			path, err := exec.LookPath(c)
+			if err != nil {
+				tried = append(tried, c)
+				continue
+			}
+			out, err := exec.Command(path, "--version").Output()
+			if err != nil {
+				tried = append(tried, c+" (does not run)")
+				continue
+			}
+			ccInfo = compiler{path: path, version: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])}
+			return
+		}
+		ccErr = fmt.Errorf("no C compiler found (tried %s; set CC or install gcc)", strings.Join(tried, ", "))
+	})
+	return ccInfo, ccErr
+}
+
+type cpuDevice struct {
+	cc    compiler
+	mu    sync.Mutex
+	progs map[string]*cpuProgram // by source: compiled kernels in memory
+}
+
+func (d *cpuDevice) Name() string                { return "CPU" }
+func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
+
+func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
+	size := n * dt.Size()
+	// mmap: page aligned (vector loads) and outside the Go heap (not scanned).
+	mem, err := syscall.Mmap(-1, 0, max(size, 1), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("CPU: cannot allocate %d bytes: %w", size, err)
+	}
+	b := &hostBuffer{dt: dt, n: n, data: mem[:size]}
+	var once sync.Once
+	free := func() { once.Do(func() { _ = syscall.Munmap(mem) }) }
+	b.free = free
+	runtime.AddCleanup(b, func(f func()) { f() }, free)
+	return b, nil
+}
+
+// Compile renders the kernels not yet in memory as one translation unit
+// (a second kernel in the same file costs ~10 ms instead of ~100 ms),
+// compiles it through the disk cache, and loads it.
+func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]Program, len(ks))
+	srcs := make([]string, len(ks))
+	var todo []int
+	seen := map[string]bool{}
+	for i, k := range ks {
+		srcs[i] = render.Render(render.C, k)
+		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
+			seen[srcs[i]] = true
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) > 0 {
+		var unit strings.Builder
+		for _, i := range todo {
+			fmt.Fprintf(&unit, "/* ---- %s ---- */\n%s\n", ks[i].Name, srcs[i])
+		}
+		lib, err := d.build(unit.String())
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range todo {
+			sym, err := purego.Dlsym(lib.handle, ks[i].Name)
+			if err != nil {
+				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, lib.path, err)
+			}
+			flops, _ := ks[i].Cost()
+			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: lib, k: ks[i], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14}
+		}
+	}
+	for i, k := range ks {
+		p := *d.progs[srcs[i]]
+		p.k = k
+		out[i] = &p
+	}
+	return out, nil
+}
+
+type library struct {
+	path   string
+	handle uintptr
+}
+
+// CompileStats counts compiler invocations and their time (for DEBUG and
+// the run summary).
+var CompileStats struct {
+	sync.Mutex
+	Builds    int
+	CacheHits int
+	Time      time.Duration
+}
+
+// CacheDir is where compiled kernels live: $TGC_CACHE, else the user cache
+// directory.
+func CacheDir() string {
+	if d := os.Getenv("TGC_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "tgc")
+	}
+	return filepath.Join(os.TempDir(), "tgc-cache")
+}
+
+// cpuModel identifies the processor: a -march=native binary must never be
+// loaded on another CPU.
+var cpuModel = sync.OnceValue(func() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	var model, flags string
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			model = strings.TrimSpace(v)
+		case "flags":
+			flags = strings.TrimSpace(v)
+		}
+		if model != "" && flags != "" {
+			break
+		}
+	}
+	return model + "|" + flags + "|" + runtime.GOARCH
+})
+
+// build compiles source to a shared object through the content-addressed
+// cache and loads it. Entries are written to a temp file and renamed into
+// place, so concurrent tgc processes are safe; an entry that fails to load
+// is deleted and rebuilt.
+func (d *cpuDevice) build(src string) (*library, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
+	key := hex.EncodeToString(h.Sum(nil))
+	dir := filepath.Join(CacheDir(), "kernels")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
+	}
+	path := filepath.Join(dir, key+".so")
+	if _, err := os.Stat(path); err == nil {
+		if handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
+			CompileStats.Lock()
+			CompileStats.CacheHits++
+			CompileStats.Unlock()
+			return &library{path: path, handle: handle}, nil
+		}
+		_ = os.Remove(path) // corrupt entry: rebuild it
+	}
+	start := time.Now()
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cfile := filepath.Join(tmp, "kernels.c")
+	if err := os.WriteFile(cfile, []byte(src), 0o600); err != nil {
+		return nil, err
+	}
+	sofile := filepath.Join(tmp, "kernels.so")
+	args := append(append([]string{}, CFlags...), "-o", sofile, cfile, "-lm")
+	cmd := exec.Command(d.cc.path, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, &BuildError{Compiler: d.cc.path, Log: stderr.String(), Source: src, Err: err}
+	}
+	if err := os.Rename(sofile, path); err != nil {
+		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
+	}
+	CompileStats.Lock()
+	CompileStats.Builds++
+	CompileStats.Time += time.Since(start)
+	CompileStats.Unlock()
+	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("CPU: loading %s: %w", path, err)
+	}
+	return &library{path: path, handle: handle}, nil
+}
+
+// BuildError is a kernel that failed to compile: it carries the compiler's log.
+type BuildError struct {
+	Compiler, Log, Source string
+	Err                   error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("compiling kernels with %s failed (%v):\n%s", e.Compiler, e.Err, e.Log)
+}
+
+type cpuProgram struct {
+	name string
+	fn   uintptr
+	lib  *library
+	k    *ir.Kernel
+	// small kernels run on the calling goroutine: spreading them costs more
+	// than it saves.
+	small bool
+}
+
+func (p *cpuProgram) Name() string { return p.name }
+
+// Run calls the kernel: small kernels on this goroutine, others in one
+// contiguous chunk of the outermost loop per core.
+func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
+	ptrs := make([]uintptr, len(bufs))
+	for i, b := range bufs {
+		hb := b.(*hostBuffer)
+		if len(hb.data) > 0 {
+			ptrs[i] = uintptr(unsafe.Pointer(unsafe.SliceData(hb.data)))
+		}
+	}
+	if len(vars) == 0 {
+		vars = []int64{0}
+	}
+	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
+	start := time.Now()
+	n := p.k.Global[0].Size
+	call := func(lo, hi int64) { purego.SyscallN(p.fn, pb, pv, uintptr(lo), uintptr(hi)) }
+	if p.small {
+		call(0, n)
+	} else {
+		parallel(n, call)
+	}
+	runtime.KeepAlive(ptrs)
+	runtime.KeepAlive(vars)
+	runtime.KeepAlive(bufs)
+	return time.Since(start), nil
+}
+
+// Disassembly runs objdump on the kernel's symbol (DEBUG=4).
+func (p *cpuProgram) Disassembly() (string, error) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		return "", errors.New("objdump not found")
+	}
+	out, err := exec.Command(objdump, "-d", "--no-show-raw-insn", "--disassemble="+p.name, p.lib.path).Output()
+	if err != nil {
+		return "", fmt.Errorf("objdump: %w", err)
+	}
+	// Drop objdump's file header: keep from the symbol line on.
+	s := string(out)
+	if i := strings.Index(s, "<"+p.name+">:"); i >= 0 {
+		if j := strings.LastIndex(s[:i], "\n"); j >= 0 {
+			s = s[j+1:]
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,146 @@
+// Package backend holds the devices: a device is a runtime (alloc, copy in
+// and out, launch) plus a way to turn kernel IR into something it can run
+// (a renderer and a compiler, or, for GO, an interpreter).
+package backend
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"tgc/pkg/ir"
+)
+
+// Device is one backend.
+type Device interface {
+	Name() string
+	// Alloc returns a zeroed buffer of n elements of dt.
+	Alloc(dt ir.DType, n int) (Buffer, error)
+	// Compile prepares kernels for launch; one Program per kernel, in order.
+	Compile(ks []*ir.Kernel) ([]Program, error)
+	// Source renders a kernel in the device's language ("" for GO).
+	Source(k *ir.Kernel) string
+}
+
+// Buffer is device memory.
+type Buffer interface {
+	CopyIn(data []byte) error
+	CopyOut(data []byte) error
+	Free()
+}
+
+// Program is a compiled kernel.
+type Program interface {
+	Name() string
+	// Run launches the kernel and waits for it; it returns the device time.
+	Run(bufs []Buffer, vars []int64) (time.Duration, error)
+	// Disassembly returns the machine code where available (DEBUG=4).
+	Disassembly() (string, error)
+}
+
+// Info describes a device for `tgc devices`.
+type Info struct {
+	Name      string
+	Available bool
+	Reason    string // why not available, or a detail when it is
+}
+
+type entry struct {
+	name  string
+	rank  int // lower is preferred as the default
+	probe func() (string, error)
+	open  func() (Device, error)
+}
+
+var registry = map[string]entry{}
+
+func register(e entry) { registry[e.name] = e }
+
+// List probes every known device.
+func List() []Info {
+	var out []Info
+	for _, e := range sortedEntries() {
+		detail, err := e.probe()
+		if err != nil {
+			out = append(out, Info{Name: e.name, Reason: err.Error()})
+		} else {
+			out = append(out, Info{Name: e.name, Available: true, Reason: detail})
+		}
+	}
+	return out
+}
+
+func sortedEntries() []entry {
+	var es []entry
+	for _, e := range registry {
+		es = append(es, e)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].rank < es[j].rank })
+	return es
+}
+
+// Default is the best available device.
+func Default() string {
+	for _, e := range sortedEntries() {
+		if _, err := e.probe(); err == nil {
+			return e.name
+		}
+	}
+	return "GO"
+}
+
+// Names lists the known device names.
+func Names() []string {
+	var n []string
+	for _, e := range sortedEntries() {
+		n = append(n, e.name)
+	}
+	return n
+}
+
+var opened = map[string]Device{}
+
+// Open returns the named device (case-insensitive), opening it once.
+func Open(name string) (Device, error) {
+	name = strings.ToUpper(name)
+	if d, ok := opened[name]; ok {
+		return d, nil
+	}
+	e, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown device %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if _, err := e.probe(); err != nil {
+		return nil, fmt.Errorf("device %s is not available: %v", name, err)
+	}
+	d, err := e.open()
+	if err != nil {
+		return nil, err
+	}
+	opened[name] = d
+	return d, nil
+}
+
+// parallel runs f over [0, n) split into one contiguous chunk per core.
+// Coarse chunks with no barriers degrade gracefully when a core is busy.
+func parallel(n int64, f func(start, end int64)) {
+	workers := int64(runtime.GOMAXPROCS(0))
+	if n < 2 || workers < 2 {
+		f(0, n)
+		return
+	}
+	workers = min(workers, n)
+	done := make(chan struct{}, workers)
+	for w := int64(0); w < workers; w++ {
+		start, end := n*w/workers, n*(w+1)/workers
+		go func() {
+			f(start, end)
+			done <- struct{}{}
+		}()
+	}
+	for w := int64(0); w < workers; w++ {
+		<-done
+	}
+}

@@ -1,0 +1,107 @@
+package fuse
+
+import (
+	"testing"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+func input(shape ...int) *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	t, err := tensor.FromFloats(ir.Float32, shape, make([]float64, n))
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func relu(x *tensor.Tensor) *tensor.Tensor { return x.Maximum(tensor.Const(0, x.DType())) }
+
+func matmul(a, b *tensor.Tensor) *tensor.Tensor {
+	m, k, n := a.Shape()[0], a.Shape()[1], b.Shape()[1]
+	return a.Reshape(m, k, 1).Mul(b.Reshape(1, k, n)).Sum(false, 1)
+}
+
+func softmax(x *tensor.Tensor) *tensor.Tensor {
+	e := x.Sub(x.Max(true, 1)).Exp2()
+	return e.Div(e.Sum(true, 1))
+}
+
+// TestKernelCounts pins the fusion rule.
+func TestKernelCounts(t *testing.T) {
+	a, b, c := input(16, 16), input(16, 16), input(16, 16)
+	v := input(16)
+	cases := []struct {
+		name string
+		out  *tensor.Tensor
+		want int
+	}{
+		{"elementwise chain", relu(a.Mul(b).Add(c)), 1},
+		{"((a*b)+c).relu().sum()", relu(a.Mul(b).Add(c)).Sum(false), 1},
+		{"(a*b).sum().relu()", relu(a.Mul(b).Sum(false)), 1},
+		{"a.dot(b).relu()", relu(matmul(a, b)), 1},
+		{"a.dot(b) + bias", matmul(a, b).Add(v), 1},
+		{"softmax", softmax(a), 3},
+		{"x - x.mean()", a.Sub(a.Sum(true, 0, 1).Mul(tensor.Const(1.0/256, ir.Float32))), 2},
+		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2},
+		// A reduce with two consumers is stored once rather than recomputed.
+		{"reduce used twice", a.Sum(false, 1).Add(a.Sum(false, 1).Exp2()), 2},
+		{"movement only", a.Permute(1, 0).Reshape(256).Flip(0), 1},
+		{"padded elementwise", a.Pad([][2]int{{1, 1}, {2, 2}}, 0).Exp2(), 1},
+		{"broadcast elementwise", a.Add(v).Mul(v.Reshape(16, 1)), 1},
+		{"contiguous splits", a.Mul(b).Contiguous().Add(c), 2},
+		{"rand", tensor.Rand(16, 16).Add(a), 1},
+	}
+	for _, tc := range cases {
+		if err := tc.out.Err(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		s, err := Create([]*tensor.Node{tc.out.Node()}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(s.Items) != tc.want {
+			t.Errorf("%s: %d kernels, want %d:\n%s", tc.name, len(s.Items), tc.want, s.Dump())
+		}
+	}
+}
+
+// TestNoFusion: with fusion off, every computed node is its own kernel.
+func TestNoFusion(t *testing.T) {
+	a, b := input(8, 8), input(8, 8)
+	out := relu(a.Mul(b).Add(a))
+	s, err := Create([]*tensor.Node{out.Node()}, Options{NoFusion: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 3 {
+		t.Errorf("unfused (a*b+a).relu(): %d kernels, want 3:\n%s", len(s.Items), s.Dump())
+	}
+}
+
+// TestMovementFoldsAway: a reshape round trip and a double transpose leave
+// plain contiguous indexing (no div/mod) in the lowered kernel.
+func TestMovementFoldsAway(t *testing.T) {
+	a := input(4, 6)
+	out := a.Reshape(24).Reshape(4, 6).Permute(1, 0).Permute(1, 0).Exp2()
+	s, err := Create([]*tensor.Node{out.Node()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ir.Optimize(s.Items[0].Kernel, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpDiv || e.Op == ir.OpMod {
+			t.Errorf("index math not simplified: %s", e)
+		}
+	})
+	if len(k.Global) != 1 || k.Global[0].Size != 24 {
+		t.Errorf("want one merged loop of 24, got %d loops", len(k.Global))
+	}
+}

@@ -1,0 +1,160 @@
+// Package fuse is the scheduler: it decides which nodes of the tensor graph
+// become buffers (kernel boundaries) and lowers everything between them into
+// kernels of the kernel IR, folding movement ops into index expressions.
+package fuse
+
+import (
+	"fmt"
+	"strings"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// Item is one kernel launch of a schedule.
+type Item struct {
+	Kernel *ir.Kernel     // as lowered, before optimization passes
+	Out    *tensor.Node   // the node whose buffer the kernel writes
+	Args   []*tensor.Node // buffer nodes in kernel argument order; Args[0] == Out
+	Rands  []*tensor.Node // random nodes whose (seed, counter) are the launch's vars, in order
+}
+
+// Schedule is the kernels that realize a set of outputs, in launch order.
+type Schedule struct {
+	Items   []*Item
+	Outputs []*tensor.Node
+}
+
+// Options changes the fusion rule.
+type Options struct {
+	// NoFusion makes every computed node its own kernel (movement ops
+	// still fold into loads). It exists to measure what fusion buys.
+	NoFusion bool
+}
+
+// recomputeLimit is the number of ALU ops a multi-use elementwise node may
+// have and still be recomputed in each consumer rather than stored.
+const recomputeLimit = 12
+
+// Create schedules the outputs. Nodes already realized are inputs.
+func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
+	order := tensor.Toposort(outputs)
+	isBuf := decideBuffers(order, outputs, opts)
+	s := &Schedule{Outputs: outputs}
+	for _, n := range order {
+		if n.Realized() == nil && isBuf[n] {
+			it, err := lower(n, isBuf)
+			if err != nil {
+				return nil, err
+			}
+			s.Items = append(s.Items, it)
+		}
+	}
+	nameKernels(s.Items)
+	return s, nil
+}
+
+// decideBuffers is the fusion rule. Walking from consumers to producers, a
+// node becomes a buffer when it is an output or CONTIGUOUS; when it is a
+// reduce whose value would be computed more than once (several consumers,
+// broadcast by an EXPAND above it in its kernel, or nested inside another
+// reduce's loop); or when it is an expensive elementwise node with several
+// consumers. Everything else is inlined into its consumer's kernel.
+func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) map[*tensor.Node]bool {
+	isBuf := map[*tensor.Node]bool{}
+	for _, o := range outputs {
+		isBuf[o] = true
+	}
+	cost := map[*tensor.Node]int{}
+	for _, n := range order {
+		if n.Realized() != nil || !n.Op.IsALU() {
+			continue
+		}
+		c := 1
+		for _, s := range n.Src {
+			c += cost[s]
+		}
+		cost[n] = min(c, 1<<20)
+	}
+	uses := map[*tensor.Node]int{}
+	expanded := map[*tensor.Node]bool{}
+	inReduce := map[*tensor.Node]bool{}
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		if n.Realized() != nil {
+			continue
+		}
+		switch {
+		case isBuf[n], n.Op == ir.OpContiguous:
+			isBuf[n] = true
+		case n.Op.IsReduce():
+			isBuf[n] = uses[n] > 1 || expanded[n] || inReduce[n]
+		case n.Op.IsALU():
+			isBuf[n] = uses[n] > 1 && cost[n] > recomputeLimit
+		}
+		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
+			isBuf[n] = true
+		}
+		w := uses[n]
+		if isBuf[n] {
+			w = 1
+		}
+		seen := map[*tensor.Node]bool{}
+		for _, s := range n.Src {
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			uses[s] += w
+			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
+			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
+		}
+	}
+	return isBuf
+}
+
+// nameKernels gives each kernel its tinygrad-style name, made unique
+// within the schedule with an n1, n2... suffix when names collide.
+func nameKernels(items []*Item) {
+	count := map[string]int{}
+	for _, it := range items {
+		base := it.Kernel.BaseName()
+		c := count[base]
+		count[base]++
+		if c > 0 {
+			base = fmt.Sprintf("%sn%d", base, c)
+		}
+		it.Kernel.Name = base
+	}
+}
+
+// Dump prints a schedule: one line per kernel with its buffers.
+func (s *Schedule) Dump() string {
+	var sb strings.Builder
+	for i, it := range s.Items {
+		var args []string
+		for j, a := range it.Args {
+			role := "in"
+			if j == 0 {
+				role = "out"
+			}
+			args = append(args, fmt.Sprintf("%s:%s%s", role, a.DType, tensor.FormatShape(a.Shape)))
+		}
+		pos := ""
+		if p := it.Out.Pos.String(); p != "" {
+			pos = "  (" + p + ")"
+		}
+		fmt.Fprintf(&sb, "  %2d %-24s %s%s\n", i, it.Kernel.Name, strings.Join(args, " "), pos)
+	}
+	return sb.String()
+}
+
+// Params returns the runtime integer parameters (vars) of an item's launch.
+func (it *Item) Params() []int64 {
+	var p []int64
+	for _, r := range it.Rands {
+		ra := r.Arg.(tensor.RandArg)
+		p = append(p, int64(ra.Seed), int64(ra.Counter))
+	}
+	return p
+}

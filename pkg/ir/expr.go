@@ -1,0 +1,385 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+)
+
+// AxisKind says how a loop axis is iterated.
+type AxisKind uint8
+
+const (
+	AxisGlobal AxisKind = iota // one iteration per output element; the outermost is split across cores
+	AxisReduce                 // accumulated by a Reduce expression
+)
+
+// Axis is one loop of a kernel. Axes are compared by pointer.
+type Axis struct {
+	ID   int
+	Size int64
+	Kind AxisKind
+}
+
+// Name is the loop variable's name in rendered source.
+func (a *Axis) Name() string {
+	if a.Kind == AxisReduce {
+		return fmt.Sprintf("ridx%d", a.ID)
+	}
+	return fmt.Sprintf("gidx%d", a.ID)
+}
+
+// ReduceArg is the argument of an OpReduce expression: the reduction and the
+// loops it owns. The value is accumulated over all of Axes.
+type ReduceArg struct {
+	Op   Op // OpSum or OpMaxReduce
+	Axes []*Axis
+}
+
+// Expr is a node of a kernel's scalar expression DAG. Exprs are interned by
+// a Builder: structurally equal expressions are the same pointer, which
+// gives common-subexpression elimination for free. Never mutate one.
+type Expr struct {
+	Op    Op
+	DType DType
+	Src   []*Expr
+	// Arg: OpConst float64 (floats) or int64 (ints, bool); OpVar *Axis;
+	// OpParam int; OpLoad/OpStore int (buffer index); OpReduce *ReduceArg.
+	Arg any
+	// Min and Max bound the value of integer and bool expressions (inclusive).
+	Min, Max int64
+	id       int // creation order, for stable output
+}
+
+func (e *Expr) IsConst() bool { return e.Op == OpConst }
+
+// ConstInt returns the value of an integer constant.
+func (e *Expr) ConstInt() (int64, bool) {
+	if e.Op != OpConst {
+		return 0, false
+	}
+	v, ok := e.Arg.(int64)
+	return v, ok
+}
+
+// ConstFloat returns the value of a constant as float64.
+func (e *Expr) ConstFloat() float64 {
+	switch v := e.Arg.(type) {
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	}
+	return 0
+}
+
+type floatBits uint64 // map key for float constants: keeps -0 apart from 0
+
+type exprKey struct {
+	op      Op
+	dt      DType
+	arg     any
+	a, b, c *Expr
+}
+
+// Builder interns expressions and simplifies them as they are built (smart
+// constructors), so every expression it returns is already in simplified
+// form. One Builder per kernel.
+type Builder struct {
+	m map[exprKey]*Expr
+	n int
+}
+
+func NewBuilder() *Builder { return &Builder{m: map[exprKey]*Expr{}} }
+
+// raw interns a node without simplification, computing its bounds.
+func (b *Builder) raw(op Op, dt DType, arg any, src ...*Expr) *Expr {
+	k := exprKey{op: op, dt: dt, arg: arg}
+	if f, ok := arg.(float64); ok {
+		k.arg = floatBits(math.Float64bits(f))
+	}
+	if len(src) > 0 {
+		k.a = src[0]
+	}
+	if len(src) > 1 {
+		k.b = src[1]
+	}
+	if len(src) > 2 {
+		k.c = src[2]
+	}
+	if e, ok := b.m[k]; ok {
+		return e
+	}
+	e := &Expr{Op: op, DType: dt, Src: src, Arg: arg, id: b.n}
+	b.n++
+	e.Min, e.Max = bounds(e)
+	b.m[k] = e
+	return e
+}
+
+// Const makes a constant of the given dtype (integers are truncated and
+// wrapped to the dtype; float32 constants are rounded to float32).
+func (b *Builder) Const(dt DType, v float64) *Expr {
+	switch {
+	case dt == Float32:
+		return b.raw(OpConst, dt, float64(float32(v)))
+	case dt.IsFloat():
+		return b.raw(OpConst, dt, v)
+	case dt == Bool:
+		if v != 0 {
+			return b.raw(OpConst, dt, int64(1))
+		}
+		return b.raw(OpConst, dt, int64(0))
+	}
+	return b.raw(OpConst, dt, dt.Wrap(int64(v)))
+}
+
+// Int makes an index (int64) constant.
+func (b *Builder) Int(v int64) *Expr { return b.raw(OpConst, Int64, v) }
+
+// True is the bool constant true.
+func (b *Builder) True() *Expr { return b.raw(OpConst, Bool, int64(1)) }
+
+func (b *Builder) Var(a *Axis) *Expr { return b.raw(OpVar, Int64, a) }
+func (b *Builder) Param(i int) *Expr { return b.raw(OpParam, Int64, i) }
+
+// Rand is a uniform float32 in [0, 1) hashed from (seed, counter, idx).
+func (b *Builder) Rand(idx, seed, ctr *Expr) *Expr {
+	return b.raw(OpRand, Float32, nil, idx, seed, ctr)
+}
+
+func (b *Builder) Reduce(arg *ReduceArg, v *Expr) *Expr { return b.raw(OpReduce, v.DType, arg, v) }
+
+// Load reads buffer buf at idx; when valid is not nil and not always true,
+// the load is guarded and yields 0 where valid is false.
+func (b *Builder) Load(buf int, dt DType, idx, valid *Expr) *Expr {
+	if valid == nil || (valid.IsConst() && valid.Arg.(int64) == 1) {
+		return b.raw(OpLoad, dt, buf, idx)
+	}
+	if valid.IsConst() { // never valid
+		return b.Const(dt, 0)
+	}
+	return b.raw(OpLoad, dt, buf, idx, valid)
+}
+
+func (b *Builder) Store(buf int, idx, val *Expr) *Expr {
+	return b.raw(OpStore, val.DType, buf, idx, val)
+}
+
+// Cast converts x to dt.
+func (b *Builder) Cast(dt DType, x *Expr) *Expr {
+	if x.DType == dt {
+		return x
+	}
+	if x.IsConst() {
+		v := x.ConstFloat()
+		if dt.IsInt() || dt == Int64 {
+			v = math.Trunc(v)
+		}
+		return b.Const(dt, v)
+	}
+	return b.raw(OpCast, dt, nil, x)
+}
+
+func (b *Builder) Add(x, y *Expr) *Expr { return b.Alu(OpAdd, x, y) }
+func (b *Builder) Mul(x, y *Expr) *Expr { return b.Alu(OpMul, x, y) }
+func (b *Builder) Sub(x, y *Expr) *Expr { return b.Alu(OpSub, x, y) }
+func (b *Builder) Div(x, y *Expr) *Expr { return b.Alu(OpDiv, x, y) }
+func (b *Builder) Mod(x, y *Expr) *Expr { return b.Alu(OpMod, x, y) }
+func (b *Builder) Lt(x, y *Expr) *Expr  { return b.Alu(OpCmpLt, x, y) }
+
+// And is logical and of bool expressions; nil means "true".
+func (b *Builder) And(x, y *Expr) *Expr {
+	if x == nil {
+		return y
+	}
+	if y == nil {
+		return x
+	}
+	return b.Alu(OpAnd, x, y)
+}
+
+// Where is a ternary select.
+func (b *Builder) Where(c, x, y *Expr) *Expr { return b.Alu(OpWhere, c, x, y) }
+
+// Alu builds an ALU expression, simplified. The result dtype is bool for
+// comparisons, the dtype of the values for WHERE, else the first operand's.
+func (b *Builder) Alu(op Op, src ...*Expr) *Expr {
+	dt := src[0].DType
+	switch {
+	case op.IsCompare():
+		dt = Bool
+	case op == OpWhere:
+		dt = src[1].DType
+	}
+	if e := b.simplify(op, dt, src); e != nil {
+		return e
+	}
+	return b.raw(op, dt, nil, src...)
+}
+
+// Rebuild reconstructs e through the builder, applying f to every node
+// first (f may return nil to keep the node). It is how passes substitute
+// variables and re-simplify.
+func (b *Builder) Rebuild(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr {
+	if r, ok := memo[e]; ok {
+		return r
+	}
+	if r := f(e); r != nil {
+		memo[e] = r
+		return r
+	}
+	src := make([]*Expr, len(e.Src))
+	for i, s := range e.Src {
+		src[i] = b.Rebuild(s, f, memo)
+	}
+	var r *Expr
+	switch {
+	case e.Op.IsALU() && e.Op != OpCast:
+		r = b.Alu(e.Op, src...)
+	case e.Op == OpCast:
+		r = b.Cast(e.DType, src[0])
+	case e.Op == OpLoad:
+		var valid *Expr
+		if len(src) > 1 {
+			valid = src[1]
+		}
+		r = b.Load(e.Arg.(int), e.DType, src[0], valid)
+	case e.Op == OpConst:
+		r = b.raw(OpConst, e.DType, e.Arg)
+	default:
+		r = b.raw(e.Op, e.DType, e.Arg, src...)
+	}
+	memo[e] = r
+	return r
+}
+
+// Walk visits every expression reachable from roots once, sources first
+// (a topological order), in a deterministic order.
+func Walk(roots []*Expr, visit func(*Expr)) {
+	seen := map[*Expr]bool{}
+	var rec func(*Expr)
+	rec = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		for _, s := range e.Src {
+			rec(s)
+		}
+		visit(e)
+	}
+	for _, r := range roots {
+		rec(r)
+	}
+}
+
+// typeRange is the full value range of an integer dtype.
+func typeRange(dt DType) (int64, int64) {
+	switch dt {
+	case Bool:
+		return 0, 1
+	case Int8:
+		return math.MinInt8, math.MaxInt8
+	case Uint8:
+		return 0, math.MaxUint8
+	case Int32:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64 / 4, math.MaxInt64 / 4
+}
+
+// bounds computes a sound [min, max] for integer and bool expressions.
+func bounds(e *Expr) (int64, int64) {
+	if e.DType.IsFloat() {
+		return 0, 0
+	}
+	lo, hi := typeRange(e.DType)
+	clamp := func(a, b int64) (int64, int64) {
+		if a < lo || b > hi || a > b {
+			return lo, hi
+		}
+		return a, b
+	}
+	s := e.Src
+	switch e.Op {
+	case OpConst:
+		v := e.Arg.(int64)
+		return v, v
+	case OpVar:
+		return 0, e.Arg.(*Axis).Size - 1
+	case OpAdd:
+		return clamp(satAdd(s[0].Min, s[1].Min), satAdd(s[0].Max, s[1].Max))
+	case OpSub:
+		return clamp(satAdd(s[0].Min, -s[1].Max), satAdd(s[0].Max, -s[1].Min))
+	case OpMul:
+		p := []int64{satMul(s[0].Min, s[1].Min), satMul(s[0].Min, s[1].Max), satMul(s[0].Max, s[1].Min), satMul(s[0].Max, s[1].Max)}
+		return clamp(minOf(p), maxOf(p))
+	case OpDiv:
+		if s[1].Min > 0 && s[1].Min == s[1].Max && s[0].Min >= 0 {
+			return s[0].Min / s[1].Min, s[0].Max / s[1].Min
+		}
+	case OpMod:
+		if c := s[1].Min; c > 0 && c == s[1].Max {
+			if s[0].Min >= 0 {
+				return 0, min(c-1, s[0].Max)
+			}
+			return -(c - 1), c - 1
+		}
+	case OpMax:
+		return max(s[0].Min, s[1].Min), max(s[0].Max, s[1].Max)
+	case OpWhere:
+		if !e.DType.IsFloat() {
+			return min(s[1].Min, s[2].Min), max(s[1].Max, s[2].Max)
+		}
+	case OpNeg:
+		return clamp(-s[0].Max, -s[0].Min)
+	case OpCast:
+		if !s[0].DType.IsFloat() && s[0].Min >= lo && s[0].Max <= hi {
+			return s[0].Min, s[0].Max
+		}
+	}
+	return lo, hi
+}
+
+const satLimit = math.MaxInt64 / 4
+
+func satAdd(a, b int64) int64 {
+	r := a + b
+	if r > satLimit {
+		return satLimit
+	}
+	if r < -satLimit {
+		return -satLimit
+	}
+	return r
+}
+
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	r := a * b
+	if r/b != a || r > satLimit || r < -satLimit {
+		if (a < 0) != (b < 0) {
+			return -satLimit
+		}
+		return satLimit
+	}
+	return r
+}
+
+func minOf(v []int64) int64 {
+	m := v[0]
+	for _, x := range v[1:] {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(v []int64) int64 {
+	m := v[0]
+	for _, x := range v[1:] {
+		m = max(m, x)
+	}
+	return m
+}

@@ -1,0 +1,479 @@
+package ir
+
+// The symbolic simplifier. It runs inside Builder.Alu, so every expression
+// is simplified bottom-up as it is built. Integer index math is kept in a
+// linear normal form (a sum of term*coefficient plus a constant, terms in
+// first-seen order), which is what lets the div/mod rules cancel the
+// reshapes that lowering produces: ((i*6+j)/6)%4 → i when j < 6, i < 4.
+
+// simplify returns a simplified replacement for op(src...), or nil to build
+// the node as is.
+func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
+	if e := b.fold(op, dt, src); e != nil {
+		return e
+	}
+	// Integer (and bool) expressions whose bounds pin them to one value.
+	if !dt.IsFloat() && op != OpWhere {
+		if e := b.raw(op, dt, nil, src...); e.Min == e.Max && op != OpCast {
+			return b.raw(OpConst, dt, e.Min)
+		}
+	}
+	x := src[0]
+	var y *Expr
+	if len(src) > 1 {
+		y = src[1]
+	}
+	// Constants go to the right of commutative ops.
+	if y != nil && op.Commutative() && x.IsConst() && !y.IsConst() {
+		x, y = y, x
+		src = []*Expr{x, y}
+	}
+	isInt := !dt.IsFloat() && dt != Bool
+	switch op {
+	case OpAdd:
+		if isInt {
+			return b.linear(addTerms(nil, x, 1), addTerms(nil, y, 1), dt)
+		}
+		if y.IsConst() && y.ConstFloat() == 0 && !isNegZero(y) {
+			return nil // x + 0.0 is not x for x = -0.0; keep it
+		}
+	case OpSub:
+		if isInt {
+			return b.linear(addTerms(nil, x, 1), addTerms(nil, y, -1), dt)
+		}
+		if y.IsConst() && y.ConstFloat() == 0 {
+			return x
+		}
+	case OpMul:
+		if y.IsConst() {
+			c := y.ConstFloat()
+			if c == 1 {
+				return x
+			}
+			if isInt {
+				if c == 0 {
+					return b.Const(dt, 0)
+				}
+				return b.linear(addTerms(nil, x, int64(c)), nil, dt)
+			}
+		}
+	case OpDiv:
+		if isInt {
+			return b.divConst(x, y, dt)
+		}
+		if y.IsConst() && y.ConstFloat() == 1 {
+			return x
+		}
+	case OpMod:
+		if isInt {
+			return b.modConst(x, y, dt)
+		}
+	case OpMax:
+		if x == y {
+			return x
+		}
+		if !dt.IsFloat() {
+			if x.Min >= y.Max {
+				return x
+			}
+			if y.Min >= x.Max {
+				return y
+			}
+		}
+	case OpCmpLt:
+		if !x.DType.IsFloat() {
+			if x.Max < y.Min {
+				return b.Const(Bool, 1)
+			}
+			if x.Min >= y.Max {
+				return b.Const(Bool, 0)
+			}
+			if isIndex(x.DType) {
+				return b.ltLinear(x, y)
+			}
+		}
+	case OpAnd:
+		if dt == Bool {
+			switch {
+			case y.IsConst() && y.Arg.(int64) == 1:
+				return x
+			case y.IsConst():
+				return y
+			case x == y:
+				return x
+			}
+			// a && b where one conjunct already holds inside the other
+			if hasConjunct(x, y) {
+				return x
+			}
+			if hasConjunct(y, x) {
+				return y
+			}
+		}
+	case OpOr:
+		if dt == Bool && y.IsConst() {
+			if y.Arg.(int64) == 1 {
+				return y
+			}
+			return x
+		}
+	case OpWhere:
+		c, a, e := src[0], src[1], src[2]
+		if c.IsConst() {
+			if c.Arg.(int64) != 0 {
+				return a
+			}
+			return e
+		}
+		if a == e {
+			return a
+		}
+		// where(v, load(buf, i, v'), 0) with v a conjunct of v': the guarded
+		// load already yields 0 where v is false.
+		if a.Op == OpLoad && len(a.Src) > 1 && e.IsConst() && e.ConstFloat() == 0 && !isNegZero(e) && hasConjunct(a.Src[1], c) {
+			return a
+		}
+	}
+	return nil
+}
+
+func isNegZero(e *Expr) bool {
+	f, ok := e.Arg.(float64)
+	return ok && f == 0 && 1/f < 0
+}
+
+// hasConjunct reports whether c is one of the and-ed terms of e.
+func hasConjunct(e, c *Expr) bool {
+	if e == c {
+		return true
+	}
+	if e.Op == OpAnd {
+		return hasConjunct(e.Src[0], c) || hasConjunct(e.Src[1], c)
+	}
+	if c.Op == OpAnd {
+		return hasConjunct(e, c.Src[0]) && hasConjunct(e, c.Src[1])
+	}
+	return false
+}
+
+// fold evaluates ops whose operands are all constants.
+func (b *Builder) fold(op Op, dt DType, src []*Expr) *Expr {
+	for _, s := range src {
+		if !s.IsConst() {
+			return nil
+		}
+	}
+	x := src[0]
+	switch {
+	case op == OpWhere:
+		if x.Arg.(int64) != 0 {
+			return src[1]
+		}
+		return src[2]
+	case op.IsCompare():
+		return b.Const(Bool, b2f(Compare(op, x.ConstFloat(), src[1].ConstFloat())))
+	case x.DType.IsFloat():
+		var y float64
+		if len(src) > 1 {
+			y = src[1].ConstFloat()
+		}
+		return b.Const(dt, FloatOp(op, dt, x.ConstFloat(), y))
+	default:
+		var y int64
+		if len(src) > 1 {
+			y, _ = src[1].ConstInt()
+		}
+		xv, _ := x.ConstInt()
+		return b.raw(OpConst, dt, IntOp(op, dt, xv, y))
+	}
+}
+
+func b2f(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// term is one summand of a linear form: e*k.
+type term struct {
+	e *Expr
+	k int64
+}
+
+// addTerms appends the linear terms of x*k to ts. Constants are kept as a
+// term with e == nil.
+func addTerms(ts []term, x *Expr, k int64) []term {
+	switch {
+	case x.IsConst():
+		v, _ := x.ConstInt()
+		return append(ts, term{nil, v * k})
+	case x.Op == OpAdd:
+		return addTerms(addTerms(ts, x.Src[0], k), x.Src[1], k)
+	case x.Op == OpMul && x.Src[1].IsConst():
+		v, _ := x.Src[1].ConstInt()
+		return addTerms(ts, x.Src[0], k*v)
+	}
+	return append(ts, term{x, k})
+}
+
+// normalize merges equal terms (keeping first-seen order), folds the
+// constant, cancels (x/c)*c + x%c into x, and drops zero terms.
+func normalize(ts []term) ([]term, int64) {
+	var out []term
+	var c int64
+	idx := map[*Expr]int{}
+	for _, t := range ts {
+		if t.e == nil {
+			c += t.k
+			continue
+		}
+		if i, ok := idx[t.e]; ok {
+			out[i].k += t.k
+			continue
+		}
+		idx[t.e] = len(out)
+		out = append(out, t)
+	}
+	// (x/d)*(k*d) + (x%d)*k → x*k, for x >= 0.
+	for changed := true; changed; {
+		changed = false
+		for i, t := range out {
+			if t.k == 0 || t.e.Op != OpMod || t.e.Src[0].Min < 0 {
+				continue
+			}
+			x, d := t.e.Src[0], t.e.Src[1]
+			for j, u := range out {
+				if u.k == 0 || u.e.Op != OpDiv || u.e.Src[0] != x || u.e.Src[1] != d {
+					continue
+				}
+				dv, _ := d.ConstInt()
+				if u.k == t.k*dv {
+					out[i].k, out[j].k = 0, 0
+					if n, ok := idx[x]; ok {
+						out[n].k += t.k
+					} else {
+						idx[x] = len(out)
+						out = append(out, term{x, t.k})
+					}
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	kept := out[:0]
+	for _, t := range out {
+		if t.k != 0 {
+			kept = append(kept, t)
+		}
+	}
+	return kept, c
+}
+
+// buildLinear renders terms back into an expression (raw: already normal).
+func (b *Builder) buildLinear(ts []term, c int64, dt DType) *Expr {
+	var acc *Expr
+	for _, t := range ts {
+		e := t.e
+		if e.DType != dt {
+			e = b.raw(OpCast, dt, nil, e)
+		}
+		if t.k != 1 {
+			e = b.raw(OpMul, dt, nil, e, b.raw(OpConst, dt, t.k))
+		}
+		if acc == nil {
+			acc = e
+		} else {
+			acc = b.raw(OpAdd, dt, nil, acc, e)
+		}
+	}
+	if acc == nil {
+		return b.raw(OpConst, dt, c)
+	}
+	if c != 0 {
+		acc = b.raw(OpAdd, dt, nil, acc, b.raw(OpConst, dt, c))
+	}
+	if acc.Min == acc.Max {
+		return b.raw(OpConst, dt, acc.Min)
+	}
+	return acc
+}
+
+func (b *Builder) linear(a, c []term, dt DType) *Expr {
+	ts, k := normalize(append(a, c...))
+	return b.buildLinear(ts, k, dt)
+}
+
+func gcd(a, b int64) int64 {
+	if a < 0 {
+		a = -a
+	}
+	if b < 0 {
+		b = -b
+	}
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// divConst simplifies x / d for a positive constant d and x >= 0.
+func (b *Builder) divConst(x, y *Expr, dt DType) *Expr {
+	d, ok := y.ConstInt()
+	if !ok || d <= 0 || x.Min < 0 {
+		return nil
+	}
+	if d == 1 {
+		return x
+	}
+	if x.Max < d {
+		return b.raw(OpConst, dt, 0)
+	}
+	if x.Op == OpDiv { // (z/a)/d → z/(a*d)
+		if a, ok := x.Src[1].ConstInt(); ok && a > 0 && x.Src[0].Min >= 0 {
+			return b.Div(x.Src[0], b.raw(OpConst, dt, a*d))
+		}
+	}
+	ts, c := normalize(addTerms(nil, x, 1))
+	// Pull out a common factor: (g*z)/d → z/(d/g).
+	g := gcd(c, d)
+	for _, t := range ts {
+		g = gcd(g, t.k)
+	}
+	if g > 1 {
+		for i := range ts {
+			ts[i].k /= g
+		}
+		inner := b.buildLinear(ts, c/g, dt)
+		if inner.Min >= 0 {
+			return b.Div(inner, b.raw(OpConst, dt, d/g))
+		}
+		return nil
+	}
+	// Split off the terms divisible by d: (q*d + r)/d = q + r/d when q, r >= 0.
+	var q, r []term
+	for _, t := range ts {
+		if t.k%d == 0 {
+			q = append(q, term{t.e, t.k / d})
+		} else {
+			r = append(r, t)
+		}
+	}
+	if len(q) == 0 && c < d {
+		return nil
+	}
+	qc, rc := c/d, c%d
+	qe := b.buildLinear(q, qc, dt)
+	re := b.buildLinear(r, rc, dt)
+	if qe.Min < 0 || re.Min < 0 {
+		return nil
+	}
+	if re.Max < d {
+		return qe
+	}
+	if len(q) == 0 && qc == 0 {
+		return nil
+	}
+	return b.Add(qe, b.raw(OpDiv, dt, nil, re, y))
+}
+
+// modConst simplifies x % d for a positive constant d and x >= 0.
+func (b *Builder) modConst(x, y *Expr, dt DType) *Expr {
+	d, ok := y.ConstInt()
+	if !ok || d <= 0 || x.Min < 0 {
+		return nil
+	}
+	if d == 1 {
+		return b.raw(OpConst, dt, 0)
+	}
+	if x.Max < d {
+		return x
+	}
+	if x.Op == OpMod { // (z%(k*d))%d → z%d
+		if a, ok := x.Src[1].ConstInt(); ok && a > 0 && a%d == 0 {
+			return b.Mod(x.Src[0], y)
+		}
+	}
+	ts, c := normalize(addTerms(nil, x, 1))
+	// Reduce coefficients mod d; terms that vanish drop out. Needs every
+	// term non-negative so that (q*d + r) % d == r % d.
+	changed := false
+	var r []term
+	for _, t := range ts {
+		if t.e.Min < 0 || t.k < 0 {
+			return nil
+		}
+		if k := t.k % d; k != t.k {
+			changed = true
+			if k != 0 {
+				r = append(r, term{t.e, k})
+			}
+		} else {
+			r = append(r, t)
+		}
+	}
+	if c < 0 {
+		return nil
+	}
+	if c%d != c {
+		changed = true
+	}
+	c %= d
+	// Common factor: (g*z) % d → (z % (d/g)) * g.
+	g := gcd(c, d)
+	for _, t := range r {
+		g = gcd(g, t.k)
+	}
+	if g > 1 {
+		for i := range r {
+			r[i].k /= g
+		}
+		inner := b.buildLinear(r, c/g, dt)
+		return b.Mul(b.Mod(inner, b.raw(OpConst, dt, d/g)), b.raw(OpConst, dt, g))
+	}
+	if !changed {
+		return nil
+	}
+	return b.Mod(b.buildLinear(r, c, dt), y)
+}
+
+func isIndex(dt DType) bool { return dt == Int64 || dt == Int32 }
+
+// ltLinear moves constants across an integer comparison so that guards read
+// plainly: x+c < d → x < d-c; c < x+d → c-d < x; -x < d → -d < x;
+// x*k < d → x < ceil(d/k) for k > 0.
+func (b *Builder) ltLinear(x, y *Expr) *Expr {
+	dt := x.DType
+	if c, ok := y.ConstInt(); ok {
+		ts, k := normalize(addTerms(nil, x, 1))
+		if len(ts) == 1 {
+			t := ts[0]
+			switch {
+			case t.k == -1: // -e + k < c  ⇔  k - c < e
+				return b.Lt(b.raw(OpConst, dt, k-c), t.e)
+			case t.k > 1: // e*m + k < c  ⇔  e < ceil((c-k)/m)
+				return b.Lt(t.e, b.raw(OpConst, dt, ceilDiv(c-k, t.k)))
+			}
+		}
+		if k != 0 {
+			return b.Lt(b.buildLinear(ts, 0, dt), b.raw(OpConst, dt, c-k))
+		}
+		return nil
+	}
+	if c, ok := x.ConstInt(); ok {
+		ts, k := normalize(addTerms(nil, y, 1))
+		if k != 0 {
+			return b.Lt(b.raw(OpConst, dt, c-k), b.buildLinear(ts, 0, dt))
+		}
+	}
+	return nil
+}
+
+func ceilDiv(a, m int64) int64 {
+	q := a / m
+	if a%m != 0 && (a > 0) == (m > 0) {
+		q++
+	}
+	return q
+}

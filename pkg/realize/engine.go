@@ -1,0 +1,386 @@
+// Package realize is the engine that turns lazy tensors into values: it
+// schedules the graph (fuse), optimizes and compiles the kernels (ir passes,
+// backend), allocates buffers, launches the kernels in order and frees the
+// scratch buffers. Schedules are cached by the graph's structure with its
+// input buffers abstracted, so a repeated step is not re-lowered.
+package realize
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// Options configures an engine.
+type Options struct {
+	Debug    int       // tinygrad's DEBUG levels 0..5
+	Out      io.Writer // where DEBUG output goes (default stderr)
+	NoFusion bool      // one kernel per op (for measuring fusion)
+	Color    bool      // colour kernel names in DEBUG output
+}
+
+// Stats are the engine's counters for the run summary.
+type Stats struct {
+	Realizes    int
+	Kernels     int // launches
+	Scheduled   int // schedules created (cache misses)
+	CacheHits   int // schedule cache hits
+	DeviceTime  time.Duration
+	LowerTime   time.Duration
+	CompileTime time.Duration
+}
+
+// Engine realizes tensors on one device.
+type Engine struct {
+	Dev   backend.Device
+	Opts  Options
+	Stats Stats
+	mu    sync.Mutex
+	cache map[string]*compiled
+}
+
+// compiled is a cached schedule: kernels with their arguments expressed as
+// references into the graph's leaves and the schedule's own outputs.
+type compiled struct {
+	items []compiledItem
+	outs  []int // item index producing each requested output (-1: a leaf)
+}
+
+type compiledItem struct {
+	name   string
+	prog   backend.Program
+	kernel *ir.Kernel
+	args   []ref // args[0] is this item's output
+	rands  []int // indices into the graph's random nodes
+	dtype  ir.DType
+	size   int
+}
+
+// ref points at a buffer: a leaf of the graph (realized input) or the
+// output of an earlier item.
+type ref struct {
+	leaf bool
+	idx  int
+}
+
+// New makes an engine for a device.
+func New(dev backend.Device, opts Options) *Engine {
+	if opts.Out == nil {
+		opts.Out = os.Stderr
+	}
+	return &Engine{Dev: dev, Opts: opts, cache: map[string]*compiled{}}
+}
+
+// UseDevice opens a device by name and installs an engine for it.
+func UseDevice(name string) error {
+	_, err := Install(name, Options{})
+	return err
+}
+
+// Install opens a device and installs a new engine for it as the tensor
+// package's engine.
+func Install(name string, opts Options) (*Engine, error) {
+	dev, err := backend.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	e := New(dev, opts)
+	tensor.SetEngine(e)
+	return e, nil
+}
+
+// graph is the canonical form of the graph being realized.
+type graph struct {
+	key    string
+	leaves []*tensor.Node
+	rands  []*tensor.Node
+}
+
+// canonical computes the structural key of the graph below outs, with the
+// realized leaves and random nodes numbered in a deterministic walk order.
+func canonical(outs []*tensor.Node) *graph {
+	g := &graph{}
+	order := tensor.Toposort(outs)
+	local := make(map[*tensor.Node]int, len(order))
+	var sb strings.Builder
+	for i, n := range order {
+		local[n] = i
+		switch {
+		case n.Realized() != nil:
+			fmt.Fprintf(&sb, "B%d:%s%v;", len(g.leaves), n.DType, n.Shape)
+			g.leaves = append(g.leaves, n)
+			continue
+		case n.Op == ir.OpRand:
+			fmt.Fprintf(&sb, "R%d:%v;", len(g.rands), n.Shape)
+			g.rands = append(g.rands, n)
+			continue
+		}
+		fmt.Fprintf(&sb, "%d:%s:%v:%v", n.Op, n.DType, n.Shape, argKey(n.Arg))
+		for _, s := range n.Src {
+			fmt.Fprintf(&sb, ",%d", local[s])
+		}
+		sb.WriteByte(';')
+	}
+	sb.WriteString("|")
+	for _, o := range outs {
+		fmt.Fprintf(&sb, "%d,", local[o])
+	}
+	g.key = sb.String()
+	return g
+}
+
+func argKey(a any) string {
+	if f, ok := a.(float64); ok {
+		return fmt.Sprintf("%x", f)
+	}
+	return fmt.Sprint(a)
+}
+
+// Realize computes the nodes that are not realized yet.
+func (e *Engine) Realize(nodes ...*tensor.Node) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var outs []*tensor.Node
+	seen := map[*tensor.Node]bool{}
+	for _, n := range nodes {
+		if n.Realized() == nil && !seen[n] {
+			seen[n] = true
+			outs = append(outs, n)
+		}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	e.Stats.Realizes++
+	g := canonical(outs)
+	c, ok := e.cache[g.key]
+	if ok {
+		e.Stats.CacheHits++
+	} else {
+		var err error
+		if c, err = e.compile(outs, g); err != nil {
+			return err
+		}
+		e.cache[g.key] = c
+	}
+	return e.run(c, g, outs)
+}
+
+// compile schedules, optimizes and compiles a graph.
+func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
+	start := time.Now()
+	sched, err := fuse.Create(outs, fuse.Options{NoFusion: e.Opts.NoFusion})
+	if err != nil {
+		return nil, err
+	}
+	e.Stats.Scheduled++
+	kernels := make([]*ir.Kernel, len(sched.Items))
+	for i, it := range sched.Items {
+		var dump func(string, *ir.Kernel)
+		if e.Opts.Debug >= 5 {
+			dump = func(pass string, k *ir.Kernel) {
+				fmt.Fprintf(e.Opts.Out, "--- %s after %s ---\n%s", it.Kernel.Name, pass, k.Dump())
+			}
+		}
+		k, err := ir.Optimize(it.Kernel, dump)
+		if err != nil {
+			return nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
+		}
+		k.Name = it.Kernel.Name
+		kernels[i] = k
+	}
+	e.Stats.LowerTime += time.Since(start)
+	if e.Opts.Debug >= 1 {
+		fmt.Fprintf(e.Opts.Out, "scheduled %d kernels in %.2f ms\n", len(kernels), float64(time.Since(start).Microseconds())/1000)
+		if e.Opts.Debug >= 2 {
+			fmt.Fprint(e.Opts.Out, sched.Dump())
+		}
+	}
+	cstart := time.Now()
+	progs, err := e.Dev.Compile(kernels)
+	if err != nil {
+		return nil, err
+	}
+	e.Stats.CompileTime += time.Since(cstart)
+	leafIdx := map[*tensor.Node]int{}
+	for i, l := range g.leaves {
+		leafIdx[l] = i
+	}
+	randIdx := map[*tensor.Node]int{}
+	for i, r := range g.rands {
+		randIdx[r] = i
+	}
+	itemIdx := map[*tensor.Node]int{}
+	c := &compiled{}
+	for i, it := range sched.Items {
+		ci := compiledItem{name: kernels[i].Name, prog: progs[i], kernel: kernels[i], dtype: it.Out.DType, size: it.Out.Numel()}
+		for _, a := range it.Args {
+			if j, ok := itemIdx[a]; ok {
+				ci.args = append(ci.args, ref{idx: j})
+			} else if a == it.Out {
+				ci.args = append(ci.args, ref{idx: i})
+			} else if j, ok := leafIdx[a]; ok {
+				ci.args = append(ci.args, ref{leaf: true, idx: j})
+			} else {
+				return nil, fmt.Errorf("internal error: kernel %s reads a buffer no earlier kernel writes", ci.name)
+			}
+		}
+		for _, r := range it.Rands {
+			ci.rands = append(ci.rands, randIdx[r])
+		}
+		itemIdx[it.Out] = i
+		c.items = append(c.items, ci)
+		if e.Opts.Debug >= 3 {
+			fmt.Fprintf(e.Opts.Out, "%s\n", e.Dev.Source(kernels[i]))
+		}
+		if e.Opts.Debug >= 4 {
+			if asm, err := progs[i].Disassembly(); err == nil {
+				fmt.Fprintf(e.Opts.Out, "%s\n", asm)
+			} else {
+				fmt.Fprintf(e.Opts.Out, "(no disassembly: %v)\n", err)
+			}
+		}
+	}
+	for _, o := range outs {
+		j, ok := itemIdx[o]
+		if !ok {
+			j = -1
+		}
+		c.outs = append(c.outs, j)
+	}
+	return c, nil
+}
+
+// deviceBuffer uploads a leaf's host data on first use.
+func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
+	b := n.Realized()
+	if db, ok := b.Device.(backend.Buffer); ok {
+		return db, nil
+	}
+	if b.Device != nil {
+		return nil, fmt.Errorf("buffer of %s lives on another device", n)
+	}
+	db, err := e.Dev.Alloc(b.DType, b.Size)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.CopyIn(b.Host); err != nil {
+		return nil, err
+	}
+	b.Device = db
+	b.Host = nil // the device holds it now
+	return db, nil
+}
+
+// run launches a compiled schedule with this graph's buffers.
+func (e *Engine) run(c *compiled, g *graph, outs []*tensor.Node) error {
+	bufs := make([]backend.Buffer, len(c.items))
+	isOut := map[int]bool{}
+	for _, j := range c.outs {
+		isOut[j] = true
+	}
+	defer func() {
+		for i, b := range bufs {
+			if b != nil && !isOut[i] {
+				b.Free()
+			}
+		}
+	}()
+	var total time.Duration
+	for i, it := range c.items {
+		out, err := e.Dev.Alloc(it.dtype, it.size)
+		if err != nil {
+			return fmt.Errorf("kernel %s: %w", it.name, err)
+		}
+		bufs[i] = out
+		args := make([]backend.Buffer, len(it.args))
+		for j, r := range it.args {
+			if r.leaf {
+				if args[j], err = e.deviceBuffer(g.leaves[r.idx]); err != nil {
+					return err
+				}
+			} else {
+				args[j] = bufs[r.idx]
+			}
+		}
+		var vars []int64
+		for _, ri := range it.rands {
+			ra := g.rands[ri].Arg.(tensor.RandArg)
+			vars = append(vars, int64(ra.Seed), int64(ra.Counter))
+		}
+		dt, err := it.prog.Run(args, vars)
+		if err != nil {
+			return fmt.Errorf("kernel %s: %w", it.name, err)
+		}
+		total += dt
+		e.Stats.Kernels++
+		if e.Opts.Debug >= 2 {
+			e.launchLine(i, it, dt)
+		}
+	}
+	e.Stats.DeviceTime += total
+	for k, o := range outs {
+		j := c.outs[k]
+		o.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: o.DType, Size: o.Numel(), Device: bufs[j]})
+	}
+	if e.Opts.Debug >= 1 {
+		fmt.Fprintf(e.Opts.Out, "ran %d kernels on %s in %.3f ms\n", len(c.items), e.Dev.Name(), float64(total.Microseconds())/1000)
+	}
+	return nil
+}
+
+func (e *Engine) launchLine(i int, it compiledItem, dt time.Duration) {
+	flops, bytes := it.kernel.Cost()
+	secs := dt.Seconds()
+	if secs <= 0 {
+		secs = 1e-9
+	}
+	var g []string
+	for _, a := range it.kernel.Global {
+		g = append(g, fmt.Sprint(a.Size))
+	}
+	name := it.name
+	if e.Opts.Color {
+		name = ColorName(name)
+	}
+	pad := max(0, 28-len(it.name))
+	fmt.Fprintf(e.Opts.Out, "*** %s %4d %s%s global=[%s] %9.3f ms %8.2f GFLOP/s %8.2f GB/s\n",
+		e.Dev.Name(), i, name, strings.Repeat(" ", pad), strings.Join(g, ","), secs*1e3, float64(flops)/secs/1e9, float64(bytes)/secs/1e9)
+}
+
+// ColorName colours a kernel name by kind, like tinygrad's DEBUG output.
+func ColorName(name string) string {
+	code := "34" // blue: elementwise
+	if strings.HasPrefix(name, "r_") {
+		code = "32" // green: reduce
+	}
+	return "\x1b[" + code + "m" + name + "\x1b[0m"
+}
+
+// Read returns the host bytes of a realized node.
+func (e *Engine) Read(n *tensor.Node) ([]byte, error) {
+	b := n.Realized()
+	if b == nil {
+		return nil, fmt.Errorf("read of an unrealized tensor %s", n)
+	}
+	if b.Host != nil {
+		return b.Host, nil
+	}
+	db, ok := b.Device.(backend.Buffer)
+	if !ok {
+		return nil, fmt.Errorf("buffer of %s is not on %s", n, e.Dev.Name())
+	}
+	data := make([]byte, b.Size*b.DType.Size())
+	if err := db.CopyOut(data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}

@@ -1,0 +1,258 @@
+package realize
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/render"
+	"tgc/pkg/safetensors"
+	"tgc/pkg/tensor"
+)
+
+// Tracer is the engine of `tgc emit`: it schedules, optimizes and renders
+// exactly as a device would, but executes nothing and needs no device. What
+// it records is a launch plan: buffers, and kernels in launch order.
+type Tracer struct {
+	Device string
+	Opts   Options
+	plan   Plan
+	lang   func(*ir.Kernel) (src, ext string)
+	ids    map[*tensor.Buffer]int
+	names  map[string]string // kernel name -> source, to keep names unique
+	host   map[int][]byte    // input and weight data, saved beside the plan
+}
+
+// PlanVersion is bumped on incompatible changes of plan.json.
+const PlanVersion = 1
+
+// Plan is plan.json.
+type Plan struct {
+	Version int          `json:"version"`
+	Device  string       `json:"device"`
+	ABI     string       `json:"abi,omitempty"`
+	Weights string       `json:"weights,omitempty"`
+	Buffers []PlanBuffer `json:"buffers"`
+	Kernels []PlanKernel `json:"kernels"`
+}
+
+// PlanBuffer is one buffer of the plan.
+type PlanBuffer struct {
+	ID    int    `json:"id"`
+	DType string `json:"dtype"`
+	Shape []int  `json:"shape"`
+	Bytes int    `json:"bytes"`
+	Role  string `json:"role"` // input | weight | output | scratch
+	Name  string `json:"name,omitempty"`
+}
+
+// PlanKernel is one launch.
+type PlanKernel struct {
+	Name   string  `json:"name"`
+	Source string  `json:"source"`
+	Entry  string  `json:"entry"`
+	Global []int64 `json:"global"`
+	Local  []int64 `json:"local"`
+	Args   []int   `json:"args"`
+	Vars   []int64 `json:"vars"`
+	FLOPs  int64   `json:"flops"`
+	Bytes  int64   `json:"bytes"`
+	code   string
+	ext    string
+}
+
+// Langs maps a device name to its renderer for tracing. GPU dialects are
+// added here by their renderers.
+var Langs = map[string]*render.Lang{"CPU": render.C}
+
+// NewTracer makes a tracing engine for a device's dialect.
+func NewTracer(device string, opts Options) (*Tracer, error) {
+	device = strings.ToUpper(device)
+	t := &Tracer{Device: device, Opts: opts, ids: map[*tensor.Buffer]int{}, names: map[string]string{}, host: map[int][]byte{}}
+	t.plan = Plan{Version: PlanVersion, Device: device}
+	if opts.Out == nil {
+		t.Opts.Out = os.Stderr
+	}
+	switch lang, ok := Langs[device]; {
+	case ok:
+		t.lang = func(k *ir.Kernel) (string, string) { return render.Render(lang, k), lang.Ext }
+		if device == "CPU" {
+			t.plan.ABI = "void NAME(void **bufs, const int64_t *vars, int64_t start, int64_t end)"
+		}
+	case device == "GO":
+		t.lang = func(k *ir.Kernel) (string, string) { return k.Dump(), "ir" }
+	default:
+		return nil, fmt.Errorf("cannot emit for device %q (have %s)", device, strings.Join(EmitDevices(), ", "))
+	}
+	return t, nil
+}
+
+// EmitDevices lists the devices tgc can emit for.
+func EmitDevices() []string {
+	out := []string{}
+	for name := range Langs {
+		out = append(out, name)
+	}
+	out = append(out, "GO")
+	return sortStrings(out)
+}
+
+func sortStrings(s []string) []string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s
+}
+
+// Tracing tells the script frontend that values read are placeholders.
+func (t *Tracer) Tracing() bool { return true }
+
+// Plan returns the plan recorded so far.
+func (t *Tracer) Plan() *Plan { return &t.plan }
+
+type traceBuf struct{ id int }
+
+func (t *Tracer) bufferID(n *tensor.Node, role string) int {
+	b := n.Realized()
+	if id, ok := t.ids[b]; ok {
+		return id
+	}
+	id := len(t.plan.Buffers)
+	t.ids[b] = id
+	if b.Weight {
+		role = "weight"
+	}
+	t.plan.Buffers = append(t.plan.Buffers, PlanBuffer{ID: id, DType: n.DType.String(), Shape: append([]int{}, n.Shape...), Bytes: n.Numel() * n.DType.Size(), Role: role, Name: b.Name})
+	if b.Host != nil {
+		t.host[id] = b.Host
+	}
+	return id
+}
+
+// Realize records the kernels that would realize nodes.
+func (t *Tracer) Realize(nodes ...*tensor.Node) error {
+	var outs []*tensor.Node
+	for _, n := range nodes {
+		if n.Realized() == nil {
+			outs = append(outs, n)
+		}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	sched, err := fuse.Create(outs, fuse.Options{NoFusion: t.Opts.NoFusion})
+	if err != nil {
+		return err
+	}
+	isOut := map[*tensor.Node]bool{}
+	for _, o := range outs {
+		isOut[o] = true
+	}
+	for _, it := range sched.Items {
+		k, err := ir.Optimize(it.Kernel, nil)
+		if err != nil {
+			return fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
+		}
+		k.Name = it.Kernel.Name
+		src, ext := t.lang(k)
+		for n := 1; ; n++ { // kernel names are unique across the whole plan
+			prev, taken := t.names[k.Name]
+			if !taken || prev == src {
+				break
+			}
+			k.Name = fmt.Sprintf("%sn%d", it.Kernel.Name, n)
+			src, _ = t.lang(k)
+		}
+		t.names[k.Name] = src
+		role := "scratch"
+		// The kernel's output becomes a buffer of the plan.
+		it.Out.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: it.Out.DType, Size: it.Out.Numel(), Device: traceBuf{}})
+		var args []int
+		for i, a := range it.Args {
+			r := "input"
+			if i == 0 {
+				r = role
+			}
+			args = append(args, t.bufferID(a, r))
+		}
+		pk := PlanKernel{Name: k.Name, Source: "kernels/" + k.Name + "." + ext, Entry: k.Name, Args: args, Local: []int64{}, Vars: it.Params(), code: src, ext: ext}
+		if pk.Vars == nil {
+			pk.Vars = []int64{}
+		}
+		for _, a := range k.Global {
+			pk.Global = append(pk.Global, a.Size)
+		}
+		pk.FLOPs, pk.Bytes = k.Cost()
+		t.plan.Kernels = append(t.plan.Kernels, pk)
+		if t.Opts.Debug >= 3 {
+			fmt.Fprintf(t.Opts.Out, "%s\n", src)
+		}
+	}
+	return nil
+}
+
+// Read marks a node as an output of the plan and returns zeros.
+func (t *Tracer) Read(n *tensor.Node) ([]byte, error) {
+	if n.Realized() == nil {
+		if err := t.Realize(n); err != nil {
+			return nil, err
+		}
+	}
+	b := n.Realized()
+	if id, ok := t.ids[b]; ok {
+		if t.plan.Buffers[id].Role == "scratch" {
+			t.plan.Buffers[id].Role = "output"
+		}
+	} else {
+		t.bufferID(n, "output")
+	}
+	if b.Host != nil {
+		return b.Host, nil // known input data reads as itself
+	}
+	return make([]byte, n.Numel()*n.DType.Size()), nil
+}
+
+// WritePlan writes DIR/plan.json, DIR/kernels/NAME.EXT and, when the
+// script had input or weight data, DIR/weights.safetensors (tensors named
+// buf<ID>).
+func (t *Tracer) WritePlan(dir string) error {
+	kdir := filepath.Join(dir, "kernels")
+	if err := os.MkdirAll(kdir, 0o755); err != nil {
+		return err
+	}
+	written := map[string]bool{}
+	for _, k := range t.plan.Kernels {
+		if written[k.Source] {
+			continue
+		}
+		written[k.Source] = true
+		if err := os.WriteFile(filepath.Join(dir, k.Source), []byte(k.code), 0o644); err != nil {
+			return err
+		}
+	}
+	if len(t.host) > 0 {
+		var ts []safetensors.Tensor
+		for id, data := range t.host {
+			b := t.plan.Buffers[id]
+			dt, _ := ir.ParseDType(b.DType)
+			ts = append(ts, safetensors.Tensor{Name: fmt.Sprintf("buf%d", id), DType: dt.SafetensorsName(), Shape: b.Shape, Data: data})
+		}
+		if err := safetensors.WriteFile(filepath.Join(dir, "weights.safetensors"), ts, map[string]string{"format": "tgc-plan"}); err != nil {
+			return err
+		}
+		t.plan.Weights = "weights.safetensors"
+	}
+	data, err := json.MarshalIndent(&t.plan, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o644)
+}

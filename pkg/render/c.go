@@ -1,0 +1,68 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"tgc/pkg/ir"
+)
+
+var cTypes = map[ir.DType]string{
+	ir.Bool: "_Bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int32: "int",
+	ir.Int64: "int", ir.Float16: "_Float16", ir.Float32: "float",
+}
+
+// RandC is the counter-based generator behind Tensor.rand, in C. The GO
+// interpreter implements the same function (backend.Rand): same seed, same
+// numbers on every device.
+const RandC = `static inline uint64_t tg_mix(uint64_t x) {
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27; x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static inline float tg_rand(int64_t seed, int64_t ctr, int64_t idx) {
+  uint64_t x = tg_mix((uint64_t)seed + 0x9e3779b97f4a7c15ull * ((uint64_t)ctr + 1));
+  x = tg_mix(x ^ ((uint64_t)idx * 0xd1b54a32d192ed03ull));
+  return (float)(x >> 40) * (1.0f / 16777216.0f);
+}
+`
+
+// C is the CPU dialect: one function per kernel with the fixed ABI
+// void NAME(void **bufs, const int64_t *vars, int64_t start, int64_t end),
+// where [start, end) bounds the outermost loop so the runtime can split it
+// across cores.
+var C = &Lang{
+	Name:  "CPU",
+	Ext:   "c",
+	Types: cTypes,
+	Prelude: func(usesRand bool) string {
+		p := "#include <stdint.h>\n#include <math.h>\n"
+		if usesRand {
+			p += RandC
+		}
+		return p
+	},
+	Signature: func(k *ir.Kernel) string {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "void %s(void **bufs, const int64_t *vars, int64_t start, int64_t end) {\n", k.Name)
+		for i, b := range k.Bufs {
+			t := cTypes[b.DType]
+			if b.Output {
+				fmt.Fprintf(&sb, "  %s *restrict %s = (%s *)bufs[%d];\n", t, BufName(k, i), t, i)
+			} else {
+				fmt.Fprintf(&sb, "  const %s *restrict %s = (const %s *)bufs[%d];\n", t, BufName(k, i), t, i)
+			}
+		}
+		if k.NumParams == 0 {
+			sb.WriteString("  (void)vars;\n")
+		}
+		return sb.String()
+	},
+	OuterLoop: func(a *ir.Axis) string {
+		return fmt.Sprintf("for (int %s = start; %s < end; %s++) {", a.Name(), a.Name(), a.Name())
+	},
+	FloatFns: map[ir.Op]string{
+		ir.OpExp2: "exp2f", ir.OpLog2: "log2f", ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
+	},
+	FloatSfx: "f",
+}

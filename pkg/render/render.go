@@ -1,0 +1,239 @@
+// Package render turns kernel IR into device source text. One core walks
+// the linearized kernel; a Lang supplies what differs between C-like
+// dialects (types, signature, math functions). Output is stable: the same
+// kernel always renders to the same bytes.
+package render
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"tgc/pkg/ir"
+)
+
+// Lang is a C-like dialect.
+type Lang struct {
+	Name    string // device name, e.g. "CPU"
+	Ext     string // source file extension
+	Types   map[ir.DType]string
+	Prelude func(usesRand bool) string
+	// Signature renders the function header and the buffer declarations.
+	Signature func(k *ir.Kernel) string
+	// OuterLoop renders the loop over the outermost global axis.
+	OuterLoop func(a *ir.Axis) string
+	FloatFns  map[ir.Op]string // unary math functions by op
+	FloatSfx  string           // float literal suffix
+}
+
+// Render renders one kernel in lang.
+func Render(lang *Lang, k *ir.Kernel) string {
+	r := &renderer{lang: lang, k: k, prog: ir.Linearize(k), names: map[*ir.Expr]string{}}
+	return r.kernel()
+}
+
+type renderer struct {
+	lang   *Lang
+	k      *ir.Kernel
+	prog   *ir.Program
+	names  map[*ir.Expr]string
+	sb     strings.Builder
+	indent int
+	nalu   int
+	nval   int
+	nacc   int
+}
+
+func (r *renderer) line(format string, args ...any) {
+	r.sb.WriteString(strings.Repeat("  ", r.indent))
+	fmt.Fprintf(&r.sb, format, args...)
+	r.sb.WriteByte('\n')
+}
+
+func (r *renderer) kernel() string {
+	usesRand := false
+	ir.Walk(r.k.Stores, func(e *ir.Expr) { usesRand = usesRand || e.Op == ir.OpRand })
+	r.sb.WriteString(r.lang.Prelude(usesRand))
+	r.sb.WriteString(r.lang.Signature(r.k))
+	r.indent = 1
+	for i, a := range r.k.Global {
+		if i == 0 {
+			r.line("%s", r.lang.OuterLoop(a))
+		} else {
+			r.line("for (int %s = 0; %s < %d; %s++) {", a.Name(), a.Name(), a.Size, a.Name())
+		}
+		r.indent++
+	}
+	r.block(r.prog.Top)
+	for _, s := range r.prog.Stores {
+		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(s.Src[1]))
+	}
+	for range r.k.Global {
+		r.indent--
+		r.line("}")
+	}
+	r.sb.WriteString("}\n")
+	return r.sb.String()
+}
+
+// BufName is a buffer's parameter name: outputs are out0.., inputs in1...
+func BufName(k *ir.Kernel, i int) string {
+	if k.Bufs[i].Output {
+		return fmt.Sprintf("out%d", i)
+	}
+	return fmt.Sprintf("in%d", i)
+}
+
+// named says whether an expression gets its own statement and variable.
+func (r *renderer) named(e *ir.Expr) bool {
+	switch e.Op {
+	case ir.OpConst, ir.OpVar, ir.OpParam, ir.OpStore:
+		return false
+	case ir.OpLoad, ir.OpReduce, ir.OpRand:
+		return true
+	}
+	return r.prog.Uses[e] > 1
+}
+
+func (r *renderer) block(b *ir.Block) {
+	for _, e := range b.Nodes {
+		if e.Op == ir.OpStore || !r.named(e) {
+			continue
+		}
+		if e.Op == ir.OpReduce {
+			r.reduce(e)
+			continue
+		}
+		var name string
+		if e.Op == ir.OpLoad {
+			name = fmt.Sprintf("val%d", r.nval)
+			r.nval++
+		} else {
+			name = fmt.Sprintf("alu%d", r.nalu)
+			r.nalu++
+		}
+		r.line("%s %s = %s;", r.typ(e.DType), name, r.expr(e))
+		r.names[e] = name
+	}
+}
+
+func (r *renderer) reduce(e *ir.Expr) {
+	arg := e.Arg.(*ir.ReduceArg)
+	acc := fmt.Sprintf("acc%d", r.nacc)
+	r.nacc++
+	r.line("%s %s = %s;", r.typ(e.DType), acc, r.constant(e.DType, ir.ReduceIdentity(arg.Op, e.DType)))
+	for _, a := range arg.Axes {
+		r.line("for (int %s = 0; %s < %d; %s++) {", a.Name(), a.Name(), a.Size, a.Name())
+		r.indent++
+	}
+	r.block(r.prog.Inner[e])
+	v := r.expr(e.Src[0])
+	if arg.Op == ir.OpSum {
+		r.line("%s += %s;", acc, v)
+	} else {
+		r.line("%s = ((%s>%s)?%s:%s);", acc, v, acc, v, acc)
+	}
+	for range arg.Axes {
+		r.indent--
+		r.line("}")
+	}
+	r.names[e] = acc
+}
+
+func (r *renderer) typ(dt ir.DType) string { return r.lang.Types[dt] }
+
+func (r *renderer) constant(dt ir.DType, v float64) string {
+	if !dt.IsFloat() {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	switch {
+	case math.IsInf(v, 1):
+		return "INFINITY"
+	case math.IsInf(v, -1):
+		return "-INFINITY"
+	case math.IsNaN(v):
+		return "NAN"
+	}
+	s := strconv.FormatFloat(v, 'g', -1, 32)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s + r.lang.FloatSfx
+}
+
+var infixOps = map[ir.Op]string{
+	ir.OpAdd: "+", ir.OpSub: "-", ir.OpMul: "*", ir.OpDiv: "/", ir.OpMod: "%",
+	ir.OpCmpLt: "<", ir.OpCmpNe: "!=", ir.OpCmpEq: "==", ir.OpAnd: "&", ir.OpOr: "|", ir.OpXor: "^",
+}
+
+// expr renders an expression: a name if it has one, else inline.
+func (r *renderer) expr(e *ir.Expr) string {
+	if n, ok := r.names[e]; ok {
+		return n
+	}
+	s := e.Src
+	switch e.Op {
+	case ir.OpConst:
+		if e.DType.IsFloat() {
+			return r.constant(e.DType, e.Arg.(float64))
+		}
+		return strconv.FormatInt(e.Arg.(int64), 10)
+	case ir.OpVar:
+		return e.Arg.(*ir.Axis).Name()
+	case ir.OpParam:
+		return fmt.Sprintf("vars[%d]", e.Arg.(int))
+	case ir.OpLoad:
+		ld := fmt.Sprintf("%s[%s]", BufName(r.k, e.Arg.(int)), r.expr(s[0]))
+		if len(s) > 1 {
+			return fmt.Sprintf("(%s?%s:%s)", r.expr(s[1]), ld, r.constant(e.DType, 0))
+		}
+		return ld
+	case ir.OpRand:
+		return fmt.Sprintf("tg_rand(%s, %s, %s)", r.expr(s[1]), r.expr(s[2]), r.expr(s[0]))
+	case ir.OpCast:
+		return fmt.Sprintf("((%s)%s)", r.typ(e.DType), r.expr(s[0]))
+	case ir.OpNeg:
+		return "(-" + r.expr(s[0]) + ")"
+	case ir.OpNot:
+		return "(!" + r.expr(s[0]) + ")"
+	case ir.OpRecip:
+		return fmt.Sprintf("(%s/%s)", r.constant(e.DType, 1), r.expr(s[0]))
+	case ir.OpMax:
+		a, b := r.expr(s[0]), r.expr(s[1])
+		return fmt.Sprintf("((%s>%s)?%s:%s)", a, b, a, b)
+	case ir.OpWhere:
+		return fmt.Sprintf("(%s?%s:%s)", r.expr(s[0]), r.expr(s[1]), r.expr(s[2]))
+	case ir.OpTrunc:
+		if !e.DType.IsFloat() {
+			return r.expr(s[0])
+		}
+	case ir.OpAdd:
+		// x + y*(-c) reads better as x - y*c
+		if m := s[1]; !e.DType.IsFloat() && m.Op == ir.OpMul && m.Src[1].IsConst() {
+			if c, _ := m.Src[1].ConstInt(); c < 0 {
+				if c == -1 {
+					return fmt.Sprintf("(%s-%s)", r.expr(s[0]), r.expr(m.Src[0]))
+				}
+				return fmt.Sprintf("(%s-(%s*%d))", r.expr(s[0]), r.expr(m.Src[0]), -c)
+			}
+		}
+		if c, ok := s[1].ConstInt(); ok && c < 0 {
+			return fmt.Sprintf("(%s-%d)", r.expr(s[0]), -c)
+		}
+	case ir.OpDiv, ir.OpMod:
+		if !e.DType.IsFloat() && !s[1].IsConst() { // C traps on x/0; tgc defines it as 0
+			return fmt.Sprintf("((%s==0)?0:(%s%s%s))", r.expr(s[1]), r.expr(s[0]), infixOps[e.Op], r.expr(s[1]))
+		}
+		if e.Op == ir.OpMod && e.DType.IsFloat() {
+			return fmt.Sprintf("fmodf(%s, %s)", r.expr(s[0]), r.expr(s[1]))
+		}
+	}
+	if fn, ok := r.lang.FloatFns[e.Op]; ok {
+		return fmt.Sprintf("%s(%s)", fn, r.expr(s[0]))
+	}
+	if op, ok := infixOps[e.Op]; ok {
+		return "(" + r.expr(s[0]) + op + r.expr(s[1]) + ")"
+	}
+	panic(fmt.Sprintf("render: no rendering for %s", e.Op))
+}

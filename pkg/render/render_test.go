@@ -1,0 +1,87 @@
+package render
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func input(dt ir.DType, shape ...int) *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	t, err := tensor.FromFloats(dt, shape, make([]float64, n))
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// goldenGraphs are the graphs whose rendered kernels are pinned.
+func goldenGraphs() map[string]*tensor.Tensor {
+	a, b := input(ir.Float32, 64, 32), input(ir.Float32, 32, 16)
+	x := input(ir.Float32, 8, 10)
+	h := input(ir.Float16, 4, 4)
+	i := input(ir.Int32, 5, 6)
+	zero := tensor.Const(0, ir.Float32)
+	e := x.Sub(x.Max(true, 1)).Exp2()
+	tensor.ManualSeed(0)
+	return map[string]*tensor.Tensor{
+		"matmul_relu":  a.Reshape(64, 32, 1).Mul(b.Reshape(1, 32, 16)).Sum(false, 1).Maximum(zero),
+		"softmax":      e.Div(e.Sum(true, 1)),
+		"pad_flip":     x.Pad([][2]int{{1, 1}, {0, 3}}, 0).Flip(1).Sqrt(),
+		"half_cast":    h.Cast(ir.Float32).Mul(h.Cast(ir.Float32)).Cast(ir.Float16),
+		"int_ops":      i.IDiv(tensor.Const(3, ir.Int32)).Add(i.Permute(1, 0).Reshape(5, 6)),
+		"rand_uniform": tensor.Rand(4, 8).Mul(tensor.Const(2, ir.Float32)),
+		"where_cmp":    x.Lt(zero).Where(x.Neg(), x.Exp2()),
+	}
+}
+
+func TestGoldenC(t *testing.T) {
+	for name, out := range goldenGraphs() {
+		if err := out.Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, it := range s.Items {
+			k, err := ir.Optimize(it.Kernel, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Name = it.Kernel.Name
+			src := Render(C, k)
+			if again := Render(C, k); again != src {
+				t.Fatalf("%s: rendering is not stable", name)
+			}
+			parts = append(parts, src)
+		}
+		got := strings.Join(parts, "\n")
+		path := filepath.Join("testdata", name+".c")
+		if *update {
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test ./pkg/render -update to create it)", name, err)
+		}
+		if got != string(want) {
+			t.Errorf("%s: rendered C differs from %s:\n%s", name, path, got)
+		}
+	}
+}

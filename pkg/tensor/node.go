@@ -1,0 +1,186 @@
+// Package tensor builds the lazy tensor graph: immutable, interned nodes of
+// primitive ops, and the Tensor API (tinygrad's names) that decomposes every
+// high-level function into them. Nothing here computes: an Engine realizes
+// nodes on a device when a value is needed.
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"tgc/pkg/ir"
+)
+
+// Pos is a source position in a .tg script.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	if p.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Node is one immutable node of the tensor graph. Nodes are interned on
+// (Op, DType, Shape, Arg, Src): structurally equal subgraphs are the same
+// pointer, which gives CSE for free and a cheap key for schedule caches.
+type Node struct {
+	Op    ir.Op
+	DType ir.DType
+	Shape []int
+	Src   []*Node
+	// Arg: reduce/permute/flip []int axes; reshape/expand nil (Shape says);
+	// pad/shrink [][2]int; const float64; buffer *Buffer; rand RandArg.
+	Arg any
+	Pos Pos // where the first equal node was created (not part of identity)
+	ID  uint64
+
+	realized atomic.Pointer[Buffer]
+}
+
+// RandArg identifies one random tensor: the seed and a per-seed counter.
+type RandArg struct{ Seed, Counter uint64 }
+
+// Buffer is realized memory: host data waiting to be uploaded, a device
+// allocation, or both. The engine owns its Device fields.
+type Buffer struct {
+	ID     uint64
+	DType  ir.DType
+	Size   int // elements
+	Host   []byte
+	Device any // backend-specific handle, set by the engine
+	Name   string
+	Weight bool // loaded from a file (a "weight" in launch plans)
+}
+
+var (
+	nextID    atomic.Uint64
+	internMu  sync.Mutex
+	internTab = map[string]weak.Pointer[Node]{}
+	posFunc   func() Pos
+)
+
+// SetPosFunc installs the function that tells which script position is
+// creating nodes (the .tg frontend sets it).
+func SetPosFunc(f func() Pos) { posFunc = f }
+
+func currentPos() Pos {
+	if posFunc != nil {
+		return posFunc()
+	}
+	return Pos{}
+}
+
+// NewID returns a fresh process-unique id.
+func NewID() uint64 { return nextID.Add(1) }
+
+func internKey(op ir.Op, dt ir.DType, shape []int, arg any, src []*Node) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d|%d|%v|", op, dt, shape)
+	switch a := arg.(type) {
+	case *Buffer:
+		fmt.Fprintf(&sb, "buf%d", a.ID)
+	case float64:
+		fmt.Fprintf(&sb, "%x", math.Float64bits(a))
+	default:
+		fmt.Fprintf(&sb, "%v", a)
+	}
+	for _, s := range src {
+		fmt.Fprintf(&sb, "|%d", s.ID)
+	}
+	return sb.String()
+}
+
+// newNode returns the interned node for these fields, creating it if needed.
+// Interning holds nodes weakly: a graph nobody references is collected.
+func newNode(op ir.Op, dt ir.DType, shape []int, arg any, src ...*Node) *Node {
+	key := internKey(op, dt, shape, arg, src)
+	internMu.Lock()
+	defer internMu.Unlock()
+	if wp, ok := internTab[key]; ok {
+		if n := wp.Value(); n != nil {
+			return n
+		}
+	}
+	n := &Node{Op: op, DType: dt, Shape: append([]int{}, shape...), Src: src, Arg: arg, Pos: currentPos(), ID: NewID()}
+	wp := weak.Make(n)
+	internTab[key] = wp
+	runtime.AddCleanup(n, func(key string) {
+		internMu.Lock()
+		if cur, ok := internTab[key]; ok && cur.Value() == nil {
+			delete(internTab, key)
+		}
+		internMu.Unlock()
+	}, key)
+	return n
+}
+
+// Realized returns the node's buffer once it has been computed.
+func (n *Node) Realized() *Buffer {
+	if n.Op == ir.OpBuffer {
+		return n.Arg.(*Buffer)
+	}
+	return n.realized.Load()
+}
+
+// SetRealized records the computed buffer of a node (engine use).
+func (n *Node) SetRealized(b *Buffer) { n.realized.Store(b) }
+
+// Numel is the number of elements of the node's shape.
+func (n *Node) Numel() int { return prod(n.Shape) }
+
+func prod(s []int) int {
+	p := 1
+	for _, d := range s {
+		p *= d
+	}
+	return p
+}
+
+// String names a node for dumps: op, dtype, shape.
+func (n *Node) String() string {
+	return fmt.Sprintf("%s %s %s", n.Op, n.DType, FormatShape(n.Shape))
+}
+
+// FormatShape prints a shape the way Python prints a tuple.
+func FormatShape(s []int) string {
+	if len(s) == 1 {
+		return fmt.Sprintf("(%d,)", s[0])
+	}
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Toposort returns every node reachable from roots, sources first.
+func Toposort(roots []*Node) []*Node {
+	var out []*Node
+	seen := map[*Node]bool{}
+	var rec func(*Node)
+	rec = func(n *Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		if n.Realized() == nil {
+			for _, s := range n.Src {
+				rec(s)
+			}
+		}
+		out = append(out, n)
+	}
+	for _, r := range roots {
+		rec(r)
+	}
+	return out
+}

@@ -1,0 +1,374 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+
+	"tgc/pkg/ir"
+)
+
+// The primitive ops. Every other function of the Tensor API is built from
+// these; each validates its arguments and names itself in errors.
+
+// ---- movement: views, never copies ----
+
+// Reshape changes the shape; one dimension may be -1 (inferred).
+func (t *Tensor) Reshape(shape ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	shape = slices.Clone(shape)
+	infer, known := -1, 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer >= 0:
+			return errorf("reshape", "only one dimension can be -1, got %s", FormatShape(shape))
+		case d == -1:
+			infer = i
+		case d < 0:
+			return errorf("reshape", "invalid dimension %d in %s", d, FormatShape(shape))
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 {
+		if known == 0 || t.Numel()%known != 0 {
+			return errorf("reshape", "cannot reshape %s into %s", FormatShape(t.node.Shape), FormatShape(shape))
+		}
+		shape[infer] = t.Numel() / known
+	}
+	if prod(shape) != t.Numel() {
+		return errorf("reshape", "cannot reshape %s (%d elements) into %s (%d elements)", FormatShape(t.node.Shape), t.Numel(), FormatShape(shape), prod(shape))
+	}
+	if slices.Equal(shape, t.node.Shape) {
+		return t
+	}
+	src := t.node
+	if src.Op == ir.OpReshape && src.Realized() == nil { // reshape of reshape is one reshape
+		src = src.Src[0]
+		if slices.Equal(shape, src.Shape) {
+			return FromNode(src)
+		}
+	}
+	return FromNode(newNode(ir.OpReshape, t.DType(), shape, nil, src))
+}
+
+// normAxis maps a possibly negative axis into [0, ndim).
+func normAxis(op string, axis, ndim int) (int, *Tensor) {
+	if axis < -ndim || axis >= max(ndim, 1) {
+		return 0, errorf(op, "axis %d is out of range for a tensor with %d dimensions", axis, ndim)
+	}
+	if axis < 0 {
+		axis += ndim
+	}
+	return axis, nil
+}
+
+// Permute reorders the dimensions.
+func (t *Tensor) Permute(order ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	n := t.Ndim()
+	if len(order) != n {
+		return errorf("permute", "order %v has %d entries, the tensor has %d dimensions", order, len(order), n)
+	}
+	seen := make([]bool, n)
+	norm := make([]int, n)
+	identity := true
+	for i, a := range order {
+		a, e := normAxis("permute", a, n)
+		if e != nil {
+			return e
+		}
+		if seen[a] {
+			return errorf("permute", "order %v repeats axis %d", order, a)
+		}
+		seen[a] = true
+		norm[i] = a
+		identity = identity && a == i
+	}
+	if identity {
+		return t
+	}
+	shape := make([]int, n)
+	for i, a := range norm {
+		shape[i] = t.node.Shape[a]
+	}
+	return FromNode(newNode(ir.OpPermute, t.DType(), shape, norm, t.node))
+}
+
+// Expand broadcasts dimensions of size 1 to larger sizes (-1 keeps a size).
+func (t *Tensor) Expand(shape ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	if len(shape) != t.Ndim() {
+		// tinygrad allows adding leading dims: reshape with 1s first
+		if len(shape) > t.Ndim() {
+			ones := make([]int, len(shape)-t.Ndim())
+			for i := range ones {
+				ones[i] = 1
+			}
+			return t.Reshape(append(ones, t.node.Shape...)...).Expand(shape...)
+		}
+		return errorf("expand", "cannot expand %s to %s", FormatShape(t.node.Shape), FormatShape(shape))
+	}
+	out := slices.Clone(shape)
+	for i, d := range shape {
+		s := t.node.Shape[i]
+		if d == -1 {
+			out[i] = s
+			continue
+		}
+		if s != d && s != 1 {
+			return errorf("expand", "cannot expand %s to %s: dimension %d has size %d, not 1", FormatShape(t.node.Shape), FormatShape(shape), i, s)
+		}
+	}
+	if slices.Equal(out, t.node.Shape) {
+		return t
+	}
+	return FromNode(newNode(ir.OpExpand, t.DType(), out, nil, t.node))
+}
+
+// PadWith pads each dimension with (before, after) elements of value 0;
+// see Pad for other values.
+func (t *Tensor) padZero(pads [][2]int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	if len(pads) != t.Ndim() {
+		return errorf("pad", "%d (before, after) pairs for a tensor with %d dimensions", len(pads), t.Ndim())
+	}
+	shape := t.Shape()
+	zero := true
+	for i, p := range pads {
+		if p[0] < 0 || p[1] < 0 {
+			return errorf("pad", "negative padding %v", p)
+		}
+		shape[i] += p[0] + p[1]
+		zero = zero && p == [2]int{}
+	}
+	if zero {
+		return t
+	}
+	return FromNode(newNode(ir.OpPad, t.DType(), shape, slices.Clone(pads), t.node))
+}
+
+// Shrink keeps [begin, end) of each dimension.
+func (t *Tensor) Shrink(bounds [][2]int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	if len(bounds) != t.Ndim() {
+		return errorf("shrink", "%d (begin, end) pairs for a tensor with %d dimensions", len(bounds), t.Ndim())
+	}
+	shape := make([]int, len(bounds))
+	full := true
+	for i, b := range bounds {
+		if b[0] < 0 || b[1] > t.node.Shape[i] || b[0] > b[1] {
+			return errorf("shrink", "bounds %v out of range for dimension %d of size %d", b, i, t.node.Shape[i])
+		}
+		shape[i] = b[1] - b[0]
+		full = full && b[0] == 0 && b[1] == t.node.Shape[i]
+	}
+	if full {
+		return t
+	}
+	return FromNode(newNode(ir.OpShrink, t.DType(), shape, slices.Clone(bounds), t.node))
+}
+
+// Flip reverses the given axes.
+func (t *Tensor) Flip(axes ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	var norm []int
+	for _, a := range axes {
+		a, e := normAxis("flip", a, t.Ndim())
+		if e != nil {
+			return e
+		}
+		if !slices.Contains(norm, a) {
+			norm = append(norm, a)
+		}
+	}
+	slices.Sort(norm)
+	if len(norm) == 0 {
+		return t
+	}
+	return FromNode(newNode(ir.OpFlip, t.DType(), t.node.Shape, norm, t.node))
+}
+
+// ---- elementwise ----
+
+// BroadcastShape returns the numpy broadcast of shapes.
+func BroadcastShape(shapes ...[]int) ([]int, bool) {
+	n := 0
+	for _, s := range shapes {
+		n = max(n, len(s))
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		off := n - len(s)
+		for i, d := range s {
+			switch {
+			case out[off+i] == 1:
+				out[off+i] = d
+			case d != 1 && d != out[off+i]:
+				return nil, false
+			}
+		}
+	}
+	return out, true
+}
+
+// broadcastTo reshapes (adding leading 1s) and expands t to shape.
+func (t *Tensor) broadcastTo(shape []int) *Tensor {
+	if slices.Equal(t.node.Shape, shape) {
+		return t
+	}
+	ones := make([]int, len(shape)-t.Ndim())
+	for i := range ones {
+		ones[i] = 1
+	}
+	return t.Reshape(append(ones, t.node.Shape...)...).Expand(shape...)
+}
+
+// alu applies an elementwise primitive, broadcasting its operands and
+// casting them to the dtype the op computes in (dt); comparisons give bool.
+func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
+	if e := firstErr(ts...); e != nil {
+		return e
+	}
+	shapes := make([][]int, len(ts))
+	for i, t := range ts {
+		shapes[i] = t.node.Shape
+	}
+	shape, ok := BroadcastShape(shapes...)
+	if !ok {
+		var parts []string
+		for _, s := range shapes {
+			parts = append(parts, FormatShape(s))
+		}
+		return errorf(name, "shapes %v cannot be broadcast together", parts)
+	}
+	src := make([]*Node, len(ts))
+	for i, t := range ts {
+		if !(op == ir.OpWhere && i == 0) {
+			t = t.Cast(dt)
+		}
+		b := t.broadcastTo(shape)
+		if b.err != nil {
+			return b
+		}
+		src[i] = b.node
+	}
+	out := dt
+	if op.IsCompare() {
+		out = ir.Bool
+	}
+	return FromNode(newNode(op, out, shape, nil, src...))
+}
+
+// Cast converts to dtype dt.
+func (t *Tensor) Cast(dt ir.DType) *Tensor {
+	if t.err != nil || t.DType() == dt {
+		return t
+	}
+	if t.node.Op == ir.OpConst { // fold constant casts
+		v := t.node.Arg.(float64)
+		return Const(v, dt)
+	}
+	return FromNode(newNode(ir.OpCast, dt, t.node.Shape, nil, t.node))
+}
+
+// unary applies a float unary primitive (ints are cast to float32 first).
+func (t *Tensor) unary(op ir.Op) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	x := t
+	if !x.DType().IsFloat() {
+		x = x.Cast(ir.Float32)
+	}
+	return FromNode(newNode(op, x.DType(), x.node.Shape, nil, x.node))
+}
+
+// ---- reduce ----
+
+// reduce applies SUM or MAX over axes, keeping reduced dims as size 1.
+func (t *Tensor) reduce(name string, op ir.Op, axes []int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	var norm []int
+	for _, a := range axes {
+		a, e := normAxis(name, a, t.Ndim())
+		if e != nil {
+			return e
+		}
+		if !slices.Contains(norm, a) {
+			norm = append(norm, a)
+		}
+	}
+	slices.Sort(norm)
+	shape := t.Shape()
+	var real []int
+	for _, a := range norm {
+		if shape[a] == 0 && op == ir.OpMaxReduce {
+			return errorf(name, "cannot reduce an empty dimension %d with max", a)
+		}
+		if shape[a] != 1 {
+			real = append(real, a)
+		}
+		shape[a] = 1
+	}
+	if len(real) == 0 {
+		return t
+	}
+	return FromNode(newNode(op, t.DType(), shape, real, t.node))
+}
+
+// allAxes lists 0..n-1.
+func allAxes(n int) []int {
+	a := make([]int, n)
+	for i := range a {
+		a[i] = i
+	}
+	return a
+}
+
+// Contiguous forces the tensor to be its own buffer when realized.
+func (t *Tensor) Contiguous() *Tensor {
+	if t.err != nil || t.node.Op == ir.OpBuffer {
+		return t
+	}
+	return FromNode(newNode(ir.OpContiguous, t.DType(), t.node.Shape, nil, t.node))
+}
+
+// ---- randomness ----
+
+var (
+	seed        uint64
+	randCounter uint64
+)
+
+// ManualSeed resets the random stream: the same seed gives the same numbers
+// on every device.
+func ManualSeed(s uint64) { seed, randCounter = s, 0 }
+
+// Rand is uniform in [0, 1), float32, generated inside kernels from a
+// counter-based hash of (seed, counter, element index).
+func Rand(shape ...int) *Tensor {
+	if t := checkShape("rand", shape); t != nil {
+		return t
+	}
+	randCounter++
+	return FromNode(newNode(ir.OpRand, ir.Float32, shape, RandArg{Seed: seed, Counter: randCounter}))
+}
+
+func (a RandArg) String() string { return fmt.Sprintf("seed=%d,counter=%d", a.Seed, a.Counter) }
