@@ -93,22 +93,60 @@ type cpuDevice struct {
 	progs map[string]*cpuProgram // by source: compiled kernels in memory
 }
 
-func (d *cpuDevice) Name() string                { return "CPU" }
+func (d *cpuDevice) Name() string               { return "CPU" }
 func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	size := n * dt.Size()
-	// mmap: page aligned (vector loads) and outside the Go heap (not scanned).
-	mem, err := syscall.Mmap(-1, 0, max(size, 1), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	mem, err := pool.get(max(size, 1))
 	if err != nil {
 		return nil, fmt.Errorf("CPU: cannot allocate %d bytes: %w", size, err)
 	}
 	b := &hostBuffer{dt: dt, n: n, data: mem[:size]}
 	var once sync.Once
-	free := func() { once.Do(func() { _ = syscall.Munmap(mem) }) }
+	free := func() { once.Do(func() { pool.put(mem) }) }
 	b.free = free
 	runtime.AddCleanup(b, func(f func()) { f() }, free)
 	return b, nil
+}
+
+// mmapPool keeps freed mappings for reuse, like tinygrad's LRU allocator:
+// a fresh mapping costs a page fault per 4 KiB on first touch, which for a
+// 64 MiB buffer is slower than the kernel that fills it. mmap memory is
+// page aligned (vector loads) and outside the Go heap (never scanned).
+type mmapPool struct {
+	mu    sync.Mutex
+	free  map[int][][]byte
+	bytes int
+}
+
+// poolLimit bounds the memory kept for reuse.
+const poolLimit = 1 << 30
+
+var pool = &mmapPool{free: map[int][][]byte{}}
+
+func (p *mmapPool) get(size int) ([]byte, error) {
+	p.mu.Lock()
+	if l := p.free[size]; len(l) > 0 {
+		m := l[len(l)-1]
+		p.free[size] = l[:len(l)-1]
+		p.bytes -= size
+		p.mu.Unlock()
+		return m, nil
+	}
+	p.mu.Unlock()
+	return syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+}
+
+func (p *mmapPool) put(m []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+len(m) > poolLimit {
+		_ = syscall.Munmap(m)
+		return
+	}
+	p.free[len(m)] = append(p.free[len(m)], m)
+	p.bytes += len(m)
 }
 
 // Compile renders the kernels not yet in memory as one translation unit

@@ -16,7 +16,8 @@ import (
 // Device is one backend.
 type Device interface {
 	Name() string
-	// Alloc returns a zeroed buffer of n elements of dt.
+	// Alloc returns a buffer of n elements of dt; its contents are undefined
+	// (every kernel writes all of its output).
 	Alloc(dt ir.DType, n int) (Buffer, error)
 	// Compile prepares kernels for launch; one Program per kernel, in order.
 	Compile(ks []*ir.Kernel) ([]Program, error)

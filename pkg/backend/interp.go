@@ -23,7 +23,7 @@ func init() {
 
 type goDevice struct{}
 
-func (goDevice) Name() string                { return "GO" }
+func (goDevice) Name() string               { return "GO" }
 func (goDevice) Source(k *ir.Kernel) string { return k.Dump() }
 
 // hostBuffer is memory the CPU can address: a Go slice (GO) or an mmap'd
@@ -340,4 +340,3 @@ func writer(dt ir.DType, b []byte) func(int, float64) {
 	}
 	return func(i int, v float64) { b[i] = byte(int64(v)) }
 }
-

@@ -280,12 +280,42 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	return db, nil
 }
 
-// run launches a compiled schedule with this graph's buffers.
+// Time runs the schedule of nodes iters times without keeping the results
+// and returns the device time of each run (for benchmarks).
+func (e *Engine) Time(iters int, nodes ...*tensor.Node) ([]time.Duration, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	g := canonical(nodes)
+	c, ok := e.cache[g.key]
+	if !ok {
+		var err error
+		if c, err = e.compile(nodes, g); err != nil {
+			return nil, err
+		}
+		e.cache[g.key] = c
+	}
+	var times []time.Duration
+	for i := 0; i < iters; i++ {
+		before := e.Stats.DeviceTime
+		if err := e.exec(c, g, nodes, false); err != nil {
+			return nil, err
+		}
+		times = append(times, e.Stats.DeviceTime-before)
+	}
+	return times, nil
+}
+
+// run launches a compiled schedule with this graph's buffers and records
+// the outputs' buffers on their nodes.
 func (e *Engine) run(c *compiled, g *graph, outs []*tensor.Node) error {
+	return e.exec(c, g, outs, true)
+}
+
+func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) error {
 	bufs := make([]backend.Buffer, len(c.items))
 	isOut := map[int]bool{}
 	for _, j := range c.outs {
-		isOut[j] = true
+		isOut[j] = keep
 	}
 	defer func() {
 		for i, b := range bufs {
@@ -328,6 +358,9 @@ func (e *Engine) run(c *compiled, g *graph, outs []*tensor.Node) error {
 	}
 	e.Stats.DeviceTime += total
 	for k, o := range outs {
+		if !keep {
+			break
+		}
 		j := c.outs[k]
 		o.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: o.DType, Size: o.Numel(), Device: bufs[j]})
 	}

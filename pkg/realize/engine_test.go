@@ -24,10 +24,11 @@ func seq(shape ...int) *tensor.Tensor {
 	return t
 }
 
-func TestSmoke(t *testing.T) {
+func TestMatmulMatchesHand(t *testing.T) {
 	for _, dev := range []string{"GO", "CPU"} {
-		if _, err := Install(dev, Options{Debug: 3}); err != nil {
-			t.Fatal(err)
+		if _, err := Install(dev, Options{}); err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
 		}
 		a, b := seq(4, 6), seq(6, 3)
 		c := a.Reshape(4, 6, 1).Mul(b.Reshape(1, 6, 3)).Sum(false, 1)
@@ -48,14 +49,54 @@ func TestSmoke(t *testing.T) {
 				}
 			}
 		}
-		p := a.Pad([][2]int{{1, 1}, {0, 2}}, 0).Exp2().Sum(false, 0)
-		pv, err := p.Floats()
+	}
+}
+
+// TestRandSameOnEveryDevice: the same seed gives bit-identical numbers on
+// GO and CPU, and different counters give different streams.
+func TestRandSameOnEveryDevice(t *testing.T) {
+	var streams [][]float64
+	for _, dev := range []string{"GO", "CPU"} {
+		if _, err := Install(dev, Options{}); err != nil {
+			t.Skipf("%s: %v", dev, err)
+		}
+		tensor.ManualSeed(42)
+		v, err := tensor.Rand(5, 7).Floats()
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Log(dev, pv)
-		r := tensor.Rand(3, 3)
-		rv, err := r.Floats()
-		t.Log(dev, rv, err)
+		w, _ := tensor.Rand(5, 7).Floats()
+		if v[0] == w[0] && v[1] == w[1] {
+			t.Errorf("%s: two rand calls gave the same numbers", dev)
+		}
+		for _, x := range v {
+			if x < 0 || x >= 1 {
+				t.Errorf("%s: rand value %v outside [0, 1)", dev, x)
+			}
+		}
+		streams = append(streams, v)
+	}
+	for i := range streams[0] {
+		if streams[0][i] != streams[1][i] {
+			t.Fatalf("element %d: GO %v, CPU %v", i, streams[0][i], streams[1][i])
+		}
+	}
+}
+
+// TestScheduleCache: realizing the same graph shape twice with new input
+// buffers reuses the compiled schedule.
+func TestScheduleCache(t *testing.T) {
+	e, err := Install("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		x := seq(8, 8)
+		if _, err := x.Mul(x).Sum(false, 0).Floats(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Stats.Scheduled != 1 || e.Stats.CacheHits != 2 {
+		t.Errorf("scheduled %d times with %d cache hits, want 1 and 2", e.Stats.Scheduled, e.Stats.CacheHits)
 	}
 }
