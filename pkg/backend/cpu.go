@@ -59,32 +59,34 @@ var (
 	ccErr  error
 )
 
-// findCompiler looks for $CC, then cc, gcc, clang on PATH, and checks that it
-// runs.
+// findCompiler looks for a C compiler once per process.
 func findCompiler() (compiler, error) {
-	ccOnce.Do(func() {
-		var tried []string
-		cands := []string{"cc", "gcc", "clang"}
-		if env := os.Getenv("CC"); env != "" {
-			cands = append([]string{env}, cands...)
-		}
-		for _, c := range cands {
-			path, err := exec.LookPath(c)
-			if err != nil {
-				tried = append(tried, c)
-				continue
-			}
-			out, err := exec.Command(path, "--version").Output()
-			if err != nil {
-				tried = append(tried, c+" (does not run)")
-				continue
-			}
-			ccInfo = compiler{path: path, version: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])}
-			return
-		}
-		ccErr = fmt.Errorf("no C compiler found (tried %s; set CC or install gcc)", strings.Join(tried, ", "))
-	})
+	ccOnce.Do(func() { ccInfo, ccErr = probeCompiler() })
 	return ccInfo, ccErr
+}
+
+// probeCompiler looks for $CC, then cc, gcc, clang on PATH, and checks that
+// the one it finds runs.
+func probeCompiler() (compiler, error) {
+	var tried []string
+	cands := []string{"cc", "gcc", "clang"}
+	if env := os.Getenv("CC"); env != "" {
+		cands = append([]string{env}, cands...)
+	}
+	for _, c := range cands {
+		path, err := exec.LookPath(c)
+		if err != nil {
+			tried = append(tried, c)
+			continue
+		}
+		out, err := exec.Command(path, "--version").Output()
+		if err != nil {
+			tried = append(tried, c+" (does not run)")
+			continue
+		}
+		return compiler{path: path, version: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])}, nil
+	}
+	return compiler{}, fmt.Errorf("no C compiler found (tried %s on PATH; set CC or install gcc)", strings.Join(tried, ", "))
 }
 
 type cpuDevice struct {
@@ -246,14 +248,11 @@ var cpuModel = sync.OnceValue(func() string {
 // place, so concurrent tgc processes are safe; an entry that fails to load
 // is deleted and rebuilt.
 func (d *cpuDevice) build(src string) (*library, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
-	key := hex.EncodeToString(h.Sum(nil))
-	dir := filepath.Join(CacheDir(), "kernels")
+	path := d.cachePath(src)
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
 	}
-	path := filepath.Join(dir, key+".so")
 	if _, err := os.Stat(path); err == nil {
 		if handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
 			CompileStats.Lock()
@@ -293,6 +292,14 @@ func (d *cpuDevice) build(src string) (*library, error) {
 		return nil, fmt.Errorf("CPU: loading %s: %w", path, err)
 	}
 	return &library{path: path, handle: handle}, nil
+}
+
+// cachePath is the content address of a translation unit's shared object:
+// source, compiler identity, flags and CPU model.
+func (d *cpuDevice) cachePath(src string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
+	return filepath.Join(CacheDir(), "kernels", hex.EncodeToString(h.Sum(nil))+".so")
 }
 
 // BuildError is a kernel that failed to compile: it carries the compiler's log.

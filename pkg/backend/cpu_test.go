@@ -1,0 +1,124 @@
+package backend
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ebitengine/purego"
+)
+
+func cpuOrSkip(t *testing.T) *cpuDevice {
+	t.Helper()
+	cc, err := findCompiler()
+	if err != nil {
+		t.Skipf("no C compiler: %v", err)
+	}
+	t.Setenv("TGC_CACHE", t.TempDir())
+	return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}}
+}
+
+func TestNoCompilerIsExplained(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("CC", "")
+	_, err := probeCompiler()
+	if err == nil || !strings.Contains(err.Error(), "no C compiler found (tried cc, gcc, clang") {
+		t.Fatalf("got %v, want a 'no C compiler found' error naming what was tried", err)
+	}
+}
+
+const addOne = `#include <stdint.h>
+void add_one(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  float *o = (float *)bufs[0];
+  for (int64_t i = start; i < end; i++) o[i] += 1.0f;
+}
+`
+
+// TestCorruptCacheEntryIsRebuilt: a cache file that does not load is
+// deleted and rebuilt, not trusted and not fatal.
+func TestCorruptCacheEntryIsRebuilt(t *testing.T) {
+	d := cpuOrSkip(t)
+	src := addOne + "/* corrupt-entry test */\n"
+	path := d.cachePath(src)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("not an ELF file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := d.build(src)
+	if err != nil {
+		t.Fatalf("build with a corrupt entry: %v", err)
+	}
+	if _, err := purego.Dlsym(lib.handle, "add_one"); err != nil {
+		t.Fatalf("rebuilt library lacks the kernel: %v", err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), "\x7fELF") {
+		t.Fatal("cache entry was not replaced by a shared object")
+	}
+	if info, err := os.Stat(filepath.Dir(path)); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("cache directory mode %v, want 0700", info.Mode().Perm())
+	}
+}
+
+// TestConcurrentBuilds: builders racing on the same entry all succeed
+// (temp file + rename), as separate tgc processes sharing a cache do.
+func TestConcurrentBuilds(t *testing.T) {
+	d := cpuOrSkip(t)
+	src := addOne + "/* concurrency test */\n"
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			other := &cpuDevice{cc: d.cc, progs: map[string]*cpuProgram{}}
+			_, errs[i] = other.build(src)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("builder %d: %v", i, err)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(d.cachePath(src)), "build-*"))
+	if len(left) != 0 {
+		t.Errorf("temporary build directories left behind: %v", left)
+	}
+}
+
+// TestBuildErrorShowsLog: a kernel that fails to compile reports the
+// compiler's log.
+func TestBuildErrorShowsLog(t *testing.T) {
+	d := cpuOrSkip(t)
+	_, err := d.build("void broken(void) { this is not C; }\n")
+	be, ok := err.(*BuildError)
+	if !ok || !strings.Contains(be.Log, "error") {
+		t.Fatalf("got %v, want a BuildError carrying the compiler log", err)
+	}
+}
+
+// TestParallelSplitCoversRange: the outer loop is split into disjoint
+// chunks that cover [0, n).
+func TestParallelSplitCoversRange(t *testing.T) {
+	for _, n := range []int64{1, 2, 3, 7, 1000} {
+		var mu sync.Mutex
+		seen := make([]int, n)
+		parallel(n, func(lo, hi int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			for i := lo; i < hi; i++ {
+				seen[i]++
+			}
+		})
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n=%d: index %d covered %d times", n, i, c)
+			}
+		}
+	}
+}
