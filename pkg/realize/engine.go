@@ -199,7 +199,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	}
 	e.Stats.LowerTime += time.Since(start)
 	if e.Opts.Debug >= 1 {
-		fmt.Fprintf(e.Opts.Out, "scheduled %d kernels in %.2f ms\n", len(kernels), float64(time.Since(start).Microseconds())/1000)
+		fmt.Fprintf(e.Opts.Out, "scheduled %s in %.2f ms\n", plural(len(kernels), "kernel"), float64(time.Since(start).Microseconds())/1000)
 		if e.Opts.Debug >= 2 {
 			fmt.Fprint(e.Opts.Out, sched.Dump())
 		}
@@ -351,10 +351,10 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			return fmt.Errorf("kernel %s: %w", it.name, err)
 		}
 		total += dt
-		e.Stats.Kernels++
 		if e.Opts.Debug >= 2 {
-			e.launchLine(i, it, dt)
+			e.launchLine(e.Stats.Kernels, it, dt)
 		}
+		e.Stats.Kernels++
 	}
 	e.Stats.DeviceTime += total
 	for k, o := range outs {
@@ -365,7 +365,7 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		o.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: o.DType, Size: o.Numel(), Device: bufs[j]})
 	}
 	if e.Opts.Debug >= 1 {
-		fmt.Fprintf(e.Opts.Out, "ran %d kernels on %s in %.3f ms\n", len(c.items), e.Dev.Name(), float64(total.Microseconds())/1000)
+		fmt.Fprintf(e.Opts.Out, "ran %s on %s in %.3f ms\n", plural(len(c.items), "kernel"), e.Dev.Name(), float64(total.Microseconds())/1000)
 	}
 	return nil
 }
@@ -416,4 +416,12 @@ func (e *Engine) Read(n *tensor.Node) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// plural formats a count with its noun: "1 kernel", "3 kernels".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

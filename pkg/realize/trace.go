@@ -172,7 +172,10 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 			src, _ = t.lang(k)
 		}
 		t.names[k.Name] = src
-		role := "scratch"
+		role := "scratch" // an intermediate of this schedule
+		if isOut[it.Out] {
+			role = "output" // the script realized it
+		}
 		// The kernel's output becomes a buffer of the plan.
 		it.Out.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: it.Out.DType, Size: it.Out.Numel(), Device: traceBuf{}})
 		var args []int

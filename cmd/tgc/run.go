@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/realize"
+	"tgc/pkg/script"
+	"tgc/pkg/tensor"
+)
+
+func newRunCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run FILE.tg [-- ARGS...]",
+		Short: "Run a script on a device",
+		Long: `Run executes a .tg script. Afterwards it prints one summary line to stderr
+(kernels run, device time, compile time) unless --quiet. Arguments after
+the file are visible to the script as the list argv.`,
+		Example: `  tgc run models/matmul.tg
+  DEBUG=2 tgc run models/matmul.tg --device GO
+  tgc run train.tg --seed 42 -- --epochs 3`,
+		Args:              scriptArgs(-1),
+		ValidArgsFunction: completeScripts,
+		RunE:              runScript,
+	}
+	addDeviceFlag(c, "device to run on (default: the best available, see tgc devices)")
+	addScriptFlags(c)
+	return c
+}
+
+func runScript(c *cobra.Command, args []string) error {
+	file := args[0]
+	if err := checkScript(file); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	device := cfg.RunDevice()
+	if !slices.Contains(backend.Names(), device) {
+		return fmt.Errorf("device %s can only be emitted (tgc emit --device %s), not run; devices that run: %s",
+			device, device, strings.Join(backend.Names(), ", "))
+	}
+	if cfg.Beam > 0 && !cfg.Quiet {
+		fmt.Fprintf(stderr, "tgc: BEAM=%d ignored: kernel search is not implemented yet\n", cfg.Beam)
+	}
+	eng, err := realize.Install(device, realize.Options{Debug: cfg.Debug, Out: stderr, Color: useColor(stderr, cfg.NoColor)})
+	if err != nil {
+		return err
+	}
+	if cfg.SeedSet {
+		tensor.ManualSeed(cfg.Seed)
+	}
+	before := compileStats()
+	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:]})
+	if err != nil {
+		return err
+	}
+	if !cfg.Quiet {
+		after := compileStats()
+		summary(stderr, eng.Dev.Name(), eng.Stats, after.builds-before.builds, after.hits-before.hits)
+	}
+	return nil
+}
+
+type ccStats struct{ builds, hits int }
+
+func compileStats() ccStats {
+	backend.CompileStats.Lock()
+	defer backend.CompileStats.Unlock()
+	return ccStats{backend.CompileStats.Builds, backend.CompileStats.CacheHits}
+}
+
+// summary prints the run's one line, e.g.
+// "ran 3 kernels on CPU in 12.3 ms (compile 250 ms, 1 built, 2 cache hits)".
+func summary(w io.Writer, device string, s realize.Stats, builds, hits int) {
+	line := fmt.Sprintf("ran %s on %s in %s", plural(s.Kernels, "kernel"), device, fmtDuration(s.DeviceTime))
+	var parts []string
+	if builds > 0 || hits > 0 {
+		parts = append(parts, "compile "+fmtDuration(s.CompileTime))
+		if builds > 0 {
+			parts = append(parts, fmt.Sprintf("%d built", builds))
+		}
+		if hits > 0 {
+			parts = append(parts, plural(hits, "cache hit"))
+		}
+	}
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintln(w, line)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fmtDuration writes a duration with three significant digits: 0.0123 ms,
+// 12.3 ms, 250 ms, 1.23 s.
+func fmtDuration(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%.3g ms", ms)
+	case ms < 100_000:
+		return fmt.Sprintf("%.3g s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f s", ms/1000)
+}
