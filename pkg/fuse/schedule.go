@@ -56,10 +56,12 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 
 // decideBuffers is the fusion rule. Walking from consumers to producers, a
 // node becomes a buffer when it is an output or CONTIGUOUS; when it is a
-// reduce whose value would be computed more than once (several consumers,
-// broadcast by an EXPAND above it in its kernel, or nested inside another
-// reduce's loop); or when it is an expensive elementwise node with several
-// consumers. Everything else is inlined into its consumer's kernel.
+// reduce whose value would be computed more than once (needed by more than
+// one kernel, broadcast by an EXPAND above it in its kernel, or nested
+// inside another reduce's loop); or when it is an expensive elementwise
+// node needed by more than one kernel. Everything else is inlined into its
+// consumer's kernel. Several uses inside one kernel at the same index cost
+// nothing: the kernel IR interns them into one expression.
 func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) map[*tensor.Node]bool {
 	isBuf := map[*tensor.Node]bool{}
 	for _, o := range outputs {
@@ -76,7 +78,8 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		}
 		cost[n] = min(c, 1<<20)
 	}
-	uses := map[*tensor.Node]int{}
+	dest := map[*tensor.Node]*tensor.Node{} // the one kernel (root) a node is inlined into
+	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -88,24 +91,23 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		case isBuf[n], n.Op == ir.OpContiguous:
 			isBuf[n] = true
 		case n.Op.IsReduce():
-			isBuf[n] = uses[n] > 1 || expanded[n] || inReduce[n]
+			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
 		case n.Op.IsALU():
-			isBuf[n] = uses[n] > 1 && cost[n] > recomputeLimit
+			isBuf[n] = multi[n] && cost[n] > recomputeLimit
 		}
 		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
 			isBuf[n] = true
 		}
-		w := uses[n]
+		myDest, myMulti := dest[n], multi[n]
 		if isBuf[n] {
-			w = 1
+			myDest, myMulti = n, false
 		}
-		seen := map[*tensor.Node]bool{}
 		for _, s := range n.Src {
-			if seen[s] {
-				continue
+			if d, ok := dest[s]; ok && d != myDest {
+				multi[s] = true
 			}
-			seen[s] = true
-			uses[s] += w
+			dest[s] = myDest
+			multi[s] = multi[s] || myMulti
 			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
 			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
 		}

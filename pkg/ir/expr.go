@@ -170,6 +170,12 @@ func (b *Builder) Cast(dt DType, x *Expr) *Expr {
 	if x.DType == dt {
 		return x
 	}
+	// (int)(0 < v) is v itself when v is 0 or 1.
+	if x.Op == OpCmpLt && !dt.IsFloat() && x.Src[0].IsConst() && x.Src[0].ConstFloat() == 0 {
+		if v := x.Src[1]; !v.DType.IsFloat() && v.Min >= 0 && v.Max <= 1 {
+			return b.Cast(dt, v)
+		}
+	}
 	if x.IsConst() {
 		v := x.ConstFloat()
 		if dt.IsInt() || dt == Int64 {

@@ -128,6 +128,11 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 		if a == e {
 			return a
 		}
+		// where(c, k, 0) → (int)c * k for integer constants: lets index
+		// arithmetic built from masks fold back into linear form.
+		if !dt.IsFloat() && dt != Bool && a.IsConst() && e.IsConst() && e.ConstFloat() == 0 {
+			return b.Mul(b.Cast(dt, c), a)
+		}
 		// where(v, load(buf, i, v'), 0) with v a conjunct of v': the guarded
 		// load already yields 0 where v is false.
 		if a.Op == OpLoad && len(a.Src) > 1 && e.IsConst() && e.ConstFloat() == 0 && !isNegZero(e) && hasConjunct(a.Src[1], c) {
@@ -213,6 +218,8 @@ func addTerms(ts []term, x *Expr, k int64) []term {
 	case x.Op == OpMul && x.Src[1].IsConst():
 		v, _ := x.Src[1].ConstInt()
 		return addTerms(ts, x.Src[0], k*v)
+	case x.Op == OpCast && losslessIntCast(x):
+		return addTerms(ts, x.Src[0], k) // buildLinear casts terms back
 	}
 	return append(ts, term{x, k})
 }
@@ -235,30 +242,38 @@ func normalize(ts []term) ([]term, int64) {
 		idx[t.e] = len(out)
 		out = append(out, t)
 	}
-	// (x/d)*(k*d) + (x%d)*k → x*k, for x >= 0.
+	// Digit recombination, for x >= 0: (x/(d*m))*(k*m) + ((x/d)%m)*k →
+	// (x/d)*k, and with d = 1: (x/m)*(k*m) + (x%m)*k → x*k. Reshapes that
+	// split and re-join an axis produce exactly these pairs.
 	for changed := true; changed; {
 		changed = false
 		for i, t := range out {
 			if t.k == 0 || t.e.Op != OpMod || t.e.Src[0].Min < 0 {
 				continue
 			}
-			x, d := t.e.Src[0], t.e.Src[1]
+			inner, mod := t.e.Src[0], t.e.Src[1]
+			m, _ := mod.ConstInt()
+			x, d := inner, int64(1)
+			if inner.Op == OpDiv && inner.Src[1].IsConst() {
+				x = inner.Src[0]
+				d, _ = inner.Src[1].ConstInt()
+			}
 			for j, u := range out {
-				if u.k == 0 || u.e.Op != OpDiv || u.e.Src[0] != x || u.e.Src[1] != d {
+				if u.k == 0 || u.e.Op != OpDiv || u.e.Src[0] != x || u.k != t.k*m {
 					continue
 				}
-				dv, _ := d.ConstInt()
-				if u.k == t.k*dv {
-					out[i].k, out[j].k = 0, 0
-					if n, ok := idx[x]; ok {
-						out[n].k += t.k
-					} else {
-						idx[x] = len(out)
-						out = append(out, term{x, t.k})
-					}
-					changed = true
-					break
+				if D, _ := u.e.Src[1].ConstInt(); D != d*m {
+					continue
 				}
+				out[i].k, out[j].k = 0, 0
+				if n, ok := idx[inner]; ok {
+					out[n].k += t.k
+				} else {
+					idx[inner] = len(out)
+					out = append(out, term{inner, t.k})
+				}
+				changed = true
+				break
 			}
 		}
 	}
@@ -476,4 +491,15 @@ func ceilDiv(a, m int64) int64 {
 		q++
 	}
 	return q
+}
+
+// losslessIntCast: an integer-to-integer cast whose operand's bounds fit the
+// target type, so it changes no value and linear forms can look through it.
+func losslessIntCast(x *Expr) bool {
+	from := x.Src[0].DType
+	if x.DType.IsFloat() || from.IsFloat() || x.DType == Bool || from == Bool {
+		return false
+	}
+	lo, hi := typeRange(x.DType)
+	return x.Src[0].Min >= lo && x.Src[0].Max <= hi
 }

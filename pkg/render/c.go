@@ -12,10 +12,13 @@ var cTypes = map[ir.DType]string{
 	ir.Int64: "int", ir.Float16: "_Float16", ir.Float32: "float",
 }
 
-// RandC is the counter-based generator behind Tensor.rand, in C. The GO
+// RandC is the counter-based generator (guarded: kernels share one
+// translation unit) behind Tensor.rand, in C. The GO
 // interpreter implements the same function (backend.Rand): same seed, same
 // numbers on every device.
-const RandC = `static inline uint64_t tg_mix(uint64_t x) {
+const RandC = `#ifndef TG_RAND
+#define TG_RAND
+static inline uint64_t tg_mix(uint64_t x) {
   x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
   x ^= x >> 27; x *= 0x94d049bb133111ebull;
   return x ^ (x >> 31);
@@ -25,6 +28,7 @@ static inline float tg_rand(int64_t seed, int64_t ctr, int64_t idx) {
   x = tg_mix(x ^ ((uint64_t)idx * 0xd1b54a32d192ed03ull));
   return (float)(x >> 40) * (1.0f / 16777216.0f);
 }
+#endif
 `
 
 // C is the CPU dialect: one function per kernel with the fixed ABI

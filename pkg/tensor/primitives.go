@@ -54,8 +54,12 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 }
 
 // normAxis maps a possibly negative axis into [0, ndim).
+// A 0-d tensor accepts axis 0 and -1, as tinygrad does.
 func normAxis(op string, axis, ndim int) (int, *Tensor) {
-	if axis < -ndim || axis >= max(ndim, 1) {
+	if ndim == 0 && (axis == 0 || axis == -1) {
+		return 0, nil
+	}
+	if axis < -ndim || axis >= ndim {
 		return 0, errorf(op, "axis %d is out of range for a tensor with %d dimensions", axis, ndim)
 	}
 	if axis < 0 {
@@ -316,6 +320,9 @@ func (t *Tensor) reduce(name string, op ir.Op, axes []int) *Tensor {
 		}
 	}
 	slices.Sort(norm)
+	if t.Ndim() == 0 {
+		return t // reducing a scalar is the scalar
+	}
 	shape := t.Shape()
 	var real []int
 	for _, a := range norm {

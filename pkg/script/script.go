@@ -1,0 +1,346 @@
+// Package script runs .tg model scripts: Starlark (go.starlark.net) with a
+// Tensor API that mirrors tinygrad's, so that tinygrad code ports line by
+// line. See docs/language.md for the language reference.
+//
+// A script is loaded in three steps: a text preprocessor rewrites the Python
+// syntax Starlark's grammar rejects (t[1:4, ::2], ...), the AST is rewritten
+// so comparisons, slices and conditions go through hidden builtins that know
+// about tensors, and the result is compiled and run with the predeclared
+// names (Tensor, dtypes, nn, print, struct, math). Every error becomes an
+// *Error: "file.tg:LINE:COL: message" plus the Starlark call stack.
+package script
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
+)
+
+// DefaultMaxSteps is the step limit when Options.MaxSteps is 0.
+const DefaultMaxSteps = 100_000_000
+
+// Options configures one run of a script.
+type Options struct {
+	File     string    // script path, used in positions and to read Src
+	Src      []byte    // source; nil: read File
+	Stdout   io.Writer // print output; nil: os.Stdout
+	Stderr   io.Writer // warnings; nil: os.Stderr
+	MaxSteps uint64    // Starlark step limit; 0: DefaultMaxSteps
+	Argv     []string  // script arguments, visible as the list argv
+}
+
+// Error is a script error: where it happened, what, and the call stack.
+type Error struct {
+	Pos   tensor.Pos // innermost script position (File empty if unknown)
+	Msg   string
+	Stack []Frame // outermost call first; empty for syntax errors
+}
+
+// Frame is one entry of a script call stack.
+type Frame struct {
+	Func string
+	Pos  tensor.Pos
+}
+
+func (e *Error) Error() string {
+	var sb strings.Builder
+	if p := e.Pos.String(); p != "" {
+		sb.WriteString(p + ": ")
+	}
+	sb.WriteString(e.Msg)
+	if len(e.Stack) > 0 {
+		sb.WriteString("\nTraceback (most recent call last):")
+		for _, f := range e.Stack {
+			fmt.Fprintf(&sb, "\n  %s: in %s", f.Pos, f.Func)
+		}
+	}
+	return sb.String()
+}
+
+// fileOptions is the .tg dialect: top-level control flow, global
+// reassignment, while loops and sets; no recursion.
+var fileOptions = &syntax.FileOptions{
+	Set:             true,
+	While:           true,
+	TopLevelControl: true,
+	GlobalReassign:  true,
+}
+
+// runMu serializes runs: the tensor package's position hook, engine and
+// random state are process-wide.
+var runMu sync.Mutex
+
+// interp is the state of one run, reachable from builtins via the thread.
+type interp struct {
+	thread   *starlark.Thread
+	file     string
+	pm       *posMap
+	stdout   io.Writer
+	stderr   io.Writer
+	maxSteps uint64
+	stepsHit bool
+	warned   map[int32]bool // lines that already warned about a trace-mode read
+	training bool           // Tensor.training
+}
+
+const interpKey = "tgc.interp"
+
+func interpOf(thread *starlark.Thread) *interp {
+	if in, ok := thread.Local(interpKey).(*interp); ok {
+		return in
+	}
+	return nil
+}
+
+// Run loads and executes a script.
+func Run(opts Options) (err error) {
+	src := opts.Src
+	if src == nil {
+		b, rerr := os.ReadFile(opts.File)
+		if rerr != nil {
+			return &Error{Msg: fmt.Sprintf("cannot read script: %v", rerr)}
+		}
+		src = b
+	}
+	file := opts.File
+	if file == "" {
+		file = "<script>"
+	}
+	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
+
+	runMu.Lock()
+	defer runMu.Unlock()
+	restore := in.install()
+	defer restore()
+	defer func() {
+		if r := recover(); r != nil {
+			err = in.internalError(r)
+		}
+	}()
+
+	text, pm := preprocess(src)
+	in.pm = pm
+	f, perr := fileOptions.Parse(file, text, 0)
+	if perr != nil {
+		return in.convert(perr)
+	}
+	rewriteFile(f)
+	predeclared := in.predeclared()
+	argv := make([]starlark.Value, len(opts.Argv))
+	for i, a := range opts.Argv {
+		argv[i] = starlark.String(a)
+	}
+	predeclared["argv"] = starlark.NewList(argv)
+	prog, cerr := starlark.FileProgram(f, predeclared.Has)
+	if cerr != nil {
+		return in.convert(cerr)
+	}
+	if _, xerr := prog.Init(in.thread, predeclared); xerr != nil {
+		return in.convert(xerr)
+	}
+	return nil
+}
+
+// Eval evaluates one expression with the predeclared names plus env (the
+// reference test suite's entry point). Its file name in errors is <expr>.
+func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
+	in := newInterp("<expr>", io.Discard, io.Discard, 0)
+	runMu.Lock()
+	defer runMu.Unlock()
+	restore := in.install()
+	defer restore()
+	defer func() {
+		if r := recover(); r != nil {
+			err = in.internalError(r)
+		}
+	}()
+
+	text, pm := preprocess([]byte(expr))
+	in.pm = pm
+	e, perr := fileOptions.ParseExpr("<expr>", text, 0)
+	if perr != nil {
+		return nil, in.convert(perr)
+	}
+	e = rewriteExpr(e)
+	vars := in.predeclared()
+	for name, t := range env {
+		if t.Err() != nil {
+			return nil, fmt.Errorf("input %s: %w", name, t.Err())
+		}
+		vars[name] = NewTensor(t)
+	}
+	v, xerr := starlark.EvalExprOptions(fileOptions, in.thread, e, vars)
+	if xerr != nil {
+		return nil, in.convert(xerr)
+	}
+	t, ok := v.(*Tensor)
+	if !ok {
+		return nil, &Error{Msg: fmt.Sprintf("expression gives %s, not a Tensor", v.Type())}
+	}
+	return t.t, nil
+}
+
+func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	if maxSteps == 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{}}
+	th := &starlark.Thread{Name: file}
+	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
+	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
+		return nil, errors.New("load is not supported in .tg scripts")
+	}
+	th.SetMaxExecutionSteps(maxSteps)
+	th.OnMaxSteps = func(th *starlark.Thread) {
+		in.stepsHit = true
+		th.Cancel("step limit")
+	}
+	th.SetLocal(interpKey, in)
+	in.thread = th
+	return in
+}
+
+// install points the tensor package's position hook at this run and
+// returns the function that undoes it.
+func (in *interp) install() func() {
+	tensor.SetPosFunc(in.scriptPos)
+	return func() { tensor.SetPosFunc(nil) }
+}
+
+// scriptPos is the position of the innermost script frame: the call that is
+// creating tensor nodes right now.
+func (in *interp) scriptPos() tensor.Pos {
+	th := in.thread
+	for d := 0; d < th.CallStackDepth(); d++ {
+		fr := th.CallFrame(d)
+		if fr.Pos.Filename() != "<builtin>" {
+			return in.pos(fr.Pos)
+		}
+	}
+	return tensor.Pos{}
+}
+
+// pos converts a Starlark position of the preprocessed text to a position
+// in the original source.
+func (in *interp) pos(p syntax.Position) tensor.Pos {
+	if !p.IsValid() {
+		return tensor.Pos{}
+	}
+	col := p.Col
+	if p.Filename() == in.file {
+		col = in.pm.col(p.Line, p.Col)
+	}
+	return tensor.Pos{File: p.Filename(), Line: int(p.Line), Col: int(col)}
+}
+
+// convert turns any error of the Starlark toolchain into an *Error.
+func (in *interp) convert(err error) error {
+	var serr syntax.Error
+	var rlist resolve.ErrorList
+	var eerr *starlark.EvalError
+	switch {
+	case errors.As(err, &eerr):
+		return in.evalError(eerr)
+	case errors.As(err, &serr):
+		return &Error{Pos: in.pos(serr.Pos), Msg: serr.Msg}
+	case errors.As(err, &rlist) && len(rlist) > 0:
+		e := &Error{Pos: in.pos(rlist[0].Pos), Msg: in.suggestName(rlist[0].Msg)}
+		for _, r := range rlist[1:] {
+			e.Msg += fmt.Sprintf("\n%s: %s", in.pos(r.Pos), in.suggestName(r.Msg))
+		}
+		return e
+	}
+	return &Error{Msg: err.Error()}
+}
+
+// suggestName adds the nearest predeclared or built-in name to the
+// resolver's "undefined: x" errors.
+func (in *interp) suggestName(msg string) string {
+	name, ok := strings.CutPrefix(msg, "undefined: ")
+	if !ok || strings.Contains(name, " ") {
+		return msg
+	}
+	names := in.predeclared().Keys()
+	names = append(names, starlark.Universe.Keys()...)
+	if n := nearest(name, names); n != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", n)
+	}
+	return msg
+}
+
+func (in *interp) evalError(e *starlark.EvalError) *Error {
+	out := &Error{Msg: e.Msg}
+	for _, fr := range e.CallStack {
+		if fr.Pos.Filename() == "<builtin>" {
+			continue
+		}
+		out.Stack = append(out.Stack, Frame{Func: fr.Name, Pos: in.pos(fr.Pos)})
+	}
+	if n := len(out.Stack); n > 0 {
+		out.Pos = out.Stack[n-1].Pos
+	}
+	if in.stepsHit {
+		out.Msg = fmt.Sprintf("script exceeded the step limit of %d steps (raise it with --max-steps)", in.maxSteps)
+	}
+	if len(out.Stack) == 1 { // the position says it all
+		out.Stack = nil
+	}
+	return out
+}
+
+// internalError converts a Go panic into an error that names the script
+// position; the Go stack goes to stderr only with TGC_PANIC_TRACE set.
+func (in *interp) internalError(r any) error {
+	if os.Getenv("TGC_PANIC_TRACE") != "" {
+		fmt.Fprintf(in.stderr, "panic: %v\n%s", r, debug.Stack())
+	}
+	return &Error{Pos: in.scriptPos(), Msg: fmt.Sprintf("internal error: %v (this is a bug in tgc; please report it)", r)}
+}
+
+// warnTraceRead prints the trace-mode warning once per source line.
+func (in *interp) warnTraceRead() {
+	p := in.scriptPos()
+	if in.warned[int32(p.Line)] {
+		return
+	}
+	in.warned[int32(p.Line)] = true
+	prefix := ""
+	if s := p.String(); s != "" {
+		prefix = s + ": "
+	}
+	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
+}
+
+// tracing reports whether the installed engine only records a plan.
+func tracing() bool {
+	e, ok := tensor.CurrentEngine().(interface{ Tracing() bool })
+	return ok && e.Tracing()
+}
+
+// deviceName is the device of the installed engine.
+func deviceName() string {
+	switch e := tensor.CurrentEngine().(type) {
+	case *realize.Engine:
+		return e.Dev.Name()
+	case *realize.Tracer:
+		return e.Device
+	}
+	return "default"
+}

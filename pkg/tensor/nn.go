@@ -1,0 +1,720 @@
+package tensor
+
+import (
+	"math"
+	"slices"
+
+	"tgc/pkg/ir"
+)
+
+// Neural-network functions: matmul, convolution and pooling as
+// broadcast-multiply-and-reduce over views, plus normalizations and losses.
+// Each is tinygrad's formula over the primitives, so the scheduler sees
+// (and fuses) plain elementwise ops, reduces and views.
+
+// ---- matmul ----
+
+// Dot is the matrix product with numpy's rules: 1-D·1-D is a scalar,
+// matrix·vector and vector·matrix drop the vector's axis, and N-D operands
+// are stacks of matrices whose batch dimensions broadcast. It is
+// x.reshape(..., M, 1, K) * w.T.reshape(..., 1, N, K) summed over the last
+// axis: the reduce axis is innermost, so both operands load contiguously
+// along it (row-major x, and w read transposed).
+func (t *Tensor) Dot(w *Tensor) *Tensor {
+	if e := firstErr(t, w); e != nil {
+		return e
+	}
+	dx, dw := t.Ndim(), w.Ndim()
+	xs, ws := t.node.Shape, w.node.Shape
+	if dx == 0 || dw == 0 {
+		return errorf("dot", "both tensors need to be at least 1-D, got %s (%d-D) and %s (%d-D)", FormatShape(xs), dx, FormatShape(ws), dw)
+	}
+	axisW := dw - min(dw, 2) // w's contracted axis
+	if xs[dx-1] != ws[axisW] {
+		return errorf("dot", "cannot multiply %s by %s: inner dimensions %d and %d differ", FormatShape(xs), FormatShape(ws), xs[dx-1], ws[axisW])
+	}
+	if dx > 2 || dw > 2 {
+		bx, bw := xs[:max(dx-2, 0)], ws[:max(dw-2, 0)]
+		if _, ok := BroadcastShape(bx, bw); !ok {
+			return errorf("dot", "cannot multiply %s by %s: batch dimensions %s and %s cannot be broadcast", FormatShape(xs), FormatShape(ws), FormatShape(bx), FormatShape(bw))
+		}
+	}
+	mid := ones(min(dx-1, dw-1, 1))
+	x := t.Reshape(append(append(slices.Clone(xs[:dx-1]), mid...), xs[dx-1])...)
+	wr := w.Reshape(append(append(slices.Clone(ws[:axisW]), mid...), ws[axisW:]...)...).Transpose(-1, -1-min(dw-1, 1))
+	out := ir.Promote(t.DType(), w.DType())
+	return x.Mul(wr).Sum(false, -1).Cast(out)
+}
+
+// Matmul is Dot.
+func (t *Tensor) Matmul(w *Tensor) *Tensor { return t.Dot(w) }
+
+// Linear is x·weight + bias with weight of shape (in, out) (a 1-D weight
+// multiplies elementwise); bias may be nil.
+func (t *Tensor) Linear(weight, bias *Tensor) *Tensor {
+	if e := firstErr(t, weight); e != nil {
+		return e
+	}
+	var x *Tensor
+	if weight.Ndim() == 1 {
+		if _, e := broadcastCheck("linear", t, weight); e != nil {
+			return e
+		}
+		x = t.Mul(weight)
+	} else {
+		x = t.Dot(weight)
+	}
+	if bias == nil || x.err != nil {
+		return x
+	}
+	if e := firstErr(bias); e != nil {
+		return e
+	}
+	if _, e := broadcastCheck("linear", x, bias); e != nil {
+		return errorf("linear", "bias %s does not broadcast with the output %s", FormatShape(bias.node.Shape), FormatShape(x.node.Shape))
+	}
+	return x.Add(bias)
+}
+
+// ---- windows ----
+
+// tupleArg expands a tinygrad int-or-tuple argument to n values: nil gives
+// def, one value is repeated, n values are taken as they are.
+func tupleArg(op, name string, v []int, n, def int) ([]int, *Tensor) {
+	switch len(v) {
+	case 0:
+		return slices.Repeat([]int{def}, n), nil
+	case 1:
+		return slices.Repeat([]int{v[0]}, n), nil
+	case n:
+		return slices.Clone(v), nil
+	}
+	return nil, errorf(op, "%s %v must be one value or %d values", name, v, n)
+}
+
+// ceilDiv rounds a/b up (a >= 0, b > 0).
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// pool is tinygrad's _pool: the sliding windows of kernel k (with stride
+// and dilation) over the last len(k) dimensions as a pure view, of shape
+// (..., o_1..o_n, k_1..k_n). When windows overlap (or are dilated) the
+// input is repeated, so that shrink+reshape can step each window one
+// element further than the last; otherwise pad+reshape+shrink suffices.
+func (t *Tensor) pool(op string, k, stride, dilation []int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	nk := len(k)
+	if t.Ndim() < nk {
+		return errorf(op, "cannot pool %s with a %d-D kernel %v", FormatShape(t.node.Shape), nk, k)
+	}
+	for j := range k {
+		if k[j] <= 0 || stride[j] <= 0 || dilation[j] <= 0 {
+			return errorf(op, "kernel %v, stride %v and dilation %v must be positive", k, stride, dilation)
+		}
+	}
+	noop := t.node.Shape[:t.Ndim()-nk]
+	in := t.node.Shape[t.Ndim()-nk:]
+	for j := range k {
+		if dilation[j]*(k[j]-1)+1 > in[j] {
+			return errorf(op, "kernel %v (dilation %v) is larger than the (padded) input %s", k, dilation, FormatShape(in))
+		}
+	}
+	out := make([]int, nk)
+	overlap := false
+	for j := range k {
+		out[j] = ceilDiv(in[j]-dilation[j]*(k[j]-1), stride[j])
+		overlap = overlap || k[j] > stride[j] || dilation[j] != 1
+	}
+	keep := func(extra ...[2]int) [][2]int { // full bounds on the noop dims
+		b := make([][2]int, 0, len(noop)+len(extra))
+		for _, s := range noop {
+			b = append(b, [2]int{0, s})
+		}
+		return append(b, extra...)
+	}
+	withNoop := func(extra ...int) []int { return append(slices.Clone(noop), extra...) }
+	nn := len(noop)
+	var order []int
+	x := t
+	if overlap {
+		// f doubles the input when one stride step past the end is needed
+		f := make([]int, nk)
+		reps := ones(nn)
+		var b [][2]int
+		var shp []int
+		for j := range k {
+			f[j] = 1
+			if out[j]*stride[j] > in[j]-dilation[j]*(k[j]-1) {
+				f[j] = 2
+			}
+			span := in[j]*f[j] + dilation[j]
+			reps = append(reps, ceilDiv(k[j]*span, in[j]))
+			b = append(b, [2]int{0, k[j] * span})
+			shp = append(shp, k[j], span)
+		}
+		// repeat, then lay the copies out as k rows of span: row r starts r
+		// steps of (span mod in) = dilation further into the input
+		x = x.Repeat(reps...).Shrink(keep(b...)).Reshape(withNoop(shp...)...)
+		b, shp = nil, nil
+		for j := range k {
+			b = append(b, [2]int{0, k[j]}, [2]int{0, out[j] * stride[j]})
+			shp = append(shp, k[j], out[j], stride[j])
+		}
+		x = x.Shrink(keep(b...)).Reshape(withNoop(shp...)...)
+		b, shp = nil, nil
+		for j := range k {
+			b = append(b, [2]int{0, k[j]}, [2]int{0, out[j]}, [2]int{0, 1})
+			shp = append(shp, k[j], out[j])
+		}
+		x = x.Shrink(keep(b...)).Reshape(withNoop(shp...)...)
+		order = allAxes(nn)
+		for j := range k {
+			order = append(order, nn+2*j+1)
+		}
+		for j := range k {
+			order = append(order, nn+2*j)
+		}
+		return x.Permute(order...)
+	}
+	pads := make([][2]int, t.Ndim())
+	var b [][2]int
+	var shp []int
+	for j := range k {
+		pads[nn+j] = [2]int{0, max(0, out[j]*stride[j]-in[j])}
+		b = append(b, [2]int{0, out[j] * stride[j]})
+		shp = append(shp, out[j], stride[j])
+	}
+	x = x.padZero(pads).Shrink(keep(b...)).Reshape(withNoop(shp...)...)
+	b = nil
+	for j := range k {
+		b = append(b, [2]int{0, out[j]}, [2]int{0, k[j]})
+	}
+	x = x.Shrink(keep(b...))
+	order = allAxes(nn)
+	for j := range k {
+		order = append(order, nn+2*j)
+	}
+	for j := range k {
+		order = append(order, nn+2*j+1)
+	}
+	return x.Permute(order...)
+}
+
+// poolPads resolves tinygrad's padding argument for dims spatial
+// dimensions to the flat (torch) order: (left, right, top, bottom, ...),
+// last dimension first. One value pads every side; dims values (ph, pw)
+// pad both sides of each dimension.
+func poolPads(op string, padding []int, dims int) ([]int, *Tensor) {
+	for _, p := range padding {
+		if p < 0 {
+			return nil, errorf(op, "padding %v must not be negative", padding)
+		}
+	}
+	switch len(padding) {
+	case 0:
+		return make([]int, 2*dims), nil
+	case 2 * dims:
+		return slices.Clone(padding), nil
+	case 1:
+		return slices.Repeat([]int{padding[0]}, 2*dims), nil
+	case dims:
+		flat := make([]int, 0, 2*dims)
+		for j := dims - 1; j >= 0; j-- {
+			flat = append(flat, padding[j], padding[j])
+		}
+		return flat, nil
+	}
+	return nil, errorf(op, "padding %v must be one value, %d values or %d values", padding, dims, 2*dims)
+}
+
+// groupPads turns flat (torch-order) pads into (before, after) pairs for
+// every dimension of a tensor with ndim dimensions, the last len/2 padded.
+func groupPads(flat []int, ndim int) [][2]int {
+	dims := len(flat) / 2
+	g := make([][2]int, ndim)
+	for j := range dims {
+		g[ndim-dims+j] = [2]int{flat[2*(dims-1-j)], flat[2*(dims-1-j)+1]}
+	}
+	return g
+}
+
+// ceilModePads grows the after-pads so that a last, partial window is
+// kept (ceil_mode), but never one that starts in the padding.
+func ceilModePads(flat []int, in, k, stride, dilation []int) []int {
+	out := slices.Clone(flat)
+	dims := len(k)
+	for j := range dims {
+		pB, pA := flat[2*(dims-1-j)], flat[2*(dims-1-j)+1]
+		span := dilation[j]*(k[j]-1) + 1
+		o := ceilDiv(in[j]+pB+pA-span, stride[j]) + 1
+		out[len(out)-1-2*j] += stride[j]*(o-1) + span - (in[j] + pB + pA) - max(stride[j]*(o-1)-(pB+in[j]-1), 0)
+	}
+	return out
+}
+
+// ---- convolution ----
+
+// ConvOpts are conv2d's keyword arguments; zero values are tinygrad's
+// defaults. Stride and Dilation take one value or one per spatial
+// dimension. Padding takes one value, one per spatial dimension, or two per
+// dimension in tinygrad's flat order (left, right, top, bottom).
+type ConvOpts struct {
+	Groups   int // 0 means 1
+	Stride   []int
+	Dilation []int
+	Padding  []int
+}
+
+// Conv2d is the convolution of an (N, Cin, *spatial) input with a
+// (Cout, Cin/groups, *kernel) weight, for any number of spatial dimensions
+// (1-D and 3-D too). The input is padded, its windows are taken as a view
+// (N, Cin, *out, *kernel), broadcast against the weight as
+// (N, groups, Cout/groups, *out, Cin/groups, *kernel), and summed over the
+// last 1+len(kernel) axes: one reduce, fusable with its epilogue.
+func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
+	if e := firstErr(t, weight); e != nil {
+		return e
+	}
+	xs, ws := t.node.Shape, weight.node.Shape
+	if t.Ndim() < 3 {
+		return errorf("conv2d", "input %s needs at least 3 dimensions (N, C, spatial...)", FormatShape(xs))
+	}
+	if t.Ndim() != weight.Ndim() {
+		return errorf("conv2d", "input %s and weight %s must have the same number of dimensions", FormatShape(xs), FormatShape(ws))
+	}
+	groups := o.Groups
+	if groups == 0 {
+		groups = 1
+	}
+	if groups < 0 {
+		return errorf("conv2d", "groups must be positive, got %d", groups)
+	}
+	bs, cinX := xs[0], xs[1]
+	cout, cin := ws[0], ws[1]
+	hw := ws[2:]
+	if groups*cin != cinX {
+		return errorf("conv2d", "input %s has %d channels, weight %s expects %d (groups=%d x %d)", FormatShape(xs), cinX, FormatShape(ws), groups*cin, groups, cin)
+	}
+	if cout%groups != 0 {
+		return errorf("conv2d", "weight %s has %d output channels, not divisible by groups=%d", FormatShape(ws), cout, groups)
+	}
+	if bias != nil {
+		if e := firstErr(bias); e != nil {
+			return e
+		}
+		if !slices.Equal(bias.node.Shape, []int{cout}) {
+			return errorf("conv2d", "bias %s does not match the %d output channels of weight %s", FormatShape(bias.node.Shape), cout, FormatShape(ws))
+		}
+	}
+	n := len(hw)
+	stride, e := tupleArg("conv2d", "stride", o.Stride, n, 1)
+	if e != nil {
+		return e
+	}
+	dilation, e := tupleArg("conv2d", "dilation", o.Dilation, n, 1)
+	if e != nil {
+		return e
+	}
+	flat, e := poolPads("conv2d", o.Padding, n)
+	if e != nil {
+		return e
+	}
+	x := t.padZero(groupPads(flat, t.Ndim())).pool("conv2d", hw, stride, dilation) // (bs, cin_, *out, *hw)
+	if x.err != nil {
+		return x
+	}
+	rcout := cout / groups
+	oyx := x.node.Shape[2 : 2+n]
+	shp := append(append([]int{bs, groups, cin, 1}, oyx...), hw...)
+	exp := append(append([]int{bs, groups, cin, rcout}, oyx...), hw...)
+	order := []int{0, 1, 3}
+	for i := range n {
+		order = append(order, 4+i)
+	}
+	order = append(order, 2)
+	for i := range n {
+		order = append(order, 4+n+i)
+	}
+	x = x.Reshape(shp...).Expand(exp...).Permute(order...) // (bs, groups, rcout, *out, cin, *hw)
+	wr := weight.Reshape(append(append([]int{1, groups, rcout}, ones(n)...), append([]int{cin}, hw...)...)...)
+	axes := make([]int, 1+n)
+	for i := range axes {
+		axes[i] = -1 - i
+	}
+	out := ir.Promote(t.DType(), weight.DType())
+	ret := x.Mul(wr).Sum(true, axes...).Reshape(append([]int{bs, cout}, oyx...)...).Cast(out)
+	if bias == nil {
+		return ret
+	}
+	return ret.Add(bias.Reshape(append([]int{1, cout}, ones(n)...)...))
+}
+
+// ---- pooling ----
+
+// PoolOpts are the pooling keyword arguments; zero values are tinygrad's
+// defaults: a (2, 2) kernel, stride = kernel, dilation 1, no padding.
+type PoolOpts struct {
+	Kernel   []int
+	Stride   []int
+	Dilation []int
+	Padding  []int
+	CeilMode bool
+}
+
+// poolSetup resolves PoolOpts for t: kernel, stride, dilation, flat pads
+// and the reduced axes (the last len(kernel)).
+func (t *Tensor) poolSetup(op string, o PoolOpts) (k, s, d, pads []int, axes []int, err *Tensor) {
+	kern := o.Kernel
+	if len(kern) == 0 {
+		kern = []int{2, 2}
+	}
+	if k, err = tupleArg(op, "kernel_size", kern, max(len(kern), 2), 2); err != nil {
+		return
+	}
+	n := len(k)
+	if t.Ndim() < n {
+		err = errorf(op, "input %s has fewer dimensions than the %d-D kernel %v", FormatShape(t.node.Shape), n, k)
+		return
+	}
+	stride := o.Stride
+	if len(stride) == 0 {
+		stride = k
+	}
+	if s, err = tupleArg(op, "stride", stride, n, 1); err != nil {
+		return
+	}
+	if d, err = tupleArg(op, "dilation", o.Dilation, n, 1); err != nil {
+		return
+	}
+	if pads, err = poolPads(op, o.Padding, n); err != nil {
+		return
+	}
+	for j := range n {
+		if k[j] <= 0 || s[j] <= 0 || d[j] <= 0 {
+			err = errorf(op, "kernel %v, stride %v and dilation %v must be positive", k, s, d)
+			return
+		}
+	}
+	if o.CeilMode {
+		pads = ceilModePads(pads, t.node.Shape[t.Ndim()-n:], k, s, d)
+	}
+	for j := range n {
+		axes = append(axes, -n+j)
+	}
+	return
+}
+
+// minValue is the smallest value of dt (max pooling pads with it).
+func minValue(dt ir.DType) float64 {
+	if dt.IsFloat() {
+		return math.Inf(-1)
+	}
+	lo, _ := dtypeRange(dt)
+	return lo
+}
+
+// MaxPool2d is the max over each window, padding with the dtype's minimum
+// (any number of spatial dims: the kernel's length decides).
+func (t *Tensor) MaxPool2d(o PoolOpts) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	k, s, d, pads, axes, e := t.poolSetup("max_pool2d", o)
+	if e != nil {
+		return e
+	}
+	return t.Pad(groupPads(pads, t.Ndim()), minValue(t.DType())).pool("max_pool2d", k, s, d).Max(false, axes...)
+}
+
+// AvgPool2d is the mean over each window. With countIncludePad (tinygrad's
+// default) padded zeros count in the mean; without it only input elements
+// do. With CeilMode the extra partial windows never count their overhang.
+func (t *Tensor) AvgPool2d(o PoolOpts, countIncludePad bool) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	plain := o
+	plain.CeilMode = false
+	k, s, d, reg, axes, e := t.poolSetup("avg_pool2d", plain)
+	if e != nil {
+		return e
+	}
+	_, _, _, ceil, _, _ := t.poolSetup("avg_pool2d", o)
+	win := func(x *Tensor, pads []int) *Tensor {
+		return x.padZero(groupPads(pads, x.Ndim())).pool("avg_pool2d", k, s, d)
+	}
+	if !countIncludePad {
+		return win(t, ceil).Sum(false, axes...).Div(win(t.OnesLike(), ceil).Sum(false, axes...))
+	}
+	if !o.CeilMode {
+		return win(t, reg).Mean(false, axes...)
+	}
+	extra := make([]int, len(ceil))
+	for i := range ceil {
+		extra[i] = ceil[i] - reg[i]
+	}
+	padded := t.padZero(groupPads(reg, t.Ndim())).OnesLike()
+	return win(t, ceil).Sum(false, axes...).Div(win(padded, extra).Sum(false, axes...))
+}
+
+// ---- normalization ----
+
+// Layernorm normalizes over axes (default -1) to zero mean and unit
+// variance: (x-mean)*rsqrt(mean((x-mean)^2)+eps); tinygrad's eps is 1e-5.
+func (t *Tensor) Layernorm(eps float64, axes ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	if len(axes) == 0 {
+		axes = []int{-1}
+	}
+	if _, e := t.reducedAxes("layernorm", axes); e != nil {
+		return e
+	}
+	y := t.Sub(t.Mean(true, axes...))
+	v := y.Mul(y).Mean(true, axes...)
+	return y.Mul(v.Add(v.fscalar(eps)).Rsqrt())
+}
+
+// Batchnorm is (x-mean)*weight*invstd + bias with the statistics laid
+// along axes (default 1, the channels); weight and bias may be nil.
+func (t *Tensor) Batchnorm(weight, bias, mean, invstd *Tensor, axes ...int) *Tensor {
+	if e := firstErr(t, mean, invstd); e != nil {
+		return e
+	}
+	if len(axes) == 0 {
+		axes = []int{1}
+	}
+	norm, e := t.reducedAxes("batchnorm", axes)
+	if e != nil {
+		return e
+	}
+	shape := ones(t.Ndim())
+	for _, a := range norm {
+		shape[a] = t.node.Shape[a]
+	}
+	fit := func(name string, p *Tensor) *Tensor {
+		if p.Numel() != prod(shape) {
+			return errorf("batchnorm", "%s %s does not fit input %s along axes %v (needs %d elements)", name, FormatShape(p.node.Shape), FormatShape(t.node.Shape), norm, prod(shape))
+		}
+		return p.Reshape(shape...)
+	}
+	x := t.Sub(fit("mean", mean))
+	if weight != nil {
+		if e := firstErr(weight); e != nil {
+			return e
+		}
+		x = x.Mul(fit("weight", weight))
+	}
+	if invstd.Ndim() == len(norm) {
+		x = x.Mul(fit("invstd", invstd))
+	} else {
+		x = x.Mul(invstd)
+	}
+	if bias != nil {
+		if e := firstErr(bias); e != nil {
+			return e
+		}
+		x = x.Add(fit("bias", bias))
+	}
+	return x
+}
+
+// ---- losses ----
+
+// reduceLoss applies a loss reduction: "mean", "sum" or "none".
+func reduceLoss(op string, x *Tensor, reduction string) *Tensor {
+	switch reduction {
+	case "mean":
+		return x.Mean(false)
+	case "sum":
+		return x.Sum(false)
+	case "none":
+		return x
+	}
+	return errorf(op, "reduction must be \"none\", \"mean\" or \"sum\", got %q", reduction)
+}
+
+// oneHotAlong compares t with 0..n-1 laid along a new last dimension: the
+// bool one-hot mask of integer labels.
+func (t *Tensor) oneHotAlong(n int) *Tensor {
+	return t.Unsqueeze(-1).Eq(idxRange(n))
+}
+
+// SparseCategoricalCrossentropy is the cross entropy of logits t (..., C)
+// against integer labels Y (...). Labels equal to ignoreIndex do not count
+// (-1, tinygrad's default, means none is ignored), and the mean divides by
+// the number of counted labels. labelSmoothing mixes in the mean
+// log-probability.
+func (t *Tensor) SparseCategoricalCrossentropy(Y *Tensor, ignoreIndex int, labelSmoothing float64, reduction string) *Tensor {
+	const op = "sparse_categorical_crossentropy"
+	if e := firstErr(t, Y); e != nil {
+		return e
+	}
+	if labelSmoothing < 0 || labelSmoothing > 1 {
+		return errorf(op, "label_smoothing must be in [0, 1], got %g", labelSmoothing)
+	}
+	if reduction != "mean" && reduction != "sum" && reduction != "none" {
+		return errorf(op, "reduction must be \"none\", \"mean\" or \"sum\", got %q", reduction)
+	}
+	if t.Ndim() == 0 || !slices.Equal(Y.node.Shape, t.node.Shape[:t.Ndim()-1]) {
+		return errorf(op, "labels %s must have the shape of the logits %s without the class dimension", FormatShape(Y.node.Shape), FormatShape(t.node.Shape))
+	}
+	logProbs := t.LogSoftmax(-1)
+	var mask *Tensor
+	if ignoreIndex != -1 {
+		mask = Y.Ne(Const(float64(ignoreIndex), Y.DType()))
+	} else {
+		mask = Full(Y.node.Shape, 1, ir.Bool)
+	}
+	y := Y.oneHotAlong(t.node.Shape[t.Ndim()-1]).And(mask.Unsqueeze(-1))
+	ls := logProbs.fscalar(labelSmoothing)
+	smoothing := ls.Mul(logProbs.Mean(false, -1).Mul(mask))
+	unreduced := logProbs.fscalar(1 - labelSmoothing).Mul(logProbs.Mul(y).Sum(false, -1)).Add(smoothing)
+	if reduction == "mean" {
+		return unreduced.Sum(false).Div(mask.Sum(false)).Neg()
+	}
+	return reduceLoss(op, unreduced, reduction).Neg()
+}
+
+// CrossEntropy is the cross entropy of logits t (N, C, ...) against class
+// probabilities Y of the same shape, or class indices (N) one-hot encoded.
+func (t *Tensor) CrossEntropy(Y *Tensor, reduction string, labelSmoothing float64) *Tensor {
+	const op = "cross_entropy"
+	if e := firstErr(t, Y); e != nil {
+		return e
+	}
+	if labelSmoothing < 0 || labelSmoothing > 1 {
+		return errorf(op, "label_smoothing must be in [0, 1], got %g", labelSmoothing)
+	}
+	if t.Ndim() < 2 {
+		return errorf(op, "logits %s need a class dimension (N, C, ...)", FormatShape(t.node.Shape))
+	}
+	if Y.Ndim() < 2 {
+		Y = Y.OneHot(t.node.Shape[1])
+	}
+	if _, e := broadcastCheck(op, t, Y); e != nil {
+		return e
+	}
+	y := Y.Mul(Y.fscalar(1 - labelSmoothing))
+	y = y.Add(y.fscalar(labelSmoothing / float64(Y.node.Shape[1])))
+	return reduceLoss(op, t.LogSoftmax(1).Mul(y).Sum(false, 1).Neg(), reduction)
+}
+
+// BinaryCrossentropy is -(Y*log(p) + (1-Y)*log(1-p)) for probabilities t.
+func (t *Tensor) BinaryCrossentropy(Y *Tensor, reduction string) *Tensor {
+	if e := firstErr(t, Y); e != nil {
+		return e
+	}
+	if _, e := broadcastCheck("binary_crossentropy", t, Y); e != nil {
+		return e
+	}
+	one := t.iscalar(1)
+	l := Y.Neg().Mul(t.Log()).Sub(one.Sub(Y).Mul(one.Sub(t).Log()))
+	return reduceLoss("binary_crossentropy", l, reduction)
+}
+
+// BinaryCrossentropyLogits is BinaryCrossentropy of sigmoid(t), computed
+// stably with logsigmoid.
+func (t *Tensor) BinaryCrossentropyLogits(Y *Tensor, reduction string) *Tensor {
+	if e := firstErr(t, Y); e != nil {
+		return e
+	}
+	if _, e := broadcastCheck("binary_crossentropy_logits", t, Y); e != nil {
+		return e
+	}
+	one := Y.iscalar(1)
+	l := Y.Mul(t.Logsigmoid()).Add(one.Sub(Y).Mul(t.Neg().Logsigmoid())).Neg()
+	return reduceLoss("binary_crossentropy_logits", l, reduction)
+}
+
+// OneHot encodes integer labels along a new last dimension of numClasses
+// as int32 ones and zeros. (tinygrad's numClasses=-1 reads the max label,
+// which a lazy graph cannot do: the frontend realizes it first.)
+func (t *Tensor) OneHot(numClasses int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	if !t.DType().IsInt() {
+		return errorf("one_hot", "labels must be integers, got %s", t.DType())
+	}
+	if numClasses <= 0 {
+		return errorf("one_hot", "num_classes must be positive, got %d", numClasses)
+	}
+	return t.oneHotAlong(numClasses).Where(Const(1, ir.Int32), Const(0, ir.Int32))
+}
+
+// triMask is j - i >= diagonal (upper) or j - i <= diagonal (lower) over
+// the last two dimensions of shape, from two index ranges.
+func triMask(op string, shape []int, diagonal int, upper bool) *Tensor {
+	if len(shape) < 2 {
+		return errorf(op, "needs at least 2 dimensions, got shape %s", FormatShape(shape))
+	}
+	r, c := shape[len(shape)-2], shape[len(shape)-1]
+	d := idxRange(c).Reshape(1, c).Sub(idxRange(r).Reshape(r, 1))
+	diag := Const(float64(diagonal), ir.Int32)
+	if upper {
+		return d.Ge(diag)
+	}
+	return d.Le(diag)
+}
+
+// Triu keeps the elements on and above the diagonal-th diagonal.
+func (t *Tensor) Triu(diagonal int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	m := triMask("triu", t.node.Shape, diagonal, true)
+	if m.err != nil {
+		return m
+	}
+	return m.Where(t, Const(0, t.DType()))
+}
+
+// Tril keeps the elements on and below the diagonal-th diagonal.
+func (t *Tensor) Tril(diagonal int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	m := triMask("tril", t.node.Shape, diagonal, false)
+	if m.err != nil {
+		return m
+	}
+	return m.Where(t, Const(0, t.DType()))
+}
+
+// ScaledDotProductAttention is softmax(q·kᵀ/sqrt(d) + mask)·v. A bool mask
+// keeps where true (-inf elsewhere); causal masks the upper triangle. mask
+// may be nil.
+func (t *Tensor) ScaledDotProductAttention(key, value, mask *Tensor, causal bool) *Tensor {
+	const op = "scaled_dot_product_attention"
+	if e := firstErr(t, key, value); e != nil {
+		return e
+	}
+	if t.Ndim() < 2 || key.Ndim() < 2 || value.Ndim() < 2 {
+		return errorf(op, "query %s, key %s and value %s need at least 2 dimensions", FormatShape(t.node.Shape), FormatShape(key.node.Shape), FormatShape(value.node.Shape))
+	}
+	dt := ir.Promote(ir.Promote(t.DType(), key.DType()), ir.Float32)
+	qk := t.Cast(dt).Dot(key.Cast(dt).Transpose(-2, -1))
+	if qk.err != nil {
+		return qk
+	}
+	qk = qk.Div(Const(math.Sqrt(float64(t.node.Shape[t.Ndim()-1])), dt))
+	if causal {
+		mask = triMask(op, qk.node.Shape, 0, false)
+	}
+	if mask != nil {
+		if e := firstErr(mask); e != nil {
+			return e
+		}
+		if _, e := broadcastCheck(op, qk, mask); e != nil {
+			return e
+		}
+		if mask.DType() == ir.Bool {
+			mask = mask.Where(Const(0, dt), Const(math.Inf(-1), dt))
+		}
+		qk = qk.Add(mask)
+	}
+	return qk.Cast(t.DType()).Softmax(-1).Dot(value)
+}
