@@ -172,10 +172,7 @@ func formatSpec(v starlark.Value, spec string) (string, error) {
 	var body string
 	neg := false
 	switch x := v.(type) {
-	case starlark.Bool:
-		if f.typ == 0 || f.typ == 's' {
-			return pad(f, str(v), '<'), nil
-		}
+	case starlark.Bool: // Python formats a bool with a spec as an int
 		return formatSpec(starlark.MakeInt(int(b2f(bool(x)))), spec)
 	case starlark.Int:
 		i, ok := x.Int64()
@@ -239,7 +236,7 @@ func formatSpec(v starlark.Value, spec string) (string, error) {
 		if f.typ == 'E' || f.typ == 'G' || f.typ == 'F' {
 			body = strings.ToUpper(body)
 		}
-		if f.grouping != 0 {
+		if f.grouping != 0 && !strings.ContainsAny(body, "eEn") {
 			intPart, frac, _ := strings.Cut(body, ".")
 			if frac != "" {
 				frac = "." + frac

@@ -220,8 +220,8 @@ type bracket struct {
 	elems     []element
 }
 
-// preprocess returns src with multi-dimensional subscripts and ellipses
-// rewritten, and a map from positions in the result back to src (nil when
+// preprocess returns src with multi-dimensional subscripts, ellipses and
+// f-strings rewritten, and a map from positions in the result back to src (nil when
 // nothing changed).
 func preprocess(src []byte) ([]byte, *posMap) {
 	toks := scanTokens(src)
@@ -473,8 +473,8 @@ func rewriteFString(src []byte, start, end int) (text string, origins []int32, o
 		quote = 3
 	}
 	bodyStart, bodyEnd := i+quote, end-quote
-	if bodyEnd < bodyStart {
-		return "", nil, false
+	if bodyEnd < bodyStart || string(src[bodyEnd:end]) != strings.Repeat(string(q), quote) {
+		return "", nil, false // unterminated
 	}
 	var tmpl []byte
 	var tmplOrigins []int32

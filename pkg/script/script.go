@@ -176,7 +176,7 @@ func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err err
 	vars := in.predeclared()
 	for name, t := range env {
 		if t.Err() != nil {
-			return nil, fmt.Errorf("input %s: %w", name, t.Err())
+			return nil, &Error{Msg: fmt.Sprintf("input %s: %v", name, t.Err())}
 		}
 		vars[name] = NewTensor(t)
 	}
