@@ -369,5 +369,8 @@ func (p *cpuProgram) Disassembly() (string, error) {
 			s = s[j+1:]
 		}
 	}
+	if i := strings.Index(s, "\nDisassembly of section"); i >= 0 {
+		s = s[:i+1]
+	}
 	return s, nil
 }

@@ -41,7 +41,9 @@ func (k *Kernel) Kind() string {
 func (k *Kernel) BaseName() string {
 	parts := []string{k.Kind()}
 	for _, a := range k.Global {
-		parts = append(parts, fmt.Sprint(a.Size))
+		if a.Size > 1 { // the placeholder loop of a scalar result
+			parts = append(parts, fmt.Sprint(a.Size))
+		}
 	}
 	for _, a := range k.ReduceAxes() {
 		parts = append(parts, fmt.Sprint(a.Size))
