@@ -188,8 +188,8 @@ func fanIn(op string, shape []int) (int, *Tensor) {
 }
 
 // KaimingUniform is uniform in [-bound, bound) with
-// bound = sqrt(3)*sqrt(2/(1+a^2))/sqrt(prod(shape[1:])); tinygrad's
-// default a is sqrt(5).
+// bound = sqrt(3)*sqrt(2/(1+a^2))/sqrt(prod(shape[1:])). tinygrad's
+// Tensor.kaiming_uniform defaults to a = 0.01; its nn.Linear passes sqrt(5).
 func KaimingUniform(a float64, shape ...int) *Tensor {
 	fi, e := fanIn("kaiming_uniform", shape)
 	if e != nil {

@@ -194,6 +194,9 @@ func RealizeAll(ts ...*Tensor) error {
 	if e := firstErr(ts...); e != nil {
 		return e.err
 	}
+	if engine == nil {
+		return errors.New("no engine installed")
+	}
 	nodes := make([]*Node, len(ts))
 	for i, t := range ts {
 		nodes[i] = t.node
@@ -208,6 +211,9 @@ func (t *Tensor) Floats() ([]float64, error) {
 	}
 	if r := t.Realize(); r.err != nil {
 		return nil, r.err
+	}
+	if engine == nil {
+		return nil, errors.New("no engine installed")
 	}
 	data, err := engine.Read(t.node)
 	if err != nil {
