@@ -17,6 +17,7 @@ vet:
 	@out=$$(gofmt -l cmd pkg); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test: vet
+	$(GO) mod download
 	$(GO) test ./...
 
 # Short fuzzing runs of the parsers (seeds live in testdata/fuzz).
