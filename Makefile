@@ -35,3 +35,7 @@ refgen:
 
 clean:
 	rm -rf bin build
+
+# The reference program of `tgc bench --ref` (Debian: libopenblas-dev).
+bench/ref/ref: bench/ref/ref.c
+	cc -O3 -march=native -o $@ $< -lopenblas -lpthread

@@ -1,15 +1,9 @@
-// Package bench holds the benchmarks that docs/performance.md quotes:
-// fused vs unfused elementwise, and matmul GFLOP/s, on the CPU device.
 package bench
 
 import (
-	"sort"
 	"testing"
-	"time"
 
-	"tgc/pkg/ir"
 	"tgc/pkg/realize"
-	"tgc/pkg/tensor"
 )
 
 func engine(b *testing.B, opts realize.Options) *realize.Engine {
@@ -21,58 +15,52 @@ func engine(b *testing.B, opts realize.Options) *realize.Engine {
 	return e
 }
 
-func randn(b *testing.B, shape ...int) *tensor.Tensor {
-	t := tensor.Rand(shape...).Realize()
-	if err := t.Err(); err != nil {
-		b.Fatal(err)
+func report(b *testing.B, r Result) {
+	b.ReportMetric(r.Seconds*1e3, "ms/op(median)")
+	if r.GFLOPS > 0 {
+		b.ReportMetric(r.GFLOPS, "GFLOP/s")
 	}
-	return t
+	b.ReportMetric(r.GBPS, "GB/s")
+	b.ReportMetric(float64(r.Kernels), "kernels")
 }
 
-// run times the realization of out (median device time per iteration) and
-// reports it with work-based rates.
-func run(b *testing.B, e *realize.Engine, out *tensor.Tensor, flops, bytes float64) {
-	b.Helper()
-	if err := out.Err(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.Time(1, out.Node()); err != nil { // compile, warm up
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	times, err := e.Time(b.N, out.Node())
+func bench(b *testing.B, name string, opts realize.Options) {
+	e := engine(b, opts)
+	ws, err := Find([]string{name})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	med := times[len(times)/2].Seconds()
-	b.ReportMetric(med*1e3, "ms/op(median)")
-	if flops > 0 {
-		b.ReportMetric(flops/med/1e9, "GFLOP/s")
+	r, err := Run(e, ws[0], b.N)
+	if err != nil {
+		b.Fatal(err)
 	}
-	if bytes > 0 {
-		b.ReportMetric(bytes/med/1e9, "GB/s")
-	}
-	_ = time.Second
+	report(b, r)
 }
 
 // (a*b+a).relu() on 16M floats: fused it is one pass over memory (two
 // loads, one store); unfused it is three kernels and two scratch buffers.
-func benchElementwise(b *testing.B, noFusion bool) {
-	e := engine(b, realize.Options{NoFusion: noFusion})
-	const n = 16 << 20
-	x, y := randn(b, n), randn(b, n)
-	out := x.Mul(y).Add(x).Maximum(tensor.Const(0, ir.Float32))
-	run(b, e, out, 0, 3*4*n)
+func BenchmarkElementwiseFused16M(b *testing.B) { bench(b, "elementwise_16M", realize.Options{}) }
+func BenchmarkElementwiseUnfused16M(b *testing.B) {
+	bench(b, "elementwise_16M", realize.Options{NoFusion: true})
 }
 
-func BenchmarkElementwiseFused16M(b *testing.B)   { benchElementwise(b, false) }
-func BenchmarkElementwiseUnfused16M(b *testing.B) { benchElementwise(b, true) }
+func BenchmarkMatmul1024(b *testing.B) { bench(b, "matmul_1024", realize.Options{}) }
+func BenchmarkSum16M(b *testing.B)     { bench(b, "sum_16M", realize.Options{}) }
 
-func BenchmarkMatmul1024(b *testing.B) {
-	e := engine(b, realize.Options{})
-	const n = 1024
-	x, y := randn(b, n, n), randn(b, n, n)
-	out := x.Reshape(n, n, 1).Mul(y.Reshape(1, n, n)).Sum(false, 1)
-	run(b, e, out, 2*n*n*n, 3*4*n*n)
+// TestSuiteBuilds: every workload builds a valid graph (cheap: nothing runs).
+func TestSuiteBuilds(t *testing.T) {
+	if _, err := realize.Install("GO", realize.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range Suite() {
+		if w.Name == "conv2d_resnet" || w.Name == "matmul_2048" {
+			continue // inputs too large for the GO device in a unit test
+		}
+		if out := w.Build(); out.Err() != nil {
+			t.Errorf("%s: %v", w.Name, out.Err())
+		}
+	}
+	if _, err := Find([]string{"nope"}); err == nil {
+		t.Error("unknown workload accepted")
+	}
 }

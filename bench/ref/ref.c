@@ -1,0 +1,121 @@
+/* Reference measurements for `tgc bench --ref`, taken on the same machine
+ * in the same run as tgc's: OpenBLAS sgemm at the suite's sizes, a STREAM
+ * triad (memory bandwidth) and an FMA loop (peak FLOP/s). One JSON object
+ * per line, like `tgc bench --json`. Built by `make bench/ref/ref`. */
+#define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <immintrin.h>
+#include <pthread.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *t, int n) {
+  qsort(t, n, sizeof *t, cmp);
+  return t[n / 2];
+}
+
+static float *buffer(size_t n) {
+  float *p = aligned_alloc(64, n * sizeof(float));
+  for (size_t i = 0; i < n; i++) p[i] = (float)((i * 2654435761u) % 1000) / 1000.0f;
+  return p;
+}
+
+static void sgemm(int n, int iters) {
+  float *a = buffer((size_t)n * n), *b = buffer((size_t)n * n), *c = buffer((size_t)n * n);
+  double t[64];
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+  for (int i = 0; i < iters; i++) {
+    double s = now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+    t[i] = now() - s;
+  }
+  double m = median(t, iters);
+  printf("{\"name\": \"openblas_sgemm_%d\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g}\n", n, m,
+         2.0 * n * n * n / m / 1e9, 3.0 * 4 * n * n / m / 1e9);
+  free(a), free(b), free(c);
+}
+
+struct triad { float *a, *b, *c; size_t lo, hi; };
+
+static void *triad_part(void *p) {
+  struct triad *t = p;
+  for (size_t i = t->lo; i < t->hi; i++) t->a[i] = t->b[i] + 3.0f * t->c[i];
+  return NULL;
+}
+
+/* STREAM triad a = b + s*c over 64M floats, split across threads. */
+static void stream(int threads, int iters) {
+  size_t n = (size_t)64 << 20;
+  float *a = buffer(n), *b = buffer(n), *c = buffer(n);
+  double t[64];
+  for (int it = -1; it < iters; it++) {
+    pthread_t th[64];
+    struct triad parts[64];
+    double s = now();
+    for (int k = 0; k < threads; k++) {
+      parts[k] = (struct triad){a, b, c, n * k / threads, n * (k + 1) / threads};
+      pthread_create(&th[k], NULL, triad_part, &parts[k]);
+    }
+    for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+    if (it >= 0) t[it] = now() - s;
+  }
+  double m = median(t, iters);
+  printf("{\"name\": \"stream_triad\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g}\n", m, 2.0 * n / m / 1e9,
+         3.0 * 4 * n / m / 1e9);
+  free(a), free(b), free(c);
+}
+
+/* Independent FMA chains: 10 accumulators of 8 floats hide the latency. */
+static void *fma_part(void *p) {
+  long iters = *(long *)p;
+  __m256 acc[10], x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
+  for (int i = 0; i < 10; i++) acc[i] = _mm256_set1_ps((float)i);
+  for (long i = 0; i < iters; i++)
+    for (int j = 0; j < 10; j++) acc[j] = _mm256_fmadd_ps(acc[j], x, y);
+  float out[8];
+  __m256 s = acc[0];
+  for (int i = 1; i < 10; i++) s = _mm256_add_ps(s, acc[i]);
+  _mm256_storeu_ps(out, s);
+  *(float *)p = out[0]; /* keep the result alive */
+  return NULL;
+}
+
+static void peak(int threads) {
+  long iters = 20000000;
+  pthread_t th[64];
+  long args[64];
+  double s = now();
+  for (int k = 0; k < threads; k++) {
+    args[k] = iters;
+    pthread_create(&th[k], NULL, fma_part, &args[k]);
+  }
+  for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+  double m = now() - s;
+  double flops = 2.0 * 8 * 10 * iters * threads;
+  printf("{\"name\": \"fma_peak\", \"seconds\": %g, \"gflops\": %g, \"gbps\": 0}\n", m, flops / m / 1e9);
+}
+
+int main(int argc, char **argv) {
+  int threads = argc > 1 ? atoi(argv[1]) : 2;
+  if (threads < 1 || threads > 64) threads = 2;
+  openblas_set_num_threads(threads);
+  sgemm(512, 21);
+  sgemm(1024, 11);
+  sgemm(2048, 5);
+  stream(threads, 7);
+  peak(threads);
+  return 0;
+}

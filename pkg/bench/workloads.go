@@ -1,0 +1,119 @@
+// Package bench defines tgc's benchmark suite: the workloads `tgc bench`
+// runs and `go test -bench ./pkg/bench` measures, each with the work it
+// does so results read as GFLOP/s and GB/s.
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
+)
+
+// Workload is one benchmark: Build makes the lazy graph to time, with its
+// inputs already realized (so only the computation is timed).
+type Workload struct {
+	Name  string
+	FLOPs float64 // floating-point operations of one run
+	Bytes float64 // minimum memory traffic of one run
+	Build func() *tensor.Tensor
+}
+
+// Result is one measured workload.
+type Result struct {
+	Name    string  `json:"name"`
+	Device  string  `json:"device"`
+	Seconds float64 `json:"seconds"` // median device time
+	GFLOPS  float64 `json:"gflops"`
+	GBPS    float64 `json:"gbps"`
+	Kernels int     `json:"kernels"`
+}
+
+func input(shape ...int) *tensor.Tensor { return tensor.Rand(shape...).Realize() }
+
+func matmul(n int) Workload {
+	return Workload{
+		Name: fmt.Sprintf("matmul_%d", n), FLOPs: 2 * float64(n*n*n), Bytes: 3 * 4 * float64(n*n),
+		Build: func() *tensor.Tensor { return input(n, n).Dot(input(n, n)) },
+	}
+}
+
+// Suite is the fixed benchmark suite, in order.
+func Suite() []Workload {
+	const m16 = 16 << 20
+	return []Workload{
+		matmul(512), matmul(1024), matmul(2048),
+		{Name: "elementwise_16M", Bytes: 3 * 4 * m16, FLOPs: 3 * m16,
+			Build: func() *tensor.Tensor {
+				a, b := input(m16), input(m16)
+				return a.Mul(b).Add(a).Relu()
+			}},
+		{Name: "sum_16M", Bytes: 4 * m16, FLOPs: m16,
+			Build: func() *tensor.Tensor { return input(m16).Sum(false) }},
+		{Name: "softmax_4096", Bytes: 2 * 4 * 4096 * 4096, FLOPs: 5 * 4096 * 4096,
+			Build: func() *tensor.Tensor { return input(4096, 4096).Softmax(-1) }},
+		{Name: "conv2d_resnet", FLOPs: 2 * 32 * 64 * 56 * 56 * 64 * 9, Bytes: 4 * (2*32*64*56*56 + 64*64*9),
+			Build: func() *tensor.Tensor {
+				x, w := input(32, 64, 56, 56), input(64, 64, 3, 3)
+				return x.Conv2d(w, nil, tensor.ConvOpts{Padding: []int{1}})
+			}},
+	}
+}
+
+// Find returns the named workloads (all when names is empty).
+func Find(names []string) ([]Workload, error) {
+	all := Suite()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []Workload
+	for _, n := range names {
+		found := false
+		for _, w := range all {
+			if w.Name == n {
+				out = append(out, w)
+				found = true
+			}
+		}
+		if !found {
+			var have []string
+			for _, w := range all {
+				have = append(have, w.Name)
+			}
+			return nil, fmt.Errorf("unknown workload %q (have %v)", n, have)
+		}
+	}
+	return out, nil
+}
+
+// Run times a workload iters times on the engine's device (after one
+// warm-up run that compiles it) and reports the median.
+func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
+	out := w.Build()
+	if err := out.Err(); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	before := e.Stats.Kernels
+	if _, err := e.Time(1, out.Node()); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	kernels := e.Stats.Kernels - before
+	times, err := e.Time(max(iters, 1), out.Node())
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	return summarize(w, e.Dev.Name(), times, kernels), nil
+}
+
+func summarize(w Workload, device string, times []time.Duration, kernels int) Result {
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	med := times[len(times)/2].Seconds()
+	r := Result{Name: w.Name, Device: device, Seconds: med, Kernels: kernels}
+	if med > 0 {
+		r.GFLOPS = w.FLOPs / med / 1e9
+		r.GBPS = w.Bytes / med / 1e9
+	}
+	return r
+}
