@@ -95,7 +95,10 @@ type cpuDevice struct {
 	progs map[string]*cpuProgram // by source: compiled kernels in memory
 }
 
-func (d *cpuDevice) Name() string               { return "CPU" }
+func (d *cpuDevice) Name() string { return "CPU" }
+
+// Target: C compilers turn upcast lanes into vector code.
+func (d *cpuDevice) Target() ir.Target          { return ir.CPUTarget }
 func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {

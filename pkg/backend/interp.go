@@ -233,33 +233,53 @@ func (ev *evaluator) node(e *ir.Expr) func([]float64) {
 	}
 }
 
+// reduce evaluates a reduce's whole group (its leader's closure fills every
+// member's register); other members evaluate to nothing.
 func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
-	arg := e.Arg.(*ir.ReduceArg)
-	body := ev.compile(ev.p.prog.Inner[e])
-	out, val := ev.slot[e], ev.slot[e.Src[0]]
-	init := ir.ReduceIdentity(arg.Op, e.DType)
-	dt := e.DType
+	leader := ev.p.prog.Leader[e]
+	if leader != e {
+		return nil
+	}
+	members := ev.p.prog.Members[leader]
+	arg := leader.Arg.(*ir.ReduceArg)
+	body := ev.compile(ev.p.prog.Inner[leader])
+	type acc struct {
+		out, val int
+		op       ir.Op
+		dt       ir.DType
+		init     float64
+	}
+	accs := make([]acc, len(members))
+	for i, m := range members {
+		op := m.Arg.(*ir.ReduceArg).Op
+		accs[i] = acc{ev.slot[m], ev.slot[m.Src[0]], op, m.DType, ir.ReduceIdentity(op, m.DType)}
+	}
 	vars := make([]int, len(arg.Axes))
 	for i, a := range arg.Axes {
 		vars[i] = ev.varSlot(a)
 	}
 	return func(r []float64) {
-		acc := init
+		for _, a := range accs {
+			r[a.out] = a.init
+		}
 		var rec func(d int)
 		rec = func(d int) {
 			if d == len(arg.Axes) {
 				for _, f := range body {
 					f(r)
 				}
-				v := r[val]
-				if arg.Op == ir.OpSum {
-					if dt.IsFloat() {
-						acc = ir.RoundFloat(dt, acc+v)
-					} else {
-						acc = float64(dt.Wrap(int64(acc) + int64(v)))
+				for _, a := range accs {
+					v := r[a.val]
+					switch {
+					case a.op != ir.OpSum:
+						if v > r[a.out] {
+							r[a.out] = v
+						}
+					case a.dt.IsFloat():
+						r[a.out] = ir.RoundFloat(a.dt, r[a.out]+v)
+					default:
+						r[a.out] = float64(a.dt.Wrap(int64(r[a.out]) + int64(v)))
 					}
-				} else if v > acc {
-					acc = v
 				}
 				return
 			}
@@ -271,7 +291,6 @@ func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
 			}
 		}
 		rec(0)
-		r[out] = acc
 	}
 }
 

@@ -2,6 +2,7 @@ package fuse
 
 import (
 	"fmt"
+	"strings"
 
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
@@ -21,10 +22,14 @@ type lowerer struct {
 	rands   []*tensor.Node
 	nextAx  int
 	reduces int
+	// memo makes lowering a node at the same indices return the same
+	// expression: without it a reduce reached by two paths (relu's x>0 and
+	// x) would be lowered, and computed, twice with loops of its own.
+	memo map[string]*ir.Expr
 }
 
 func lower(root *tensor.Node, isBuf map[*tensor.Node]bool) (*Item, error) {
-	l := &lowerer{b: ir.NewBuilder(), root: root, isBuf: isBuf, argIdx: map[*tensor.Node]int{}}
+	l := &lowerer{b: ir.NewBuilder(), root: root, isBuf: isBuf, argIdx: map[*tensor.Node]int{}, memo: map[string]*ir.Expr{}}
 	l.arg(root)
 	var global []*ir.Axis
 	idx := make([]*ir.Expr, len(root.Shape))
@@ -96,6 +101,22 @@ func linearIndex(b *ir.Builder, idx []*ir.Expr, shape []int) *ir.Expr {
 // the condition under which the element is read at all (from PADs above),
 // used to guard loads against out-of-range reads.
 func (l *lowerer) expr(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRoot bool) *ir.Expr {
+	// Index expressions are interned, so their pointers identify them.
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%p|%p|%t", n, valid, isRoot)
+	for _, i := range idx {
+		fmt.Fprintf(&sb, "|%p", i)
+	}
+	key := sb.String()
+	if e, ok := l.memo[key]; ok {
+		return e
+	}
+	e := l.lowerNode(n, idx, valid, isRoot)
+	l.memo[key] = e
+	return e
+}
+
+func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRoot bool) *ir.Expr {
 	b := l.b
 	if !isRoot && (n.Realized() != nil || l.isBuf[n]) {
 		i := l.arg(n)

@@ -220,22 +220,38 @@ func (k *Kernel) Verify() error {
 	return err
 }
 
-// Pass is one kernel-to-kernel transformation of the pass table.
+// Pass is one kernel-to-kernel transformation of the pass table. When is
+// nil for passes every target runs.
 type Pass struct {
 	Name string
 	Run  func(*Kernel) *Kernel
+	When func(Target) bool
 }
+
+// Target says which optional passes suit the device a kernel is for.
+type Target struct {
+	Upcast bool // register blocking with scalar lanes (C compilers vectorize them)
+}
+
+// CPUTarget is what the CPU device (and emitting for it) uses.
+var CPUTarget = Target{Upcast: true}
 
 // Passes is the optimization pipeline, in order. DEBUG=5 prints the kernel
 // after each one.
 var Passes = []Pass{
-	{"simplify", Simplify},
-	{"merge_axes", MergeAxes},
+	{Name: "simplify", Run: Simplify},
+	{Name: "merge_axes", Run: MergeAxes},
+	{Name: "upcast", Run: Upcast, When: func(t Target) bool { return t.Upcast }},
 }
 
-// Optimize runs the pass table, verifying invariants after every pass;
-// dump, if not nil, sees the kernel after each pass.
+// Optimize runs the passes every target runs; see OptimizeFor.
 func Optimize(k *Kernel, dump func(pass string, k *Kernel)) (*Kernel, error) {
+	return OptimizeFor(k, Target{}, dump)
+}
+
+// OptimizeFor runs the pass table for a target, verifying invariants after
+// every pass; dump, if not nil, sees the kernel after each pass.
+func OptimizeFor(k *Kernel, t Target, dump func(pass string, k *Kernel)) (*Kernel, error) {
 	if dump != nil {
 		dump("lowered", k)
 	}
@@ -243,6 +259,9 @@ func Optimize(k *Kernel, dump func(pass string, k *Kernel)) (*Kernel, error) {
 		return nil, fmt.Errorf("lowered: %w", err)
 	}
 	for _, p := range Passes {
+		if p.When != nil && !p.When(t) {
+			continue
+		}
 		k = p.Run(k)
 		if err := k.Verify(); err != nil {
 			return nil, fmt.Errorf("after pass %s: %w", p.Name, err)

@@ -15,32 +15,77 @@ type Block struct {
 // Program is a linearized kernel.
 type Program struct {
 	Top    *Block
-	Inner  map[*Expr]*Block // body of each reduce
+	Inner  map[*Expr]*Block // body of each reduce (members of a group share one)
 	Uses   map[*Expr]int    // consumers of each expression
-	Place  map[*Expr]*Expr  // owning reduce of each expression (nil: top)
-	Stores []*Expr
+	Place  map[*Expr]*Expr  // owning group leader of each expression (nil: top)
+	Leader map[*Expr]*Expr  // each reduce's group leader
+	// Members lists, for each group leader, the reduces that share its
+	// loops (upcast lanes), in evaluation order; a lone reduce is its own group.
+	Members map[*Expr][]*Expr
+	Stores  []*Expr
 }
+
+// Reduces that loop over the very same axes form a group: one loop nest
+// with one accumulator per member. The upcast pass makes such groups.
+func groupKey(e *Expr) *Axis { return e.Arg.(*ReduceArg).Axes[0] }
 
 // Linearize computes the evaluation structure of a kernel.
 func Linearize(k *Kernel) *Program {
-	p := &Program{Inner: map[*Expr]*Block{}, Uses: map[*Expr]int{}, Place: map[*Expr]*Expr{}, Stores: k.Stores}
-	owner := map[*Axis]*Expr{}
-	var order []*Expr
+	p := &Program{Inner: map[*Expr]*Block{}, Uses: map[*Expr]int{}, Place: map[*Expr]*Expr{},
+		Leader: map[*Expr]*Expr{}, Members: map[*Expr][]*Expr{}, Stores: k.Stores}
+	// Collect the groups first, so the walk below can keep members together.
+	byKey := map[*Axis][]*Expr{}
 	Walk(k.Stores, func(e *Expr) {
-		order = append(order, e)
-		seen := map[*Expr]bool{}
+		if e.Op == OpReduce {
+			byKey[groupKey(e)] = append(byKey[groupKey(e)], e)
+		}
+	})
+	// Topological order in which a group's members are consecutive: visiting
+	// any member first visits the sources of all of them.
+	var order []*Expr
+	seen := map[*Expr]bool{}
+	var rec func(*Expr)
+	rec = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		members := []*Expr{e}
+		if e.Op == OpReduce {
+			members = byKey[groupKey(e)]
+		}
+		for _, m := range members {
+			seen[m] = true
+		}
+		for _, m := range members {
+			for _, s := range m.Src {
+				rec(s)
+			}
+		}
+		order = append(order, members...)
+	}
+	for _, s := range k.Stores {
+		rec(s)
+	}
+	owner := map[*Axis]*Expr{}
+	for _, e := range order {
+		srcSeen := map[*Expr]bool{}
 		for _, s := range e.Src {
-			if !seen[s] {
+			if !srcSeen[s] {
 				p.Uses[s]++
-				seen[s] = true
+				srcSeen[s] = true
 			}
 		}
 		if e.Op == OpReduce {
+			leader := byKey[groupKey(e)][0]
+			p.Leader[e] = leader
+			if e == leader {
+				p.Members[leader] = byKey[groupKey(e)]
+			}
 			for _, a := range e.Arg.(*ReduceArg).Axes {
-				owner[a] = e
+				owner[a] = leader
 			}
 		}
-	})
+	}
 	// depth of each reduce: nesting level, to find the innermost owner.
 	depth := map[*Expr]int{}
 	// deps: reduce axes each node depends on (those of reduces below it excluded).
@@ -94,7 +139,11 @@ func Linearize(k *Kernel) *Program {
 	p.Top = &Block{}
 	for _, e := range order {
 		if e.Op == OpReduce {
-			p.Inner[e] = &Block{Reduce: e}
+			leader := p.Leader[e]
+			if p.Inner[leader] == nil {
+				p.Inner[leader] = &Block{Reduce: leader}
+			}
+			p.Inner[e] = p.Inner[leader]
 		}
 	}
 	for _, e := range order {

@@ -190,7 +190,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 				fmt.Fprintf(e.Opts.Out, "--- %s after %s ---\n%s", it.Kernel.Name, pass, k.Dump())
 			}
 		}
-		k, err := ir.Optimize(it.Kernel, dump)
+		k, err := ir.OptimizeFor(it.Kernel, targetOf(e.Dev), dump)
 		if err != nil {
 			return nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
 		}
@@ -424,4 +424,13 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %s", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// targetOf asks a device which optional passes suit it (ir.Target{} if it
+// does not say).
+func targetOf(dev backend.Device) ir.Target {
+	if t, ok := dev.(interface{ Target() ir.Target }); ok {
+		return t.Target()
+	}
+	return ir.Target{}
 }

@@ -22,6 +22,7 @@ type Tracer struct {
 	Opts   Options
 	plan   Plan
 	lang   func(*ir.Kernel) (src, ext string)
+	launch func(*ir.Kernel) (global, local []int64, ok bool) // GPU dialects
 	ids    map[*tensor.Buffer]int
 	names  map[string]string // kernel name -> source, to keep names unique
 	host   map[int][]byte    // input and weight data, saved beside the plan
@@ -67,7 +68,7 @@ type PlanKernel struct {
 
 // Langs maps a device name to its renderer for tracing. GPU dialects are
 // added here by their renderers.
-var Langs = map[string]*render.Lang{"CPU": render.C}
+var Langs = map[string]*render.Lang{"CPU": render.C, "CL": render.OpenCL, "CUDA": render.CUDA, "METAL": render.Metal}
 
 // NewTracer makes a tracing engine for a device's dialect.
 func NewTracer(device string, opts Options) (*Tracer, error) {
@@ -80,8 +81,12 @@ func NewTracer(device string, opts Options) (*Tracer, error) {
 	switch lang, ok := Langs[device]; {
 	case ok:
 		t.lang = func(k *ir.Kernel) (string, string) { return render.Render(lang, k), lang.Ext }
+		t.launch = lang.LaunchSize
 		if device == "CPU" {
 			t.plan.ABI = "void NAME(void **bufs, const int64_t *vars, int64_t start, int64_t end)"
+		}
+		if lang.IsGPU() {
+			t.plan.ABI = render.GPUABI
 		}
 	case device == "GO":
 		t.lang = func(k *ir.Kernel) (string, string) { return k.Dump(), "ir" }
@@ -157,7 +162,7 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		isOut[o] = true
 	}
 	for _, it := range sched.Items {
-		k, err := ir.Optimize(it.Kernel, nil)
+		k, err := ir.OptimizeFor(it.Kernel, t.target(), nil)
 		if err != nil {
 			return fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
 		}
@@ -190,8 +195,12 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		if pk.Vars == nil {
 			pk.Vars = []int64{}
 		}
-		for _, a := range k.Global {
-			pk.Global = append(pk.Global, a.Size)
+		if g, l, ok := t.launchSize(k); ok {
+			pk.Global, pk.Local = g, l
+		} else {
+			for _, a := range k.Global {
+				pk.Global = append(pk.Global, a.Size)
+			}
 		}
 		pk.FLOPs, pk.Bytes = k.Cost()
 		t.plan.Kernels = append(t.plan.Kernels, pk)
@@ -258,4 +267,20 @@ func (t *Tracer) WritePlan(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o644)
+}
+
+// launchSize is the GPU launch geometry of a kernel (ok false on CPU/GO).
+func (t *Tracer) launchSize(k *ir.Kernel) (global, local []int64, ok bool) {
+	if t.launch == nil {
+		return nil, nil, false
+	}
+	return t.launch(k)
+}
+
+// target is the pass selection of the device being emitted for.
+func (t *Tracer) target() ir.Target {
+	if t.Device == "CPU" {
+		return ir.CPUTarget
+	}
+	return ir.Target{}
 }

@@ -25,6 +25,11 @@ type Lang struct {
 	OuterLoop func(a *ir.Axis) string
 	FloatFns  map[ir.Op]string // unary math functions by op
 	FloatSfx  string           // float literal suffix
+
+	// GPU dialects only (see gpu.go): the dialect's hooks, and the device
+	// limits the launch geometry is chosen within.
+	gpu    *gpuDialect
+	Limits Limits
 }
 
 // Render renders one kernel in lang.
@@ -43,6 +48,9 @@ type renderer struct {
 	nalu   int
 	nval   int
 	nacc   int
+	// group, when set, renders the top-level reduces of a GPU kernel split
+	// across the lanes of a work-group (gpu.go).
+	group func(e *ir.Expr)
 }
 
 func (r *renderer) line(format string, args ...any) {
@@ -52,6 +60,9 @@ func (r *renderer) line(format string, args ...any) {
 }
 
 func (r *renderer) kernel() string {
+	if r.lang.gpu != nil {
+		return r.gpuKernel()
+	}
 	usesRand := false
 	ir.Walk(r.k.Stores, func(e *ir.Expr) { usesRand = usesRand || e.Op == ir.OpRand })
 	r.sb.WriteString(r.lang.Prelude(usesRand))
@@ -102,7 +113,11 @@ func (r *renderer) block(b *ir.Block) {
 			continue
 		}
 		if e.Op == ir.OpReduce {
-			r.reduce(e)
+			if r.group != nil && b == r.prog.Top {
+				r.group(e)
+			} else {
+				r.reduce(e)
+			}
 			continue
 		}
 		var name string
@@ -118,27 +133,41 @@ func (r *renderer) block(b *ir.Block) {
 	}
 }
 
+// reduce renders a reduce's group: one accumulator per member, one loop
+// nest, the shared body, then each member's update.
 func (r *renderer) reduce(e *ir.Expr) {
-	arg := e.Arg.(*ir.ReduceArg)
-	acc := fmt.Sprintf("acc%d", r.nacc)
-	r.nacc++
-	r.line("%s %s = %s;", r.typ(e.DType), acc, r.constant(e.DType, ir.ReduceIdentity(arg.Op, e.DType)))
-	for _, a := range arg.Axes {
+	if _, done := r.names[e]; done {
+		return // rendered with its group
+	}
+	leader := r.prog.Leader[e]
+	members := r.prog.Members[leader]
+	accs := make([]string, len(members))
+	for i, m := range members {
+		accs[i] = fmt.Sprintf("acc%d", r.nacc)
+		r.nacc++
+		r.line("%s %s = %s;", r.typ(m.DType), accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
+	}
+	axes := leader.Arg.(*ir.ReduceArg).Axes
+	for _, a := range axes {
 		r.line("for (int %s = 0; %s < %d; %s++) {", a.Name(), a.Name(), a.Size, a.Name())
 		r.indent++
 	}
-	r.block(r.prog.Inner[e])
-	v := r.expr(e.Src[0])
-	if arg.Op == ir.OpSum {
-		r.line("%s += %s;", acc, v)
-	} else {
-		r.line("%s = ((%s>%s)?%s:%s);", acc, v, acc, v, acc)
+	r.block(r.prog.Inner[leader])
+	for i, m := range members {
+		v := r.expr(m.Src[0])
+		if m.Arg.(*ir.ReduceArg).Op == ir.OpSum {
+			r.line("%s += %s;", accs[i], v)
+		} else {
+			r.line("%s = ((%s>%s)?%s:%s);", accs[i], v, accs[i], v, accs[i])
+		}
 	}
-	for range arg.Axes {
+	for range axes {
 		r.indent--
 		r.line("}")
 	}
-	r.names[e] = acc
+	for i, m := range members {
+		r.names[m] = accs[i]
+	}
 }
 
 func (r *renderer) typ(dt ir.DType) string { return r.lang.Types[dt] }
@@ -182,9 +211,15 @@ func (r *renderer) expr(e *ir.Expr) string {
 	case ir.OpVar:
 		return e.Arg.(*ir.Axis).Name()
 	case ir.OpParam:
+		if r.lang.gpu != nil {
+			return fmt.Sprintf("var%d", e.Arg.(int))
+		}
 		return fmt.Sprintf("vars[%d]", e.Arg.(int))
 	case ir.OpLoad:
 		ld := fmt.Sprintf("%s[%s]", BufName(r.k, e.Arg.(int)), r.expr(s[0]))
+		if g := r.lang.gpu; g != nil && g.load != nil {
+			ld = g.load(e.DType, BufName(r.k, e.Arg.(int)), r.expr(s[0]))
+		}
 		if len(s) > 1 {
 			return fmt.Sprintf("(%s?%s:%s)", r.expr(s[1]), ld, r.constant(e.DType, 0))
 		}
@@ -192,6 +227,11 @@ func (r *renderer) expr(e *ir.Expr) string {
 	case ir.OpRand:
 		return fmt.Sprintf("tg_rand(%s, %s, %s)", r.expr(s[1]), r.expr(s[2]), r.expr(s[0]))
 	case ir.OpCast:
+		if g := r.lang.gpu; g != nil && g.cast != nil {
+			if c := g.cast(e.DType, s[0].DType, r.expr(s[0])); c != "" {
+				return c
+			}
+		}
 		return fmt.Sprintf("((%s)%s)", r.typ(e.DType), r.expr(s[0]))
 	case ir.OpNeg:
 		return "(-" + r.expr(s[0]) + ")"
@@ -226,7 +266,11 @@ func (r *renderer) expr(e *ir.Expr) string {
 			return fmt.Sprintf("((%s==0)?0:(%s%s%s))", r.expr(s[1]), r.expr(s[0]), infixOps[e.Op], r.expr(s[1]))
 		}
 		if e.Op == ir.OpMod && e.DType.IsFloat() {
-			return fmt.Sprintf("fmodf(%s, %s)", r.expr(s[0]), r.expr(s[1]))
+			fn := "fmodf"
+			if r.lang.gpu != nil {
+				fn = r.lang.gpu.fmod
+			}
+			return fmt.Sprintf("%s(%s, %s)", fn, r.expr(s[0]), r.expr(s[1]))
 		}
 	}
 	if fn, ok := r.lang.FloatFns[e.Op]; ok {

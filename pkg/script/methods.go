@@ -159,7 +159,6 @@ func init() {
 		"chunk":             chunkMethod,
 		"repeat_interleave": repeatInterleaveMethod,
 		"contiguous":        unaryMethod((*tensor.Tensor).Contiguous),
-		"detach":            unaryMethod(func(t *tensor.Tensor) *tensor.Tensor { return t }),
 		"gather":            gatherMethod,
 
 		// ---- creation from a tensor ----
@@ -800,7 +799,7 @@ func dropoutMethod(c *call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.unpack("p?", &p); err != nil {
 		return nil, err
 	}
-	if c.in == nil || !c.in.training {
+	if !tensor.Training {
 		return c.self, nil
 	}
 	return wrap(t.Dropout(float64(p)))

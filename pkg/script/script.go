@@ -91,7 +91,6 @@ type interp struct {
 	maxSteps uint64
 	stepsHit bool
 	warned   map[int32]bool // lines that already warned about a trace-mode read
-	training bool           // Tensor.training
 }
 
 const interpKey = "tgc.interp"
@@ -221,7 +220,12 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 // returns the function that undoes it.
 func (in *interp) install() func() {
 	tensor.SetPosFunc(in.scriptPos)
-	return func() { tensor.SetPosFunc(nil) }
+	training := tensor.Training
+	tensor.Training = false // Tensor.training starts False in every run
+	return func() {
+		tensor.SetPosFunc(nil)
+		tensor.Training = training
+	}
 }
 
 // scriptPos is the position of the innermost script frame: the call that is

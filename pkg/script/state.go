@@ -160,6 +160,13 @@ func stateDict(v starlark.Value, prefix string, out map[string]*Tensor, seen map
 	switch v := v.(type) {
 	case *Tensor:
 		out[prefix] = v
+	case *layer:
+		names, vals := v.tensors()
+		for i, n := range names {
+			if err := stateDict(vals[i], join(n), out, seen, depth+1); err != nil {
+				return err
+			}
+		}
 	case *starlarkstruct.Struct:
 		for _, name := range v.AttrNames() {
 			f, err := v.Attr(name)

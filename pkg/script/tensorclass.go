@@ -57,14 +57,14 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 		return nil, err
 	}
 	if b, ok := requiresGrad.(starlark.Bool); ok {
-		t.RequiresGrad = bool(b)
+		t.SetRequiresGrad(bool(b))
 	}
 	return r, nil
 }
 
 func (tc *tensorClass) Attr(name string) (starlark.Value, error) {
 	if name == "training" {
-		return starlark.Bool(tc.in.training), nil
+		return starlark.Bool(tensor.Training), nil
 	}
 	if f, ok := statics[name]; ok {
 		return builtin(name, f), nil
@@ -102,7 +102,7 @@ func (tc *tensorClass) SetField(name string, v starlark.Value) error {
 	if !ok {
 		return fmt.Errorf("Tensor.training must be a bool, got %s", v.Type())
 	}
-	tc.in.training = bool(b)
+	tensor.Training = bool(b)
 	return nil
 }
 
@@ -167,38 +167,38 @@ func shapeAndDType(c *call, def ir.DType, extra ...any) ([]int, ir.DType, error)
 // randLike binds a float32 random constructor; dtype= casts the result.
 func randLike(f func(shape []int) *tensor.Tensor) builtinFunc {
 	return func(c *call) (starlark.Value, error) {
-		var requiresGrad bool
+		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "requires_grad?", &requiresGrad)
 		if err != nil {
 			return nil, err
 		}
 		t := f(shape).Cast(dt)
-		t.RequiresGrad = requiresGrad
+		requiresGrad.apply(t)
 		return wrap(t)
 	}
 }
 
 func uniformFn(c *call) (starlark.Value, error) {
 	low, high := floatArg(-1), floatArg(1)
-	var requiresGrad bool
+	var requiresGrad optBool
 	shape, dt, err := shapeAndDType(c, ir.Float32, "low?", &low, "high?", &high, "requires_grad?", &requiresGrad)
 	if err != nil {
 		return nil, err
 	}
 	t := tensor.Uniform(float64(low), float64(high), shape...).Cast(dt)
-	t.RequiresGrad = requiresGrad
+	requiresGrad.apply(t)
 	return wrap(t)
 }
 
 func normalFn(c *call) (starlark.Value, error) {
 	mean, std := floatArg(0), floatArg(1)
-	var requiresGrad bool
+	var requiresGrad optBool
 	shape, dt, err := shapeAndDType(c, ir.Float32, "mean?", &mean, "std?", &std, "requires_grad?", &requiresGrad)
 	if err != nil {
 		return nil, err
 	}
 	t := tensor.Normal(float64(mean), float64(std), shape...).Cast(dt)
-	t.RequiresGrad = requiresGrad
+	requiresGrad.apply(t)
 	return wrap(t)
 }
 
@@ -218,26 +218,26 @@ func randintFn(c *call) (starlark.Value, error) {
 func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) builtinFunc {
 	return func(c *call) (starlark.Value, error) {
 		a := floatArg(0.01)
-		var requiresGrad bool
+		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "a?", &a, "requires_grad?", &requiresGrad)
 		if err != nil {
 			return nil, err
 		}
 		t := f(float64(a), shape...).Cast(dt)
-		t.RequiresGrad = requiresGrad
+		requiresGrad.apply(t)
 		return wrap(t)
 	}
 }
 
 func fillFn(v float64) builtinFunc {
 	return func(c *call) (starlark.Value, error) {
-		var requiresGrad bool
+		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "requires_grad?", &requiresGrad)
 		if err != nil {
 			return nil, err
 		}
 		t := tensor.Full(shape, v, dt)
-		t.RequiresGrad = requiresGrad
+		requiresGrad.apply(t)
 		return wrap(t)
 	}
 }
@@ -379,4 +379,25 @@ func manualSeedFn(c *call) (starlark.Value, error) {
 	}
 	tensor.ManualSeed(s)
 	return starlark.None, nil
+}
+
+// optBool is an optional bool keyword (requires_grad=): unset leaves the
+// tensor's requires_grad unset, as tinygrad's None does.
+type optBool struct{ set, v bool }
+
+func (o *optBool) Unpack(v starlark.Value) error {
+	switch b := v.(type) {
+	case starlark.NoneType:
+		return nil
+	case starlark.Bool:
+		o.set, o.v = true, bool(b)
+		return nil
+	}
+	return fmt.Errorf("got %s, want bool or None", v.Type())
+}
+
+func (o optBool) apply(t *tensor.Tensor) {
+	if o.set {
+		t.SetRequiresGrad(o.v)
+	}
 }

@@ -111,10 +111,10 @@ func (v *Tensor) SetField(name string, val starlark.Value) error {
 	case "requires_grad":
 		switch b := val.(type) {
 		case starlark.Bool:
-			v.t.RequiresGrad = bool(b)
+			v.t.SetRequiresGrad(bool(b))
 			return nil
 		case starlark.NoneType:
-			v.t.RequiresGrad = false
+			v.t.SetRequiresGrad(false)
 			return nil
 		}
 		return fmt.Errorf("requires_grad must be a bool, got %s", val.Type())

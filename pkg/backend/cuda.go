@@ -1,0 +1,498 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/render"
+)
+
+// The CUDA device: kernels rendered as CUDA C, compiled to PTX by NVRTC
+// (libnvrtc, with --gpu-architecture from the device's compute capability),
+// loaded and launched through the driver API (libcuda.so.1). Both
+// libraries are loaded at run time with purego: no cgo, no SDK to build.
+//
+// A CUDA context is current per OS thread, so every driver call runs on
+// one worker goroutine locked to its thread (cudaWorker.do), which created
+// the context.
+//
+// Without libnvrtc, the same PTX could come from clang
+// (`clang-15 -x cuda --cuda-device-only --cuda-gpu-arch=sm_XY -nocudainc
+// -nocudalib -S`, the path the PTX compile test checks): with the prelude
+// of render's CUDA test it compiles every kernel; the math functions then
+// need libdevice or the NVVM intrinsics. Not wired in yet.
+
+func init() {
+	register(entry{name: "CUDA", rank: 20,
+		probe: func() (string, error) {
+			info, err := cudaProbe()
+			if err != nil {
+				return "", err
+			}
+			return info.String(), nil
+		},
+		open: openCUDA})
+}
+
+// Driver API constants (cuda.h).
+const (
+	cuSuccess              = 0
+	cuErrorOutOfMemory     = 2
+	cuAttrMaxThreads       = 1
+	cuAttrMaxBlockDimX     = 2
+	cuAttrMaxGridDimX      = 5
+	cuAttrMaxSharedPerBlok = 8
+	cuAttrCCMajor          = 75
+	cuAttrCCMinor          = 76
+)
+
+var cudaFuncNames = []string{
+	"cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetAttribute",
+	"cuDeviceTotalMem_v2", "cuCtxCreate_v2", "cuCtxSynchronize", "cuMemAlloc_v2", "cuMemFree_v2",
+	"cuMemGetInfo_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuModuleLoadData", "cuModuleGetFunction",
+	"cuLaunchKernel", "cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime",
+	"cuEventDestroy_v2", "cuGetErrorString", "cuGetErrorName",
+}
+
+var nvrtcFuncNames = []string{
+	"nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetProgramLogSize", "nvrtcGetProgramLog",
+	"nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcDestroyProgram", "nvrtcGetErrorString",
+}
+
+// cudaError is a failed driver or NVRTC call: its name, the code and the
+// library's error string.
+type cudaError struct {
+	call string
+	code int32
+	msg  string
+}
+
+func (e *cudaError) Error() string {
+	return fmt.Sprintf("CUDA: %s failed: %s (%d)", e.call, e.msg, e.code)
+}
+
+type cudaAPI struct {
+	fns      map[string]uintptr
+	nvrtcErr func(code int32) string // nvrtcGetErrorString
+}
+
+func (a *cudaAPI) call(name string, args ...uintptr) error {
+	r, _, _ := purego.SyscallN(a.fns[name], args...)
+	if code := int32(r); code != cuSuccess {
+		return &cudaError{call: name, code: code, msg: a.errorString(name, code)}
+	}
+	return nil
+}
+
+// errorString asks the library for a code's description.
+func (a *cudaAPI) errorString(call string, code int32) string {
+	if strings.HasPrefix(call, "nvrtc") {
+		if a.nvrtcErr == nil {
+			return "unknown error"
+		}
+		return a.nvrtcErr(code)
+	}
+	var name, desc *byte
+	purego.SyscallN(a.fns["cuGetErrorName"], uintptr(code), uintptr(unsafe.Pointer(&name)))
+	purego.SyscallN(a.fns["cuGetErrorString"], uintptr(code), uintptr(unsafe.Pointer(&desc)))
+	switch {
+	case name != nil && desc != nil:
+		return cString(name) + ": " + cString(desc)
+	case name != nil:
+		return cString(name)
+	}
+	return "unknown error"
+}
+
+// cString copies a NUL-terminated C string.
+func cString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
+
+// cudaInfo is what the probe found: device 0.
+type cudaInfo struct {
+	api          *cudaAPI
+	dev          int32
+	name         string
+	major, minor int32
+	totalMem     uint64
+	limits       render.Limits
+}
+
+func (i *cudaInfo) String() string {
+	return fmt.Sprintf("%s, compute %d.%d, %d MiB", i.name, i.major, i.minor, i.totalMem>>20)
+}
+
+func dlopenFirst(names ...string) (uintptr, error) {
+	var err error
+	for _, n := range names {
+		var h uintptr
+		if h, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
+			return h, nil
+		}
+	}
+	return 0, err
+}
+
+var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
+	lib, err := dlopenFirst("libcuda.so.1", "libcuda.so")
+	if err != nil {
+		return nil, errors.New("libcuda.so.1 not found (no NVIDIA driver)")
+	}
+	api := &cudaAPI{fns: map[string]uintptr{}}
+	for _, n := range cudaFuncNames {
+		if api.fns[n], err = purego.Dlsym(lib, n); err != nil {
+			return nil, fmt.Errorf("libcuda.so.1 lacks %s (driver too old?)", n)
+		}
+	}
+	rtc, err := dlopenFirst("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2")
+	if err != nil {
+		return nil, errors.New("libnvrtc.so not found (install the CUDA toolkit's NVRTC, e.g. Debian's libnvrtc12)")
+	}
+	for _, n := range nvrtcFuncNames {
+		if api.fns[n], err = purego.Dlsym(rtc, n); err != nil {
+			return nil, fmt.Errorf("libnvrtc lacks %s", n)
+		}
+	}
+	purego.RegisterLibFunc(&api.nvrtcErr, rtc, "nvrtcGetErrorString")
+	if err := api.call("cuInit", 0); err != nil {
+		return nil, err
+	}
+	var count int32
+	if err := api.call("cuDeviceGetCount", uintptr(unsafe.Pointer(&count))); err != nil {
+		return nil, err
+	}
+	if count == 0 {
+		return nil, errors.New("no CUDA GPU")
+	}
+	info := &cudaInfo{api: api}
+	if err := api.call("cuDeviceGet", uintptr(unsafe.Pointer(&info.dev)), 0); err != nil {
+		return nil, err
+	}
+	name := make([]byte, 256)
+	if err := api.call("cuDeviceGetName", uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(info.dev)); err != nil {
+		return nil, err
+	}
+	info.name = cString(&name[0])
+	attr := func(a int) int64 {
+		var v int32
+		_ = api.call("cuDeviceGetAttribute", uintptr(unsafe.Pointer(&v)), uintptr(a), uintptr(info.dev))
+		return int64(v)
+	}
+	info.major, info.minor = int32(attr(cuAttrCCMajor)), int32(attr(cuAttrCCMinor))
+	var total uintptr
+	_ = api.call("cuDeviceTotalMem_v2", uintptr(unsafe.Pointer(&total)), uintptr(info.dev))
+	info.totalMem = uint64(total)
+	lim := render.Limits{MaxWorkGroup: attr(cuAttrMaxThreads), LocalMem: attr(cuAttrMaxSharedPerBlok), Half: true}
+	for d := 0; d < 3; d++ {
+		lim.MaxLocal[d] = attr(cuAttrMaxBlockDimX + d)
+		lim.MaxGroups[d] = attr(cuAttrMaxGridDimX + d)
+	}
+	lim.MaxWorkGroup = max(1, min(lim.MaxWorkGroup, render.DefaultLimits.MaxWorkGroup))
+	info.limits = lim
+	return info, nil
+})
+
+// nvrtcOptions are the compile options for a compute capability.
+func nvrtcOptions(major, minor int32) []string {
+	return []string{fmt.Sprintf("--gpu-architecture=compute_%d%d", major, minor), "-default-device"}
+}
+
+// cudaWorker runs functions on one goroutine locked to its OS thread,
+// where the context is current.
+type cudaWorker struct{ ch chan func() }
+
+func newCUDAWorker() *cudaWorker {
+	w := &cudaWorker{ch: make(chan func())}
+	go func() {
+		runtime.LockOSThread()
+		for f := range w.ch {
+			f()
+		}
+	}()
+	return w
+}
+
+func (w *cudaWorker) do(f func()) {
+	done := make(chan struct{})
+	w.ch <- func() { f(); close(done) }
+	<-done
+}
+
+type cudaDevice struct {
+	info  *cudaInfo
+	api   *cudaAPI
+	w     *cudaWorker
+	ctx   uintptr
+	lang  *render.Lang
+	mu    sync.Mutex
+	progs map[string]*cudaProgram
+}
+
+func openCUDA() (Device, error) {
+	info, err := cudaProbe()
+	if err != nil {
+		return nil, err
+	}
+	d := &cudaDevice{info: info, api: info.api, w: newCUDAWorker(), lang: render.CUDAFor(info.limits), progs: map[string]*cudaProgram{}}
+	d.w.do(func() { err = d.api.call("cuCtxCreate_v2", uintptr(unsafe.Pointer(&d.ctx)), 0, uintptr(info.dev)) })
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *cudaDevice) Name() string               { return "CUDA" }
+func (d *cudaDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
+
+type cudaBuffer struct {
+	d    *cudaDevice
+	ptr  uint64
+	size int
+	free func()
+}
+
+// oomError explains a failed allocation: what was asked and what is free.
+func oomError(asked int, free, total uint64, err error) error {
+	return fmt.Errorf("CUDA: cannot allocate %d bytes (%.1f MiB): %.1f MiB free of %.1f MiB: %w",
+		asked, float64(asked)/(1<<20), float64(free)/(1<<20), float64(total)/(1<<20), err)
+}
+
+func (d *cudaDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
+	size := n * dt.Size()
+	var ptr uint64
+	var err error
+	d.w.do(func() {
+		err = d.api.call("cuMemAlloc_v2", uintptr(unsafe.Pointer(&ptr)), uintptr(max(size, 1)))
+		var ce *cudaError
+		if errors.As(err, &ce) && ce.code == cuErrorOutOfMemory {
+			var free, total uintptr
+			_ = d.api.call("cuMemGetInfo_v2", uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+			err = oomError(size, uint64(free), uint64(total), err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &cudaBuffer{d: d, ptr: ptr, size: size}
+	var once sync.Once
+	api, w := d.api, d.w
+	free := func() { once.Do(func() { w.do(func() { _ = api.call("cuMemFree_v2", uintptr(ptr)) }) }) }
+	b.free = free
+	runtime.AddCleanup(b, func(f func()) { f() }, free)
+	return b, nil
+}
+
+func (b *cudaBuffer) CopyIn(data []byte) (err error) {
+	if len(data) != b.size {
+		return fmt.Errorf("copy in: %d bytes into a buffer of %d", len(data), b.size)
+	}
+	if b.size > 0 {
+		b.d.w.do(func() {
+			err = b.d.api.call("cuMemcpyHtoD_v2", uintptr(b.ptr), uintptr(unsafe.Pointer(&data[0])), uintptr(b.size))
+		})
+	}
+	return err
+}
+
+func (b *cudaBuffer) CopyOut(data []byte) (err error) {
+	if len(data) != b.size {
+		return fmt.Errorf("copy out: %d bytes from a buffer of %d", len(data), b.size)
+	}
+	if b.size > 0 {
+		b.d.w.do(func() {
+			err = b.d.api.call("cuMemcpyDtoH_v2", uintptr(unsafe.Pointer(&data[0])), uintptr(b.ptr), uintptr(b.size))
+		})
+	}
+	return err
+}
+
+func (b *cudaBuffer) Free() {
+	if b.free != nil {
+		b.free()
+		b.free = nil
+	}
+}
+
+type cudaProgram struct {
+	d      *cudaDevice
+	name   string
+	ptx    string
+	fn     uintptr
+	launch render.Launch
+}
+
+// CUDABuildError is a kernel NVRTC rejected: its name and the log.
+type CUDABuildError struct {
+	Kernel, Log, Source string
+	Err                 error
+}
+
+func (e *CUDABuildError) Error() string {
+	return fmt.Sprintf("CUDA: compiling kernel %s failed (%v):\n%s", e.Kernel, e.Err, strings.TrimSpace(e.Log))
+}
+
+func (d *cudaDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]Program, len(ks))
+	for i, k := range ks {
+		src := render.Render(d.lang, k)
+		p, ok := d.progs[src]
+		if !ok {
+			ptx, err := d.nvrtc(k.Name, src)
+			if err != nil {
+				return nil, err
+			}
+			p = &cudaProgram{d: d, name: k.Name, ptx: ptx}
+			cptx := append([]byte(ptx), 0)
+			cname := append([]byte(k.Name), 0)
+			var mod uintptr
+			d.w.do(func() {
+				if err = d.api.call("cuModuleLoadData", uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&cptx[0]))); err == nil {
+					err = d.api.call("cuModuleGetFunction", uintptr(unsafe.Pointer(&p.fn)), mod, uintptr(unsafe.Pointer(&cname[0])))
+				}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+			}
+			d.progs[src] = p
+		}
+		c := *p
+		c.launch = render.GPULaunch(d.lang, k)
+		out[i] = &c
+	}
+	return out, nil
+}
+
+// nvrtc compiles CUDA C to PTX.
+func (d *cudaDevice) nvrtc(name, src string) (string, error) {
+	api := d.api
+	start := time.Now()
+	csrc, cname := append([]byte(src), 0), append([]byte(name+".cu"), 0)
+	var prog uintptr
+	if err := api.call("nvrtcCreateProgram", uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(&csrc[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0); err != nil {
+		return "", err
+	}
+	defer api.call("nvrtcDestroyProgram", uintptr(unsafe.Pointer(&prog)))
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var optPtrs []uintptr
+	for _, o := range nvrtcOptions(d.info.major, d.info.minor) {
+		b := append([]byte(o), 0)
+		pin.Pin(&b[0])
+		optPtrs = append(optPtrs, uintptr(unsafe.Pointer(&b[0])))
+	}
+	cerr := api.call("nvrtcCompileProgram", prog, uintptr(len(optPtrs)), uintptr(unsafe.Pointer(&optPtrs[0])))
+	var logSize uintptr
+	log := ""
+	if api.call("nvrtcGetProgramLogSize", prog, uintptr(unsafe.Pointer(&logSize))) == nil && logSize > 1 {
+		buf := make([]byte, logSize)
+		if api.call("nvrtcGetProgramLog", prog, uintptr(unsafe.Pointer(&buf[0]))) == nil {
+			log = strings.TrimRight(string(buf), "\x00")
+		}
+	}
+	if cerr != nil {
+		return "", &CUDABuildError{Kernel: name, Log: log, Source: src, Err: cerr}
+	}
+	var size uintptr
+	if err := api.call("nvrtcGetPTXSize", prog, uintptr(unsafe.Pointer(&size))); err != nil {
+		return "", err
+	}
+	ptx := make([]byte, size)
+	if err := api.call("nvrtcGetPTX", prog, uintptr(unsafe.Pointer(&ptx[0]))); err != nil {
+		return "", err
+	}
+	CompileStats.Lock()
+	CompileStats.Builds++
+	CompileStats.Time += time.Since(start)
+	CompileStats.Unlock()
+	return strings.TrimRight(string(ptx), "\x00"), nil
+}
+
+// packArgs lays out cuLaunchKernel's kernelParams: one 8-byte slot per
+// argument (device pointers, then the vars as long long) in vals, and
+// params[i] pointing at slot i. The caller pins vals.
+func packArgs(ptrs []uint64, vars []int64) (vals []uint64, params []uintptr) {
+	vals = make([]uint64, 0, len(ptrs)+len(vars))
+	vals = append(vals, ptrs...)
+	for _, v := range vars {
+		vals = append(vals, uint64(v))
+	}
+	params = make([]uintptr, len(vals))
+	for i := range vals {
+		params[i] = uintptr(unsafe.Pointer(&vals[i]))
+	}
+	return vals, params
+}
+
+// Run launches the kernel (grid = global/local blocks of local threads)
+// between two events and waits; the time is the events' elapsed time.
+func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
+	d := p.d
+	ptrs := make([]uint64, len(bufs))
+	for i, b := range bufs {
+		ptrs[i] = b.(*cudaBuffer).ptr
+	}
+	vals, params := packArgs(ptrs, vars)
+	if len(vals) == 0 {
+		return 0, fmt.Errorf("kernel %s: no arguments", p.name)
+	}
+	var pin runtime.Pinner
+	pin.Pin(&vals[0])
+	defer pin.Unpin()
+	lt := p.launch
+	var err error
+	var ms float32
+	d.w.do(func() {
+		api := d.api
+		var start, end uintptr
+		if err = api.call("cuEventCreate", uintptr(unsafe.Pointer(&start)), 0); err != nil {
+			return
+		}
+		defer api.call("cuEventDestroy_v2", start)
+		if err = api.call("cuEventCreate", uintptr(unsafe.Pointer(&end)), 0); err != nil {
+			return
+		}
+		defer api.call("cuEventDestroy_v2", end)
+		if err = api.call("cuEventRecord", start, 0); err != nil {
+			return
+		}
+		if err = api.call("cuLaunchKernel", p.fn,
+			uintptr(lt.Global[0]/lt.Local[0]), uintptr(lt.Global[1]/lt.Local[1]), uintptr(lt.Global[2]/lt.Local[2]),
+			uintptr(lt.Local[0]), uintptr(lt.Local[1]), uintptr(lt.Local[2]),
+			0, 0, uintptr(unsafe.Pointer(&params[0])), 0); err != nil {
+			return
+		}
+		if err = api.call("cuEventRecord", end, 0); err != nil {
+			return
+		}
+		if err = api.call("cuEventSynchronize", end); err != nil {
+			return
+		}
+		err = api.call("cuEventElapsedTime", uintptr(unsafe.Pointer(&ms)), start, end)
+	})
+	runtime.KeepAlive(vals)
+	if err != nil {
+		return 0, fmt.Errorf("kernel %s: %w", p.name, err)
+	}
+	return time.Duration(float64(ms) * 1e6), nil
+}
+
+func (p *cudaProgram) Name() string                 { return p.name }
+func (p *cudaProgram) Disassembly() (string, error) { return p.ptx, nil }

@@ -1,0 +1,117 @@
+package backend
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"tgc/pkg/ir"
+)
+
+// TestCUDAProbe: without a driver the probe says why; with one it names
+// the GPU.
+func TestCUDAProbe(t *testing.T) {
+	info, err := cudaProbe()
+	if err != nil {
+		msg := err.Error()
+		if !strings.Contains(msg, "libcuda.so.1") && !strings.Contains(msg, "libnvrtc") && !strings.Contains(msg, "CUDA") {
+			t.Errorf("unhelpful probe error: %q", msg)
+		}
+		return
+	}
+	if info.major == 0 || info.limits.MaxWorkGroup == 0 {
+		t.Errorf("probe found %s with no limits", info)
+	}
+}
+
+func TestCUDAErrors(t *testing.T) {
+	e := &cudaError{call: "cuLaunchKernel", code: 700, msg: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"}
+	if got := e.Error(); got != "CUDA: cuLaunchKernel failed: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (700)" {
+		t.Errorf("got %q", got)
+	}
+	oom := oomError(3<<30, 1<<30, 80<<30, &cudaError{call: "cuMemAlloc_v2", code: 2, msg: "CUDA_ERROR_OUT_OF_MEMORY"})
+	for _, want := range []string{"3221225472 bytes", "1024.0 MiB free of 81920.0 MiB", "cuMemAlloc_v2"} {
+		if !strings.Contains(oom.Error(), want) {
+			t.Errorf("OOM error %q lacks %q", oom, want)
+		}
+	}
+	var ce *cudaError
+	if !errors.As(oom, &ce) || ce.code != 2 {
+		t.Error("OOM error does not wrap the driver error")
+	}
+	be := &CUDABuildError{Kernel: "r_4_4096", Log: "error: identifier \"x\" is undefined\n", Err: e}
+	if !strings.Contains(be.Error(), "r_4_4096") || !strings.Contains(be.Error(), "undefined") {
+		t.Errorf("build error %q lacks the kernel or the log", be)
+	}
+	if got := nvrtcOptions(9, 0); got[0] != "--gpu-architecture=compute_90" {
+		t.Errorf("nvrtc options %v", got)
+	}
+	b := []byte("hello\x00world")
+	if got := cString(&b[0]); got != "hello" {
+		t.Errorf("cString: %q", got)
+	}
+}
+
+// TestCUDAPackArgs: kernelParams point at one 8-byte slot per argument.
+func TestCUDAPackArgs(t *testing.T) {
+	vals, params := packArgs([]uint64{0x7f0000001000, 0x7f0000002000}, []int64{-5, 42})
+	want := []uint64{0x7f0000001000, 0x7f0000002000, uint64(0xfffffffffffffffb), 42}
+	if len(params) != 4 || len(vals) != 4 {
+		t.Fatalf("%d params, %d values", len(params), len(vals))
+	}
+	for i, p := range params {
+		if p != uintptr(unsafe.Pointer(&vals[i])) || vals[i] != want[i] {
+			t.Errorf("param %d = %#x, want a pointer to %#x", i, vals[i], want[i])
+		}
+	}
+}
+
+func TestCLErrors(t *testing.T) {
+	if got := (&clError{call: "clBuildProgram", code: -11}).Error(); got != "CL: clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE (-11)" {
+		t.Errorf("got %q", got)
+	}
+	be := &CLBuildError{Kernel: "E_4", Log: "<source>:3:5: error: use of undeclared identifier 'y'\n", Err: &clError{call: "clBuildProgram", code: -11}}
+	if !strings.Contains(be.Error(), "E_4") || !strings.Contains(be.Error(), "undeclared identifier") {
+		t.Errorf("build error %q", be)
+	}
+}
+
+// TestCLBuildLog: a kernel the driver rejects reports its name and the
+// compiler's log.
+func TestCLBuildLog(t *testing.T) {
+	dev, err := Open("CL")
+	if err != nil {
+		t.Skipf("CL unavailable: %v", err)
+	}
+	_, err = dev.(*clDevice).build("E_bad", "__kernel void E_bad(__global float *out0) { out0[0] = undefined_y; }\n")
+	var be *CLBuildError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "E_bad") || !strings.Contains(err.Error(), "undefined_y") {
+		t.Fatalf("want a build error naming E_bad with the log, got %v", err)
+	}
+}
+
+// TestCLBuffers: bytes survive a round trip through device memory, and
+// sizes are checked.
+func TestCLBuffers(t *testing.T) {
+	dev, err := Open("CL")
+	if err != nil {
+		t.Skipf("CL unavailable: %v", err)
+	}
+	b, err := dev.Alloc(ir.Float16, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	in := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if err := b.CopyIn(in); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]byte, 10)
+	if err := b.CopyOut(out); err != nil || string(out) != string(in) {
+		t.Fatalf("round trip: %v %v", out, err)
+	}
+	if err := b.CopyIn(in[:3]); err == nil {
+		t.Error("short copy accepted")
+	}
+}

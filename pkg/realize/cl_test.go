@@ -1,0 +1,137 @@
+package realize
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// gpuEngine installs a GPU device's engine or skips the test.
+func gpuEngine(t *testing.T, name string) *Engine {
+	t.Helper()
+	e, err := Install(name, Options{})
+	if err != nil {
+		t.Skipf("%s unavailable: %v", name, err)
+	}
+	return e
+}
+
+// compareDevices realizes the graph that build makes on each engine from
+// the same input values and compares the results with GO's.
+func compareDevices(t *testing.T, name string, engines []*Engine, build func() *tensor.Tensor, tol float64) {
+	t.Helper()
+	defer tensor.SetEngine(nil)
+	var ref []float64
+	for i, e := range engines {
+		tensor.SetEngine(e)
+		got, err := build().Floats()
+		if err != nil {
+			t.Fatalf("%s on %s: %v", name, e.Dev.Name(), err)
+		}
+		if i == 0 {
+			ref = got
+			continue
+		}
+		if len(got) != len(ref) {
+			t.Fatalf("%s on %s: %d values, GO has %d", name, e.Dev.Name(), len(got), len(ref))
+		}
+		for j := range ref {
+			a, b := ref[j], got[j]
+			if math.IsNaN(a) && math.IsNaN(b) || a == b {
+				continue
+			}
+			if tol == 0 || math.Abs(a-b) > tol+tol*math.Abs(a) {
+				t.Errorf("%s: element %d: GO %v, %s %v", name, j, a, e.Dev.Name(), b)
+				break
+			}
+		}
+	}
+}
+
+func floats(dt ir.DType, shape []int, seed uint64, scale float64) func() *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	r := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = (r.Float64()*2 - 1) * scale
+		if !dt.IsFloat() {
+			v[i] = math.Round(v[i])
+		}
+	}
+	return func() *tensor.Tensor {
+		x, err := tensor.FromFloats(dt, shape, v)
+		if err != nil {
+			panic(err)
+		}
+		return x
+	}
+}
+
+// TestCLMatchesGO: random graphs of every primitive give the same values
+// on CL (PoCL's CPU device in CI) as on GO.
+func TestCLMatchesGO(t *testing.T) {
+	cl := gpuEngine(t, "CL")
+	goe, _ := Install("GO", Options{})
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 25; i++ {
+		shape := []int{1 + r.IntN(4), 1 + r.IntN(5), 1 + r.IntN(6)}
+		x, y := floats(ir.Float32, shape, uint64(i), 2), floats(ir.Float32, shape, uint64(i)+1000, 2)
+		var desc string
+		compareDevices(t, fmt.Sprintf("graph %d", i), []*Engine{goe, cl}, func() *tensor.Tensor {
+			out, d := randomGraph(rand.New(rand.NewPCG(uint64(i), 99)), x(), y())
+			desc = d
+			return out
+		}, 1e-4)
+		if t.Failed() {
+			t.Logf("graph %d: %s", i, desc)
+			break
+		}
+	}
+}
+
+// TestCLOps covers what the random graphs do not: grouped reduces, padded
+// grids, more than three axes, float16, ints, bools, and tg_rand, which
+// must be bit-identical to GO's.
+func TestCLOps(t *testing.T) {
+	cl := gpuEngine(t, "CL")
+	goe, _ := Install("GO", Options{})
+	engines := []*Engine{goe, cl}
+	big := floats(ir.Float32, []int{3, 70000}, 1, 1)
+	m := floats(ir.Float32, []int{8, 64, 40}, 2, 1)
+	a, b := floats(ir.Float32, []int{33, 70}, 3, 1), floats(ir.Float32, []int{70, 45}, 4, 1)
+	h := floats(ir.Float16, []int{5, 300}, 5, 8)
+	iv := floats(ir.Int32, []int{17, 19}, 6, 100)
+	cases := []struct {
+		name  string
+		build func() *tensor.Tensor
+		tol   float64
+	}{
+		{"group sum", func() *tensor.Tensor { return big().Sum(false, 1) }, 1e-4},
+		{"group sum all", func() *tensor.Tensor { return big().Sum(false) }, 1e-4},
+		{"group max two axes", func() *tensor.Tensor { return m().Max(false, 1, 2) }, 0},
+		{"group mean and max", func() *tensor.Tensor { x := m(); return x.Max(false, 1, 2).Add(x.Sum(false, 1, 2)) }, 1e-4},
+		{"matmul", func() *tensor.Tensor { return a().Dot(b()).Relu() }, 1e-4},
+		{"padded 1031", func() *tensor.Tensor { return floats(ir.Float32, []int{1031}, 8, 4)().Abs().Sqrt() }, 1e-6},
+		{"axes4", func() *tensor.Tensor { return m().Reshape(4, 8, 8, 80).Permute(3, 1, 2, 0).Exp2() }, 1e-5},
+		{"softmax", func() *tensor.Tensor { return m().Softmax(2) }, 1e-5},
+		{"half", func() *tensor.Tensor { x := h(); return x.Mul(x).Add(x) }, 1e-3},
+		{"half sum", func() *tensor.Tensor { return h().Sum(false, 1) }, 1e-2},
+		{"int ops", func() *tensor.Tensor {
+			x := iv()
+			return x.IDiv(tensor.Const(7, ir.Int32)).Add(x.Mod(tensor.Const(5, ir.Int32))).Mul(x.Permute(1, 0).Reshape(17, 19))
+		}, 0},
+		{"bool", func() *tensor.Tensor { x := a(); return x.Lt(tensor.Const(0, ir.Float32)).Where(x, x.Neg()) }, 0},
+		{"bool store", func() *tensor.Tensor { return a().Lt(tensor.Const(0, ir.Float32)).Cast(ir.Int32).Sum(false, 1) }, 0},
+		{"rand", func() *tensor.Tensor { tensor.ManualSeed(42); return tensor.Rand(37, 53) }, 0},
+	}
+	for _, c := range cases {
+		compareDevices(t, c.name, engines, c.build, c.tol)
+	}
+}

@@ -1,0 +1,95 @@
+package realize
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// TestUpcastMatchesGO: kernels big enough for the CPU's upcast pass
+// (register blocking) give the GO device's results, which run without it.
+func TestUpcastMatchesGO(t *testing.T) {
+	cpu, err := Install("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	goe, _ := Install("GO", Options{})
+	r := rand.New(rand.NewPCG(3, 4))
+	data := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64()*2 - 1
+		}
+		return v
+	}
+	va, vb, vbias, vx, vw := data(48*64), data(64*48), data(40), data(2*3*12*16), data(8*3*3*3)
+	graphs := map[string]func() *tensor.Tensor{
+		"matmul+bias+relu": func() *tensor.Tensor {
+			a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, va)
+			b, _ := tensor.FromFloats(ir.Float32, []int{64, 40}, vb[:64*40])
+			bias, _ := tensor.FromFloats(ir.Float32, []int{40}, vbias)
+			return a.Dot(b).Add(bias).Relu()
+		},
+		"batched matmul": func() *tensor.Tensor {
+			a, _ := tensor.FromFloats(ir.Float32, []int{3, 16, 64}, va[:3*16*64])
+			b, _ := tensor.FromFloats(ir.Float32, []int{3, 64, 16}, vb[:3*64*16])
+			return a.Dot(b)
+		},
+		"conv2d": func() *tensor.Tensor {
+			x, _ := tensor.FromFloats(ir.Float32, []int{2, 3, 12, 16}, vx)
+			w, _ := tensor.FromFloats(ir.Float32, []int{8, 3, 3, 3}, vw)
+			return x.Conv2d(w, nil, tensor.ConvOpts{Padding: []int{1}})
+		},
+		"max over rows": func() *tensor.Tensor {
+			a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, va)
+			return a.Max(false, 1).Add(a.Sum(false, 1))
+		},
+		"softmax": func() *tensor.Tensor {
+			a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, va)
+			return a.Softmax(-1)
+		},
+	}
+	for name, build := range graphs {
+		var res [2][]float64
+		for d, e := range []*Engine{goe, cpu} {
+			tensor.SetEngine(e)
+			if res[d], err = build().Floats(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		for i := range res[0] {
+			if a, b := res[0][i], res[1][i]; math.Abs(a-b) > 1e-4+1e-4*math.Abs(a) {
+				t.Errorf("%s: element %d: GO %v, CPU %v", name, i, a, b)
+				break
+			}
+		}
+	}
+}
+
+// TestUpcastPassApplies: the matmul kernel really is blocked (so the test
+// above exercises it): 4 x 8 lanes for a 48x40 output.
+func TestUpcastPassApplies(t *testing.T) {
+	a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, make([]float64, 48*64))
+	b, _ := tensor.FromFloats(ir.Float32, []int{64, 40}, make([]float64, 64*40))
+	sched := scheduleOf(t, a.Dot(b))
+	k, err := ir.OptimizeFor(sched, ir.CPUTarget, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.Stores) != 32 {
+		t.Errorf("upcast made %d stores, want 4x8 = 32", len(k.Stores))
+	}
+}
+
+func scheduleOf(t *testing.T, x *tensor.Tensor) *ir.Kernel {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+	if err != nil || len(s.Items) != 1 {
+		t.Fatalf("schedule: %v (%d kernels)", err, len(s.Items))
+	}
+	return s.Items[0].Kernel
+}

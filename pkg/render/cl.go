@@ -1,0 +1,108 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"tgc/pkg/ir"
+)
+
+// OpenCL C. A kernel is `__kernel void NAME(__global T *out0, ..., long
+// var0, ...)` with reqd_work_group_size set to its local size; bool buffers
+// are uchar (OpenCL forbids bool kernel arguments).
+var OpenCL = &Lang{
+	Name:  "CL",
+	Ext:   "cl",
+	Types: clTypes,
+	FloatFns: map[ir.Op]string{
+		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
+	},
+	FloatSfx: "f",
+	Limits:   DefaultLimits,
+	gpu:      clDialect,
+}
+
+// clLang is OpenCL adjusted to the limits: without cl_khr_fp16, float16
+// values live in float registers and move through vload_half/vstore_half.
+func clBufType(dt ir.DType) string {
+	switch dt {
+	case ir.Bool:
+		return "uchar"
+	case ir.Float16:
+		return "half"
+	}
+	return clTypes[dt]
+}
+
+var clDialect = &gpuDialect{
+	prelude: func(usesRand, usesHalf bool, lim Limits) string {
+		var sb strings.Builder
+		if usesHalf && lim.Half {
+			sb.WriteString("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n")
+		}
+		if usesHalf && !lim.Half {
+			sb.WriteString("#ifndef TG_F16\n#define TG_F16\ninline float tg_f16(float x) { ushort h; vstore_half(x, 0, (half *)&h); return vload_half(0, (const half *)&h); }\n#endif\n")
+		}
+		if usesRand {
+			sb.WriteString("#ifndef TG_RAND\n#define TG_RAND\n" + randSource("inline", "ulong", "long", "UL") + "#endif\n")
+		}
+		return sb.String()
+	},
+	header: func(k *ir.Kernel, lt Launch, lim Limits) string {
+		ps := gpuParams(k, func(i int, b ir.BufParam) string {
+			if b.Output {
+				return fmt.Sprintf("__global %s *restrict %s", clBufType(b.DType), BufName(k, i))
+			}
+			return fmt.Sprintf("__global const %s *restrict %s", clBufType(b.DType), BufName(k, i))
+		}, func(i int) string { return fmt.Sprintf("long var%d", i) })
+		return fmt.Sprintf("__kernel __attribute__((reqd_work_group_size(%d, %d, %d))) void %s(%s) {\n",
+			lt.Local[0], lt.Local[1], lt.Local[2], k.Name, strings.Join(ps, ", "))
+	},
+	globalID: func(d int, lt Launch) string { return fmt.Sprintf("get_global_id(%d)", d) },
+	localID:  func(d int, lt Launch) string { return fmt.Sprintf("get_local_id(%d)", d) },
+	groupID:  func(d int, lt Launch) string { return fmt.Sprintf("get_group_id(%d)", d) },
+	shared:   "__local",
+	barrier:  "barrier(CLK_LOCAL_MEM_FENCE);",
+	fmod:     "fmod",
+}
+
+// OpenCLFor is the OpenCL dialect for a device: launches planned within
+// lim, and float16 through vload_half/vstore_half when !lim.Half.
+func OpenCLFor(lim Limits) *Lang {
+	l := OpenCL.WithLimits(lim)
+	if lim.Half {
+		return l
+	}
+	types := map[ir.DType]string{}
+	for k, v := range l.Types {
+		types[k] = v
+	}
+	types[ir.Float16] = "float"
+	l.Types = types
+	d := *clDialect
+	d.load = func(dt ir.DType, buf, idx string) string {
+		if dt == ir.Float16 {
+			return fmt.Sprintf("vload_half(%s, %s)", idx, buf)
+		}
+		return fmt.Sprintf("%s[%s]", buf, idx)
+	}
+	d.store = func(dt ir.DType, buf, idx, val string) string {
+		if dt == ir.Float16 {
+			return fmt.Sprintf("vstore_half(%s, %s, %s)", val, idx, buf)
+		}
+		return fmt.Sprintf("%s[%s] = %s", buf, idx, val)
+	}
+	d.cast = func(to, from ir.DType, x string) string {
+		if to == ir.Float16 {
+			return fmt.Sprintf("tg_f16(%s)", x)
+		}
+		return ""
+	}
+	l.gpu = &d
+	return l
+}
+
+var clTypes = map[ir.DType]string{
+	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
+	ir.Int64: "int", ir.Float16: "half", ir.Float32: "float",
+}

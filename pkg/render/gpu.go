@@ -1,0 +1,429 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"tgc/pkg/ir"
+)
+
+// GPU code generation, shared by the OpenCL, CUDA and Metal dialects.
+//
+// A kernel's global loops become the grid. Up to three of them map to grid
+// dimensions directly: the innermost (contiguous) axis to dimension 0, so
+// neighbouring threads touch neighbouring addresses, the next to dimension
+// 1, and all the others merged into dimension 2 (recovered with / and %).
+// Local (work-group) sizes are chosen per dimension within the device's
+// Limits: a dimension that fits is one group, otherwise the largest divisor
+// in [cap/2, cap], otherwise cap with the grid padded up and a guard that
+// returns early for the padding threads.
+//
+// Reduces are per-thread loops, except in kernels with a small output and a
+// large top-level reduce (tinygrad's GROUP): there each output is one
+// work-group whose lanes stride through the reduce, combine their partial
+// results in local memory with a tree of barriers, and lane 0 stores.
+//
+// Kernel ABI on GPUs (all dialects): the buffers as pointer parameters in
+// the kernel's order (out0, in1, ...), then the runtime vars as individual
+// 64-bit integer parameters (var0, var1, ...). float16 is a storage type:
+// arithmetic happens in float32 as in the IR; OpenCL uses `half` when the
+// device has cl_khr_fp16 and vload_half/vstore_half otherwise, CUDA
+// converts with PTX cvt instructions (no cuda_fp16.h, so NVRTC needs no
+// include path and clang can check the source), Metal uses `half`.
+
+// GPUABI describes the kernel signature of the GPU dialects for plan.json.
+const GPUABI = "NAME(buffers in args order as pointers, then vars as 64-bit integers); global = work-items per dimension (OpenCL NDRange; CUDA grid = global/local), local = work-group size"
+
+// Limits are the device limits a launch is planned within.
+type Limits struct {
+	MaxWorkGroup int64    // threads per work-group
+	MaxLocal     [3]int64 // work-group size limit per dimension
+	MaxGroups    [3]int64 // number of work-groups per dimension (0: no limit)
+	LocalMem     int64    // bytes of local (shared) memory per work-group
+	Half         bool     // the device computes in half (OpenCL: cl_khr_fp16)
+	NoGroup      bool     // never split a reduce across a work-group
+}
+
+// DefaultLimits fit every current GPU; `tgc emit` renders with them.
+var DefaultLimits = Limits{
+	MaxWorkGroup: 256,
+	MaxLocal:     [3]int64{1024, 1024, 64},
+	MaxGroups:    [3]int64{1<<31 - 1, 65535, 65535},
+	LocalMem:     16 << 10,
+	Half:         true,
+}
+
+// Launch is the geometry of one GPU launch.
+type Launch struct {
+	// Global counts work-items per dimension (OpenCL's convention; a
+	// multiple of Local). CUDA's grid is Global/Local blocks of Local.
+	Global, Local [3]int64
+	// Group > 0: dimension 0 holds the lanes of a grouped reduce.
+	Group int64
+	dims  [3][]*ir.Axis // global axes of each dimension, outermost first
+	sizes [3]int64      // unpadded size of each dimension
+}
+
+// Dims is the number of grid dimensions used (1 to 3).
+func (l Launch) Dims() int {
+	n := 1
+	for d := 1; d < 3; d++ {
+		if l.Global[d] > 1 {
+			n = d + 1
+		}
+	}
+	return n
+}
+
+// Threads is the number of threads in one work-group.
+func (l Launch) Threads() int64 { return l.Local[0] * l.Local[1] * l.Local[2] }
+
+// IsGPU says whether a dialect renders grid kernels (and has a Launch).
+func (l *Lang) IsGPU() bool { return l.gpu != nil }
+
+// WithLimits returns a copy of a GPU dialect planning launches within lim
+// (the runtime passes the limits it queried from the device).
+func (l *Lang) WithLimits(lim Limits) *Lang {
+	c := *l
+	c.Limits = lim
+	return &c
+}
+
+// GPULaunch is the launch geometry of a kernel rendered in a GPU dialect.
+func GPULaunch(l *Lang, k *ir.Kernel) Launch {
+	return planLaunch(k, ir.Linearize(k), l.Limits)
+}
+
+// LaunchSize is GPULaunch as plan.json lists it: global (work-items) and
+// local sizes of the dimensions used; ok is false for CPU dialects.
+func (l *Lang) LaunchSize(k *ir.Kernel) (global, local []int64, ok bool) {
+	if l.gpu == nil {
+		return nil, nil, false
+	}
+	lt := GPULaunch(l, k)
+	n := lt.Dims()
+	return append([]int64{}, lt.Global[:n]...), append([]int64{}, lt.Local[:n]...), true
+}
+
+// pow2Floor is the largest power of two <= n (n >= 1).
+func pow2Floor(n int64) int64 {
+	p := int64(1)
+	for p*2 <= n {
+		p *= 2
+	}
+	return p
+}
+
+// topReduces are the reduces evaluated at the top level of a kernel.
+func topReduces(p *ir.Program) []*ir.Expr {
+	var rs []*ir.Expr
+	for _, e := range p.Top.Nodes {
+		if e.Op == ir.OpReduce {
+			rs = append(rs, e)
+		}
+	}
+	return rs
+}
+
+func reduceSize(e *ir.Expr) int64 {
+	n := int64(1)
+	for _, a := range e.Arg.(*ir.ReduceArg).Axes {
+		n *= a.Size
+	}
+	return n
+}
+
+// Thresholds of the GROUP heuristic: at most groupMaxOut outputs, each a
+// work-group, and a top-level reduce of at least groupMinReduce elements.
+const (
+	groupMaxOut    = 8192
+	groupMinReduce = 1024
+	groupLanes     = 256
+)
+
+// groupLanes is the number of lanes for a grouped reduce, or 0.
+func groupSize(k *ir.Kernel, p *ir.Program, lim Limits) int64 {
+	rs := topReduces(p)
+	if lim.NoGroup || len(rs) == 0 || k.GlobalSize() > groupMaxOut {
+		return 0
+	}
+	if lim.MaxGroups[1] > 0 && k.GlobalSize() > lim.MaxGroups[1] {
+		return 0
+	}
+	big := false
+	bytes := int64(0)
+	for _, e := range rs {
+		big = big || reduceSize(e) >= groupMinReduce
+		bytes += int64(e.DType.Size())
+	}
+	if !big {
+		return 0
+	}
+	lanes := pow2Floor(min(groupLanes, max(lim.MaxWorkGroup, 1), max(lim.MaxLocal[0], 1)))
+	for lanes >= 16 && lim.LocalMem > 0 && lanes*bytes > lim.LocalMem {
+		lanes /= 2
+	}
+	if lanes < 16 {
+		return 0
+	}
+	return lanes
+}
+
+// chooseLocal picks a work-group size for a dimension of size s.
+func chooseLocal(s, limit int64) int64 {
+	limit = max(limit, 1)
+	if s <= limit {
+		return s
+	}
+	for d := limit; d > limit/2; d-- {
+		if s%d == 0 {
+			return d
+		}
+	}
+	return limit
+}
+
+func planLaunch(k *ir.Kernel, p *ir.Program, lim Limits) Launch {
+	lt := Launch{Global: [3]int64{1, 1, 1}, Local: [3]int64{1, 1, 1}, sizes: [3]int64{1, 1, 1}}
+	ax := k.Global
+	if g := groupSize(k, p, lim); g > 0 {
+		lt.Group = g
+		lt.Global[0], lt.Local[0], lt.sizes[0] = g, g, g
+		lt.dims[1] = ax
+		lt.sizes[1] = k.GlobalSize()
+		lt.Global[1] = lt.sizes[1]
+		return lt
+	}
+	n := len(ax)
+	switch {
+	case n == 1:
+		lt.dims[0] = ax
+	case n == 2:
+		lt.dims[0], lt.dims[1] = ax[1:], ax[:1]
+	case n >= 3:
+		lt.dims[0], lt.dims[1], lt.dims[2] = ax[n-1:], ax[n-2:n-1], ax[:n-2]
+	}
+	fit := func() bool {
+		budget := max(lim.MaxWorkGroup, 1)
+		for d := 0; d < 3; d++ {
+			s := int64(1)
+			for _, a := range lt.dims[d] {
+				s *= a.Size
+			}
+			limit := budget
+			if lim.MaxLocal[d] > 0 {
+				limit = min(limit, lim.MaxLocal[d])
+			}
+			l := chooseLocal(s, limit)
+			budget /= l
+			lt.sizes[d], lt.Local[d] = s, l
+			lt.Global[d] = (s + l - 1) / l * l
+			if lim.MaxGroups[d] > 0 && lt.Global[d]/l > lim.MaxGroups[d] {
+				return false
+			}
+		}
+		return true
+	}
+	if !fit() { // too many groups in dimension 1 or 2: one flat dimension
+		lt.dims = [3][]*ir.Axis{ax}
+		fit()
+	}
+	return lt
+}
+
+// gpuDialect is what differs between the GPU languages.
+type gpuDialect struct {
+	prelude func(usesRand, usesHalf bool, lim Limits) string
+	// header renders the kernel's qualifiers, name and parameters, up to
+	// and including the opening brace.
+	header func(k *ir.Kernel, lt Launch, lim Limits) string
+	// ids: global id, local id and group id of dimension d.
+	globalID, localID, groupID func(d int, lt Launch) string
+	shared                     string // qualifier of a work-group array
+	barrier                    string
+	fmod                       string
+	load                       func(dt ir.DType, buf, idx string) string
+	store                      func(dt ir.DType, buf, idx, val string) string
+	cast                       func(to, from ir.DType, x string) string
+}
+
+var dimNames = [3]string{"x", "y", "z"}
+
+func usesOp(k *ir.Kernel, f func(e *ir.Expr) bool) bool {
+	found := false
+	ir.Walk(k.Stores, func(e *ir.Expr) { found = found || f(e) })
+	return found
+}
+
+func usesHalf(k *ir.Kernel) bool {
+	for _, b := range k.Bufs {
+		if b.DType == ir.Float16 {
+			return true
+		}
+	}
+	return usesOp(k, func(e *ir.Expr) bool { return e.DType == ir.Float16 })
+}
+
+func (r *renderer) gpuKernel() string {
+	g := r.lang.gpu
+	lim := r.lang.Limits
+	lt := planLaunch(r.k, r.prog, lim)
+	r.sb.WriteString(g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim))
+	r.sb.WriteString(g.header(r.k, lt, lim))
+	r.indent = 1
+	if lt.Group > 0 {
+		r.line("int lidx0 = %s; /* lane of %d */", g.localID(0, lt), lt.Group)
+		r.gpuIndex(1, g.groupID(1, lt), lt)
+		lanes := lt.Group
+		n := 0
+		r.group = func(e *ir.Expr) { r.groupReduce(e, lanes, n); n++ }
+	} else {
+		for d := 0; d < 3; d++ {
+			if len(lt.dims[d]) > 0 {
+				r.gpuIndex(d, g.globalID(d, lt), lt)
+			}
+		}
+	}
+	r.block(r.prog.Top)
+	if lt.Group > 0 {
+		r.line("if (lidx0 == 0) {")
+		r.indent++
+	}
+	for _, s := range r.prog.Stores {
+		v := s.Src[1]
+		if _, named := r.names[v]; !named && g.store != nil && v.Op == ir.OpCast && v.DType == ir.Float16 {
+			v = v.Src[0] // the store converts to float16 itself
+		}
+		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(v)
+		if g.store != nil {
+			r.line("%s;", g.store(s.DType, buf, idx, val))
+		} else {
+			r.line("%s[%s] = %s;", buf, idx, val)
+		}
+	}
+	if lt.Group > 0 {
+		r.indent--
+		r.line("}")
+	}
+	r.sb.WriteString("}\n")
+	return r.sb.String()
+}
+
+// gpuIndex declares the global loop variables of grid dimension d from its
+// id, with a guard when the dimension is padded to a multiple of the local
+// size.
+func (r *renderer) gpuIndex(d int, id string, lt Launch) {
+	axes := lt.dims[d]
+	padded := lt.Global[d] != lt.sizes[d] && lt.Group == 0
+	v := fmt.Sprintf("gdim%d", d)
+	if len(axes) == 1 {
+		v = axes[0].Name()
+	}
+	r.line("int %s = %s; /* %d */", v, id, lt.sizes[d])
+	if padded {
+		r.line("if (%s >= %d) return;", v, lt.sizes[d])
+	}
+	if len(axes) == 1 {
+		return
+	}
+	stride := lt.sizes[d]
+	for i, a := range axes {
+		stride /= a.Size
+		switch {
+		case i == 0:
+			r.line("int %s = (%s/%d);", a.Name(), v, stride)
+		case stride == 1:
+			r.line("int %s = (%s%%%d);", a.Name(), v, a.Size)
+		default:
+			r.line("int %s = ((%s/%d)%%%d);", a.Name(), v, stride, a.Size)
+		}
+	}
+}
+
+// groupReduce renders a top-level reduce split across the lanes of the
+// work-group: each lane strides through the (flattened) reduce loops, the
+// partial results meet in local memory, and a tree of barriers combines
+// them; every lane reads the result.
+func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
+	g := r.lang.gpu
+	arg := e.Arg.(*ir.ReduceArg)
+	acc := fmt.Sprintf("acc%d", r.nacc)
+	r.nacc++
+	typ := r.typ(e.DType)
+	r.line("%s %s = %s;", typ, acc, r.constant(e.DType, ir.ReduceIdentity(arg.Op, e.DType)))
+	total := reduceSize(e)
+	if len(arg.Axes) == 1 {
+		a := arg.Axes[0].Name()
+		r.line("for (int %s = lidx0; %s < %d; %s += %d) {", a, a, total, a, lanes)
+		r.indent++
+	} else {
+		v := fmt.Sprintf("rflat%d", n)
+		r.line("for (int %s = lidx0; %s < %d; %s += %d) {", v, v, total, v, lanes)
+		r.indent++
+		stride := total
+		for i, a := range arg.Axes {
+			stride /= a.Size
+			switch {
+			case i == 0:
+				r.line("int %s = (%s/%d);", a.Name(), v, stride)
+			case stride == 1:
+				r.line("int %s = (%s%%%d);", a.Name(), v, a.Size)
+			default:
+				r.line("int %s = ((%s/%d)%%%d);", a.Name(), v, stride, a.Size)
+			}
+		}
+	}
+	r.block(r.prog.Inner[e])
+	val := r.expr(e.Src[0])
+	combine := func(dst, x string) string {
+		if arg.Op == ir.OpSum {
+			return fmt.Sprintf("%s += %s;", dst, x)
+		}
+		return fmt.Sprintf("%s = ((%s>%s)?%s:%s);", dst, x, dst, x, dst)
+	}
+	r.line("%s", combine(acc, val))
+	r.indent--
+	r.line("}")
+	lds := fmt.Sprintf("part%d", n)
+	r.line("%s %s %s[%d];", g.shared, typ, lds, lanes)
+	r.line("%s[lidx0] = %s;", lds, acc)
+	r.line("%s", g.barrier)
+	r.line("for (int s = %d; s > 0; s >>= 1) {", lanes/2)
+	r.indent++
+	r.line("if (lidx0 < s) { %s }", combine(lds+"[lidx0]", lds+"[lidx0+s]"))
+	r.line("%s", g.barrier)
+	r.indent--
+	r.line("}")
+	r.line("%s = %s[0];", acc, lds)
+	r.names[e] = acc
+}
+
+// randSource is tg_rand (render.RandC) in a GPU dialect: the same integer
+// arithmetic, so the same bits on every device.
+func randSource(qual, u64, i64, sfx string) string {
+	s := `QUAL U64 tg_mix(U64 x) {
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9SFX;
+  x ^= x >> 27; x *= 0x94d049bb133111ebSFX;
+  return x ^ (x >> 31);
+}
+QUAL float tg_rand(I64 seed, I64 ctr, I64 idx) {
+  U64 x = tg_mix((U64)seed + 0x9e3779b97f4a7c15SFX * ((U64)ctr + 1));
+  x = tg_mix(x ^ ((U64)idx * 0xd1b54a32d192ed03SFX));
+  return (float)(x >> 40) * (1.0f / 16777216.0f);
+}
+`
+	return strings.NewReplacer("QUAL", qual, "U64", u64, "I64", i64, "SFX", sfx).Replace(s)
+}
+
+// gpuParams lists a kernel's buffer and var parameters as "TYPE NAME"
+// strings: bufType gives a buffer's declaration, varType the vars' type.
+func gpuParams(k *ir.Kernel, buf func(i int, b ir.BufParam) string, varDecl func(i int) string) []string {
+	var ps []string
+	for i, b := range k.Bufs {
+		ps = append(ps, buf(i, b))
+	}
+	for i := 0; i < k.NumParams; i++ {
+		ps = append(ps, varDecl(i))
+	}
+	return ps
+}

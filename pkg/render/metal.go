@@ -1,0 +1,59 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"tgc/pkg/ir"
+)
+
+// Metal Shading Language: `kernel void NAME(device T *out0 [[buffer(0)]],
+// ..., constant long &var0 [[buffer(N)]], uint3 gid
+// [[thread_position_in_grid]], ...)`. Render only: no runtime here.
+var Metal = &Lang{
+	Name:  "METAL",
+	Ext:   "metal",
+	Types: metalTypes,
+	FloatFns: map[ir.Op]string{
+		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
+	},
+	FloatSfx: "f",
+	Limits:   DefaultLimits,
+	gpu:      metalDialect,
+}
+
+var metalDialect = &gpuDialect{
+	prelude: func(usesRand, usesHalf bool, lim Limits) string {
+		p := "#include <metal_stdlib>\nusing namespace metal;\n"
+		if usesRand {
+			p += randSource("static inline", "ulong", "long", "UL")
+		}
+		return p
+	},
+	header: func(k *ir.Kernel, lt Launch, lim Limits) string {
+		ps := gpuParams(k, func(i int, b ir.BufParam) string {
+			t := metalTypes[b.DType]
+			if b.Output {
+				return fmt.Sprintf("device %s *%s [[buffer(%d)]]", t, BufName(k, i), i)
+			}
+			return fmt.Sprintf("const device %s *%s [[buffer(%d)]]", t, BufName(k, i), i)
+		}, func(i int) string { return fmt.Sprintf("constant long &var%d [[buffer(%d)]]", i, len(k.Bufs)+i) })
+		if lt.Group > 0 {
+			ps = append(ps, "uint3 lid [[thread_position_in_threadgroup]]", "uint3 tgid [[threadgroup_position_in_grid]]")
+		} else {
+			ps = append(ps, "uint3 gid [[thread_position_in_grid]]")
+		}
+		return fmt.Sprintf("kernel void %s(%s) {\n", k.Name, strings.Join(ps, ", "))
+	},
+	globalID: func(d int, lt Launch) string { return "gid." + dimNames[d] },
+	localID:  func(d int, lt Launch) string { return "lid." + dimNames[d] },
+	groupID:  func(d int, lt Launch) string { return "tgid." + dimNames[d] },
+	shared:   "threadgroup",
+	barrier:  "threadgroup_barrier(mem_flags::mem_threadgroup);",
+	fmod:     "fmod",
+}
+
+var metalTypes = map[ir.DType]string{
+	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
+	ir.Int64: "int", ir.Float16: "half", ir.Float32: "float",
+}

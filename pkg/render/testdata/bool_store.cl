@@ -1,0 +1,5 @@
+__kernel __attribute__((reqd_work_group_size(63, 1, 1))) void E_7_9(__global uchar *restrict out0, __global const float *restrict in1) {
+  int gidx0 = get_global_id(0); /* 63 */
+  float val0 = in1[gidx0];
+  out0[gidx0] = (val0<0.0f);
+}

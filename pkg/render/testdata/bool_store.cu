@@ -1,0 +1,11 @@
+#ifndef INFINITY
+#define INFINITY (__int_as_float(0x7f800000))
+#endif
+#ifndef NAN
+#define NAN (__int_as_float(0x7fffffff))
+#endif
+extern "C" __global__ void __launch_bounds__(63) E_7_9(bool *__restrict__ out0, const float *__restrict__ in1) {
+  int gidx0 = threadIdx.x; /* 63 */
+  float val0 = in1[gidx0];
+  out0[gidx0] = (val0<0.0f);
+}
