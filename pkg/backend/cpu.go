@@ -140,8 +140,19 @@ func (p *mmapPool) get(size int) ([]byte, error) {
 		return m, nil
 	}
 	p.mu.Unlock()
-	return syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err == nil && size >= hugePage {
+		// Transparent huge pages: a 64 MiB buffer takes 32 first-touch
+		// faults instead of 16384 (each costs microseconds here).
+		_ = syscall.Madvise(mem, madvHugepage)
+	}
+	return mem, err
 }
+
+const (
+	hugePage     = 2 << 20
+	madvHugepage = 14 // MADV_HUGEPAGE
+)
 
 func (p *mmapPool) put(m []byte) {
 	p.mu.Lock()

@@ -337,7 +337,60 @@ func (t *Tensor) reduce(name string, op ir.Op, axes []int) *Tensor {
 	if len(real) == 0 {
 		return t
 	}
+	if r := t.splitReduce(op, real, shape); r != nil {
+		return r
+	}
 	return FromNode(newNode(op, t.DType(), shape, real, t.node))
+}
+
+// Reduces of many elements into few outputs run in two stages, like
+// tinygrad's split reduce: x.sum() of 16M floats would otherwise be one
+// thread's loop. The reduced elements are viewed as (chunks, rows, lanes):
+// stage one reduces the rows of each contiguous chunk into lanes partial
+// results (chunks spread over cores, lanes are contiguous so they
+// vectorize), stage two combines chunks x lanes values.
+const (
+	splitMinReduce  = 1 << 15 // elements reduced into each output
+	splitMaxOutputs = 64      // only when there are few outputs
+)
+
+func (t *Tensor) splitReduce(op ir.Op, axes []int, outShape []int) *Tensor {
+	p := 1
+	for _, a := range axes {
+		p *= t.node.Shape[a]
+	}
+	if p < splitMinReduce || prod(outShape) > splitMaxOutputs {
+		return nil
+	}
+	lanes, chunks := firstDivisor(p, 16, 8, 4, 2, 1), 0
+	chunks = firstDivisor(p/lanes, 64, 32, 16, 8)
+	if chunks == 0 {
+		return nil
+	}
+	// Move the reduced axes last (a view), then split them.
+	var keep, order []int
+	for d := range t.node.Shape {
+		if !slices.Contains(axes, d) {
+			keep = append(keep, t.node.Shape[d])
+			order = append(order, d)
+		}
+	}
+	order = append(order, axes...)
+	n := len(keep)
+	x := t.Permute(order...).Reshape(append(slices.Clone(keep), chunks, p/(chunks*lanes), lanes)...)
+	partial := FromNode(newNode(op, t.DType(), append(slices.Clone(keep), chunks, 1, lanes), []int{n + 1}, x.node))
+	total := FromNode(newNode(op, t.DType(), append(slices.Clone(keep), 1, 1, 1), []int{n, n + 2}, partial.node))
+	return total.Reshape(outShape...)
+}
+
+// firstDivisor returns the first candidate that divides n (0 if none).
+func firstDivisor(n int, cands ...int) int {
+	for _, c := range cands {
+		if n%c == 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // allAxes lists 0..n-1.
