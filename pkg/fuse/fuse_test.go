@@ -56,6 +56,9 @@ func TestKernelCounts(t *testing.T) {
 		{"broadcast elementwise", a.Add(v).Mul(v.Reshape(16, 1)), 1},
 		{"contiguous splits", a.Mul(b).Contiguous().Add(c), 2},
 		{"rand", tensor.Rand(16, 16).Add(a), 1},
+		// A reduce of many elements into one output is split in two stages.
+		{"huge sum splits", input(1 << 16).Sum(false), 2},
+		{"huge row sums do not", input(256, 1<<12).Sum(false, 1), 1},
 	}
 	for _, tc := range cases {
 		if err := tc.out.Err(); err != nil {
