@@ -93,3 +93,34 @@ func scheduleOf(t *testing.T, x *tensor.Tensor) *ir.Kernel {
 	}
 	return s.Items[0].Kernel
 }
+
+// TestSplitReduceMatches: a sum and a max big enough to be split in two
+// stages equal the float64 result on both devices.
+func TestSplitReduceMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := make([]float64, 1<<16)
+	want, wantMax := 0.0, math.Inf(-1)
+	for i := range vals {
+		vals[i] = float64(float32(r.Float64()*2 - 1))
+		want += vals[i]
+		wantMax = math.Max(wantMax, vals[i])
+	}
+	for _, dev := range []string{"GO", "CPU"} {
+		if _, err := Install(dev, Options{}); err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		x, _ := tensor.FromFloats(ir.Float32, []int{1 << 16}, vals)
+		got, err := x.Sum(false).Item()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-want) > 1e-3 {
+			t.Errorf("%s: sum %v, want %v", dev, got, want)
+		}
+		gotMax, _ := x.Reshape(16, 4096).Max(false).Item()
+		if gotMax != wantMax {
+			t.Errorf("%s: max %v, want %v", dev, gotMax, wantMax)
+		}
+	}
+}
