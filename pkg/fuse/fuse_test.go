@@ -56,6 +56,10 @@ func TestKernelCounts(t *testing.T) {
 		{"broadcast elementwise", a.Add(v).Mul(v.Reshape(16, 1)), 1},
 		{"contiguous splits", a.Mul(b).Contiguous().Add(c), 2},
 		{"rand", tensor.Rand(16, 16).Add(a), 1},
+		// conv2d: one kernel; with padding the padded input is stored first
+		// so the conv's loads need no bounds tests.
+		{"conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{}).Relu(), 1},
+		{"padded conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}).Relu(), 2},
 		// A reduce of many elements into one output is split in two stages.
 		{"huge sum splits", input(1 << 16).Sum(false), 2},
 		{"huge row sums do not", input(256, 1<<12).Sum(false, 1), 1},

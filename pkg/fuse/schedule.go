@@ -94,6 +94,12 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit
+		case n.Op == ir.OpPad:
+			// A padded tensor read inside a reduce loop (a padded conv or
+			// pool) is stored once: the reduce then reads plain memory
+			// instead of testing bounds on every load, which lets the C
+			// compiler vectorize it. Padding constants stays free.
+			isBuf[n] = inReduce[n] && !constOnly(n.Src[0])
 		}
 		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
 			isBuf[n] = true
@@ -113,6 +119,20 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		}
 	}
 	return isBuf
+}
+
+// constOnly reports whether a node is built from constants alone (no
+// buffers, no random numbers): padding it costs nothing to recompute.
+func constOnly(n *tensor.Node) bool {
+	if n.Realized() != nil || n.Op == ir.OpRand {
+		return false
+	}
+	for _, s := range n.Src {
+		if !constOnly(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // nameKernels gives each kernel its tinygrad-style name, made unique
