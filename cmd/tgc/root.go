@@ -45,7 +45,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE), then tinygrad's
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
 	pf.Bool("no-color", false, "no colours in the output (also NO_COLOR=1)")
 	pf.String("cache", "", "compiled-kernel cache directory (default $TGC_CACHE or the user cache dir)")
-	root.AddCommand(newRunCmd(), newEmitCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newRunCmd(), newEmitCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
 	return root
 }
 

@@ -103,6 +103,7 @@ func Backward(loss *tensor.Tensor) error {
 	if len(ts) == 0 {
 		return fmt.Errorf("backward: the loss does not depend on any tensor that requires grad (set requires_grad = True on the parameters before computing the loss)")
 	}
+	tensor.NoteBackward(loss) // the next optimizer step realizes it before writing parameters
 	gs, err := GradientWith(loss, seed, ts, true)
 	if err != nil {
 		return err

@@ -3,7 +3,11 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,11 +28,13 @@ import (
 // one worker goroutine locked to its thread (cudaWorker.do), which created
 // the context.
 //
-// Without libnvrtc, the same PTX could come from clang
-// (`clang-15 -x cuda --cuda-device-only --cuda-gpu-arch=sm_XY -nocudainc
-// -nocudalib -S`, the path the PTX compile test checks): with the prelude
-// of render's CUDA test it compiles every kernel; the math functions then
-// need libdevice or the NVVM intrinsics. Not wired in yet.
+// Without libnvrtc, PTX comes from clang (clang-15 or clang, found at run
+// time and exec'd with an argument list): `clang -x cuda --cuda-device-only
+// --cuda-gpu-arch=sm_XY -nocudainc -nocudalib -O3 -S` with
+// render.CUDAClangPrelude in place of the CUDA headers, which maps the math
+// functions to PTX instructions (no libdevice; precision in that prelude's
+// comment). The architecture is the device's, or the newest older one
+// clang knows: the driver compiles the PTX for the GPU it loads on.
 
 func init() {
 	register(entry{name: "CUDA", rank: 20,
@@ -132,10 +138,15 @@ type cudaInfo struct {
 	major, minor int32
 	totalMem     uint64
 	limits       render.Limits
+	clang        string // set when libnvrtc is missing: the PTX compiler
 }
 
 func (i *cudaInfo) String() string {
-	return fmt.Sprintf("%s, compute %d.%d, %d MiB", i.name, i.major, i.minor, i.totalMem>>20)
+	s := fmt.Sprintf("%s, compute %d.%d, %d MiB", i.name, i.major, i.minor, i.totalMem>>20)
+	if i.clang != "" {
+		s += ", PTX by " + filepath.Base(i.clang) + " (no libnvrtc)"
+	}
+	return s
 }
 
 func dlopenFirst(names ...string) (uintptr, error) {
@@ -160,16 +171,18 @@ var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
 			return nil, fmt.Errorf("libcuda.so.1 lacks %s (driver too old?)", n)
 		}
 	}
+	clang := ""
 	rtc, err := dlopenFirst("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2")
-	if err != nil {
-		return nil, errors.New("libnvrtc.so not found (install the CUDA toolkit's NVRTC, e.g. Debian's libnvrtc12)")
-	}
-	for _, n := range nvrtcFuncNames {
-		if api.fns[n], err = purego.Dlsym(rtc, n); err != nil {
-			return nil, fmt.Errorf("libnvrtc lacks %s", n)
+	if err == nil {
+		for _, n := range nvrtcFuncNames {
+			if api.fns[n], err = purego.Dlsym(rtc, n); err != nil {
+				return nil, fmt.Errorf("libnvrtc lacks %s", n)
+			}
 		}
+		purego.RegisterLibFunc(&api.nvrtcErr, rtc, "nvrtcGetErrorString")
+	} else if clang = findClang(); clang == "" {
+		return nil, errors.New("libnvrtc.so not found and no clang-15 or clang to compile CUDA to PTX (install the CUDA toolkit's NVRTC, e.g. Debian's libnvrtc12, or clang-15)")
 	}
-	purego.RegisterLibFunc(&api.nvrtcErr, rtc, "nvrtcGetErrorString")
 	if err := api.call("cuInit", 0); err != nil {
 		return nil, err
 	}
@@ -180,7 +193,7 @@ var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
 	if count == 0 {
 		return nil, errors.New("no CUDA GPU")
 	}
-	info := &cudaInfo{api: api}
+	info := &cudaInfo{api: api, clang: clang}
 	if err := api.call("cuDeviceGet", uintptr(unsafe.Pointer(&info.dev)), 0); err != nil {
 		return nil, err
 	}
@@ -242,6 +255,7 @@ type cudaDevice struct {
 	lang  *render.Lang
 	mu    sync.Mutex
 	progs map[string]*cudaProgram
+	archs []string // clang only: architectures to try, the working one once known
 }
 
 func openCUDA() (Device, error) {
@@ -355,7 +369,20 @@ func (d *cudaDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 		src := render.Render(d.lang, k)
 		p, ok := d.progs[src]
 		if !ok {
-			ptx, err := d.nvrtc(k.Name, src)
+			var ptx string
+			var err error
+			if d.info.clang != "" {
+				if d.archs == nil {
+					d.archs = clangArchs(d.info.major, d.info.minor)
+				}
+				var arch string
+				ptx, arch, err = clangPTX(d.info.clang, d.archs, src, k.Name)
+				if err == nil {
+					d.archs = []string{arch}
+				}
+			} else {
+				ptx, err = d.nvrtc(k.Name, src)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -496,3 +523,89 @@ func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 
 func (p *cudaProgram) Name() string                 { return p.name }
 func (p *cudaProgram) Disassembly() (string, error) { return p.ptx, nil }
+
+// findClang finds a clang that compiles CUDA to PTX, or "".
+func findClang() string {
+	for _, n := range []string{"clang-15", "clang"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// clangArchs are the architectures to try for compute capability
+// major.minor: the device's own first, then older ones, newest first.
+func clangArchs(major, minor int32) []string {
+	cc := int(major)*10 + int(minor)
+	archs := []string{fmt.Sprintf("sm_%d%d", major, minor)}
+	for _, a := range render.ClangCUDAArchs {
+		if n, err := strconv.Atoi(strings.TrimPrefix(a, "sm_")); err == nil && n < cc {
+			archs = append(archs, a)
+		}
+	}
+	return archs
+}
+
+// clangPTX compiles CUDA C defining the named kernels to PTX with clang
+// and render.CUDAClangPrelude, trying archs in order while clang does not
+// know one; it returns the PTX and the architecture used.
+func clangPTX(clang string, archs []string, src string, names ...string) (ptx, arch string, err error) {
+	name := names[0]
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "tgc-ptx-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(dir)
+	in, out := filepath.Join(dir, name+".cu"), filepath.Join(dir, name+".ptx")
+	if err := os.WriteFile(in, []byte(render.CUDAClangPrelude+src), 0o644); err != nil {
+		return "", "", err
+	}
+	var log []byte
+	for _, arch = range archs {
+		log, err = exec.Command(clang, render.ClangPTXArgs(arch, in, out)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(log), "unsupported CUDA gpu architecture") {
+			break
+		}
+	}
+	if err != nil {
+		return "", "", &CUDABuildError{Kernel: name, Log: string(log), Source: src, Err: fmt.Errorf("%s: %w", filepath.Base(clang), err)}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return "", "", err
+	}
+	ptx = string(b)
+	for _, n := range names {
+		if err := checkPTX(ptx, n); err != nil {
+			return "", "", &CUDABuildError{Kernel: n, Log: ptx, Source: src, Err: err}
+		}
+	}
+	CompileStats.Lock()
+	CompileStats.Builds++
+	CompileStats.Time += time.Since(start)
+	CompileStats.Unlock()
+	return ptx, arch, nil
+}
+
+// checkPTX says whether PTX text defines the kernel's entry and calls no
+// external function (which the driver could not resolve without libdevice).
+func checkPTX(ptx, name string) error {
+	entry := false
+	for _, line := range strings.Split(ptx, "\n") {
+		f := strings.Fields(line)
+		for i, w := range f {
+			if w == ".entry" && i+1 < len(f) && strings.TrimSuffix(f[i+1], "(") == name {
+				entry = true
+			}
+			if w == ".extern" && i+1 < len(f) && f[i+1] == ".func" {
+				return fmt.Errorf("PTX calls an external function: %s", strings.TrimSpace(line))
+			}
+		}
+	}
+	if !entry {
+		return fmt.Errorf("PTX has no .entry %s", name)
+	}
+	return nil
+}

@@ -280,10 +280,11 @@ func TestStepKernelCount(t *testing.T) {
 				h = l.Forward(h).Relu()
 			}
 			opt.ZeroGrad()
-			if err := autograd.Backward(h.Sum(false)); err != nil {
+			loss := h.Sum(false)
+			if err := autograd.Backward(loss); err != nil {
 				t.Fatal(err)
 			}
-			var grads []*tensor.Tensor
+			grads := []*tensor.Tensor{loss} // the step would realize the loss with the update
 			for _, p := range ps {
 				grads = append(grads, p.Grad)
 			}

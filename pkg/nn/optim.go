@@ -23,6 +23,11 @@ type Optimizer interface {
 	LR() *tensor.Tensor
 }
 
+// Parameters, optimizer state and buffers are updated with Tensor.Assign,
+// which writes in place: each keeps its memory across steps (TinyJit
+// replays rely on it), and a step's schedule reads every old value before
+// writing the new ones.
+
 // base holds what every optimizer shares.
 type base struct {
 	params, buffers []*tensor.Tensor
@@ -70,7 +75,7 @@ func newBase(params []*tensor.Tensor, lr float64) (*base, error) {
 func detachAll(ts []*tensor.Tensor) {
 	for _, t := range ts {
 		if t.Node().Op != ir.OpBuffer && t.Node().Realized() != nil {
-			t.Assign(t.Detach())
+			t.Rebind()
 		}
 	}
 }
@@ -110,6 +115,10 @@ func (b *base) Step(extra ...*tensor.Tensor) error {
 	}
 	state := b.update(grads)
 	state = append(state, b.lr) // realized with the step when it was assigned a lazy value
+	// The step writes the parameters in place: the losses backward was
+	// called on are computed with it, before the write, so that reading
+	// them after the step gives the loss of the old parameters.
+	extra = append(extra, tensor.TakeBackwardLosses()...)
 	all := append(append(append(append([]*tensor.Tensor{}, b.params...), b.buffers...), state...), extra...)
 	for _, t := range all {
 		if err := t.Err(); err != nil {

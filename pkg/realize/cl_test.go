@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"tgc/pkg/ir"
@@ -133,5 +134,64 @@ func TestCLOps(t *testing.T) {
 	}
 	for _, c := range cases {
 		compareDevices(t, c.name, engines, c.build, c.tol)
+	}
+}
+
+// TestCLVector: kernels rendered with float4 loads and stores (contiguous,
+// aligned accesses) and their scalar fallbacks (gathers, per-lane guards,
+// unaligned shifts, sizes not divisible by 4, padded grids) equal GO.
+func TestCLVector(t *testing.T) {
+	var src strings.Builder
+	cl, err := Install("CL", Options{Debug: 3, Out: &src})
+	if err != nil {
+		t.Skipf("CL unavailable: %v", err)
+	}
+	goe, _ := Install("GO", Options{})
+	engines := []*Engine{goe, cl}
+	x := floats(ir.Float32, []int{16, 64}, 11, 2)
+	y := floats(ir.Float32, []int{16, 64}, 12, 2)
+	tr := floats(ir.Float32, []int{64, 16}, 13, 2)
+	row := floats(ir.Float32, []int{1, 4097}, 14, 2)
+	h := floats(ir.Float16, []int{6, 40}, 15, 4)
+	a, b := floats(ir.Float32, []int{12, 40}, 16, 1), floats(ir.Float32, []int{40, 36}, 17, 1)
+	big := floats(ir.Float32, []int{4 * 1031}, 18, 3)
+	odd := floats(ir.Float32, []int{7, 9}, 19, 3)
+	cases := []struct {
+		name  string
+		build func() *tensor.Tensor
+		tol   float64
+	}{
+		{"add exp2", func() *tensor.Tensor { return x().Add(y()).Exp2() }, 1e-5},
+		{"transposed load (gather)", func() *tensor.Tensor { return tr().Permute(1, 0).Mul(x()) }, 0},
+		{"inner pad (per-lane guards)", func() *tensor.Tensor {
+			return x().Pad([][2]int{{0, 0}, {1, 3}}, 0).Add(tensor.Const(1, ir.Float32)).Sqrt()
+		}, 1e-6},
+		{"outer pad (one guard)", func() *tensor.Tensor { return x().Pad([][2]int{{2, 1}, {0, 0}}, 0).Abs().Sqrt() }, 1e-6},
+		{"shifted loads", func() *tensor.Tensor {
+			r := row()
+			return r.Shrink([][2]int{{0, 1}, {0, 4096}}).Sub(r.Shrink([][2]int{{0, 1}, {1, 4097}}))
+		}, 0},
+		{"half", func() *tensor.Tensor { v := h(); return v.Mul(v).Add(v) }, 1e-3},
+		{"matmul lanes", func() *tensor.Tensor { return a().Dot(b()).Relu() }, 1e-4},
+		{"padded grid", func() *tensor.Tensor { return big().Exp2() }, 1e-5},
+		{"odd size", func() *tensor.Tensor { return odd().Neg().Exp2() }, 1e-5},
+		{"where", func() *tensor.Tensor { v := x(); return v.Lt(tensor.Const(0, ir.Float32)).Where(v.Neg(), v.Sin()) }, 1e-5},
+		{"rand", func() *tensor.Tensor {
+			tensor.ManualSeed(7)
+			return tensor.Rand(8, 64).Mul(tensor.Const(3, ir.Float32))
+		}, 0},
+	}
+	for _, c := range cases {
+		compareDevices(t, c.name, engines, c.build, c.tol)
+	}
+	for _, want := range []string{"vload4(0, ", "vstore4(", "float4 val"} {
+		if !strings.Contains(src.String(), want) {
+			t.Errorf("no CL kernel used %q", want)
+		}
+	}
+	for _, want := range []string{"vload4(0, ", "vstore4(", "float4 val"} {
+		if !strings.Contains(src.String(), want) {
+			t.Errorf("no CL kernel used %q", want)
+		}
 	}
 }

@@ -33,6 +33,8 @@ type Stats struct {
 	Kernels     int // launches
 	Scheduled   int // schedules created (cache misses)
 	CacheHits   int // schedule cache hits
+	JitReplays  int // TinyJit calls replayed without running the function
+	Compiled    int // kernels handed to the device's compiler (it caches by source)
 	DeviceTime  time.Duration
 	LowerTime   time.Duration
 	CompileTime time.Duration
@@ -45,6 +47,10 @@ type Engine struct {
 	Stats Stats
 	mu    sync.Mutex
 	cache map[string]*compiled
+	// TinyJit (jit.go): the launches of a call being captured, and the
+	// name of the function whose calls may not read values.
+	capture  *capture
+	noReadIn string
 }
 
 // compiled is a cached schedule: kernels with their arguments expressed as
@@ -52,6 +58,10 @@ type Engine struct {
 type compiled struct {
 	items []compiledItem
 	outs  []int // item index producing each requested output (-1: a leaf)
+	order []int // launch order (items are in schedule order)
+	// copies are the assign items that write a temporary buffer, copied
+	// into their destination after every launch (see planAssigns).
+	copies []int
 }
 
 type compiledItem struct {
@@ -62,6 +72,9 @@ type compiledItem struct {
 	rands  []int // indices into the graph's random nodes
 	dtype  ir.DType
 	size   int
+	node   int  // the item's node: index into the graph's walk order
+	dst    int  // an assign: the leaf whose memory receives the value (-1: none)
+	temp   bool // an assign computed into a temporary and copied at the end
 }
 
 // ref points at a buffer: a leaf of the graph (realized input) or the
@@ -100,7 +113,9 @@ func Install(name string, opts Options) (*Engine, error) {
 // graph is the canonical form of the graph being realized.
 type graph struct {
 	key    string
+	order  []*tensor.Node
 	leaves []*tensor.Node
+	group  []int // per leaf: the first leaf on the same memory
 	rands  []*tensor.Node
 }
 
@@ -109,14 +124,27 @@ type graph struct {
 func canonical(outs []*tensor.Node) *graph {
 	g := &graph{}
 	order := tensor.Toposort(outs)
+	g.order = order
 	local := make(map[*tensor.Node]int, len(order))
+	memory := map[any]int{} // leaves on the same memory (aliases) share a group
 	var sb strings.Builder
 	for i, n := range order {
 		local[n] = i
 		switch {
 		case n.Realized() != nil:
-			fmt.Fprintf(&sb, "B%d:%s%v;", len(g.leaves), n.DType, n.Shape)
+			b := n.Realized()
+			var mem any = b
+			if b.Device != nil {
+				mem = b.Device
+			}
+			grp, ok := memory[mem]
+			if !ok {
+				grp = len(g.leaves)
+				memory[mem] = grp
+			}
+			fmt.Fprintf(&sb, "B%d=%d:%s%v;", len(g.leaves), grp, n.DType, n.Shape)
 			g.leaves = append(g.leaves, n)
+			g.group = append(g.group, grp)
 			continue
 		case n.Op == ir.OpRand:
 			fmt.Fprintf(&sb, "R%d:%v;", len(g.rands), n.Shape)
@@ -205,6 +233,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		}
 	}
 	cstart := time.Now()
+	e.Stats.Compiled += len(kernels)
 	progs, err := e.Dev.Compile(kernels)
 	if err != nil {
 		return nil, err
@@ -218,10 +247,17 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	for i, r := range g.rands {
 		randIdx[r] = i
 	}
+	local := make(map[*tensor.Node]int, len(g.order))
+	for i, n := range g.order {
+		local[n] = i
+	}
 	itemIdx := map[*tensor.Node]int{}
 	c := &compiled{}
 	for i, it := range sched.Items {
-		ci := compiledItem{name: kernels[i].Name, prog: progs[i], kernel: kernels[i], dtype: it.Out.DType, size: it.Out.Numel()}
+		ci := compiledItem{name: kernels[i].Name, prog: progs[i], kernel: kernels[i], dtype: it.Out.DType, size: it.Out.Numel(), node: local[it.Out], dst: -1}
+		if d := it.Out.AssignTarget(); d != nil {
+			ci.dst = leafIdx[d]
+		}
 		for _, a := range it.Args {
 			if j, ok := itemIdx[a]; ok {
 				ci.args = append(ci.args, ref{idx: j})
@@ -256,12 +292,16 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		}
 		c.outs = append(c.outs, j)
 	}
+	planAssigns(c, sched, g, itemIdx)
 	return c, nil
 }
 
 // deviceBuffer uploads a leaf's host data on first use.
 func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	b := n.Realized()
+	if b.Stale() {
+		return nil, staleError(n)
+	}
 	if db, ok := b.Device.(backend.Buffer); ok {
 		return db, nil
 	}
@@ -312,57 +352,94 @@ func (e *Engine) run(c *compiled, g *graph, outs []*tensor.Node) error {
 }
 
 func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) error {
+	// Every leaf is checked (and uploaded) before any kernel writes.
+	leafBufs := make([]backend.Buffer, len(g.leaves))
+	for i, l := range g.leaves {
+		var err error
+		if leafBufs[i], err = e.deviceBuffer(l); err != nil {
+			return err
+		}
+	}
 	bufs := make([]backend.Buffer, len(c.items))
+	owned := make([]bool, len(c.items)) // freed at the end unless kept
 	isOut := map[int]bool{}
 	for _, j := range c.outs {
 		isOut[j] = keep
 	}
 	defer func() {
 		for i, b := range bufs {
-			if b != nil && !isOut[i] {
+			if b != nil && owned[i] && !isOut[i] {
 				b.Free()
 			}
 		}
 	}()
 	var total time.Duration
-	for i, it := range c.items {
-		out, err := e.Dev.Alloc(it.dtype, it.size)
-		if err != nil {
-			return fmt.Errorf("kernel %s: %w", it.name, err)
+	for _, i := range c.order {
+		it := &c.items[i]
+		if it.dst >= 0 && !it.temp {
+			bufs[i] = leafBufs[it.dst] // written in place
+		} else {
+			out, err := e.Dev.Alloc(it.dtype, it.size)
+			if err != nil {
+				return fmt.Errorf("kernel %s: %w", it.name, err)
+			}
+			bufs[i], owned[i] = out, true
 		}
-		bufs[i] = out
 		args := make([]backend.Buffer, len(it.args))
 		for j, r := range it.args {
 			if r.leaf {
-				if args[j], err = e.deviceBuffer(g.leaves[r.idx]); err != nil {
-					return err
-				}
+				args[j] = leafBufs[r.idx]
 			} else {
 				args[j] = bufs[r.idx]
 			}
 		}
 		var vars []int64
+		var rands []tensor.RandArg
 		for _, ri := range it.rands {
 			ra := g.rands[ri].Arg.(tensor.RandArg)
 			vars = append(vars, int64(ra.Seed), int64(ra.Counter))
+			rands = append(rands, ra)
 		}
 		dt, err := it.prog.Run(args, vars)
 		if err != nil {
 			return fmt.Errorf("kernel %s: %w", it.name, err)
 		}
+		if e.capture != nil {
+			e.capture.launch(it, args, rands, owned[i])
+		}
 		total += dt
 		if e.Opts.Debug >= 2 {
-			e.launchLine(e.Stats.Kernels, it, dt)
+			e.launchLine(e.Stats.Kernels, *it, dt)
 		}
 		e.Stats.Kernels++
 	}
-	e.Stats.DeviceTime += total
-	for k, o := range outs {
-		if !keep {
-			break
+	for _, i := range c.copies {
+		it := &c.items[i]
+		if err := copyBuffer(leafBufs[it.dst], bufs[i], it.dtype, it.size); err != nil {
+			return fmt.Errorf("assign %s: %w", it.name, err)
 		}
-		j := c.outs[k]
-		o.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: o.DType, Size: o.Numel(), Device: bufs[j]})
+		if e.capture != nil {
+			e.capture.copy(bufs[i], leafBufs[it.dst], it.dtype, it.size)
+		}
+	}
+	e.Stats.DeviceTime += total
+	if keep {
+		for i := range c.items {
+			it := &c.items[i]
+			if it.dst < 0 {
+				continue
+			}
+			// The destination's memory holds the assign's value now: the
+			// assign node is realized there, the old value is stale.
+			g.order[it.node].SetRealized(tensor.Overwritten(g.leaves[it.dst].Realized(), leafBufs[it.dst]))
+		}
+		for k, o := range outs {
+			j := c.outs[k]
+			if j < 0 || c.items[j].dst >= 0 {
+				continue
+			}
+			o.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: o.DType, Size: o.Numel(), Device: bufs[j]})
+		}
 	}
 	if e.Opts.Debug >= 1 {
 		fmt.Fprintf(e.Opts.Out, "ran %s on %s in %.3f ms\n", plural(len(c.items), "kernel"), e.Dev.Name(), float64(total.Microseconds())/1000)
@@ -400,9 +477,15 @@ func ColorName(name string) string {
 
 // Read returns the host bytes of a realized node.
 func (e *Engine) Read(n *tensor.Node) ([]byte, error) {
+	if e.noReadIn != "" {
+		return nil, fmt.Errorf("the TinyJit function %s reads a tensor's value (item, tolist, numpy), which is not allowed: the replays skip the function, so the value would be frozen; return the tensor from the function and read it after the call", e.noReadIn)
+	}
 	b := n.Realized()
 	if b == nil {
 		return nil, fmt.Errorf("read of an unrealized tensor %s", n)
+	}
+	if b.Stale() {
+		return nil, staleError(n)
 	}
 	if b.Host != nil {
 		return b.Host, nil

@@ -64,7 +64,44 @@ var clDialect = &gpuDialect{
 	shared:   "__local",
 	barrier:  "barrier(CLK_LOCAL_MEM_FENCE);",
 	fmod:     "fmod",
+	vec:      clVec(true),
 }
+
+// clVec renders vector loads and stores with vload4/vstore4; without
+// cl_khr_fp16, float16 moves through vload_half4/vstore_half4 as float4.
+func clVec(half bool) *vecDialect {
+	vtyp := func(dt ir.DType) string {
+		if dt == ir.Float16 && half {
+			return "half4"
+		}
+		return "float4"
+	}
+	return &vecDialect{
+		load: func(dt ir.DType, buf, idx string) (string, string) {
+			if dt == ir.Float16 && !half {
+				return "float4", fmt.Sprintf("vload_half4(0, %s+%s)", buf, idx)
+			}
+			return vtyp(dt), fmt.Sprintf("vload4(0, %s+%s)", buf, idx)
+		},
+		zero: func(dt ir.DType) string {
+			if vtyp(dt) == "half4" {
+				return "(half4)((half)0.0f)"
+			}
+			return "(float4)(0.0f)"
+		},
+		lane: func(dt ir.DType, v string, u int) string { return v + "." + lanes[u] },
+		store: func(dt ir.DType, buf, idx string, vals [vecWidth]string) string {
+			fn := "vstore4"
+			if dt == ir.Float16 && !half {
+				fn = "vstore_half4"
+			}
+			return fmt.Sprintf("%s((%s)(%s), 0, %s+%s)", fn, vtyp(dt), strings.Join(vals[:], ", "), buf, idx)
+		},
+	}
+}
+
+// lanes name the components of a 4-vector.
+var lanes = [vecWidth]string{"x", "y", "z", "w"}
 
 // OpenCLFor is the OpenCL dialect for a device: launches planned within
 // lim, and float16 through vload_half/vstore_half when !lim.Half.
@@ -98,6 +135,7 @@ func OpenCLFor(lim Limits) *Lang {
 		}
 		return ""
 	}
+	d.vec = clVec(false)
 	l.gpu = &d
 	return l
 }

@@ -94,6 +94,47 @@ var cudaDialect = &gpuDialect{
 		}
 		return ""
 	},
+	vec: cudaVec,
+}
+
+// cudaVec: CUDA's vector types have no operators and come from headers the
+// kernels do not include, so the prelude defines aligned structs of its
+// own; a vector load or store is one 16-byte (float) or 8-byte (half)
+// access through a cast pointer, and the lanes are its fields.
+var cudaVec = &vecDialect{
+	prelude: "#ifndef TG_VEC\n#define TG_VEC\nstruct alignas(16) tg_float4 { float x, y, z, w; };\nstruct alignas(8) tg_half4 { unsigned short x, y, z, w; };\n#endif\n",
+	load: func(dt ir.DType, buf, idx string) (string, string) {
+		t := cudaVecType(dt)
+		return t, fmt.Sprintf("*((const %s*)(%s+%s))", t, buf, idx)
+	},
+	zero: func(dt ir.DType) string {
+		if dt == ir.Float16 {
+			return "tg_half4{0, 0, 0, 0}"
+		}
+		return "tg_float4{0.0f, 0.0f, 0.0f, 0.0f}"
+	},
+	lane: func(dt ir.DType, v string, u int) string {
+		if dt == ir.Float16 {
+			return fmt.Sprintf("tg_h2f(%s.%s)", v, lanes[u])
+		}
+		return v + "." + lanes[u]
+	},
+	store: func(dt ir.DType, buf, idx string, vals [vecWidth]string) string {
+		if dt == ir.Float16 {
+			for i, v := range vals {
+				vals[i] = "tg_f2h(" + v + ")"
+			}
+		}
+		t := cudaVecType(dt)
+		return fmt.Sprintf("*((%s*)(%s+%s)) = %s{%s}", t, buf, idx, t, strings.Join(vals[:], ", "))
+	},
+}
+
+func cudaVecType(dt ir.DType) string {
+	if dt == ir.Float16 {
+		return "tg_half4"
+	}
+	return "tg_float4"
 }
 
 // CUDAFor is the CUDA dialect with launches planned within lim.
@@ -127,3 +168,51 @@ static __device__ inline float __int_as_float(int x) { return __builtin_bit_cast
 func ClangPTXArgs(arch, in, out string) []string {
 	return []string{"-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=" + arch, "-nocudainc", "-nocudalib", "-O3", "-S", "-o", out, in}
 }
+
+// CUDAClangPrelude replaces NVRTC's built-ins when the CUDA runtime
+// compiles kernels with clang because libnvrtc is missing (clang -x cuda
+// -nocudainc -nocudalib: no CUDA headers, no libdevice). The math
+// functions kernels call are renamed to definitions made of PTX
+// instructions, so the PTX has no external function to resolve:
+//
+//	exp2f  ex2.approx.f32: ~2 ulp (max relative error 2^-22.5), like exp2f's
+//	       fast path; libdevice's exp2f is within 2 ulp too.
+//	log2f  lg2.approx.f32: max absolute error 2^-22.6 for x in [0.5, 2],
+//	       relative 2^-22 elsewhere (libdevice: 1 ulp).
+//	sinf   sin.approx.f32 (absolute error 2^-20.9 on [-pi, pi]) after
+//	       reducing x by a two-part 2*pi (reduction error <= 1.2e-7 for
+//	       |x| <= 1e5, growing beyond): ~6e-7 absolute; libdevice's sinf
+//	       reduces exactly, 1-2 ulp everywhere.
+//	sqrtf  sqrt.rn.f32: correctly rounded, as sqrtf.
+//	truncf cvt.rzi.f32.f32: exact.
+//	fmodf  x - trunc(x/y)*y with one fma: exact while |x/y| < 2^24, not
+//	       for huge quotients (C's fmodf is always exact).
+const CUDAClangPrelude = `#include <__clang_cuda_builtin_vars.h>
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define exp2f tg_exp2f
+#define log2f tg_log2f
+#define sinf tg_sinf
+#define sqrtf tg_sqrtf
+#define truncf tg_truncf
+#define fmodf tg_fmodf
+static __device__ inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+static __device__ inline float tg_exp2f(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+static __device__ inline float tg_log2f(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+static __device__ inline float tg_sqrtf(float x) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+static __device__ inline float tg_truncf(float x) { float r; asm("cvt.rzi.f32.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+static __device__ inline float tg_fma(float a, float b, float c) { float r; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c)); return r; }
+static __device__ inline float tg_sinf(float x) {
+  float k; asm("cvt.rni.f32.f32 %0, %1;" : "=f"(k) : "f"(x * 0.159154943091895f));
+  float y = tg_fma(-k, 6.28318548202514648f, x);
+  y = tg_fma(-k, -1.74845553e-7f, y);
+  float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(y)); return r;
+}
+static __device__ inline float tg_fmodf(float x, float y) { return tg_fma(-tg_truncf(x / y), y, x); }
+`
+
+// ClangCUDAArchs are the architectures clang may target, newest first:
+// PTX for an older one is compiled by the driver for a newer GPU.
+var ClangCUDAArchs = []string{"sm_90", "sm_89", "sm_87", "sm_86", "sm_80", "sm_75", "sm_72", "sm_70", "sm_61", "sm_60", "sm_52", "sm_50"}

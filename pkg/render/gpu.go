@@ -91,7 +91,19 @@ func (l *Lang) WithLimits(lim Limits) *Lang {
 
 // GPULaunch is the launch geometry of a kernel rendered in a GPU dialect.
 func GPULaunch(l *Lang, k *ir.Kernel) Launch {
-	return planLaunch(k, ir.Linearize(k), l.Limits)
+	k, p, lim, _ := gpuPlan(l, k)
+	return planLaunch(k, p, lim)
+}
+
+// gpuPlan is the kernel a GPU dialect renders (vectorized when it can be,
+// see gpu_vec.go), linearized, and the limits its launch is planned in.
+func gpuPlan(l *Lang, k *ir.Kernel) (*ir.Kernel, *ir.Program, Limits, *vecPlan) {
+	lim := l.Limits
+	if vp := planVector(l.gpu, k, lim); vp != nil {
+		lim.NoGroup = true
+		return vp.k, ir.Linearize(vp.k), lim, vp
+	}
+	return k, ir.Linearize(k), lim, nil
 }
 
 // LaunchSize is GPULaunch as plan.json lists it: global (work-items) and
@@ -245,6 +257,7 @@ type gpuDialect struct {
 	load                       func(dt ir.DType, buf, idx string) string
 	store                      func(dt ir.DType, buf, idx, val string) string
 	cast                       func(to, from ir.DType, x string) string
+	vec                        *vecDialect // nil: no vector memory operations
 }
 
 var dimNames = [3]string{"x", "y", "z"}
@@ -266,9 +279,15 @@ func usesHalf(k *ir.Kernel) bool {
 
 func (r *renderer) gpuKernel() string {
 	g := r.lang.gpu
-	lim := r.lang.Limits
+	k, prog, lim, vp := gpuPlan(r.lang, r.k)
+	r.k, r.prog = k, prog
 	lt := planLaunch(r.k, r.prog, lim)
 	r.sb.WriteString(g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim))
+	if vp != nil {
+		r.sb.WriteString(g.vec.prelude)
+		r.vecLoad = r.vecLoadHook(vp)
+		r.prog.Uses = liveUses(vp)
+	}
 	r.sb.WriteString(g.header(r.k, lt, lim))
 	r.indent = 1
 	if lt.Group > 0 {
@@ -289,12 +308,14 @@ func (r *renderer) gpuKernel() string {
 		r.line("if (lidx0 == 0) {")
 		r.indent++
 	}
+	if vp != nil {
+		r.vecStores(vp)
+	}
 	for _, s := range r.prog.Stores {
-		v := s.Src[1]
-		if _, named := r.names[v]; !named && g.store != nil && v.Op == ir.OpCast && v.DType == ir.Float16 {
-			v = v.Src[0] // the store converts to float16 itself
+		if vp != nil {
+			break
 		}
-		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(v)
+		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(r.storeValue(s))
 		if g.store != nil {
 			r.line("%s;", g.store(s.DType, buf, idx, val))
 		} else {

@@ -21,7 +21,31 @@ func gpuGraphs() map[string]*tensor.Tensor {
 	g["axes4"] = input(ir.Float32, 2, 3, 4, 5).Permute(3, 1, 2, 0).Exp2()
 	g["padded"] = input(ir.Float32, 1031).Sqrt()
 	g["bool_store"] = input(ir.Float32, 7, 9).Lt(tensor.Const(0, ir.Float32))
+	for name, t := range vecGraphs() {
+		g[name] = t
+	}
 	return g
+}
+
+// vecGraphs exercise vector (float4) loads and stores: contiguous aligned
+// accesses vectorize, others fall back to one scalar access per lane.
+func vecGraphs() map[string]*tensor.Tensor {
+	x := input(ir.Float32, 1, 65)
+	return map[string]*tensor.Tensor{
+		// all loads and the store are float4
+		"vec_add": input(ir.Float32, 16, 64).Add(input(ir.Float32, 16, 64)).Exp2(),
+		// a transposed load gathers its 4 lanes; the other load and the store are float4
+		"vec_transpose": input(ir.Float32, 64, 32).Permute(1, 0).Add(input(ir.Float32, 32, 64)),
+		// padding the inner axis: lanes have different guards and an unaligned index (scalar)
+		"vec_pad_inner": input(ir.Float32, 8, 12).Pad([][2]int{{0, 0}, {1, 3}}, 0).Sqrt(),
+		// padding the outer axis: one guard for all 4 lanes (a guarded float4 load)
+		"vec_pad_outer": input(ir.Float32, 6, 16).Pad([][2]int{{1, 1}, {0, 0}}, 0).Sqrt(),
+		// x[i] + x[i+1]: the aligned load is float4, the shifted one scalar and
+		// sharing three lanes with it
+		"vec_shift": x.Shrink([][2]int{{0, 1}, {0, 64}}).Add(x.Shrink([][2]int{{0, 1}, {1, 65}})),
+		// float16 storage: half4 / vload_half4 / 8-byte accesses
+		"vec_half": input(ir.Float16, 8, 32).Mul(input(ir.Float16, 8, 32)),
+	}
 }
 
 // kernelsOf schedules and optimizes a graph as the engine does.
@@ -94,14 +118,15 @@ func TestLaunch(t *testing.T) {
 		group         int64
 	}{
 		{"fits one group", input(ir.Float32, 10).Sqrt(), DefaultLimits, []int64{10}, []int64{10}, 0},
-		{"divisor", input(ir.Float32, 1000).Sqrt(), DefaultLimits, []int64{1000}, []int64{250}, 0},
+		{"divisor", input(ir.Float32, 1001).Sqrt(), DefaultLimits, []int64{1001}, []int64{143}, 0},
+		{"vectorized: 4 lanes a thread", input(ir.Float32, 1000).Sqrt(), DefaultLimits, []int64{250}, []int64{250}, 0},
 		{"padded prime", input(ir.Float32, 1031).Sqrt(), DefaultLimits, []int64{1280}, []int64{256}, 0},
-		{"2d matmul", input(ir.Float32, 64, 32).Reshape(64, 32, 1).Mul(input(ir.Float32, 32, 16).Reshape(1, 32, 16)).Sum(false, 1), DefaultLimits, []int64{16, 64}, []int64{16, 16}, 0},
+		{"2d matmul", input(ir.Float32, 64, 32).Reshape(64, 32, 1).Mul(input(ir.Float32, 32, 16).Reshape(1, 32, 16)).Sum(false, 1), DefaultLimits, []int64{4, 64}, []int64{4, 64}, 0},
 		{"4 axes merge into dim 2", input(ir.Float32, 2, 3, 4, 5).Permute(3, 1, 2, 0).Exp2(), DefaultLimits, []int64{2, 12, 5}, []int64{2, 12, 5}, 0},
 		{"group", input(ir.Float32, 4, 4096).Sum(false, 1), DefaultLimits, []int64{256, 4}, []int64{256, 1}, 256},
 		{"group limited", input(ir.Float32, 4, 4096).Sum(false, 1), Limits{MaxWorkGroup: 64, MaxLocal: [3]int64{64, 64, 64}, LocalMem: 1 << 14}, []int64{64, 4}, []int64{64, 1}, 64},
 		{"no group", input(ir.Float32, 4, 4096).Sum(false, 1), Limits{MaxWorkGroup: 256, MaxLocal: [3]int64{256, 256, 256}, NoGroup: true}, []int64{4}, []int64{4}, 0},
-		{"too many groups: flat", input(ir.Float32, 64, 3, 2).Permute(2, 1, 0).Exp2(), small, []int64{384}, []int64{64}, 0},
+		{"too many groups: flat", input(ir.Float32, 63, 3, 2).Permute(2, 1, 0).Exp2(), small, []int64{378}, []int64{63}, 0},
 	}
 	for _, c := range cases {
 		ks := kernelsOf(t, c.name, c.out)

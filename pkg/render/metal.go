@@ -51,6 +51,26 @@ var metalDialect = &gpuDialect{
 	shared:   "threadgroup",
 	barrier:  "threadgroup_barrier(mem_flags::mem_threadgroup);",
 	fmod:     "fmod",
+	vec:      metalVec,
+}
+
+// metalVec: float4/half4 accesses through cast device pointers.
+var metalVec = &vecDialect{
+	load: func(dt ir.DType, buf, idx string) (string, string) {
+		t := metalTypes[dt] + "4"
+		return t, fmt.Sprintf("*((const device %s*)(%s+%s))", t, buf, idx)
+	},
+	zero: func(dt ir.DType) string {
+		if dt == ir.Float16 {
+			return "half4(0.0h)"
+		}
+		return "float4(0.0f)"
+	},
+	lane: func(dt ir.DType, v string, u int) string { return v + "." + lanes[u] },
+	store: func(dt ir.DType, buf, idx string, vals [vecWidth]string) string {
+		t := metalTypes[dt] + "4"
+		return fmt.Sprintf("*((device %s*)(%s+%s)) = %s(%s)", t, buf, idx, t, strings.Join(vals[:], ", "))
+	},
 }
 
 var metalTypes = map[ir.DType]string{

@@ -51,6 +51,9 @@ type renderer struct {
 	// group, when set, renders the top-level reduces of a GPU kernel split
 	// across the lanes of a work-group (gpu.go).
 	group func(e *ir.Expr)
+	// vecLoad, when set, renders e if it is a lane of a vector load (all
+	// lanes at once, gpu_vec.go) and says whether it was.
+	vecLoad func(e *ir.Expr) bool
 }
 
 func (r *renderer) line(format string, args ...any) {
@@ -110,6 +113,9 @@ func (r *renderer) named(e *ir.Expr) bool {
 func (r *renderer) block(b *ir.Block) {
 	for _, e := range b.Nodes {
 		if e.Op == ir.OpStore || !r.named(e) {
+			continue
+		}
+		if r.vecLoad != nil && e.Op == ir.OpLoad && r.vecLoad(e) {
 			continue
 		}
 		if e.Op == ir.OpReduce {

@@ -24,9 +24,13 @@ func (in *interp) predeclared() starlark.StringDict {
 		"math":     mathModule,
 		"struct":   starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"print":    builtin("print", printFn),
+		"TinyJit":  builtin("TinyJit", tinyJitFn),
 		"bool":     builtin("bool", boolFn),
 		"format":   builtin("format", formatFn),
 		"Ellipsis": ellipsis{},
+		"config":   configDict(),                // tgc train settings (train.go)
+		"trange":   builtin("trange", trangeFn), // progress loop (train.go)
+		"report":   builtin("report", reportFn), // metrics (train.go)
 
 		// hidden helpers the preprocessor and the AST rewriter call
 		cmpBuiltin:   builtin(cmpBuiltin, cmpFn),

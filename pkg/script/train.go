@@ -2,12 +2,18 @@ package script
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"sort"
+	"strings"
+	"sync"
+	"time"
 
 	"go.starlark.net/starlark"
 
 	"tgc/pkg/autograd"
 	"tgc/pkg/nn"
+	"tgc/pkg/report"
 	"tgc/pkg/tensor"
 )
 
@@ -326,13 +332,19 @@ func (o *optimizer) Attr(name string) (starlark.Value, error) {
 		}), nil
 	case "step":
 		return builtin("step", func(c *call) (starlark.Value, error) {
-			if err := c.noArgs(); err != nil {
+			if len(c.kwargs) > 0 {
+				return nil, fmt.Errorf("step: unexpected keyword argument %s", c.kwargs[0][0])
+			}
+			// step(*tensors): also realize these (the loss) in the
+			// step's schedule, sharing its forward pass.
+			extra, err := tensorList(c, c.args)
+			if err != nil {
 				return nil, err
 			}
 			if tracing() {
 				c.in.warnTraceRead()
 			}
-			return starlark.None, o.opt.Step()
+			return starlark.None, o.opt.Step(extra...)
 		}), nil
 	}
 	return nil, fmt.Errorf("%s", unknownAttr("nn.optim."+o.kind, name, o.AttrNames()))
@@ -459,3 +471,315 @@ func init() {
 	}}
 	m["state"].(*namespace).members["load_state_dict"] = builtin("load_state_dict", loadStateDict)
 }
+
+// ---- training sessions: config, trange, report ----
+
+// TrainSession connects a run of a training script to the program that
+// started it (tgc train): settings go in as the predeclared dict config,
+// metrics recorded with report(...) and the progress of trange loops come
+// out.
+type TrainSession struct {
+	// Config is visible to the script as the read-only dict config;
+	// values are ints, floats, strings, bools or nil (None).
+	Config map[string]any
+	// Recorder receives report(...) metrics; nil: a new one.
+	Recorder *report.Recorder
+	// Every is the interval of plain progress lines when the output is
+	// not a terminal (0: about ten lines per loop).
+	Every int
+
+	// Filled by the run: steps completed in trange loops, the time spent
+	// in them, and the batch size given to trange (0 if none).
+	Steps     int
+	TrainTime time.Duration
+	Batch     int
+}
+
+var (
+	trainRunMu sync.Mutex // one RunTraining at a time
+	sessionMu  sync.Mutex
+	session    *TrainSession // the session of the running RunTraining
+)
+
+// RunTraining runs a script with a training session: config holds
+// s.Config, report(...) records into s.Recorder, and trange loops count
+// into s.Steps and s.TrainTime. (Runs are serialized; a plain Run started
+// while a RunTraining is in progress would also see its config.)
+func RunTraining(opts Options, s *TrainSession) error {
+	trainRunMu.Lock()
+	defer trainRunMu.Unlock()
+	if s.Recorder == nil {
+		s.Recorder = report.NewRecorder()
+	}
+	sessionMu.Lock()
+	session = s
+	sessionMu.Unlock()
+	defer func() {
+		sessionMu.Lock()
+		session = nil
+		sessionMu.Unlock()
+	}()
+	return Run(opts)
+}
+
+func currentSession() *TrainSession {
+	sessionMu.Lock()
+	defer sessionMu.Unlock()
+	return session
+}
+
+// sessionData is the session's "data" setting (the MNIST folder), or "".
+func sessionData() string {
+	if s := currentSession(); s != nil {
+		if d, ok := s.Config["data"].(string); ok {
+			return d
+		}
+	}
+	return ""
+}
+
+// configDict is the predeclared config: the session's settings as a
+// frozen dict (empty outside tgc train).
+func configDict() *starlark.Dict {
+	d := starlark.NewDict(0)
+	if s := currentSession(); s != nil {
+		for _, k := range report.SortedKeys(s.Config) {
+			var v starlark.Value
+			switch x := s.Config[k].(type) {
+			case nil:
+				v = starlark.None
+			case int:
+				v = starlark.MakeInt(x)
+			case float64:
+				v = starlark.Float(x)
+			case string:
+				v = starlark.String(x)
+			case bool:
+				v = starlark.Bool(x)
+			default:
+				v = starlark.String(fmt.Sprint(x))
+			}
+			_ = d.SetKey(starlark.String(k), v)
+		}
+	}
+	d.Freeze()
+	return d
+}
+
+// trainState is the per-run state of report() and trange.
+type trainState struct {
+	sess     *TrainSession // the run's session (a private one outside tgc train)
+	nextStep int           // step of a report() without step=
+}
+
+const trainKey = "tgc.train"
+
+func trainStateOf(c *call) *trainState {
+	th := c.in.thread
+	if st, ok := th.Local(trainKey).(*trainState); ok {
+		return st
+	}
+	s := currentSession()
+	if s == nil {
+		s = &TrainSession{Recorder: report.NewRecorder()}
+	}
+	st := &trainState{sess: s}
+	th.SetLocal(trainKey, st)
+	return st
+}
+
+// metricValue converts a report() value: a number or a one-element tensor.
+func metricValue(c *call, name string, v starlark.Value) (float64, error) {
+	if t, ok := v.(*Tensor); ok {
+		if t.t.Numel() != 1 {
+			return 0, fmt.Errorf("report: %s is a tensor of shape %s, want one element", name, tensor.FormatShape(t.t.Shape()))
+		}
+		vals, err := readValues(c, t.t)
+		if err != nil {
+			return 0, err
+		}
+		return vals[0], nil
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, fmt.Errorf("report: %s: got %s, want a number or a one-element Tensor", name, v.Type())
+	}
+	return f, nil
+}
+
+// reportFn is report(step=None, **metrics): records each metric (a number
+// or a one-element tensor; None is skipped) at step (default: one past the
+// last reported step). A loss that is NaN or infinite stops the script with
+// an error naming the step.
+func reportFn(c *call) (starlark.Value, error) {
+	if len(c.args) > 0 {
+		return nil, fmt.Errorf("report: takes keyword arguments only, e.g. report(step=i, loss=loss)")
+	}
+	st := trainStateOf(c)
+	step := st.nextStep
+	type kv struct {
+		name string
+		val  starlark.Value
+	}
+	var metrics []kv
+	for _, p := range c.kwargs {
+		name := string(p[0].(starlark.String))
+		if name == "step" {
+			n, err := toInt(p[1])
+			if err != nil {
+				return nil, fmt.Errorf("report: step: %v", err)
+			}
+			step = n
+			continue
+		}
+		metrics = append(metrics, kv{name, p[1]})
+	}
+	for _, m := range metrics {
+		if m.val == starlark.None {
+			continue
+		}
+		f, err := metricValue(c, m.name, m.val)
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(m.name, "loss") && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, fmt.Errorf("%s is %v at step %d: training stopped (try a lower learning rate)", m.name, f, step)
+		}
+		st.sess.Recorder.Add(m.name, step, f)
+	}
+	st.nextStep = step + 1
+	return starlark.None, nil
+}
+
+// trangeFn is trange(n, desc="", batch=0, every=0): range(n) that shows
+// progress (see progress).
+func trangeFn(c *call) (starlark.Value, error) {
+	var n intArg
+	desc := ""
+	batch, every := intArg(0), intArg(0)
+	if err := c.unpack("n", &n, "desc?", &desc, "batch?", &batch, "every?", &every); err != nil {
+		return nil, err
+	}
+	if n < 0 || batch < 0 {
+		return nil, fmt.Errorf("trange: n and batch must not be negative")
+	}
+	st := trainStateOf(c)
+	if every == 0 {
+		every = intArg(st.sess.Every)
+	}
+	return &progress{total: int(n), desc: desc, batch: int(batch), every: int(every), st: st, w: c.in.stdout, id: tensorIDs.Add(1)}, nil
+}
+
+// progress is the value of trange(n): iterating yields 0..n-1 and marks a
+// step done each time the loop comes back (a progress bar on a terminal,
+// plain lines otherwise, via report.NewBar).
+type progress struct {
+	total, batch, every int
+	desc                string
+	st                  *trainState
+	w                   io.Writer
+	bar                 *report.Bar
+	start               time.Time
+	done                int
+	finished            bool
+	id                  uint32
+}
+
+var (
+	_ starlark.Iterable = (*progress)(nil)
+	_ starlark.HasAttrs = (*progress)(nil)
+)
+
+func (p *progress) String() string        { return fmt.Sprintf("trange(%d)", p.total) }
+func (p *progress) Type() string          { return "trange" }
+func (p *progress) Freeze()               {}
+func (p *progress) Truth() starlark.Bool  { return starlark.True }
+func (p *progress) Hash() (uint32, error) { return p.id, nil }
+func (p *progress) AttrNames() []string   { return []string{"n", "set_description", "total"} }
+
+func (p *progress) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "total":
+		return starlark.MakeInt(p.total), nil
+	case "n":
+		return starlark.MakeInt(p.done), nil
+	case "set_description":
+		return builtin("set_description", func(c *call) (starlark.Value, error) {
+			var d string
+			if err := c.unpack("desc", &d); err != nil {
+				return nil, err
+			}
+			p.desc = d
+			if p.bar != nil {
+				p.bar.SetDescription(p.describe())
+			}
+			return starlark.None, nil
+		}), nil
+	}
+	return nil, fmt.Errorf("%s", unknownAttr("trange", name, p.AttrNames()))
+}
+
+// describe is the description with the throughput in samples/s when the
+// batch size is known.
+func (p *progress) describe() string {
+	if p.batch <= 0 || p.done == 0 {
+		return p.desc
+	}
+	rate := float64(p.done*p.batch) / time.Since(p.start).Seconds()
+	s := fmt.Sprintf("%.0f samples/s", rate)
+	if p.desc == "" {
+		return s
+	}
+	return p.desc + " " + s
+}
+
+func (p *progress) Iterate() starlark.Iterator {
+	if p.bar != nil { // a second loop over the same trange starts again
+		p.finish()
+	}
+	p.bar = report.NewBar(p.w, p.total, p.desc, p.every)
+	p.start, p.done, p.finished = time.Now(), 0, false
+	if p.batch > 0 {
+		p.st.sess.Batch = p.batch
+	}
+	return &progressIter{p: p}
+}
+
+// step marks one loop iteration done.
+func (p *progress) step() {
+	p.done++
+	p.st.sess.Steps++
+	p.bar.SetDescription(p.describe())
+	p.bar.Step()
+}
+
+func (p *progress) finish() {
+	if p.finished {
+		return
+	}
+	p.finished = true
+	p.bar.Finish()
+	p.st.sess.TrainTime += time.Since(p.start)
+}
+
+type progressIter struct {
+	p *progress
+	i int
+}
+
+func (it *progressIter) Next(v *starlark.Value) bool {
+	p := it.p
+	if it.i > 0 && !p.finished {
+		p.step()
+	}
+	if it.i >= p.total {
+		p.finish()
+		return false
+	}
+	*v = starlark.MakeInt(it.i)
+	it.i++
+	return true
+}
+
+// Done runs when the loop ends, also by break, return or an error.
+func (it *progressIter) Done() { it.p.finish() }

@@ -229,6 +229,9 @@ func (v *Tensor) Unary(op syntax.Token) (starlark.Value, error) {
 // Get implements t[index] for ints, slices, None, Ellipsis, tensors and
 // tuples of those.
 func (v *Tensor) Get(k starlark.Value) (starlark.Value, bool, error) {
+	if r, ok, err := tensorIndex(v.t, k); ok { // x[int tensor]: a host gather (datasets.go)
+		return r, err == nil, err
+	}
 	items, err := indexItems(k)
 	if err != nil {
 		return nil, false, err

@@ -104,18 +104,21 @@ func GradTensors() []*Tensor {
 	return out
 }
 
-// aliasBuffer is a new BUFFER node for the realized value of n. Buffers are
-// never written after they are computed, so the alias shares the memory.
+// aliasBuffer is a new BUFFER node for the realized value of n, sharing
+// its memory (and its storage version: an in-place assign into that memory
+// makes every alias made before it stale, see Buffer.Stale).
 func aliasBuffer(n *Node) *Node {
 	b := n.Realized()
-	a := &Buffer{ID: NewID(), DType: b.DType, Size: b.Size, Host: b.Host, Device: b.Device, Name: b.Name, Weight: b.Weight}
+	s := b.shared()
+	a := &Buffer{ID: NewID(), DType: b.DType, Size: b.Size, Host: b.Host, Device: b.Device, Name: b.Name, Weight: b.Weight, store: s, version: b.version}
 	return newNode(ir.OpBuffer, n.DType, n.Shape, a)
 }
 
 // Detach returns t's value cut off from the graph that computed it: no
 // gradient flows through it and, once t is realized, it holds no reference
 // to the graph. A realized tensor detaches for free (a new buffer node on
-// the same memory); a lazy one becomes its own kernel when realized.
+// the same memory, which an in-place Assign to t later overwrites); a lazy
+// one becomes its own kernel when realized.
 func (t *Tensor) Detach() *Tensor {
 	if t.err != nil {
 		return t
@@ -126,9 +129,44 @@ func (t *Tensor) Detach() *Tensor {
 	return FromNode(newNode(ir.OpContiguous, t.DType(), t.node.Shape, detachArg{}, t.node))
 }
 
-// Assign makes t hold the value of v (lazily: t's node becomes v's), as
-// tinygrad's assign does for parameters and optimizer state. The shape and
-// dtype must match. It returns t, or a tensor carrying the error (t is then
+// Rebind makes a realized t hold a plain buffer node on the same memory,
+// cutting it off the graph that computed it (so the graph can be
+// collected) without a copy; a lazy t is unchanged.
+func (t *Tensor) Rebind() *Tensor {
+	if t.err == nil && t.node.Op != ir.OpBuffer && t.node.Realized() != nil {
+		t.node = aliasBuffer(t.node)
+	}
+	return t
+}
+
+// assignArg marks a CONTIGUOUS node that writes its value (Src[0]) into
+// the memory of its destination (Src[1], a realized node).
+type assignArg struct{}
+
+func (assignArg) String() string { return "assign" }
+
+// AssignTarget returns the destination of an assign node (made by Assign
+// on a realized tensor), or nil when n is not one. The engine writes the
+// node's value into the destination's buffer instead of a new one.
+func (n *Node) AssignTarget() *Node {
+	if n.Op == ir.OpContiguous {
+		if _, ok := n.Arg.(assignArg); ok {
+			return n.Src[1]
+		}
+	}
+	return nil
+}
+
+// Assign makes t hold the value of v, with tinygrad's meaning: when t is
+// realized, the new value is written into t's existing buffer when it is
+// realized (so parameters and optimizer state keep their memory across
+// steps, which TinyJit replays rely on); a lazy t just takes v's graph.
+// The write is lazy: t's node becomes an assign node that the next realize
+// of t (or of anything using it) computes. Kernels of the same schedule
+// that read the old value run before the write. A tensor built from the
+// old value and realized only after the write is stale: reading it is an
+// error, never the new value (see Buffer.Stale). The shape and dtype must
+// match. It returns t, or a tensor carrying the error (t is then
 // unchanged).
 func (t *Tensor) Assign(v *Tensor) *Tensor {
 	if e := firstErr(t, v); e != nil {
@@ -140,6 +178,17 @@ func (t *Tensor) Assign(v *Tensor) *Tensor {
 	if t.DType() != v.DType() {
 		return errorf("assign", "cannot assign a %s value to a %s tensor", v.DType(), t.DType())
 	}
-	t.node = v.node
+	if v.node == t.node {
+		return t
+	}
+	dst := t.node
+	if d := dst.AssignTarget(); d != nil && dst.Realized() == nil {
+		dst = d // a pending assign: the new value goes to the same memory
+	}
+	if dst.Realized() == nil || v.node.AssignTarget() == dst {
+		t.node = v.node
+		return t
+	}
+	t.node = newNode(ir.OpContiguous, t.DType(), t.node.Shape, assignArg{}, v.node, dst)
 	return t
 }

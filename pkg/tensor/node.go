@@ -59,6 +59,9 @@ type Buffer struct {
 	Device any // backend-specific handle, set by the engine
 	Name   string
 	Weight bool // loaded from a file (a "weight" in launch plans)
+
+	store   *storage // shared by the Buffers on the same memory (jit.go)
+	version uint64   // the storage version this Buffer's value is
 }
 
 var (

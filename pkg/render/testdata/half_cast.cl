@@ -1,6 +1,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
-__kernel __attribute__((reqd_work_group_size(16, 1, 1))) void E_4_4(__global half *restrict out0, __global const half *restrict in1) {
-  int gidx0 = get_global_id(0); /* 16 */
-  half val0 = in1[gidx0];
-  out0[gidx0] = ((half)(((float)val0)*((float)val0)));
+__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void E_4_4(__global half *restrict out0, __global const half *restrict in1) {
+  int gidx0 = get_global_id(0); /* 4 */
+  int alu0 = (gidx0*4);
+  half4 val0 = vload4(0, in1+alu0);
+  vstore4((half4)(((half)(((float)val0.x)*((float)val0.x))), ((half)(((float)val0.y)*((float)val0.y))), ((half)(((float)val0.z)*((float)val0.z))), ((half)(((float)val0.w)*((float)val0.w)))), 0, out0+alu0);
 }

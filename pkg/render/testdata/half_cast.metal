@@ -1,7 +1,8 @@
 #include <metal_stdlib>
 using namespace metal;
 kernel void E_4_4(device half *out0 [[buffer(0)]], const device half *in1 [[buffer(1)]], uint3 gid [[thread_position_in_grid]]) {
-  int gidx0 = gid.x; /* 16 */
-  half val0 = in1[gidx0];
-  out0[gidx0] = ((half)(((float)val0)*((float)val0)));
+  int gidx0 = gid.x; /* 4 */
+  int alu0 = (gidx0*4);
+  half4 val0 = *((const device half4*)(in1+alu0));
+  *((device half4*)(out0+alu0)) = half4(((half)(((float)val0.x)*((float)val0.x))), ((half)(((float)val0.y)*((float)val0.y))), ((half)(((float)val0.z)*((float)val0.z))), ((half)(((float)val0.w)*((float)val0.w))));
 }

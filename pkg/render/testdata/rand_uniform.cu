@@ -17,8 +17,17 @@ __device__ static inline float tg_rand(long long seed, long long ctr, long long 
   return (float)(x >> 40) * (1.0f / 16777216.0f);
 }
 #endif
-extern "C" __global__ void __launch_bounds__(32) E_4_8(float *__restrict__ out0, long long var0, long long var1) {
-  int gidx0 = threadIdx.x; /* 32 */
-  float alu0 = tg_rand(var0, var1, gidx0);
-  out0[gidx0] = (alu0*2.0f);
+#ifndef TG_VEC
+#define TG_VEC
+struct alignas(16) tg_float4 { float x, y, z, w; };
+struct alignas(8) tg_half4 { unsigned short x, y, z, w; };
+#endif
+extern "C" __global__ void __launch_bounds__(8) E_4_8(float *__restrict__ out0, long long var0, long long var1) {
+  int gidx0 = threadIdx.x; /* 8 */
+  int alu0 = (gidx0*4);
+  float alu1 = tg_rand(var0, var1, alu0);
+  float alu2 = tg_rand(var0, var1, (alu0+1));
+  float alu3 = tg_rand(var0, var1, (alu0+2));
+  float alu4 = tg_rand(var0, var1, (alu0+3));
+  *((tg_float4*)(out0+alu0)) = tg_float4{(alu1*2.0f), (alu2*2.0f), (alu3*2.0f), (alu4*2.0f)};
 }

@@ -11,7 +11,11 @@ static inline float tg_rand(long seed, long ctr, long idx) {
   return (float)(x >> 40) * (1.0f / 16777216.0f);
 }
 kernel void E_4_8(device float *out0 [[buffer(0)]], constant long &var0 [[buffer(1)]], constant long &var1 [[buffer(2)]], uint3 gid [[thread_position_in_grid]]) {
-  int gidx0 = gid.x; /* 32 */
-  float alu0 = tg_rand(var0, var1, gidx0);
-  out0[gidx0] = (alu0*2.0f);
+  int gidx0 = gid.x; /* 8 */
+  int alu0 = (gidx0*4);
+  float alu1 = tg_rand(var0, var1, alu0);
+  float alu2 = tg_rand(var0, var1, (alu0+1));
+  float alu3 = tg_rand(var0, var1, (alu0+2));
+  float alu4 = tg_rand(var0, var1, (alu0+3));
+  *((device float4*)(out0+alu0)) = float4((alu1*2.0f), (alu2*2.0f), (alu3*2.0f), (alu4*2.0f));
 }

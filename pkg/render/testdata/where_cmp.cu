@@ -4,8 +4,14 @@
 #ifndef NAN
 #define NAN (__int_as_float(0x7fffffff))
 #endif
-extern "C" __global__ void __launch_bounds__(80) E_8_10(float *__restrict__ out0, const float *__restrict__ in1) {
-  int gidx0 = threadIdx.x; /* 80 */
-  float val0 = in1[gidx0];
-  out0[gidx0] = ((val0<0.0f)?(-val0):exp2f(val0));
+#ifndef TG_VEC
+#define TG_VEC
+struct alignas(16) tg_float4 { float x, y, z, w; };
+struct alignas(8) tg_half4 { unsigned short x, y, z, w; };
+#endif
+extern "C" __global__ void __launch_bounds__(20) E_8_10(float *__restrict__ out0, const float *__restrict__ in1) {
+  int gidx0 = threadIdx.x; /* 20 */
+  int alu0 = (gidx0*4);
+  tg_float4 val0 = *((const tg_float4*)(in1+alu0));
+  *((tg_float4*)(out0+alu0)) = tg_float4{((val0.x<0.0f)?(-val0.x):exp2f(val0.x)), ((val0.y<0.0f)?(-val0.y):exp2f(val0.y)), ((val0.z<0.0f)?(-val0.z):exp2f(val0.z)), ((val0.w<0.0f)?(-val0.w):exp2f(val0.w))};
 }

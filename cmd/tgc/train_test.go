@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"tgc/pkg/mnist"
+	"tgc/pkg/safetensors"
+)
+
+// writeMNIST writes a small synthetic MNIST (gzipped IDX files) into a new
+// folder: digit k is bright in rows 2k..2k+2, plus one varying pixel.
+func writeMNIST(t *testing.T, nTrain, nTest int) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, magic uint32, dims []uint32, body []byte) {
+		var raw, z bytes.Buffer
+		binary.Write(&raw, binary.BigEndian, magic)
+		binary.Write(&raw, binary.BigEndian, dims)
+		raw.Write(body)
+		w := gzip.NewWriter(&z)
+		w.Write(raw.Bytes())
+		w.Close()
+		if err := os.WriteFile(filepath.Join(dir, name), z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(n, off int) ([]byte, []byte) {
+		px, labels := make([]byte, n*784), make([]byte, n)
+		for i := range n {
+			k := (i + off) % 10
+			labels[i] = byte(k)
+			for p := 2 * k * 28; p < (2*k+3)*28; p++ {
+				px[i*784+p] = 255
+			}
+			px[i*784+(i*7)%784] = byte(i)
+		}
+		return px, labels
+	}
+	px, l := set(nTrain, 0)
+	write(mnist.Files[0], 0x803, []uint32{uint32(nTrain), 28, 28}, px)
+	write(mnist.Files[1], 0x801, []uint32{uint32(nTrain)}, l)
+	px, l = set(nTest, 3)
+	write(mnist.Files[2], 0x803, []uint32{uint32(nTest), 28, 28}, px)
+	write(mnist.Files[3], 0x801, []uint32{uint32(nTest)}, l)
+	return dir
+}
+
+var progressRE = regexp.MustCompile(`(?m)^step (\d+)/(\d+) loss ([0-9.]+) \d+ samples/s \([0-9.]+ steps/s\)$`)
+
+// TestTrainMNIST is CI's training run: the built-in mlp, a few steps of a
+// small batch on a small synthetic MNIST, on the GO device.
+func TestTrainMNIST(t *testing.T) {
+	setup(t)
+	data := writeMNIST(t, 200, 50)
+	out, errs, st := tgc(t, "train", "mnist", "--data", data, "--device", "GO", "--steps", "24", "--batch", "16",
+		"--log-every", "6", "--plot", "loss.png", "--save", "mlp.safetensors", "--min-accuracy", "0.5")
+	if st != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", st, out, errs)
+	}
+	// Plain progress lines (not a terminal), and a loss that decreases.
+	m := progressRE.FindAllStringSubmatch(out, -1)
+	if len(m) != 4 || m[0][1] != "6" || m[3][1] != "24" || m[3][2] != "24" {
+		t.Fatalf("progress lines %q in\n%s", m, out)
+	}
+	first, _ := strconv.ParseFloat(m[0][3], 64)
+	last, _ := strconv.ParseFloat(m[3][3], 64)
+	if !(last < first) {
+		t.Errorf("loss did not decrease: %v at step 6, %v at step 24", first, last)
+	}
+	for _, re := range []string{`(?m)^test accuracy +\d+\.\d\d%$`, `(?m)^steps +24$`, `(?m)^batch +16$`, `(?m)^wall time +[0-9.]+ m?s$`,
+		`(?m)^samples/s +\d+$`, `(?m)^final loss +[0-9.]+$`, `(?m)^loss +[▁▂▃▄▅▆▇█]+$`, `(?m)^model +mnist mlp$`, `(?m)^device +GO$`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no %s in the table:\n%s", re, out)
+		}
+	}
+	if !summaryRE.MatchString(errs) {
+		t.Errorf("no summary line in stderr:\n%s", errs)
+	}
+	f, err := os.Open("loss.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width < 100 || cfg.Height < 100 {
+		t.Errorf("loss.png: %+v, %v", cfg, err)
+	}
+	b, err := os.ReadFile("mlp.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := safetensors.Decode(b)
+	if err != nil {
+		t.Fatalf("mlp.safetensors: %v", err)
+	}
+	if len(ts) != 2 {
+		t.Errorf("mlp.safetensors holds %d tensors, want l1.weight and l2.weight", len(ts))
+	}
+}
+
+func TestTrainMinAccuracy(t *testing.T) {
+	setup(t)
+	data := writeMNIST(t, 100, 20)
+	out, errs, st := tgc(t, "train", "mnist", "--data", data, "--device", "GO", "--steps", "2", "--batch", "4", "--min-accuracy", "0.99", "-q")
+	if st != 1 {
+		t.Fatalf("status %d, want 1\nstdout:\n%s\nstderr:\n%s", st, out, errs)
+	}
+	if !regexp.MustCompile(`^tgc: test accuracy \d+\.\d\d% is below --min-accuracy 99\.00%\n$`).MatchString(errs) {
+		t.Errorf("stderr %q", errs)
+	}
+	if !strings.Contains(out, "test accuracy") {
+		t.Errorf("no table before the failure:\n%s", out)
+	}
+}
+
+func TestTrainErrors(t *testing.T) {
+	dir := setup(t)
+	empty := t.TempDir()
+	_, errs, st := tgc(t, "train", "mnist", "--data", empty)
+	if st != 1 || !strings.Contains(errs, "MNIST data not found in "+empty) || !strings.Contains(errs, "go mod download "+mnist.Module) {
+		t.Errorf("missing data: status %d, stderr %q", st, errs)
+	}
+	nan := writeScript(t, filepath.Join(dir, "nan.tg"), `w = Tensor([1.0], requires_grad=True)
+opt = nn.optim.SGD([w], lr=1.0)
+for i in trange(config.get("steps", 10)):
+    Tensor.training = True
+    loss = (w - 2.0).sqrt().sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step(loss)
+    report(step=i, loss=loss)
+`)
+	_, errs, st = tgc(t, "train", nan, "--device", "GO", "--steps", "5")
+	if st != 1 || !strings.Contains(errs, "nan.tg:9:5: loss is NaN at step 0: training stopped") {
+		t.Errorf("NaN loss: status %d, stderr %q", st, errs)
+	}
+	cfg := writeScript(t, filepath.Join(dir, "cfg.tg"), "print(sorted(config.items()), argv)\nreport(loss=0.5)\n")
+	out, errs, st := tgc(t, "train", cfg, "--device", "GO", "--steps", "3", "--lr", "0.01", "--seed", "4", "--", "x")
+	if st != 0 || !strings.HasPrefix(out, `[("lr", 0.01), ("seed", 4), ("steps", 3)] ["x"]`) {
+		t.Errorf("config: status %d, stdout %q, stderr %q", st, out, errs)
+	}
+	_, errs, st = tgc(t, "train", cfg, "--device", "GO", "--min-accuracy", "0.5", "--save", "x.safetensors")
+	if st != 1 || !strings.Contains(errs, "--save x.safetensors: the script did not write it") {
+		t.Errorf("unsaved: status %d, stderr %q", st, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"mnist", "--model", "rnn"}, `unknown --model "rnn": want mlp or cnn`},
+		{[]string{"mnist", "--min-accuracy", "98"}, "--min-accuracy is a fraction between 0 and 1"},
+		{[]string{"mnist", "--steps", "0"}, "--steps must be positive"},
+		{[]string{cfg, "--model", "cnn"}, "--model applies to tgc train mnist"},
+		{[]string{"mnist", "extra"}, "unexpected arguments after mnist"},
+	} {
+		_, errs, st := tgc(t, append([]string{"train"}, c.args...)...)
+		if st != 2 || !strings.Contains(errs, c.err) {
+			t.Errorf("%v: status %d, stderr %q, want %q", c.args, st, errs, c.err)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package backend
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/render"
+	"tgc/pkg/tensor"
+)
+
+// The CUDA runtime's PTX path without libnvrtc: clang with
+// render.CUDAClangPrelude. Checked here without a GPU: every kernel
+// compiles to PTX with its .entry and no external function.
+
+func clangOrSkip(t *testing.T) string {
+	t.Helper()
+	clang := findClang()
+	if clang == "" {
+		t.Skip("no clang-15 or clang (CI installs clang-15)")
+	}
+	return clang
+}
+
+func TestCheckPTX(t *testing.T) {
+	ok := ".version 7.1\n.target sm_86\n.visible .entry E_4(\n\t.param .u64 E_4_param_0\n)\n{\n\tret;\n}\n"
+	if err := checkPTX(ok, "E_4"); err != nil {
+		t.Errorf("valid PTX refused: %v", err)
+	}
+	if err := checkPTX(ok, "E_5"); err == nil || !strings.Contains(err.Error(), "E_5") {
+		t.Errorf("missing entry not reported: %v", err)
+	}
+	ext := ".extern .func  (.param .b32 func_retval0) __nv_sinf\n(\n\t.param .b32 __nv_sinf_param_0\n)\n;\n" + ok
+	if err := checkPTX(ext, "E_4"); err == nil || !strings.Contains(err.Error(), "__nv_sinf") {
+		t.Errorf("external function not reported: %v", err)
+	}
+}
+
+func TestClangArchs(t *testing.T) {
+	got := clangArchs(9, 0)
+	if got[0] != "sm_90" || got[1] != "sm_89" || got[len(got)-1] != "sm_50" {
+		t.Errorf("archs for 9.0: %v", got)
+	}
+	if got := clangArchs(7, 5); got[0] != "sm_75" || got[1] != "sm_72" {
+		t.Errorf("archs for 7.5: %v", got)
+	}
+}
+
+// TestClangArchFallback: for a compute 9.0 device, an architecture clang
+// does not know (clang-15 stops at sm_86) falls back to an older one.
+func TestClangArchFallback(t *testing.T) {
+	clang := clangOrSkip(t)
+	src := "extern \"C\" __global__ void __launch_bounds__(4) E_4(float *__restrict__ out0) { out0[threadIdx.x] = sinf(1.0f); }\n"
+	ptx, arch, err := clangPTX(clang, clangArchs(9, 0), src, "E_4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ptx, ".target "+arch) {
+		t.Errorf("PTX for %s lacks its .target:\n%s", arch, ptx)
+	}
+}
+
+var kernelName = regexp.MustCompile(`__global__ void __launch_bounds__\(\d+\) (\w+)\(`)
+
+// TestClangPTXGolden compiles every golden CUDA file of pkg/render (several
+// kernels each) as the runtime would.
+func TestClangPTXGolden(t *testing.T) {
+	clang := clangOrSkip(t)
+	files, _ := filepath.Glob(filepath.Join("..", "render", "testdata", "*.cu"))
+	if len(files) == 0 {
+		t.Fatal("no golden CUDA files")
+	}
+	runParallel(t, len(files), func(i int) {
+		src, err := os.ReadFile(files[i])
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var names []string
+		for _, m := range kernelName.FindAllStringSubmatch(string(src), -1) {
+			names = append(names, m[1])
+		}
+		if _, _, err := clangPTX(clang, clangArchs(8, 0), string(src), names...); err != nil {
+			t.Errorf("%s: %v", files[i], err)
+		}
+	})
+}
+
+// TestClangPTXKernels renders kernels using every math function, float16,
+// rand, grouped reduces and vector accesses, with two sets of limits, and
+// compiles each alone as the runtime does.
+func TestClangPTXKernels(t *testing.T) {
+	clang := clangOrSkip(t)
+	in := func(dt ir.DType, shape ...int) *tensor.Tensor {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		x, err := tensor.FromFloats(dt, shape, make([]float64, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	x, y := in(ir.Float32, 16, 64), in(ir.Float32, 16, 64)
+	h := in(ir.Float16, 8, 32)
+	tensor.ManualSeed(1)
+	graphs := []*tensor.Tensor{
+		x.Exp2().Add(y.Log2()).Mul(x.Sin()).Sub(y.Abs().Sqrt()),
+		x.Mod(y).Add(x.Trunc()),
+		x.Exp().Add(y.Log()).Add(x.Cos()).Add(y.Tanh()).Add(x.Sigmoid()),
+		x.Softmax(1),
+		h.Mul(h).Add(h.Sin()),
+		in(ir.Float32, 4, 4096).Sum(false, 1).Sqrt(),
+		in(ir.Float32, 33, 70).Dot(in(ir.Float32, 70, 44)).Relu(),
+		in(ir.Float32, 7, 9).Pad([][2]int{{1, 1}, {0, 3}}, 0).Flip(1).Log2(),
+		tensor.Rand(8, 32).Mul(x.Shrink([][2]int{{0, 8}, {0, 32}})),
+	}
+	small := render.Limits{MaxWorkGroup: 64, MaxLocal: [3]int64{64, 64, 64}, MaxGroups: [3]int64{0, 2, 2}, LocalMem: 1 << 10}
+	type job struct{ name, src string }
+	var jobs []job
+	for _, g := range graphs {
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := fuse.Create([]*tensor.Node{g.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range s.Items {
+			k, err := ir.Optimize(it.Kernel, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Name = it.Kernel.Name
+			for _, lang := range []*render.Lang{render.CUDA, render.CUDAFor(small)} {
+				jobs = append(jobs, job{k.Name, render.Render(lang, k)})
+			}
+		}
+	}
+	runParallel(t, len(jobs), func(i int) {
+		ptx, _, err := clangPTX(clang, clangArchs(8, 0), jobs[i].src, jobs[i].name)
+		if err != nil {
+			t.Errorf("%s: %v\n%s", jobs[i].name, err, jobs[i].src)
+			return
+		}
+		for _, op := range []string{"call", ".extern"} {
+			if strings.Contains(ptx, op+" ") || strings.Contains(ptx, op+"\t") {
+				t.Errorf("%s: PTX contains %q", jobs[i].name, op)
+			}
+		}
+	})
+	if len(jobs) < 20 {
+		t.Errorf("only %d kernels", len(jobs))
+	}
+}
+
+// runParallel runs f(0..n-1) on a few goroutines.
+func runParallel(t *testing.T, n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

@@ -1,0 +1,407 @@
+package realize
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// TinyJit. A Jit wraps a function of tensors. Call 0 runs it normally;
+// call 1 runs it again while the engine records every launch (program,
+// argument buffers, random-tensor vars) and every assign copy; later calls
+// replay that sequence on the new inputs' buffers without running the
+// function: no graph building, scheduling, lowering or compiling.
+//
+// Each argument buffer of the capture is classified as jit input i, a
+// buffer produced earlier in the capture (allocated afresh on each replay),
+// or a persistent buffer from outside (parameters and optimizer state,
+// which in-place assign keeps at the same memory across steps). Random
+// tensors created inside the function draw new numbers on each replay (the
+// random stream advances as if the function had run); random tensors from
+// outside keep their values. Outputs are fresh buffers on each call.
+//
+// What replays cannot see is refused or documented: a call whose inputs
+// differ in shape or dtype (or aliasing) from the first call is an error,
+// and so is reading a value (item, tolist, numpy) inside the function
+// during calls 0 and 1. Go/Starlark values the function reads (constants,
+// Tensor.training, branches) are frozen at capture, as in tinygrad.
+
+// JitFunc is a function of tensors that TinyJit captures.
+type JitFunc func(inputs []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// Jit is a captured function (tinygrad's TinyJit).
+type Jit struct {
+	Name  string // for errors ("train_step")
+	fn    JitFunc
+	calls int
+	eng   *Engine
+	sig   []inputSig
+	alias []int // per input: the first input on the same buffer
+	plan  *jitPlan
+}
+
+type inputSig struct {
+	dtype ir.DType
+	shape []int
+}
+
+// NewJit wraps fn.
+func NewJit(name string, fn JitFunc) *Jit { return &Jit{Name: name, fn: fn} }
+
+// Captured reports whether the calls now replay.
+func (j *Jit) Captured() bool { return j.plan != nil }
+
+// Reset drops the capture: the next call runs the function again (as call 0).
+func (j *Jit) Reset() { j.calls, j.plan, j.sig, j.alias, j.eng = 0, nil, nil, nil, nil }
+
+// capture is what the engine records while a Jit captures.
+type capture struct {
+	steps []capStep
+}
+
+type capStep struct {
+	item  compiledItem // nil prog: a copy of args[0] into args[1]
+	args  []backend.Buffer
+	rands []tensor.RandArg
+	alloc bool // args[0] was allocated for this launch
+	dtype ir.DType
+	size  int
+}
+
+func (c *capture) launch(it *compiledItem, args []backend.Buffer, rands []tensor.RandArg, alloc bool) {
+	c.steps = append(c.steps, capStep{item: *it, args: args, rands: rands, alloc: alloc, dtype: it.dtype, size: it.size})
+}
+
+func (c *capture) copy(src, dst backend.Buffer, dt ir.DType, size int) {
+	c.steps = append(c.steps, capStep{args: []backend.Buffer{src, dst}, dtype: dt, size: size})
+}
+
+// A replay plan.
+type jitPlan struct {
+	steps   []jitStep
+	nslots  int
+	outs    []jitOut
+	seed    uint64 // the random stream's seed and counter when captured
+	advance uint64 // random tensors the function creates per call
+}
+
+const (
+	refInput = iota
+	refSlot
+	refExternal
+)
+
+type bufRef struct {
+	kind, idx int
+	buf       backend.Buffer // refExternal
+}
+
+type randRef struct {
+	inside bool   // created by the function: new numbers per call
+	offset uint64 // its counter minus the counter at the call's start
+	fixed  tensor.RandArg
+}
+
+type jitStep struct {
+	item  compiledItem
+	copy  bool
+	args  []bufRef
+	alloc int // slot allocated for args[0] (-1: none)
+	rands []randRef
+	dtype ir.DType
+	size  int
+}
+
+type jitOut struct {
+	ref   bufRef
+	dtype ir.DType
+	shape []int
+}
+
+// Call runs, captures or replays the function on inputs.
+func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
+	for i, x := range inputs {
+		if x == nil {
+			return nil, fmt.Errorf("TinyJit %s: input %d is nil", j.Name, i)
+		}
+		if err := x.Err(); err != nil {
+			return nil, err
+		}
+	}
+	e, ok := tensor.CurrentEngine().(*Engine)
+	if !ok { // tracing (tgc emit) or no engine: nothing to capture
+		return j.runPlain(inputs)
+	}
+	if j.eng != nil && j.eng != e {
+		return nil, fmt.Errorf("TinyJit %s: captured on device %s, called with another engine installed (make a new TinyJit)", j.Name, j.eng.Dev.Name())
+	}
+	if err := j.checkInputs(inputs); err != nil {
+		return nil, err
+	}
+	// Inputs are realized and on the device before the function runs.
+	if err := tensor.RealizeAll(inputs...); err != nil {
+		return nil, err
+	}
+	bufs := make([]backend.Buffer, len(inputs))
+	for i, x := range inputs {
+		b, err := e.DeviceBuffer(x.Node())
+		if err != nil {
+			return nil, fmt.Errorf("TinyJit %s: input %d: %w", j.Name, i, err)
+		}
+		bufs[i] = b
+	}
+	alias := aliasPattern(bufs)
+	switch {
+	case j.calls == 0:
+		j.eng, j.alias = e, alias
+		outs, err := j.guarded(e, inputs, nil)
+		if err != nil {
+			return nil, err
+		}
+		j.calls++
+		return outs, nil
+	case j.plan == nil:
+		if fmt.Sprint(alias) != fmt.Sprint(j.alias) {
+			return nil, j.aliasError()
+		}
+		seed, ctr := tensor.RandState()
+		cap := &capture{}
+		outs, err := j.guarded(e, inputs, cap)
+		if err != nil {
+			return nil, err
+		}
+		_, end := tensor.RandState()
+		plan, err := buildPlan(e, cap, bufs, outs, seed, ctr, end)
+		if err != nil {
+			return nil, fmt.Errorf("TinyJit %s: %w", j.Name, err)
+		}
+		j.plan = plan
+		j.calls++
+		if e.Opts.Debug >= 1 {
+			fmt.Fprintf(e.Opts.Out, "TinyJit %s: captured %s\n", j.Name, plural(len(plan.steps), "launch"))
+		}
+		return outs, nil
+	}
+	if fmt.Sprint(alias) != fmt.Sprint(j.alias) {
+		return nil, j.aliasError()
+	}
+	j.calls++
+	return e.replay(j.plan, bufs)
+}
+
+// Call0 is Call with the inputs as a slice: a JitFunc itself.
+func (j *Jit) Call0(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) { return j.Call(inputs...) }
+
+func (j *Jit) runPlain(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	outs, err := j.fn(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return outs, tensor.RealizeAll(outs...)
+}
+
+// guarded runs the function with value reads refused, capturing launches
+// into cap when it is not nil, and realizes its outputs.
+func (j *Jit) guarded(e *Engine, inputs []*tensor.Tensor, cap *capture) ([]*tensor.Tensor, error) {
+	e.mu.Lock()
+	if e.capture != nil || e.noReadIn != "" {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("TinyJit %s: called inside another TinyJit function (%s), which is not supported", j.Name, e.noReadIn)
+	}
+	e.capture, e.noReadIn = cap, j.Name
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.capture, e.noReadIn = nil, ""
+		e.mu.Unlock()
+	}()
+	outs, err := j.fn(inputs)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range outs {
+		if o == nil {
+			return nil, fmt.Errorf("TinyJit %s: output %d is nil", j.Name, i)
+		}
+	}
+	if err := tensor.RealizeAll(outs...); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+func (j *Jit) checkInputs(inputs []*tensor.Tensor) error {
+	if j.calls == 0 {
+		j.sig = nil
+		for _, x := range inputs {
+			j.sig = append(j.sig, inputSig{x.DType(), x.Shape()})
+		}
+		return nil
+	}
+	if len(inputs) != len(j.sig) {
+		return fmt.Errorf("TinyJit %s: called with %d tensor inputs, but it was captured with %d", j.Name, len(inputs), len(j.sig))
+	}
+	for i, x := range inputs {
+		s := j.sig[i]
+		if x.DType() != s.dtype || tensor.FormatShape(x.Shape()) != tensor.FormatShape(s.shape) {
+			return fmt.Errorf("TinyJit %s: input %d is %s %s, but the function was captured with %s %s: a captured function replays fixed kernels, so every call needs the same input shapes and dtypes (use another TinyJit for the new shape)",
+				j.Name, i, x.DType(), tensor.FormatShape(x.Shape()), s.dtype, tensor.FormatShape(s.shape))
+		}
+	}
+	return nil
+}
+
+func (j *Jit) aliasError() error {
+	return fmt.Errorf("TinyJit %s: the inputs share buffers differently from the captured call (the same tensor passed twice, or not): pass distinct tensors, as when captured", j.Name)
+}
+
+func aliasPattern(bufs []backend.Buffer) []int {
+	out := make([]int, len(bufs))
+	for i, b := range bufs {
+		out[i] = i
+		for k := range i {
+			if bufs[k] == b {
+				out[i] = k
+				break
+			}
+		}
+	}
+	return out
+}
+
+// buildPlan classifies the captured buffers.
+func buildPlan(e *Engine, cap *capture, inputs []backend.Buffer, outs []*tensor.Tensor, seed, ctr0, ctrEnd uint64) (*jitPlan, error) {
+	p := &jitPlan{seed: seed, advance: ctrEnd - ctr0}
+	slots := map[backend.Buffer]int{}
+	classify := func(b backend.Buffer) bufRef {
+		for i, in := range inputs {
+			if in == b {
+				return bufRef{kind: refInput, idx: i}
+			}
+		}
+		if s, ok := slots[b]; ok {
+			return bufRef{kind: refSlot, idx: s}
+		}
+		return bufRef{kind: refExternal, buf: b}
+	}
+	for _, cs := range cap.steps {
+		st := jitStep{item: cs.item, copy: cs.item.prog == nil, alloc: -1, dtype: cs.dtype, size: cs.size}
+		if cs.alloc {
+			slots[cs.args[0]] = p.nslots
+			st.alloc = p.nslots
+			p.nslots++
+		}
+		for _, a := range cs.args {
+			st.args = append(st.args, classify(a))
+		}
+		for _, r := range cs.rands {
+			if r.Seed == seed && r.Counter > ctr0 && r.Counter <= ctrEnd {
+				st.rands = append(st.rands, randRef{inside: true, offset: r.Counter - ctr0})
+			} else {
+				st.rands = append(st.rands, randRef{fixed: r})
+			}
+		}
+		p.steps = append(p.steps, st)
+	}
+	for i, o := range outs {
+		b, err := e.DeviceBuffer(o.Node())
+		if err != nil {
+			return nil, fmt.Errorf("output %d: %w", i, err)
+		}
+		p.outs = append(p.outs, jitOut{ref: classify(b), dtype: o.DType(), shape: o.Shape()})
+	}
+	return p, nil
+}
+
+// DeviceBuffer returns the device buffer of a realized node, uploading its
+// host data on first use.
+func (e *Engine) DeviceBuffer(n *tensor.Node) (backend.Buffer, error) {
+	if n.Realized() == nil {
+		return nil, errors.New("the tensor is not realized")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.deviceBuffer(n)
+}
+
+// replay launches a captured plan on new input buffers.
+func (e *Engine) replay(p *jitPlan, inputs []backend.Buffer) ([]*tensor.Tensor, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	slots := make([]backend.Buffer, p.nslots)
+	keep := make([]bool, p.nslots)
+	for _, o := range p.outs {
+		if o.ref.kind == refSlot {
+			keep[o.ref.idx] = true
+		}
+	}
+	defer func() {
+		for i, b := range slots {
+			if b != nil && !keep[i] {
+				b.Free()
+			}
+		}
+	}()
+	resolve := func(r bufRef) backend.Buffer {
+		switch r.kind {
+		case refInput:
+			return inputs[r.idx]
+		case refSlot:
+			return slots[r.idx]
+		}
+		return r.buf
+	}
+	seed, base := tensor.RandState()
+	var total time.Duration
+	for _, st := range p.steps {
+		if st.copy {
+			if err := copyBuffer(resolve(st.args[1]), resolve(st.args[0]), st.dtype, st.size); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if st.alloc >= 0 {
+			b, err := e.Dev.Alloc(st.dtype, st.size)
+			if err != nil {
+				return nil, fmt.Errorf("kernel %s: %w", st.item.name, err)
+			}
+			slots[st.alloc] = b
+		}
+		args := make([]backend.Buffer, len(st.args))
+		for i, r := range st.args {
+			args[i] = resolve(r)
+		}
+		vars := make([]int64, 0, 2*len(st.rands))
+		for _, r := range st.rands {
+			if r.inside {
+				vars = append(vars, int64(seed), int64(base+r.offset))
+			} else {
+				vars = append(vars, int64(r.fixed.Seed), int64(r.fixed.Counter))
+			}
+		}
+		dt, err := st.item.prog.Run(args, vars)
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", st.item.name, err)
+		}
+		total += dt
+		if e.Opts.Debug >= 2 {
+			e.launchLine(e.Stats.Kernels, st.item, dt)
+		}
+		e.Stats.Kernels++
+	}
+	tensor.AdvanceRand(p.advance)
+	e.Stats.DeviceTime += total
+	e.Stats.JitReplays++
+	outs := make([]*tensor.Tensor, len(p.outs))
+	for i, o := range p.outs {
+		outs[i] = tensor.FromDevice(o.dtype, o.shape, resolve(o.ref))
+	}
+	if e.Opts.Debug >= 1 {
+		fmt.Fprintf(e.Opts.Out, "replayed %s on %s in %.3f ms\n", plural(len(p.steps), "launch"), e.Dev.Name(), float64(total.Microseconds())/1000)
+	}
+	return outs, nil
+}

@@ -1,0 +1,23 @@
+#ifndef INFINITY
+#define INFINITY (__int_as_float(0x7f800000))
+#endif
+#ifndef NAN
+#define NAN (__int_as_float(0x7fffffff))
+#endif
+#ifndef TG_HALF
+#define TG_HALF
+__device__ static inline float tg_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ static inline unsigned short tg_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+#endif
+#ifndef TG_VEC
+#define TG_VEC
+struct alignas(16) tg_float4 { float x, y, z, w; };
+struct alignas(8) tg_half4 { unsigned short x, y, z, w; };
+#endif
+extern "C" __global__ void __launch_bounds__(64) E_8_32(unsigned short *__restrict__ out0, const unsigned short *__restrict__ in1, const unsigned short *__restrict__ in2) {
+  int gidx0 = threadIdx.x; /* 64 */
+  int alu0 = (gidx0*4);
+  tg_half4 val0 = *((const tg_half4*)(in1+alu0));
+  tg_half4 val1 = *((const tg_half4*)(in2+alu0));
+  *((tg_half4*)(out0+alu0)) = tg_half4{tg_f2h((((float)tg_h2f(val0.x))*((float)tg_h2f(val1.x)))), tg_f2h((((float)tg_h2f(val0.y))*((float)tg_h2f(val1.y)))), tg_f2h((((float)tg_h2f(val0.z))*((float)tg_h2f(val1.z)))), tg_f2h((((float)tg_h2f(val0.w))*((float)tg_h2f(val1.w))))};
+}
