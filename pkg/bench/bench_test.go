@@ -53,14 +53,30 @@ func TestSuiteBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range Suite() {
-		if w.Name == "conv2d_resnet" || w.Name == "matmul_2048" {
+		if w.Name == "conv2d_resnet" || w.Name == "matmul_2048" || w.Build == nil {
 			continue // inputs too large for the GO device in a unit test
 		}
 		if out := w.Build(); out.Err() != nil {
 			t.Errorf("%s: %v", w.Name, out.Err())
 		}
 	}
+	// A training step runs and its loss graph is valid (small MLP, GO device).
+	ws, err := Find([]string{"mnist_mlp_step"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := ws[0].Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := step(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Find([]string{"nope"}); err == nil {
 		t.Error("unknown workload accepted")
 	}
 }
+
+// One training step (forward, backward, Adam) of the MNIST models.
+func BenchmarkMnistCNNStep(b *testing.B) { bench(b, "mnist_cnn_step", realize.Options{}) }
+func BenchmarkMnistMLPStep(b *testing.B) { bench(b, "mnist_mlp_step", realize.Options{}) }

@@ -19,6 +19,9 @@ type Workload struct {
 	FLOPs float64 // floating-point operations of one run
 	Bytes float64 // minimum memory traffic of one run
 	Build func() *tensor.Tensor
+	// Setup, for training-step workloads instead of Build, returns one
+	// whole step, timed by the wall clock (see train.go).
+	Setup func() (func() error, error)
 }
 
 // Result is one measured workload.
@@ -64,7 +67,7 @@ func Suite() []Workload {
 
 // Find returns the named workloads (all when names is empty).
 func Find(names []string) ([]Workload, error) {
-	all := Suite()
+	all := append(Suite(), StepWorkloads()...)
 	if len(names) == 0 {
 		return all, nil
 	}
@@ -91,6 +94,9 @@ func Find(names []string) ([]Workload, error) {
 // Run times a workload iters times on the engine's device (after one
 // warm-up run that compiles it) and reports the median.
 func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
+	if w.Setup != nil {
+		return RunStep(e.Dev.Name(), w, iters)
+	}
 	out := w.Build()
 	if err := out.Err(); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
