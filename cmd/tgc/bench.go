@@ -109,7 +109,7 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 		return row
 	}
 	limit, blas := "", ""
-	if strings.HasPrefix(r.Name, "matmul") || strings.HasPrefix(r.Name, "conv") {
+	if strings.HasPrefix(r.Name, "matmul") || strings.HasPrefix(r.Name, "conv") || strings.HasSuffix(r.Name, "_step") {
 		if p := ref["fma_peak"].GFLOPS; p > 0 {
 			limit = fmt.Sprintf("%.2f× peak", r.GFLOPS/p)
 		}
