@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/binary"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -16,41 +13,13 @@ import (
 	"tgc/pkg/safetensors"
 )
 
-// writeMNIST writes a small synthetic MNIST (gzipped IDX files) into a new
-// folder: digit k is bright in rows 2k..2k+2, plus one varying pixel.
+// writeMNIST writes a small synthetic MNIST into a new folder.
 func writeMNIST(t *testing.T, nTrain, nTest int) string {
 	t.Helper()
 	dir := t.TempDir()
-	write := func(name string, magic uint32, dims []uint32, body []byte) {
-		var raw, z bytes.Buffer
-		binary.Write(&raw, binary.BigEndian, magic)
-		binary.Write(&raw, binary.BigEndian, dims)
-		raw.Write(body)
-		w := gzip.NewWriter(&z)
-		w.Write(raw.Bytes())
-		w.Close()
-		if err := os.WriteFile(filepath.Join(dir, name), z.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := mnist.WriteSynthetic(dir, nTrain, nTest); err != nil {
+		t.Fatal(err)
 	}
-	set := func(n, off int) ([]byte, []byte) {
-		px, labels := make([]byte, n*784), make([]byte, n)
-		for i := range n {
-			k := (i + off) % 10
-			labels[i] = byte(k)
-			for p := 2 * k * 28; p < (2*k+3)*28; p++ {
-				px[i*784+p] = 255
-			}
-			px[i*784+(i*7)%784] = byte(i)
-		}
-		return px, labels
-	}
-	px, l := set(nTrain, 0)
-	write(mnist.Files[0], 0x803, []uint32{uint32(nTrain), 28, 28}, px)
-	write(mnist.Files[1], 0x801, []uint32{uint32(nTrain)}, l)
-	px, l = set(nTest, 3)
-	write(mnist.Files[2], 0x803, []uint32{uint32(nTest), 28, 28}, px)
-	write(mnist.Files[3], 0x801, []uint32{uint32(nTest)}, l)
 	return dir
 }
 

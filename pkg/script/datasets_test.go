@@ -2,11 +2,7 @@ package script
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/binary"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,41 +10,12 @@ import (
 	"tgc/pkg/report"
 )
 
-// writeMNIST writes a small synthetic MNIST (IDX, gzipped) into dir: the
-// image of digit k is bright in rows 2k..2k+2, plus a pixel that varies.
+// writeMNIST writes a small synthetic MNIST into dir.
 func writeMNIST(t *testing.T, dir string, nTrain, nTest int) {
 	t.Helper()
-	write := func(name string, magic uint32, dims []uint32, body []byte) {
-		var raw bytes.Buffer
-		binary.Write(&raw, binary.BigEndian, magic)
-		binary.Write(&raw, binary.BigEndian, dims)
-		raw.Write(body)
-		var z bytes.Buffer
-		w := gzip.NewWriter(&z)
-		w.Write(raw.Bytes())
-		w.Close()
-		if err := os.WriteFile(filepath.Join(dir, name), z.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := mnist.WriteSynthetic(dir, nTrain, nTest); err != nil {
+		t.Fatal(err)
 	}
-	set := func(n, off int) ([]byte, []byte) {
-		px, labels := make([]byte, n*784), make([]byte, n)
-		for i := range n {
-			k := (i + off) % 10
-			labels[i] = byte(k)
-			for p := 2 * k * 28; p < (2*k+3)*28; p++ {
-				px[i*784+p] = 255
-			}
-			px[i*784+(i*7)%784] = byte(i)
-		}
-		return px, labels
-	}
-	px, l := set(nTrain, 0)
-	write(mnist.Files[0], 0x803, []uint32{uint32(nTrain), 28, 28}, px)
-	write(mnist.Files[1], 0x801, []uint32{uint32(nTrain)}, l)
-	px, l = set(nTest, 3)
-	write(mnist.Files[2], 0x803, []uint32{uint32(nTest), 28, 28}, px)
-	write(mnist.Files[3], 0x801, []uint32{uint32(nTest)}, l)
 }
 
 func TestMNISTDataset(t *testing.T) {
