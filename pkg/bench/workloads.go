@@ -43,6 +43,13 @@ func matmul(n int) Workload {
 	}
 }
 
+// unary is an elementwise function of 16M floats (one read, one write).
+func unary(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
+	const m16 = 16 << 20
+	return Workload{Name: name, Bytes: 2 * 4 * m16,
+		Build: func() *tensor.Tensor { return f(input(m16)) }}
+}
+
 // Suite is the fixed benchmark suite, in order.
 func Suite() []Workload {
 	const m16 = 16 << 20
@@ -67,8 +74,10 @@ func Suite() []Workload {
 
 // Find returns the named workloads (all when names is empty).
 func Find(names []string) ([]Workload, error) {
-	// matmul_4096 is for GPUs: not in the default suite, but runnable by name.
-	all := append(append(Suite(), StepWorkloads()...), matmul(4096))
+	// matmul_4096 is for GPUs, sigmoid_16M and gelu_16M time transcendental
+	// elementwise kernels: not in the default suite, but runnable by name.
+	all := append(append(Suite(), StepWorkloads()...), matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
+		unary("gelu_16M", (*tensor.Tensor).Gelu))
 	if len(names) == 0 {
 		return all, nil
 	}

@@ -39,12 +39,12 @@ var C = &Lang{
 	Name:  "CPU",
 	Ext:   "c",
 	Types: cTypes,
-	Prelude: func(usesRand bool) string {
+	Prelude: func(ops map[ir.Op]bool) string {
 		p := "#include <stdint.h>\n#include <math.h>\n"
-		if usesRand {
+		if ops[ir.OpRand] {
 			p += RandC
 		}
-		return p
+		return p + cMathPrelude(ops)
 	},
 	Signature: func(k *ir.Kernel) string {
 		var sb strings.Builder
@@ -66,7 +66,7 @@ var C = &Lang{
 		return fmt.Sprintf("for (int %s = start; %s < end; %s++) {", a.Name(), a.Name(), a.Name())
 	},
 	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2f", ir.OpLog2: "log2f", ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
+		ir.OpExp2: cMathFns[ir.OpExp2].name, ir.OpLog2: cMathFns[ir.OpLog2].name, ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
 	},
 	FloatSfx: "f",
 }

@@ -15,10 +15,11 @@ import (
 
 // Lang is a C-like dialect.
 type Lang struct {
-	Name    string // device name, e.g. "CPU"
-	Ext     string // source file extension
-	Types   map[ir.DType]string
-	Prelude func(usesRand bool) string
+	Name  string // device name, e.g. "CPU"
+	Ext   string // source file extension
+	Types map[ir.DType]string
+	// Prelude renders what precedes a kernel, given the ops it uses.
+	Prelude func(ops map[ir.Op]bool) string
 	// Signature renders the function header and the buffer declarations.
 	Signature func(k *ir.Kernel) string
 	// OuterLoop renders the loop over the outermost global axis.
@@ -66,9 +67,9 @@ func (r *renderer) kernel() string {
 	if r.lang.gpu != nil {
 		return r.gpuKernel()
 	}
-	usesRand := false
-	ir.Walk(r.k.Stores, func(e *ir.Expr) { usesRand = usesRand || e.Op == ir.OpRand })
-	r.sb.WriteString(r.lang.Prelude(usesRand))
+	ops := map[ir.Op]bool{}
+	ir.Walk(r.k.Stores, func(e *ir.Expr) { ops[e.Op] = true })
+	r.sb.WriteString(r.lang.Prelude(ops))
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
 	for i, a := range r.k.Global {
