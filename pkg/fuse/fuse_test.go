@@ -3,6 +3,7 @@ package fuse
 import (
 	"testing"
 
+	"tgc/pkg/autograd"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -111,5 +112,27 @@ func TestMovementFoldsAway(t *testing.T) {
 	})
 	if len(k.Global) != 1 || k.Global[0].Size != 24 {
 		t.Errorf("want one merged loop of 24, got %d loops", len(k.Global))
+	}
+}
+
+// TestConvInputGradient: the gradient of an overlapping-window conv with
+// respect to its input goes back through the repeated window view. The
+// window gradient (the sum over output channels) is stored once at its own
+// size, laid out (bs, groups, cin, kh, kw, 1, oh, ow), and a second kernel
+// sums the windows; the padded, repeated view of it (here 4*10 x 4*10 per
+// image and channel instead of 3*3 x 8*8) is never stored.
+func TestConvInputGradient(t *testing.T) {
+	x, w := input(2, 3, 10, 10), input(4, 3, 3, 3)
+	out := x.Conv2d(w, nil, tensor.ConvOpts{})
+	gs, err := autograd.GradientWith(out, input(2, 4, 8, 8), []*tensor.Tensor{x}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Create([]*tensor.Node{gs[0].Node()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 2 || s.Items[0].Out.Numel() != 2*3*3*3*8*8 {
+		t.Errorf("want the window gradient (%d elements) stored, then summed:\n%s", 2*3*3*3*8*8, s.Dump())
 	}
 }

@@ -176,7 +176,11 @@ func (l *lowerer) movement(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.E
 	in := make([]*ir.Expr, len(src.Shape))
 	switch n.Op {
 	case ir.OpReshape:
-		lin := linearIndex(b, idx, n.Shape)
+		clamped := make([]*ir.Expr, len(idx))
+		for d, i := range idx {
+			clamped[d] = clampIndex(b, i, n.Shape[d])
+		}
+		lin := linearIndex(b, clamped, n.Shape)
 		stride := int64(1)
 		for d := len(src.Shape) - 1; d >= 0; d-- {
 			in[d] = b.Mod(b.Div(lin, b.Int(stride)), b.Int(int64(src.Shape[d])))
@@ -220,4 +224,21 @@ func (l *lowerer) movement(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.E
 		return b.Where(cond, x, b.Const(x.DType, 0))
 	}
 	return l.expr(src, in, valid, false)
+}
+
+// clampIndex limits an index to [0, size). An index outside that range
+// comes from a PAD above and is only read under the PAD's guard, so
+// clamping changes no value read; it gives the index its true bounds. A
+// RESHAPE needs them: linearizing an index whose bounds spill into the
+// next dimension (the gradient of a window view, whose pads undo the
+// shrinks of the repeated input) leaves carries between dimensions that
+// no div/mod rule can remove, and every load pays for them.
+func clampIndex(b *ir.Builder, i *ir.Expr, size int) *ir.Expr {
+	if i.Min < 0 {
+		i = b.Alu(ir.OpMax, i, b.Int(0))
+	}
+	if i.Max >= int64(size) { // i < size where it is read: i%size is i
+		i = b.Mod(i, b.Int(int64(size)))
+	}
+	return i
 }

@@ -98,8 +98,13 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			// A padded tensor read inside a reduce loop (a padded conv or
 			// pool) is stored once: the reduce then reads plain memory
 			// instead of testing bounds on every load, which lets the C
-			// compiler vectorize it. Padding constants stays free.
-			isBuf[n] = inReduce[n] && !constOnly(n.Src[0])
+			// compiler vectorize it. Padding constants stays free. A pad
+			// of a reduce (a gradient going back through a window view)
+			// is not: the reduce is stored anyway (it is inside a reduce
+			// loop too), at its own size, while the padded view can be
+			// many times larger (the repeated windows of an overlapping
+			// pool) with div/mod index math on every element.
+			isBuf[n] = inReduce[n] && !constOnly(n.Src[0]) && !viewOfReduce(n.Src[0])
 		}
 		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
 			isBuf[n] = true
@@ -119,6 +124,15 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		}
 	}
 	return isBuf
+}
+
+// viewOfReduce reports whether n is an unrealized reduce seen through
+// movement ops.
+func viewOfReduce(n *tensor.Node) bool {
+	for n.Realized() == nil && n.Op.IsMovement() {
+		n = n.Src[0]
+	}
+	return n.Realized() == nil && n.Op.IsReduce()
 }
 
 // constOnly reports whether a node is built from constants alone (no

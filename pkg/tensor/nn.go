@@ -325,18 +325,29 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 		return x
 	}
 	rcout := cout / groups
-	oyx := x.node.Shape[2 : 2+n]
-	shp := append(append([]int{bs, groups, cin, 1}, oyx...), hw...)
-	exp := append(append([]int{bs, groups, cin, rcout}, oyx...), hw...)
-	order := []int{0, 1, 3}
+	oyx := slices.Clone(x.node.Shape[2 : 2+n])
+	// The windows are laid out (bs, cin, *hw, *out) before the expand over
+	// rcout: the input gradient's first stage (the sum over rcout, stored)
+	// then keeps the output positions innermost, where both it and the
+	// output gradient are contiguous, and vectorizes like a matmul.
+	first := []int{0, 1}
 	for i := range n {
-		order = append(order, 4+i)
+		first = append(first, 2+n+i)
 	}
-	order = append(order, 2)
+	for i := range n {
+		first = append(first, 2+i)
+	}
+	shp := append(append(append([]int{bs, groups, cin}, hw...), 1), oyx...)
+	exp := append(append(append([]int{bs, groups, cin}, hw...), rcout), oyx...)
+	order := []int{0, 1, 3 + n}
 	for i := range n {
 		order = append(order, 4+n+i)
 	}
-	x = x.Reshape(shp...).Expand(exp...).Permute(order...) // (bs, groups, rcout, *out, cin, *hw)
+	order = append(order, 2)
+	for i := range n {
+		order = append(order, 3+i)
+	}
+	x = x.Permute(first...).Reshape(shp...).Expand(exp...).Permute(order...) // (bs, groups, rcout, *out, cin, *hw)
 	wr := weight.Reshape(append(append([]int{1, groups, rcout}, ones(n)...), append([]int{cin}, hw...)...)...)
 	axes := make([]int, 1+n)
 	for i := range axes {
