@@ -55,36 +55,57 @@ func largestDivisor(n int64, cands ...int64) int64 {
 }
 
 // chooseUpcastAxes picks the global axis that loads inside reduces read
-// contiguously (stride 1: it becomes the vector lanes) and another global
-// axis those loads use (its lanes reuse the vector loads).
+// contiguously (stride 1: it becomes the vector lanes) and a second axis
+// whose lanes reuse those vector loads: one used by loads that do not
+// depend on the first (a matmul's rows: a[i,k] does not depend on j; a
+// conv's output channels: the weights do not depend on the output column).
+// Lanes of an axis that every vector load also depends on would only
+// multiply the loads.
 func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
 	global := map[*Axis]bool{}
 	for _, a := range k.Global {
 		global[a] = true
 	}
+	type use struct{ strides map[*Axis]int64 }
+	var loads []use
 	stride := map[*Axis]int64{} // smallest stride seen per global axis
 	Walk(k.Stores, func(e *Expr) {
 		if e.Op != OpLoad {
 			return
 		}
+		u := use{strides: map[*Axis]int64{}}
 		ts, _ := normalize(addTerms(nil, e.Src[0], 1))
 		for _, t := range ts {
 			if t.e.Op == OpVar && global[t.e.Arg.(*Axis)] && t.k > 0 {
 				a := t.e.Arg.(*Axis)
+				u.strides[a] = t.k
 				if s, ok := stride[a]; !ok || t.k < s {
 					stride[a] = t.k
 				}
 			}
 		}
+		loads = append(loads, u)
 	})
 	for i := len(k.Global) - 1; i >= 0; i-- {
-		a := k.Global[i]
-		if stride[a] == 1 && inner == nil {
+		if a := k.Global[i]; stride[a] == 1 && inner == nil {
 			inner = a
 		}
 	}
+	reuse := map[*Axis]bool{} // axes of loads that do not depend on inner
+	for _, u := range loads {
+		if _, dep := u.strides[inner]; inner != nil && dep {
+			continue
+		}
+		for a := range u.strides {
+			reuse[a] = true
+		}
+	}
 	for _, a := range k.Global {
-		if a != inner && stride[a] > 1 && (outer == nil || a.Size > outer.Size) {
+		if a == inner || stride[a] <= 1 {
+			continue
+		}
+		better := outer == nil || (reuse[a] && !reuse[outer]) || (reuse[a] == reuse[outer] && a.Size > outer.Size)
+		if better {
 			outer = a
 		}
 	}
