@@ -76,11 +76,12 @@ func Suite() []Workload {
 func Find(names []string) ([]Workload, error) {
 	// matmul_4096 is for GPUs, sigmoid_16M and gelu_16M time transcendental
 	// elementwise kernels: not in the default suite, but runnable by name.
-	all := append(append(Suite(), StepWorkloads()...), matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
-		unary("gelu_16M", (*tensor.Tensor).Gelu))
+	suite := append(Suite(), StepWorkloads()...)
 	if len(names) == 0 {
-		return all, nil
+		return suite, nil
 	}
+	all := append(suite, matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
+		unary("gelu_16M", (*tensor.Tensor).Gelu))
 	var out []Workload
 	for _, n := range names {
 		found := false
