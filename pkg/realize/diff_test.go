@@ -48,14 +48,30 @@ func randomGraph(r *rand.Rand, x, y *tensor.Tensor) (*tensor.Tensor, string) {
 
 // TestCPUMatchesGO: random graphs give the same values on CPU and GO.
 func TestCPUMatchesGO(t *testing.T) {
+	compareRandomGraphs(t, 1, 25, func(r *rand.Rand) []int {
+		return []int{1 + r.IntN(4), 1 + r.IntN(5), 1 + r.IntN(6)}
+	})
+}
+
+// TestCPUMatchesGOOptimized: random graphs big enough for the CPU's
+// optimization passes (upcast lanes, grouped reduces) against GO, which
+// runs the kernels without them.
+func TestCPUMatchesGOOptimized(t *testing.T) {
+	compareRandomGraphs(t, 3, 12, func(r *rand.Rand) []int {
+		return []int{1 + r.IntN(4), 16 * (1 + r.IntN(2)), 16 * (1 + r.IntN(3))}
+	})
+}
+
+func compareRandomGraphs(t *testing.T, seed uint64, count int, shapeOf func(*rand.Rand) []int) {
+	t.Helper()
 	cpu, err := Install("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
 	goe, _ := Install("GO", Options{})
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 25; i++ {
-		shape := []int{1 + r.IntN(4), 1 + r.IntN(5), 1 + r.IntN(6)}
+	r := rand.New(rand.NewPCG(seed, 2))
+	for i := 0; i < count; i++ {
+		shape := shapeOf(r)
 		n := shape[0] * shape[1] * shape[2]
 		vx, vy := make([]float64, n), make([]float64, n)
 		for j := range vx {
@@ -69,7 +85,7 @@ func TestCPUMatchesGO(t *testing.T) {
 			x, _ := tensor.FromFloats(ir.Float32, shape, vx)
 			y, _ := tensor.FromFloats(ir.Float32, shape, vy)
 			var out *tensor.Tensor
-			out, desc = randomGraph(rand.New(rand.NewPCG(uint64(i), 99)), x, y)
+			out, desc = randomGraph(rand.New(rand.NewPCG(uint64(i)+seed*1000, 99)), x, y)
 			if res[d], err = out.Floats(); err != nil {
 				t.Fatalf("%s: %v", desc, err)
 			}
@@ -80,7 +96,7 @@ func TestCPUMatchesGO(t *testing.T) {
 				continue
 			}
 			if math.Abs(a-b) > 1e-4+1e-4*math.Abs(a) {
-				t.Errorf("graph %d %s: element %d: GO %v, CPU %v", i, desc, j, a, b)
+				t.Errorf("graph %d %v %s: element %d: GO %v, CPU %v", i, shape, desc, j, a, b)
 				break
 			}
 		}
