@@ -34,7 +34,7 @@ with make bench/ref/ref) in the same run and prints tgc's ratio to each.`,
 	f.Bool("json", false, "one JSON object per workload per line")
 	f.Bool("ref", false, "also run the reference program (OpenBLAS, STREAM, FMA peak) and print ratios")
 	f.Int("iters", 5, "timed runs per workload (the median is reported)")
-	f.Int("beam", 0, "kernel search width (BEAM); not implemented yet")
+	addBeamFlags(c)
 	return c
 }
 
@@ -47,9 +47,6 @@ func runBench(c *cobra.Command, args []string) error {
 	asJSON, _ := c.Flags().GetBool("json")
 	withRef, _ := c.Flags().GetBool("ref")
 	iters, _ := c.Flags().GetInt("iters")
-	if beam, _ := c.Flags().GetInt("beam"); beam > 0 || cfg.Beam > 0 {
-		fmt.Fprintln(stderr, "tgc: BEAM ignored: kernel search is not implemented yet")
-	}
 	workloads, err := bench.Find(args)
 	if err != nil {
 		return err
@@ -60,7 +57,7 @@ func runBench(c *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	eng, err := realize.Install(cfg.RunDevice(), realize.Options{Debug: cfg.Debug, Out: stderr})
+	eng, err := realize.Install(cfg.RunDevice(), engineOptions(cfg, stderr, false))
 	if err != nil {
 		return err
 	}

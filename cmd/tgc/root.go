@@ -152,8 +152,21 @@ func addScriptFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.Int("debug", 0, "debug output 0..7 like tinygrad's DEBUG: 1 schedule, 2 kernel launches, 3 sources, 4 machine code, 5 IR after each pass")
 	f.Uint64("seed", 0, "random seed (as Tensor.manual_seed)")
+	addBeamFlags(c)
 	f.Uint64("max-steps", 0, "stop the script after this many execution steps (0 = default limit)")
 	f.BoolP("quiet", "q", false, "no summary line")
+}
+
+// addBeamFlags adds the kernel-search flags.
+func addBeamFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.Int("beam", 0, "search each kernel's optimizations with this beam width, timing candidates on the device (like tinygrad's BEAM); results are stored and reused")
+	f.String("beam-budget", "", "wall-clock limit of one kernel's search, e.g. 30s (default 20s)")
+}
+
+// engineOptions are the realize options a config asks for.
+func engineOptions(cfg *config.Config, out io.Writer, color bool) realize.Options {
+	return realize.Options{Debug: cfg.Debug, Out: out, Color: color, Beam: cfg.Beam, BeamBudget: cfg.BeamBudget}
 }
 
 // loadConfig loads the settings for a command.

@@ -49,10 +49,7 @@ func runScript(c *cobra.Command, args []string) error {
 		return fmt.Errorf("device %s can only be emitted (tgc emit --device %s), not run; devices that run: %s",
 			device, device, strings.Join(backend.Names(), ", "))
 	}
-	if cfg.Beam > 0 && !cfg.Quiet {
-		fmt.Fprintf(stderr, "tgc: BEAM=%d ignored: kernel search is not implemented yet\n", cfg.Beam)
-	}
-	eng, err := realize.Install(device, realize.Options{Debug: cfg.Debug, Out: stderr, Color: useColor(stderr, cfg.NoColor)})
+	eng, err := realize.Install(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}

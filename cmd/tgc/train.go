@@ -189,7 +189,7 @@ func runTrain(c *cobra.Command, args []string) error {
 		return fmt.Errorf("device %s can only be emitted (tgc emit --device %s), not run; devices that run: %s",
 			device, device, strings.Join(backend.Names(), ", "))
 	}
-	eng, err := realize.Install(device, realize.Options{Debug: cfg.Debug, Out: stderr, Color: useColor(stderr, cfg.NoColor)})
+	eng, err := realize.Install(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}

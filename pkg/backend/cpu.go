@@ -98,7 +98,13 @@ type cpuDevice struct {
 func (d *cpuDevice) Name() string { return "CPU" }
 
 // Target: C compilers turn upcast lanes into vector code.
-func (d *cpuDevice) Target() ir.Target          { return ir.CPUTarget }
+func (d *cpuDevice) Target() ir.Target { return ir.CPUTarget }
+
+// Fingerprint identifies what a kernel's speed depends on: the compiler,
+// its flags and the processor (the key of BEAM's stored results).
+func (d *cpuDevice) Fingerprint() string {
+	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel()}, "\x00")
+}
 func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
@@ -182,22 +188,35 @@ func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 			todo = append(todo, i)
 		}
 	}
-	if len(todo) > 0 {
+	// Split the work into one translation unit per core: the compiler is
+	// single-threaded, and BEAM hands over dozens of candidates at once.
+	units := splitUnits(todo, srcs, runtime.GOMAXPROCS(0))
+	libs := make([]*library, len(units))
+	errs := make([]error, len(units))
+	var wg sync.WaitGroup
+	for u, idx := range units {
 		var unit strings.Builder
-		for _, i := range todo {
+		for _, i := range idx {
 			fmt.Fprintf(&unit, "/* ---- %s ---- */\n%s\n", ks[i].Name, srcs[i])
 		}
-		lib, err := d.build(unit.String())
-		if err != nil {
-			return nil, err
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			libs[u], errs[u] = d.build(unit.String())
+		}()
+	}
+	wg.Wait()
+	for u, idx := range units {
+		if errs[u] != nil {
+			return nil, errs[u]
 		}
-		for _, i := range todo {
-			sym, err := purego.Dlsym(lib.handle, ks[i].Name)
+		for _, i := range idx {
+			sym, err := purego.Dlsym(libs[u].handle, ks[i].Name)
 			if err != nil {
-				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, lib.path, err)
+				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, libs[u].path, err)
 			}
 			flops, _ := ks[i].Cost()
-			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: lib, k: ks[i], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14}
+			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], k: ks[i], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14}
 		}
 	}
 	for i, k := range ks {
@@ -206,6 +225,32 @@ func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 		out[i] = &p
 	}
 	return out, nil
+}
+
+// splitUnits deals the kernels to at most n translation units of similar
+// source size (a unit under ~16 KiB is not worth its own compiler process).
+func splitUnits(todo []int, srcs []string, n int) [][]int {
+	if len(todo) == 0 {
+		return nil
+	}
+	total := 0
+	for _, i := range todo {
+		total += len(srcs[i])
+	}
+	n = max(1, min(n, len(todo), total/(16<<10)+1))
+	units := make([][]int, n)
+	sizes := make([]int, n)
+	for _, i := range todo {
+		u := 0
+		for j := range sizes {
+			if sizes[j] < sizes[u] {
+				u = j
+			}
+		}
+		units[u] = append(units[u], i)
+		sizes[u] += len(srcs[i])
+	}
+	return units
 }
 
 type library struct {

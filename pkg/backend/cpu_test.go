@@ -122,3 +122,45 @@ func TestParallelSplitCoversRange(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitUnits: every kernel lands in exactly one unit, small batches
+// stay one unit (one compiler process), big ones use every core, and
+// nothing to compile means no unit at all.
+func TestSplitUnits(t *testing.T) {
+	src := func(n, size int) ([]int, []string) {
+		var todo []int
+		var srcs []string
+		for i := 0; i < n; i++ {
+			todo = append(todo, i)
+			srcs = append(srcs, strings.Repeat("x", size))
+		}
+		return todo, srcs
+	}
+	for _, tc := range []struct{ n, size, cores, units int }{
+		{0, 100, 4, 0},
+		{3, 100, 4, 1},
+		{40, 4000, 2, 2},
+		{40, 4000, 8, 8},
+		{3, 40000, 8, 3},
+	} {
+		todo, srcs := src(tc.n, tc.size)
+		units := splitUnits(todo, srcs, tc.cores)
+		if len(units) != tc.units {
+			t.Errorf("%+v: %d units", tc, len(units))
+		}
+		seen := map[int]int{}
+		for _, u := range units {
+			if len(u) == 0 {
+				t.Errorf("%+v: empty unit", tc)
+			}
+			for _, i := range u {
+				seen[i]++
+			}
+		}
+		for _, i := range todo {
+			if seen[i] != 1 {
+				t.Errorf("%+v: kernel %d in %d units", tc, i, seen[i])
+			}
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -35,14 +36,16 @@ const MaxDebug = 7
 
 // Config is tgc's configuration.
 type Config struct {
-	Device   string `mapstructure:"device"`    // "" = best available (backend.Default)
-	Debug    int    `mapstructure:"debug"`     // tinygrad's DEBUG 0..7
-	Beam     int    `mapstructure:"beam"`      // kernel search width (0 = heuristics)
-	Seed     uint64 `mapstructure:"seed"`      // random seed, used when SeedSet
-	MaxSteps uint64 `mapstructure:"max_steps"` // script step limit, 0 = the script default
-	Cache    string `mapstructure:"cache"`     // kernel cache directory ("" = backend default)
-	Quiet    bool   `mapstructure:"quiet"`     // no summary line
-	NoColor  bool   `mapstructure:"no_color"`  // no ANSI colours (also NO_COLOR)
+	Device string `mapstructure:"device"` // "" = best available (backend.Default)
+	Debug  int    `mapstructure:"debug"`  // tinygrad's DEBUG 0..7
+	Beam   int    `mapstructure:"beam"`   // kernel search width (0 = heuristics)
+	// BeamBudget bounds the search of one kernel (wall clock).
+	BeamBudget time.Duration `mapstructure:"beam_budget"`
+	Seed       uint64        `mapstructure:"seed"`      // random seed, used when SeedSet
+	MaxSteps   uint64        `mapstructure:"max_steps"` // script step limit, 0 = the script default
+	Cache      string        `mapstructure:"cache"`     // kernel cache directory ("" = backend default)
+	Quiet      bool          `mapstructure:"quiet"`     // no summary line
+	NoColor    bool          `mapstructure:"no_color"`  // no ANSI colours (also NO_COLOR)
 
 	SeedSet bool   `mapstructure:"-"` // a seed was given somewhere
 	File    string `mapstructure:"-"` // the config file read, "" if none
@@ -63,6 +66,7 @@ var keys = []key{
 	{"device", "device", []string{"TGC_DEVICE", "DEVICE", "DEV"}},
 	{"debug", "debug", []string{"TGC_DEBUG", "DEBUG"}},
 	{"beam", "beam", []string{"TGC_BEAM", "BEAM"}},
+	{"beam_budget", "beam-budget", []string{"TGC_BEAM_BUDGET"}},
 	{"seed", "seed", []string{"TGC_SEED"}},
 	{"max_steps", "max-steps", []string{"TGC_MAX_STEPS"}},
 	{"cache", "cache", []string{"TGC_CACHE"}},
@@ -250,6 +254,12 @@ func set(cfg *Config, name string, raw any, from string, devices []string) error
 			return bad("a non-negative integer")
 		}
 		cfg.Beam = int(n)
+	case "beam_budget":
+		d, ok := duration(raw)
+		if !ok {
+			return bad("a positive duration such as 30s or 2m")
+		}
+		cfg.BeamBudget = d
 	case "seed":
 		n, ok := unsigned(raw)
 		if !ok {
@@ -284,6 +294,32 @@ func set(cfg *Config, name string, raw any, from string, devices []string) error
 		}
 	}
 	return nil
+}
+
+// duration accepts "30s"-style strings and plain numbers of seconds.
+func duration(raw any) (time.Duration, bool) {
+	var d time.Duration
+	switch v := raw.(type) {
+	case string:
+		var err error
+		if d, err = time.ParseDuration(strings.TrimSpace(v)); err != nil {
+			f, ferr := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if ferr != nil || math.IsNaN(f) || f > 1e6 {
+				return 0, false
+			}
+			d = time.Duration(f * float64(time.Second))
+		}
+	case int:
+		d = time.Duration(v) * time.Second
+	case float64:
+		if math.IsNaN(v) || v > 1e6 {
+			return 0, false
+		}
+		d = time.Duration(v * float64(time.Second))
+	default:
+		return 0, false
+	}
+	return d, d > 0
 }
 
 func quote(raw any) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -13,7 +14,7 @@ import (
 )
 
 var envVars = []string{"TGC_DEVICE", "DEVICE", "DEV", "TGC_DEBUG", "DEBUG", "TGC_BEAM", "BEAM",
-	"TGC_SEED", "TGC_MAX_STEPS", "TGC_CACHE", "NO_COLOR"}
+	"TGC_BEAM_BUDGET", "TGC_SEED", "TGC_MAX_STEPS", "TGC_CACHE", "NO_COLOR"}
 
 // clearEnv unsets every variable Load reads (restored after the test).
 func clearEnv(t *testing.T) {
@@ -29,6 +30,7 @@ func flagSet() *pflag.FlagSet {
 	fs.String("device", "", "")
 	fs.Int("debug", 0, "")
 	fs.Uint64("seed", 0, "")
+	fs.String("beam-budget", "", "")
 	fs.Uint64("max-steps", 0, "")
 	fs.String("cache", "", "")
 	fs.Bool("quiet", false, "")
@@ -163,6 +165,10 @@ func TestBadValues(t *testing.T) {
 		{"--debug range", setup{flags: []string{"--debug=9"}}, `invalid --debug value 9: want an integer 0..7`},
 		{"BEAM", setup{env: map[string]string{"BEAM": "wide"}}, `invalid BEAM value "wide": want a non-negative integer`},
 		{"TGC_BEAM negative", setup{env: map[string]string{"TGC_BEAM": "-2"}}, `invalid TGC_BEAM value "-2"`},
+		{"TGC_BEAM_BUDGET text", setup{env: map[string]string{"TGC_BEAM_BUDGET": "soon"}}, `invalid TGC_BEAM_BUDGET value "soon": want a positive duration`},
+		{"TGC_BEAM_BUDGET zero", setup{env: map[string]string{"TGC_BEAM_BUDGET": "0s"}}, `invalid TGC_BEAM_BUDGET value "0s"`},
+		{"--beam-budget negative", setup{flags: []string{"--beam-budget=-3s"}}, `invalid --beam-budget value "-3s"`},
+		{"yaml beam_budget list", setup{yaml: "beam_budget: [1]\n"}, `invalid beam_budget value`},
 		{"TGC_SEED", setup{env: map[string]string{"TGC_SEED": "-1"}}, `invalid TGC_SEED value "-1": want an integer`},
 		{"TGC_SEED overflow", setup{env: map[string]string{"TGC_SEED": "18446744073709551616"}}, `invalid TGC_SEED value`},
 		{"TGC_MAX_STEPS", setup{env: map[string]string{"TGC_MAX_STEPS": "lots"}}, `invalid TGC_MAX_STEPS value "lots"`},
@@ -190,6 +196,28 @@ func TestBadValues(t *testing.T) {
 				t.Errorf("error %q\nwant it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestBeamBudget(t *testing.T) {
+	for _, tc := range []struct {
+		setup
+		want time.Duration
+	}{
+		{setup{}, 0},
+		{setup{env: map[string]string{"TGC_BEAM_BUDGET": "90s"}}, 90 * time.Second},
+		{setup{env: map[string]string{"TGC_BEAM_BUDGET": "2.5"}}, 2500 * time.Millisecond},
+		{setup{yaml: "beam_budget: 2m\n"}, 2 * time.Minute},
+		{setup{yaml: "beam_budget: 45\n"}, 45 * time.Second},
+		{setup{yaml: "beam_budget: 2m\n", flags: []string{"--beam-budget=10s"}}, 10 * time.Second},
+	} {
+		c, err := load(t, tc.setup)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.setup, err)
+		}
+		if c.BeamBudget != tc.want {
+			t.Errorf("%+v: budget %v, want %v", tc.setup, c.BeamBudget, tc.want)
+		}
 	}
 }
 

@@ -224,13 +224,16 @@ func (k *Kernel) Verify() error {
 // nil for passes every target runs.
 type Pass struct {
 	Name string
-	Run  func(*Kernel) *Kernel
+	Run  func(*Kernel, Target) (*Kernel, error)
 	When func(Target) bool
 }
 
 // Target says which optional passes suit the device a kernel is for.
 type Target struct {
 	Upcast bool // register blocking with scalar lanes (C compilers vectorize them)
+	// Choose, if set, picks the opts of each kernel instead of the
+	// heuristic (BEAM search); it sees the kernel the opts apply to.
+	Choose func(*Kernel) []Opt
 }
 
 // CPUTarget is what the CPU device (and emitting for it) uses.
@@ -239,9 +242,24 @@ var CPUTarget = Target{Upcast: true}
 // Passes is the optimization pipeline, in order. DEBUG=5 prints the kernel
 // after each one.
 var Passes = []Pass{
-	{Name: "simplify", Run: Simplify},
-	{Name: "merge_axes", Run: MergeAxes},
-	{Name: "upcast", Run: Upcast, When: func(t Target) bool { return t.Upcast }},
+	{Name: "simplify", Run: plain(Simplify)},
+	{Name: "merge_axes", Run: plain(MergeAxes)},
+	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast }},
+}
+
+func plain(f func(*Kernel) *Kernel) func(*Kernel, Target) (*Kernel, error) {
+	return func(k *Kernel, _ Target) (*Kernel, error) { return f(k), nil }
+}
+
+// applyChosenOpts applies the target's choice of opts, or the heuristic's.
+func applyChosenOpts(k *Kernel, t Target) (*Kernel, error) {
+	var opts []Opt
+	if t.Choose != nil {
+		opts = t.Choose(k)
+	} else {
+		opts = HeuristicOpts(k)
+	}
+	return ApplyOpts(k, opts)
 }
 
 // Optimize runs the passes every target runs; see OptimizeFor.
@@ -262,7 +280,11 @@ func OptimizeFor(k *Kernel, t Target, dump func(pass string, k *Kernel)) (*Kerne
 		if p.When != nil && !p.When(t) {
 			continue
 		}
-		k = p.Run(k)
+		nk, err := p.Run(k, t)
+		if err != nil {
+			return nil, fmt.Errorf("pass %s: %w", p.Name, err)
+		}
+		k = nk
 		if err := k.Verify(); err != nil {
 			return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
 		}

@@ -12,37 +12,13 @@ package ir
 // upcastLimit bounds the lanes of one block (accumulators in registers).
 const upcastLimit = 64
 
-// Upcast is the pass-table entry: it picks the axes by a heuristic.
+// Upcast applies the heuristic's register blocking (HeuristicOpts).
 func Upcast(k *Kernel) *Kernel {
-	reduceSize := int64(0)
-	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce {
-			n := int64(1)
-			for _, a := range e.Arg.(*ReduceArg).Axes {
-				n *= a.Size
-			}
-			reduceSize = max(reduceSize, n)
-		}
-	})
-	if reduceSize < 16 || len(k.Global) == 0 {
-		return k // elementwise kernels vectorize as they are
+	nk, err := ApplyOpts(k, HeuristicOpts(k))
+	if err != nil {
+		panic("ir: heuristic opts are invalid: " + err.Error())
 	}
-	inner, outer := chooseUpcastAxes(k)
-	plan := map[*Axis]int64{}
-	if inner != nil {
-		if u := largestDivisor(inner.Size, 16, 8, 4); u > 1 {
-			plan[inner] = u
-		}
-	}
-	if outer != nil {
-		if u := largestDivisor(outer.Size, 4, 2); u > 1 && u*plan[inner] <= upcastLimit {
-			plan[outer] = u
-		}
-	}
-	if len(plan) == 0 {
-		return k
-	}
-	return UpcastAxes(k, plan)
+	return nk
 }
 
 func largestDivisor(n int64, cands ...int64) int64 {

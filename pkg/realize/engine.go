@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tgc/pkg/backend"
+	"tgc/pkg/beam"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
@@ -25,6 +26,10 @@ type Options struct {
 	Out      io.Writer // where DEBUG output goes (default stderr)
 	NoFusion bool      // one kernel per op (for measuring fusion)
 	Color    bool      // colour kernel names in DEBUG output
+	// Beam > 0 searches each kernel's optimizations on the device (BEAM)
+	// within BeamBudget per kernel (0: beam.DefaultBudget).
+	Beam       int
+	BeamBudget time.Duration
 }
 
 // Stats are the engine's counters for the run summary.
@@ -51,6 +56,7 @@ type Engine struct {
 	// name of the function whose calls may not read values.
 	capture  *capture
 	noReadIn string
+	beam     *beam.Searcher // BEAM's searcher, made on first use
 }
 
 // compiled is a cached schedule: kernels with their arguments expressed as
@@ -218,7 +224,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 				fmt.Fprintf(e.Opts.Out, "--- %s after %s ---\n%s", it.Kernel.Name, pass, k.Dump())
 			}
 		}
-		k, err := ir.OptimizeFor(it.Kernel, targetOf(e.Dev), dump)
+		k, err := ir.OptimizeFor(it.Kernel, e.target(), dump)
 		if err != nil {
 			return nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
 		}
@@ -508,6 +514,21 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// target is the device's target, with BEAM's choice of opts when asked for.
+func (e *Engine) target() ir.Target {
+	t := targetOf(e.Dev)
+	if e.Opts.Beam > 0 && t.Upcast {
+		if e.beam == nil {
+			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out})
+		}
+		t.Choose = e.beam.Choose
+	}
+	return t
+}
+
+// Beam returns the engine's searcher (nil unless BEAM is on and used).
+func (e *Engine) Beam() *beam.Searcher { return e.beam }
 
 // targetOf asks a device which optional passes suit it (ir.Target{} if it
 // does not say).

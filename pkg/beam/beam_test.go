@@ -1,0 +1,256 @@
+package beam
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+func cpuDevice(t *testing.T) backend.Device {
+	t.Helper()
+	d, err := backend.Open("CPU")
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	return d
+}
+
+func floats(r *rand.Rand, shape ...int) *tensor.Tensor {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.Float64()*2 - 1
+	}
+	t, err := tensor.FromFloats(ir.Float32, shape, v)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// testKernels are small kernels of every shape of problem the opts meet:
+// matmuls (with an epilogue, batched), a padded conv (guarded loads), a
+// reduce whose lanes are not contiguous, MAX, an integer result (argmax)
+// and softmax. They come out of the scheduler and the always-on passes,
+// as BEAM sees them.
+func testKernels(t *testing.T) map[string]*ir.Kernel {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, 8))
+	axis := 1
+	graphs := map[string]*tensor.Tensor{
+		"matmul+bias+relu": floats(r, 24, 32).Dot(floats(r, 32, 16)).Add(floats(r, 16)).Relu(),
+		"batched matmul":   floats(r, 2, 8, 32).Dot(floats(r, 2, 32, 12)),
+		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
+		"sum over rows":    floats(r, 32, 24).Sum(false, 0),
+		"max":              floats(r, 16, 48).Max(false, 1),
+		"argmax":           floats(r, 16, 48).Argmax(&axis, false),
+		"softmax":          floats(r, 8, 64).Softmax(-1),
+	}
+	out := map[string]*ir.Kernel{}
+	for name, x := range graphs {
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, it := range s.Items {
+			k, err := ir.Optimize(it.Kernel, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if ir.Searchable(k) {
+				out[name+"/"+string(rune('0'+i))] = k
+			}
+		}
+	}
+	return out
+}
+
+// optLists are every single action and every action that extends one.
+func optLists(k *ir.Kernel) [][]ir.Opt {
+	var lists [][]ir.Opt
+	seen := map[string]bool{}
+	for _, a := range ir.Actions(k, nil) {
+		for _, l := range append([][]ir.Opt{{a}}, extend(k, a)...) {
+			if key := ir.FormatOpts(canonical(l)); !seen[key] {
+				seen[key] = true
+				lists = append(lists, l)
+			}
+		}
+	}
+	return lists
+}
+
+func extend(k *ir.Kernel, a ir.Opt) [][]ir.Opt {
+	var out [][]ir.Opt
+	for _, b := range ir.Actions(k, []ir.Opt{a}) {
+		out = append(out, []ir.Opt{a, b})
+	}
+	return out
+}
+
+// TestEveryOptPreservesResults applies every single opt and every pair to
+// each test kernel, runs it on the CPU and in the GO interpreter, and
+// compares both with the unoptimized kernel run by the GO interpreter on
+// the same random inputs.
+func TestEveryOptPreservesResults(t *testing.T) {
+	cpu := cpuDevice(t)
+	gdev, err := backend.Open("GO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := 0
+	for name, k := range testKernels(t) {
+		ref, err := newBench(gdev, k)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		onCPU, err := newBench(cpu, k)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := range ref.ref {
+			if ref.ref[i] != nil {
+				if err := same(k.Bufs[i].DType, ref.ref[i], onCPU.ref[i]); err != nil {
+					t.Fatalf("%s: unoptimized CPU kernel differs from GO: %v", name, err)
+				}
+			}
+		}
+		lists := optLists(k)
+		if len(lists) == 0 {
+			t.Errorf("%s: no opts to try", name)
+		}
+		var ks []*ir.Kernel
+		for _, l := range lists {
+			ok, err := ir.ApplyOpts(k, l)
+			if err != nil {
+				t.Fatalf("%s: Actions offered %s, which does not apply: %v", name, ir.FormatOpts(l), err)
+			}
+			if err := ok.Verify(); err != nil {
+				t.Fatalf("%s %s: %v", name, ir.FormatOpts(l), err)
+			}
+			ks = append(ks, onCPU.rename(ok))
+		}
+		cprogs, err := cpu.Compile(ks)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		gprogs, err := gdev.Compile(ks)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, l := range lists {
+			if _, err := onCPU.check(cprogs[i]); err != nil {
+				t.Errorf("%s %s on CPU: %v", name, ir.FormatOpts(l), err)
+			}
+			if _, err := ref.check(gprogs[i]); err != nil {
+				t.Errorf("%s %s in the GO interpreter: %v", name, ir.FormatOpts(l), err)
+			}
+			tested++
+		}
+		ref.free()
+		onCPU.free()
+	}
+	if tested < 50 {
+		t.Errorf("only %d opt lists tested", tested)
+	}
+}
+
+// TestCheckRejectsWrongKernel: a kernel with the same buffers that
+// computes something else fails the check (so check can fail at all).
+func TestCheckRejectsWrongKernel(t *testing.T) {
+	cpu := cpuDevice(t)
+	r := rand.New(rand.NewPCG(1, 1))
+	a, b := floats(r, 16, 32), floats(r, 32, 16)
+	kernelOf := func(x *tensor.Tensor) *ir.Kernel {
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		if err != nil || len(s.Items) != 1 {
+			t.Fatalf("schedule: %v", err)
+		}
+		k, err := ir.Optimize(s.Items[0].Kernel, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	good, bad := kernelOf(a.Dot(b)), kernelOf(a.Dot(b).Mul(a.Dot(b)))
+	bn, err := newBench(cpu, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bn.free()
+	progs, err := cpu.Compile([]*ir.Kernel{bn.rename(good), bn.rename(bad)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bn.check(progs[0]); err != nil {
+		t.Errorf("the kernel itself fails its check: %v", err)
+	}
+	if _, err := bn.check(progs[1]); err == nil {
+		t.Errorf("a kernel computing x*x passed the check of x")
+	}
+}
+
+// TestSearchStoresAndReuses: a search picks opts that apply, stores them,
+// a new searcher reuses them without searching, and a corrupt entry is
+// searched again instead of trusted.
+func TestSearchStoresAndReuses(t *testing.T) {
+	cpu := cpuDevice(t)
+	dir := t.TempDir()
+	ks := testKernels(t)
+	k := ks["matmul+bias+relu/0"]
+	if k == nil {
+		t.Fatalf("no matmul kernel among %d", len(ks))
+	}
+	opts := Options{Width: 2, Budget: 20 * time.Second, Dir: dir}
+	s1 := New(cpu, opts)
+	chosen := s1.Choose(k)
+	if s1.Stats.Searched != 1 || s1.Stats.Candidates < 5 {
+		t.Fatalf("stats after a search: %+v", s1.Stats)
+	}
+	if _, err := ir.ApplyOpts(k, chosen); err != nil {
+		t.Fatalf("chosen opts %s do not apply: %v", ir.FormatOpts(chosen), err)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(entries) != 1 {
+		t.Fatalf("%d stored entries, want 1", len(entries))
+	}
+	s2 := New(cpu, opts)
+	again := s2.Choose(k)
+	if s2.Stats.Searched != 0 || s2.Stats.Reused != 1 || ir.FormatOpts(again) != ir.FormatOpts(chosen) {
+		t.Fatalf("second searcher: stats %+v, opts %s, want the stored %s", s2.Stats, ir.FormatOpts(again), ir.FormatOpts(chosen))
+	}
+	// A different width is a different search.
+	s3 := New(cpu, Options{Width: 1, Budget: 20 * time.Second, Dir: dir})
+	s3.Choose(k)
+	if s3.Stats.Searched != 1 {
+		t.Errorf("width 1 reused width 2's result: %+v", s3.Stats)
+	}
+	for _, garbage := range []string{"not json", `{"opts":[{"kind":"UPCAST","axis":9,"amt":4}]}`, `{"opts":[{"kind":"UPCAST","axis":0,"amt":7}]}`} {
+		if err := os.WriteFile(entries[0], []byte(garbage), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s4 := New(cpu, opts)
+		got := s4.Choose(k)
+		if s4.Stats.Searched != 1 {
+			t.Errorf("entry %q was trusted: %+v", garbage, s4.Stats)
+		}
+		if _, err := ir.ApplyOpts(k, got); err != nil {
+			t.Errorf("after entry %q: opts %s do not apply", garbage, ir.FormatOpts(got))
+		}
+		data, _ := os.ReadFile(entries[0])
+		if !strings.Contains(string(data), `"opts"`) || strings.Contains(string(data), "not json") {
+			t.Errorf("corrupt entry not replaced: %q", data)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package ir
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Opts are the kernel optimizer's decisions as data: the heuristic picks a
+// list, BEAM search tries many and stores the winner on disk, and applying
+// the same list to the same kernel always gives the same code. Axes are
+// positions in the Global list of the kernel the opts apply to (the kernel
+// after simplify and merge_axes), so a stored list replays on a rebuilt
+// kernel.
+
+// OptKind names one kind of decision.
+type OptKind string
+
+const (
+	// OptUpcast splits a global axis into a loop and Amt register lanes
+	// (repeated upcasts of one axis multiply).
+	OptUpcast OptKind = "UPCAST"
+	// OptOuter makes a global axis the outermost loop: the one split across
+	// cores, and the one that varies slowest (loop order for locality).
+	OptOuter OptKind = "OUTER"
+)
+
+// Opt is one decision.
+type Opt struct {
+	Kind OptKind `json:"kind"`
+	Axis int     `json:"axis"`
+	Amt  int64   `json:"amt,omitempty"`
+}
+
+func (o Opt) String() string {
+	if o.Kind == OptUpcast {
+		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
+	}
+	return fmt.Sprintf("%s(%d)", o.Kind, o.Axis)
+}
+
+// FormatOpts prints a list for DEBUG lines ("[]" for none).
+func FormatOpts(opts []Opt) string {
+	s := make([]string, len(opts))
+	for i, o := range opts {
+		s[i] = o.String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// MaxLanes bounds the lanes of one register block: the accumulators must
+// live in registers (16 AVX2 registers of 8 floats; more spills, and the C
+// compiler's time grows steeply with the lanes).
+const MaxLanes = 64
+
+// ApplyOpts applies a list of decisions; an invalid list (axis out of
+// range, an amount that does not divide its axis, too many lanes) is an
+// error, so a stale cache entry can never produce a wrong kernel.
+func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
+	plan := map[*Axis]int64{}
+	outer := -1
+	lanes := int64(1)
+	for _, o := range opts {
+		if o.Axis < 0 || o.Axis >= len(k.Global) {
+			return nil, fmt.Errorf("%s: axis %d out of range (%d global axes)", o, o.Axis, len(k.Global))
+		}
+		a := k.Global[o.Axis]
+		switch o.Kind {
+		case OptUpcast:
+			u := max(plan[a], 1) * o.Amt
+			if o.Amt < 2 || a.Size%u != 0 {
+				return nil, fmt.Errorf("%s: %d lanes do not divide axis size %d", o, u, a.Size)
+			}
+			lanes *= o.Amt
+			plan[a] = u
+		case OptOuter:
+			if outer >= 0 {
+				return nil, fmt.Errorf("%s: the outer axis is already %d", o, outer)
+			}
+			outer = o.Axis
+		default:
+			return nil, fmt.Errorf("unknown opt kind %q", o.Kind)
+		}
+	}
+	if lanes > MaxLanes {
+		return nil, fmt.Errorf("%s: %d lanes exceed %d", FormatOpts(opts), lanes, MaxLanes)
+	}
+	if len(plan) > 0 {
+		k = UpcastAxes(k, plan)
+	}
+	if outer > 0 {
+		nk := *k
+		nk.Global = append([]*Axis{k.Global[outer]}, k.Global[:outer]...)
+		nk.Global = append(nk.Global, k.Global[outer+1:]...)
+		k = &nk
+	}
+	return k, nil
+}
+
+// searchable says whether a kernel has decisions worth making: a reduce
+// long enough for register blocking to pay.
+func searchable(k *Kernel) bool {
+	if len(k.Global) == 0 {
+		return false
+	}
+	reduceSize := int64(0)
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpReduce {
+			n := int64(1)
+			for _, a := range e.Arg.(*ReduceArg).Axes {
+				n *= a.Size
+			}
+			reduceSize = max(reduceSize, n)
+		}
+	})
+	return reduceSize >= 16
+}
+
+// Searchable is searchable for the BEAM package.
+func Searchable(k *Kernel) bool { return searchable(k) }
+
+// Actions lists the single decisions that extend opts on kernel k (the
+// kernel before any opts): BEAM's neighbourhood of a candidate.
+func Actions(k *Kernel, opts []Opt) []Opt {
+	if !searchable(k) {
+		return nil
+	}
+	upcast := map[int]int64{}
+	lanes := int64(1)
+	hasOuter := false
+	for _, o := range opts {
+		switch o.Kind {
+		case OptUpcast:
+			upcast[o.Axis] = max(upcast[o.Axis], 1) * o.Amt
+			lanes *= o.Amt
+		case OptOuter:
+			hasOuter = true
+		}
+	}
+	var out []Opt
+	for i, a := range k.Global {
+		for _, amt := range []int64{2, 3, 4, 8, 16} {
+			u := max(upcast[i], 1) * amt
+			if a.Size%u == 0 && a.Size > u && lanes*amt <= MaxLanes {
+				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
+			}
+		}
+	}
+	if !hasOuter {
+		for i := 1; i < len(k.Global); i++ {
+			if k.Global[i].Size/max(upcast[i], 1) >= 2 {
+				out = append(out, Opt{Kind: OptOuter, Axis: i})
+			}
+		}
+	}
+	return out
+}
+
+// HeuristicOpts is the default without search: register blocking of up to
+// 16 lanes along the contiguous axis times up to 4 along an axis whose
+// loads are reused across those lanes (see chooseUpcastAxes).
+func HeuristicOpts(k *Kernel) []Opt {
+	if !searchable(k) {
+		return nil // elementwise kernels vectorize as they are
+	}
+	inner, outer := chooseUpcastAxes(k)
+	var opts []Opt
+	innerAmt := int64(1)
+	if inner != nil {
+		if u := largestDivisor(inner.Size, 16, 8, 4); u > 1 {
+			innerAmt = u
+			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, inner), Amt: u})
+		}
+	}
+	if outer != nil {
+		if u := largestDivisor(outer.Size, 4, 2); u > 1 && u*innerAmt <= upcastLimit {
+			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
+		}
+	}
+	return opts
+}
+
+func axisIndex(k *Kernel, a *Axis) int {
+	for i, g := range k.Global {
+		if g == a {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,62 @@
+package realize
+
+import (
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// TestBeamEngine: with BEAM on, the engine searches the matmul kernel,
+// stores the result, computes what the GO device computes, and a second
+// engine reuses the stored result instead of searching.
+func TestBeamEngine(t *testing.T) {
+	t.Setenv("TGC_CACHE", t.TempDir())
+	r := rand.New(rand.NewPCG(9, 9))
+	va, vb := make([]float64, 32*48), make([]float64, 48*32)
+	for i := range va {
+		va[i], vb[i] = r.Float64()-0.5, r.Float64()-0.5
+	}
+	build := func() *tensor.Tensor {
+		a, _ := tensor.FromFloats(ir.Float32, []int{32, 48}, va)
+		b, _ := tensor.FromFloats(ir.Float32, []int{48, 32}, vb)
+		return a.Dot(b).Relu()
+	}
+	goe, _ := Install("GO", Options{})
+	want, err := build().Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := 0; run < 2; run++ {
+		e, err := Install("CPU", Options{Beam: 2, BeamBudget: 10 * time.Second, Out: io.Discard})
+		if err != nil {
+			t.Skipf("CPU unavailable: %v", err)
+		}
+		got, err := build().Floats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-4 {
+				t.Fatalf("run %d: element %d: %v, GO %v", run, i, got[i], want[i])
+			}
+		}
+		st := e.Beam().Stats
+		if run == 0 && (st.Searched != 1 || st.Reused != 0) {
+			t.Errorf("first engine: %+v, want one search", st)
+		}
+		if run == 1 && (st.Searched != 0 || st.Reused != 1) {
+			t.Errorf("second engine: %+v, want the stored result", st)
+		}
+	}
+	tensor.SetEngine(goe)
+	if files, _ := filepath.Glob(filepath.Join(os.Getenv("TGC_CACHE"), "beam", "*.json")); len(files) != 1 {
+		t.Errorf("%d stored results, want 1", len(files))
+	}
+}
