@@ -38,41 +38,42 @@ func largestDivisor(n int64, cands ...int64) int64 {
 // Lanes of an axis that every vector load also depends on would only
 // multiply the loads.
 func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
-	global := map[*Axis]bool{}
-	for _, a := range k.Global {
-		global[a] = true
-	}
-	type use struct{ strides map[*Axis]int64 }
-	var loads []use
-	stride := map[*Axis]int64{} // smallest stride seen per global axis
+	var idxs []*Expr
 	Walk(k.Stores, func(e *Expr) {
-		if e.Op != OpLoad {
-			return
+		if e.Op == OpLoad {
+			idxs = append(idxs, e.Src[0])
 		}
-		u := use{strides: map[*Axis]int64{}}
-		ts, _ := normalize(addTerms(nil, e.Src[0], 1))
-		for _, t := range ts {
-			if t.e.Op == OpVar && global[t.e.Arg.(*Axis)] && t.k > 0 {
-				a := t.e.Arg.(*Axis)
-				u.strides[a] = t.k
-				if s, ok := stride[a]; !ok || t.k < s {
-					stride[a] = t.k
-				}
+	})
+	deps := make([]map[*Axis]bool, len(idxs)) // per load: the axes its lanes depend on
+	for i := range deps {
+		deps[i] = map[*Axis]bool{}
+	}
+	stride := map[*Axis]int64{} // smallest lane stride over the loads of each axis
+	for _, a := range k.Global {
+		for i, idx := range idxs {
+			s, dep := laneStride(idx, a)
+			if !dep {
+				continue
+			}
+			deps[i][a] = true
+			if old, ok := stride[a]; s > 0 && (!ok || old <= 0 || s < old) {
+				stride[a] = s
+			} else if !ok {
+				stride[a] = s
 			}
 		}
-		loads = append(loads, u)
-	})
+	}
 	for i := len(k.Global) - 1; i >= 0; i-- {
 		if a := k.Global[i]; stride[a] == 1 && inner == nil {
 			inner = a
 		}
 	}
 	reuse := map[*Axis]bool{} // axes of loads that do not depend on inner
-	for _, u := range loads {
-		if _, dep := u.strides[inner]; inner != nil && dep {
+	for _, d := range deps {
+		if inner != nil && d[inner] {
 			continue
 		}
-		for a := range u.strides {
+		for a := range d {
 			reuse[a] = true
 		}
 	}
@@ -86,6 +87,49 @@ func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
 		}
 	}
 	return inner, outer
+}
+
+// laneStride is the distance between neighbouring lanes of axis a in a
+// load index, were a upcast by the heuristic's amount: the index is
+// rebuilt with a = u*a' + lane and simplified, so a layout like
+// (j/16)*K*16 + k*16 + j%16 (a packed matrix) shows lane stride 1. dep
+// says whether the index depends on the lanes at all; the stride is -1
+// when it does so other than linearly.
+func laneStride(idx *Expr, a *Axis) (stride int64, dep bool) {
+	u := largestDivisor(a.Size, 16, 8, 4)
+	if u == 1 {
+		u = a.Size
+	}
+	b := NewBuilder()
+	na := &Axis{ID: a.ID, Size: a.Size / u, Kind: AxisGlobal}
+	lane := &Axis{ID: a.ID, Size: u, Kind: AxisGlobal}
+	ni := b.Rebuild(idx, func(e *Expr) *Expr {
+		if e.Op == OpVar && e.Arg.(*Axis) == a {
+			return b.Add(b.Mul(b.Var(na), b.Int(u)), b.Var(lane))
+		}
+		return nil
+	}, map[*Expr]*Expr{})
+	ts, _ := normalize(addTerms(nil, ni, 1))
+	stride = 0
+	for _, t := range ts {
+		if t.e == nil {
+			continue
+		}
+		if t.e.Op == OpVar && t.e.Arg.(*Axis) == lane {
+			stride, dep = t.k, true
+			continue
+		}
+		uses := false
+		Walk([]*Expr{t.e}, func(x *Expr) {
+			if x.Op == OpVar && x.Arg.(*Axis) == lane {
+				uses = true
+			}
+		})
+		if uses {
+			return -1, true
+		}
+	}
+	return stride, dep
 }
 
 // UpcastAxes splits each axis a in plan into a loop of a.Size/plan[a] and

@@ -512,6 +512,9 @@ func plural(n int, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, noun)
 	}
+	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh") || strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
@@ -525,6 +528,16 @@ func (e *Engine) target() ir.Target {
 		t.Choose = e.beam.Choose
 	}
 	return t
+}
+
+// MatmulPanel is tensor.PanelEngine: devices that register-block reduces
+// (the CPU) get a matmul's right operand repacked into column panels of
+// one block's width.
+func (e *Engine) MatmulPanel() int {
+	if targetOf(e.Dev).Upcast {
+		return 16
+	}
+	return 0
 }
 
 // Beam returns the engine's searcher (nil unless BEAM is on and used).

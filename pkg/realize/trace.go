@@ -278,6 +278,14 @@ func (t *Tracer) launchSize(k *ir.Kernel) (global, local []int64, ok bool) {
 }
 
 // target is the pass selection of the device being emitted for.
+// MatmulPanel is tensor.PanelEngine, as the engine of the traced device.
+func (t *Tracer) MatmulPanel() int {
+	if t.target().Upcast {
+		return 16
+	}
+	return 0
+}
+
 func (t *Tracer) target() ir.Target {
 	if t.Device == "CPU" {
 		return ir.CPUTarget

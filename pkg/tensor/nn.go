@@ -39,11 +39,49 @@ func (t *Tensor) Dot(w *Tensor) *Tensor {
 			return errorf("dot", "cannot multiply %s by %s: batch dimensions %s and %s cannot be broadcast", FormatShape(xs), FormatShape(ws), FormatShape(bx), FormatShape(bw))
 		}
 	}
+	if dw == 2 && dx >= 2 {
+		w = packPanels(w, numel(xs[:dx-1]))
+	}
 	mid := ones(min(dx-1, dw-1, 1))
 	x := t.Reshape(append(append(slices.Clone(xs[:dx-1]), mid...), xs[dx-1])...)
 	wr := w.Reshape(append(append(slices.Clone(ws[:axisW]), mid...), ws[axisW:]...)...).Transpose(-1, -1-min(dw-1, 1))
 	out := ir.Promote(t.DType(), w.DType())
 	return x.Mul(wr).Sum(false, -1).Cast(out)
+}
+
+// PanelEngine is implemented by engines whose devices want a matmul's
+// right operand repacked into contiguous column panels (see packPanels).
+type PanelEngine interface {
+	MatmulPanel() int // panel width in elements (0: never repack)
+}
+
+// packPanels copies a (K, N) right operand into (N/p, K, p) order (p the
+// engine's panel width) and views it back as (K, N): the product reads
+// the same values, but the p columns one register block uses are now one
+// contiguous K*p run instead of K rows apart at a stride of N. Large
+// power-of-two strides map every row to the same few cache sets, so
+// without this the panel falls out of cache (matmul 2048 on the CPU runs
+// 2.5x faster packed, measured). The copy costs K*N against the product's
+// M*K*N.
+func packPanels(w *Tensor, m int) *Tensor {
+	pe, ok := engine.(PanelEngine)
+	if !ok {
+		return w
+	}
+	p := pe.MatmulPanel()
+	k, n := w.node.Shape[0], w.node.Shape[1]
+	if p <= 0 || n%p != 0 || n < 4*p || k < 64 || m < 64 || k*n < 1<<16 {
+		return w
+	}
+	return w.Reshape(k, n/p, p).Permute(1, 0, 2).Contiguous().Permute(1, 0, 2).Reshape(k, n)
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
 }
 
 // Matmul is Dot.
