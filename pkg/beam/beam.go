@@ -204,9 +204,12 @@ type candidate struct {
 // upcast per axis (amounts multiplied), then the outer axis.
 func canonical(opts []ir.Opt) []ir.Opt {
 	amt := map[int]int64{}
+	unroll := map[int]int64{}
 	outer := -1
 	for _, o := range opts {
 		switch o.Kind {
+		case ir.OptUnroll:
+			unroll[o.Axis] = max(unroll[o.Axis], 1) * o.Amt
 		case ir.OptUpcast:
 			amt[o.Axis] = max(amt[o.Axis], 1) * o.Amt
 		case ir.OptOuter:
@@ -221,6 +224,14 @@ func canonical(opts []ir.Opt) []ir.Opt {
 	sort.Ints(axes)
 	for _, a := range axes {
 		out = append(out, ir.Opt{Kind: ir.OptUpcast, Axis: a, Amt: amt[a]})
+	}
+	raxes := make([]int, 0, len(unroll))
+	for a := range unroll {
+		raxes = append(raxes, a)
+	}
+	sort.Ints(raxes)
+	for _, a := range raxes {
+		out = append(out, ir.Opt{Kind: ir.OptUnroll, Axis: a, Amt: unroll[a]})
 	}
 	if outer >= 0 {
 		out = append(out, ir.Opt{Kind: ir.OptOuter, Axis: outer})

@@ -109,7 +109,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested := 0
+	tested, unrolled := 0, 0
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, k)
 		if err != nil {
@@ -157,12 +157,15 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				t.Errorf("%s %s in the GO interpreter: %v", name, ir.FormatOpts(l), err)
 			}
 			tested++
+			if strings.Contains(ir.FormatOpts(l), "UNROLL") {
+				unrolled++
+			}
 		}
 		ref.free()
 		onCPU.free()
 	}
-	if tested < 50 {
-		t.Errorf("only %d opt lists tested", tested)
+	if tested < 50 || unrolled < 10 {
+		t.Errorf("only %d opt lists tested (%d with UNROLL)", tested, unrolled)
 	}
 }
 

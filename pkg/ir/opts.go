@@ -19,6 +19,9 @@ const (
 	// OptUpcast splits a global axis into a loop and Amt register lanes
 	// (repeated upcasts of one axis multiply).
 	OptUpcast OptKind = "UPCAST"
+	// OptUnroll splits a reduce axis (Axis indexes ReduceAxes) into a loop
+	// and Amt lanes with one accumulator each, combined after the loop.
+	OptUnroll OptKind = "UNROLL"
 	// OptOuter makes a global axis the outermost loop: the one split across
 	// cores, and the one that varies slowest (loop order for locality).
 	OptOuter OptKind = "OUTER"
@@ -32,7 +35,7 @@ type Opt struct {
 }
 
 func (o Opt) String() string {
-	if o.Kind == OptUpcast {
+	if o.Kind == OptUpcast || o.Kind == OptUnroll {
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
 	}
 	return fmt.Sprintf("%s(%d)", o.Kind, o.Axis)
@@ -57,9 +60,24 @@ const MaxLanes = 64
 // error, so a stale cache entry can never produce a wrong kernel.
 func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	plan := map[*Axis]int64{}
+	unroll := map[*Axis]int64{}
+	raxes := k.ReduceAxes()
 	outer := -1
 	lanes := int64(1)
 	for _, o := range opts {
+		if o.Kind == OptUnroll {
+			if o.Axis < 0 || o.Axis >= len(raxes) {
+				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
+			}
+			a := raxes[o.Axis]
+			u := max(unroll[a], 1) * o.Amt
+			if o.Amt < 2 || a.Size%u != 0 {
+				return nil, fmt.Errorf("%s: %d lanes do not divide axis size %d", o, u, a.Size)
+			}
+			lanes *= o.Amt
+			unroll[a] = u
+			continue
+		}
 		if o.Axis < 0 || o.Axis >= len(k.Global) {
 			return nil, fmt.Errorf("%s: axis %d out of range (%d global axes)", o, o.Axis, len(k.Global))
 		}
@@ -86,6 +104,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	}
 	if len(plan) > 0 {
 		k = UpcastAxes(k, plan)
+	}
+	if len(unroll) > 0 {
+		k = UnrollAxes(k, unroll)
 	}
 	if outer > 0 {
 		nk := *k
@@ -125,6 +146,7 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 		return nil
 	}
 	upcast := map[int]int64{}
+	unroll := map[int]int64{}
 	lanes := int64(1)
 	hasOuter := false
 	for _, o := range opts {
@@ -132,16 +154,27 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 		case OptUpcast:
 			upcast[o.Axis] = max(upcast[o.Axis], 1) * o.Amt
 			lanes *= o.Amt
+		case OptUnroll:
+			unroll[o.Axis] = max(unroll[o.Axis], 1) * o.Amt
+			lanes *= o.Amt
 		case OptOuter:
 			hasOuter = true
 		}
 	}
 	var out []Opt
 	for i, a := range k.Global {
-		for _, amt := range []int64{2, 3, 4, 8, 16} {
+		for _, amt := range []int64{2, 3, 4, 5, 8, 16} {
 			u := max(upcast[i], 1) * amt
 			if a.Size%u == 0 && a.Size > u && lanes*amt <= MaxLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
+			}
+		}
+	}
+	for i, a := range k.ReduceAxes() {
+		for _, amt := range []int64{2, 4, 8, 16} {
+			u := max(unroll[i], 1) * amt
+			if a.Size%u == 0 && a.Size > u && lanes*amt <= MaxLanes {
+				out = append(out, Opt{Kind: OptUnroll, Axis: i, Amt: amt})
 			}
 		}
 	}
@@ -176,7 +209,36 @@ func HeuristicOpts(k *Kernel) []Opt {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}
+	if innerAmt == 1 {
+		// No output axis is contiguous in memory: block along the reduce
+		// axis that is (a weight gradient summing over image columns).
+		if i, r := contiguousReduceAxis(k); r != nil {
+			if u := largestDivisor(r.Size, 8, 4); u > 1 {
+				opts = append(opts, Opt{Kind: OptUnroll, Axis: i, Amt: u})
+			}
+		}
+	}
 	return opts
+}
+
+// contiguousReduceAxis is the last reduce axis along which some load
+// reads neighbouring elements.
+func contiguousReduceAxis(k *Kernel) (int, *Axis) {
+	var idxs []*Expr
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpLoad {
+			idxs = append(idxs, e.Src[0])
+		}
+	})
+	raxes := k.ReduceAxes()
+	for i := len(raxes) - 1; i >= 0; i-- {
+		for _, idx := range idxs {
+			if s, _ := laneStride(idx, raxes[i]); s == 1 {
+				return i, raxes[i]
+			}
+		}
+	}
+	return -1, nil
 }
 
 func axisIndex(k *Kernel, a *Axis) int {
