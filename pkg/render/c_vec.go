@@ -29,18 +29,20 @@ import (
 // never depends on the pattern matching; scalar nodes whose every use was
 // vectorized are not rendered.
 
+// The helpers are macros, not functions: a function passing a vector
+// wider than the target's registers by value draws gcc's ABI warnings.
+// 8 lanes, not 16, even where AVX-512 is there: gcc lowers a 16-wide
+// vector on an AVX2 target through memory (0.3x the scalar form on a
+// matmul), and -march=native decides the target only when compiling.
 const cVecPrelude = `#ifndef TG_VEC
 #define TG_VEC
 typedef float tg_f8 __attribute__((vector_size(32)));
 typedef int tg_i8 __attribute__((vector_size(32)));
 typedef float tg_f4 __attribute__((vector_size(16)));
 typedef int tg_i4 __attribute__((vector_size(16)));
-static inline tg_f8 tg_load8(const float *p) { tg_f8 v; __builtin_memcpy(&v, p, sizeof v); return v; }
-static inline tg_f4 tg_load4(const float *p) { tg_f4 v; __builtin_memcpy(&v, p, sizeof v); return v; }
-static inline void tg_store8(float *p, tg_f8 v) { __builtin_memcpy(p, &v, sizeof v); }
-static inline void tg_store4(float *p, tg_f4 v) { __builtin_memcpy(p, &v, sizeof v); }
-static inline tg_f8 tg_sel8(tg_i8 m, tg_f8 a, tg_f8 b) { return (tg_f8)((m & (tg_i8)a) | (~m & (tg_i8)b)); }
-static inline tg_f4 tg_sel4(tg_i4 m, tg_f4 a, tg_f4 b) { return (tg_f4)((m & (tg_i4)a) | (~m & (tg_i4)b)); }
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
 #endif
 `
 
@@ -410,7 +412,7 @@ func (r *renderer) vexpr(t vtuple) string {
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", t.w), ",")+"}")
 	}
 	if e0.Op == ir.OpLoad {
-		return v.declare(r, t, "vval", fmt.Sprintf("tg_load%d(&%s[%s])", t.w, BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(tg_f%d, &%s[%s])", t.w, BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
 	}
 	src := make([]string, len(e0.Src))
 	for j := range e0.Src {
@@ -421,12 +423,12 @@ func (r *renderer) vexpr(t vtuple) string {
 	case ir.OpNeg:
 		s = "(-" + src[0] + ")"
 	case ir.OpMax:
-		s = fmt.Sprintf("tg_sel%d((%s>%s), %s, %s)", t.w, src[0], src[1], src[0], src[1])
+		s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s)", t.w, t.w, src[0], src[1], src[0], src[1])
 	case ir.OpWhere:
 		if srcTuple(t.l[:t.w], 0).uniform() {
 			s = fmt.Sprintf("(%s?%s:%s)", src[0], src[1], src[2])
 		} else {
-			s = fmt.Sprintf("tg_sel%d(%s, %s, %s)", t.w, src[0], src[1], src[2])
+			s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, %s, %s, %s)", t.w, t.w, src[0], src[1], src[2])
 		}
 	default:
 		s = "(" + src[0] + infixOps[e0.Op] + src[1] + ")"

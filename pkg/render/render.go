@@ -94,7 +94,7 @@ func (r *renderer) kernel() string {
 	for _, s := range r.prog.Stores {
 		if r.vec != nil && r.vec.stores[s] != nil {
 			if vs := r.vec.stores[s]; vs.stores[0] == s {
-				r.line("tg_store%d(&%s[%s], %s);", vs.val.w, BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(vs.val))
+				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(vs.val))
 			}
 			continue
 		}

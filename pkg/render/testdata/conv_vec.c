@@ -6,12 +6,9 @@ typedef float tg_f8 __attribute__((vector_size(32)));
 typedef int tg_i8 __attribute__((vector_size(32)));
 typedef float tg_f4 __attribute__((vector_size(16)));
 typedef int tg_i4 __attribute__((vector_size(16)));
-static inline tg_f8 tg_load8(const float *p) { tg_f8 v; __builtin_memcpy(&v, p, sizeof v); return v; }
-static inline tg_f4 tg_load4(const float *p) { tg_f4 v; __builtin_memcpy(&v, p, sizeof v); return v; }
-static inline void tg_store8(float *p, tg_f8 v) { __builtin_memcpy(p, &v, sizeof v); }
-static inline void tg_store4(float *p, tg_f4 v) { __builtin_memcpy(p, &v, sizeof v); }
-static inline tg_f8 tg_sel8(tg_i8 m, tg_f8 a, tg_f8 b) { return (tg_f8)((m & (tg_i8)a) | (~m & (tg_i8)b)); }
-static inline tg_f4 tg_sel4(tg_i4 m, tg_f4 a, tg_f4 b) { return (tg_f4)((m & (tg_i4)a) | (~m & (tg_i4)b)); }
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
 #endif
 void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
   float *restrict out0 = (float *)bufs[0];
@@ -40,10 +37,10 @@ void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t e
                 float val3 = in3[(alu3+400)];
                 float val4 = in3[(alu3+600)];
                 tg_f4 vbc0 = {0.0f,0.0f,0.0f,0.0f};
-                tg_f4 vval0 = tg_load4(&in1[alu2]);
+                tg_f4 vval0 = tg_load(tg_f4, &in1[alu2]);
                 tg_f4 vbc1 = {val0,val0,val0,val0};
                 tg_f4 valu0 = (vval0+vbc1);
-                tg_f4 valu1 = tg_sel4((vbc0<valu0), valu0, vbc0);
+                tg_f4 valu1 = tg_sel(tg_i4, tg_f4, (vbc0<valu0), valu0, vbc0);
                 tg_f4 vbc2 = {val1,val1,val1,val1};
                 vacc0 += (valu1*vbc2);
                 tg_f4 vbc3 = {val2,val2,val2,val2};
@@ -55,10 +52,10 @@ void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t e
               }
             }
           }
-          tg_store4(&out0[alu1], vacc0);
-          tg_store4(&out0[(alu1+64)], vacc1);
-          tg_store4(&out0[(alu1+128)], vacc2);
-          tg_store4(&out0[(alu1+192)], vacc3);
+          tg_store(&out0[alu1], vacc0);
+          tg_store(&out0[(alu1+64)], vacc1);
+          tg_store(&out0[(alu1+128)], vacc2);
+          tg_store(&out0[(alu1+192)], vacc3);
         }
       }
     }

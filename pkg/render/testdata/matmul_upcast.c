@@ -6,12 +6,9 @@ typedef float tg_f8 __attribute__((vector_size(32)));
 typedef int tg_i8 __attribute__((vector_size(32)));
 typedef float tg_f4 __attribute__((vector_size(16)));
 typedef int tg_i4 __attribute__((vector_size(16)));
-static inline tg_f8 tg_load8(const float *p) { tg_f8 v; __builtin_memcpy(&v, p, sizeof v); return v; }
-static inline tg_f4 tg_load4(const float *p) { tg_f4 v; __builtin_memcpy(&v, p, sizeof v); return v; }
-static inline void tg_store8(float *p, tg_f8 v) { __builtin_memcpy(p, &v, sizeof v); }
-static inline void tg_store4(float *p, tg_f4 v) { __builtin_memcpy(p, &v, sizeof v); }
-static inline tg_f8 tg_sel8(tg_i8 m, tg_f8 a, tg_f8 b) { return (tg_f8)((m & (tg_i8)a) | (~m & (tg_i8)b)); }
-static inline tg_f4 tg_sel4(tg_i4 m, tg_f4 a, tg_f4 b) { return (tg_f4)((m & (tg_i4)a) | (~m & (tg_i4)b)); }
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
 #endif
 void r_8_32_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
   float *restrict out0 = (float *)bufs[0];
@@ -38,9 +35,9 @@ void r_8_32_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
         float val2 = in1[(alu2+128)];
         float val3 = in1[(alu2+192)];
         tg_f8 vbc0 = {val0,val0,val0,val0,val0,val0,val0,val0};
-        tg_f8 vval0 = tg_load8(&in2[alu3]);
+        tg_f8 vval0 = tg_load(tg_f8, &in2[alu3]);
         vacc0 += (vbc0*vval0);
-        tg_f8 vval1 = tg_load8(&in2[(alu3+8)]);
+        tg_f8 vval1 = tg_load(tg_f8, &in2[(alu3+8)]);
         vacc1 += (vbc0*vval1);
         tg_f8 vbc1 = {val1,val1,val1,val1,val1,val1,val1,val1};
         vacc2 += (vbc1*vval0);
@@ -53,14 +50,14 @@ void r_8_32_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
         vacc7 += (vbc3*vval1);
       }
       tg_f8 vbc4 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
-      tg_store8(&out0[alu1], tg_sel8((vbc4<vacc0), vacc0, vbc4));
-      tg_store8(&out0[(alu1+8)], tg_sel8((vbc4<vacc1), vacc1, vbc4));
-      tg_store8(&out0[(alu1+32)], tg_sel8((vbc4<vacc2), vacc2, vbc4));
-      tg_store8(&out0[(alu1+40)], tg_sel8((vbc4<vacc3), vacc3, vbc4));
-      tg_store8(&out0[(alu1+64)], tg_sel8((vbc4<vacc4), vacc4, vbc4));
-      tg_store8(&out0[(alu1+72)], tg_sel8((vbc4<vacc5), vacc5, vbc4));
-      tg_store8(&out0[(alu1+96)], tg_sel8((vbc4<vacc6), vacc6, vbc4));
-      tg_store8(&out0[(alu1+104)], tg_sel8((vbc4<vacc7), vacc7, vbc4));
+      tg_store(&out0[alu1], tg_sel(tg_i8, tg_f8, (vbc4<vacc0), vacc0, vbc4));
+      tg_store(&out0[(alu1+8)], tg_sel(tg_i8, tg_f8, (vbc4<vacc1), vacc1, vbc4));
+      tg_store(&out0[(alu1+32)], tg_sel(tg_i8, tg_f8, (vbc4<vacc2), vacc2, vbc4));
+      tg_store(&out0[(alu1+40)], tg_sel(tg_i8, tg_f8, (vbc4<vacc3), vacc3, vbc4));
+      tg_store(&out0[(alu1+64)], tg_sel(tg_i8, tg_f8, (vbc4<vacc4), vacc4, vbc4));
+      tg_store(&out0[(alu1+72)], tg_sel(tg_i8, tg_f8, (vbc4<vacc5), vacc5, vbc4));
+      tg_store(&out0[(alu1+96)], tg_sel(tg_i8, tg_f8, (vbc4<vacc6), vacc6, vbc4));
+      tg_store(&out0[(alu1+104)], tg_sel(tg_i8, tg_f8, (vbc4<vacc7), vacc7, vbc4));
     }
   }
 }
