@@ -69,4 +69,5 @@ var C = &Lang{
 		ir.OpExp2: cMathFns[ir.OpExp2].name, ir.OpLog2: cMathFns[ir.OpLog2].name, ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
 	},
 	FloatSfx: "f",
+	SIMD:     true,
 }

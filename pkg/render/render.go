@@ -26,6 +26,9 @@ type Lang struct {
 	OuterLoop func(a *ir.Axis) string
 	FloatFns  map[ir.Op]string // unary math functions by op
 	FloatSfx  string           // float literal suffix
+	// SIMD renders the lanes of upcast reduces as GCC vector extensions
+	// where they are isomorphic (c_vec.go).
+	SIMD bool
 
 	// GPU dialects only (see gpu.go): the dialect's hooks, and the device
 	// limits the launch geometry is chosen within.
@@ -55,6 +58,8 @@ type renderer struct {
 	// vecLoad, when set, renders e if it is a lane of a vector load (all
 	// lanes at once, gpu_vec.go) and says whether it was.
 	vecLoad func(e *ir.Expr) bool
+	// vec, when set, is the kernel's SIMD plan (c_vec.go).
+	vec *cVec
 }
 
 func (r *renderer) line(format string, args ...any) {
@@ -70,6 +75,11 @@ func (r *renderer) kernel() string {
 	ops := map[ir.Op]bool{}
 	ir.Walk(r.k.Stores, func(e *ir.Expr) { ops[e.Op] = true })
 	r.sb.WriteString(r.lang.Prelude(ops))
+	if r.lang.SIMD {
+		if r.vec = planCVec(r.k, r.prog); r.vec != nil {
+			r.sb.WriteString(cVecPrelude)
+		}
+	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
 	for i, a := range r.k.Global {
@@ -82,6 +92,12 @@ func (r *renderer) kernel() string {
 	}
 	r.block(r.prog.Top)
 	for _, s := range r.prog.Stores {
+		if r.vec != nil && r.vec.stores[s] != nil {
+			if vs := r.vec.stores[s]; vs.stores[0] == s {
+				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(vs.val))
+			}
+			continue
+		}
 		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(s.Src[1]))
 	}
 	for range r.k.Global {
@@ -113,7 +129,7 @@ func (r *renderer) named(e *ir.Expr) bool {
 
 func (r *renderer) block(b *ir.Block) {
 	for _, e := range b.Nodes {
-		if e.Op == ir.OpStore || !r.named(e) {
+		if e.Op == ir.OpStore || !r.named(e) || (r.vec != nil && r.vec.skip[e]) {
 			continue
 		}
 		if r.vecLoad != nil && e.Op == ir.OpLoad && r.vecLoad(e) {
@@ -150,6 +166,13 @@ func (r *renderer) reduce(e *ir.Expr) {
 	members := r.prog.Members[leader]
 	accs := make([]string, len(members))
 	for i, m := range members {
+		if l, ok := r.vecLane(m); ok {
+			if l.lane == 0 {
+				l.run.acc = r.vec.fresh("vacc")
+				r.line("%s %s = {0};", vtype(l.run.src), l.run.acc)
+			}
+			continue
+		}
 		accs[i] = fmt.Sprintf("acc%d", r.nacc)
 		r.nacc++
 		r.line("%s %s = %s;", r.typ(m.DType), accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
@@ -160,7 +183,17 @@ func (r *renderer) reduce(e *ir.Expr) {
 		r.indent++
 	}
 	r.block(r.prog.Inner[leader])
+	var mark int
+	if r.vec != nil {
+		mark = r.vec.scope()
+	}
 	for i, m := range members {
+		if l, ok := r.vecLane(m); ok {
+			if l.lane == 0 {
+				r.line("%s += %s;", l.run.acc, r.vexpr(l.run.src))
+			}
+			continue
+		}
 		v := r.expr(m.Src[0])
 		if m.Arg.(*ir.ReduceArg).Op == ir.OpSum {
 			r.line("%s += %s;", accs[i], v)
@@ -168,13 +201,27 @@ func (r *renderer) reduce(e *ir.Expr) {
 			r.line("%s = ((%s>%s)?%s:%s);", accs[i], v, accs[i], v, accs[i])
 		}
 	}
+	if r.vec != nil {
+		r.vec.leave(mark)
+	}
 	for range axes {
 		r.indent--
 		r.line("}")
 	}
 	for i, m := range members {
 		r.names[m] = accs[i]
+		if l, ok := r.vecLane(m); ok {
+			r.names[m] = fmt.Sprintf("%s[%d]", l.run.acc, l.lane)
+		}
 	}
+}
+
+func (r *renderer) vecLane(m *ir.Expr) (vlane, bool) {
+	if r.vec == nil {
+		return vlane{}, false
+	}
+	l, ok := r.vec.lane[m]
+	return l, ok
 }
 
 func (r *renderer) typ(dt ir.DType) string { return r.lang.Types[dt] }

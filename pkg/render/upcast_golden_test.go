@@ -11,10 +11,23 @@ import (
 )
 
 // TestGoldenCUpcast pins the CPU rendering of a register-blocked matmul
-// (the upcast pass: lanes, one accumulator each, one shared loop).
+// (the upcast pass: lanes in one shared loop) with a relu epilogue: 8-wide
+// vector accumulators, vector loads of b's row, broadcasts of a, vector
+// stores (c_vec.go).
 func TestGoldenCUpcast(t *testing.T) {
 	a, b := input(ir.Float32, 8, 64), input(ir.Float32, 64, 32)
-	out := a.Dot(b).Relu()
+	goldenCPU(t, a.Dot(b).Relu(), "matmul_upcast.c")
+}
+
+// TestGoldenCVecConv pins a conv whose reduce body has a relu(x+bias)
+// prologue on its input: 4-wide lanes, the relu as a vector select.
+func TestGoldenCVecConv(t *testing.T) {
+	x, bias, w := input(ir.Float32, 2, 8, 12, 12), input(ir.Float32, 8), input(ir.Float32, 16, 8, 5, 5)
+	goldenCPU(t, x.Add(bias.Reshape(1, 8, 1, 1)).Relu().Conv2d(w, nil, tensor.ConvOpts{}), "conv_vec.c")
+}
+
+func goldenCPU(t *testing.T, out *tensor.Tensor, file string) {
+	t.Helper()
 	s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +38,7 @@ func TestGoldenCUpcast(t *testing.T) {
 	}
 	k.Name = s.Items[0].Kernel.Name
 	got := Render(C, k)
-	path := filepath.Join("testdata", "matmul_upcast.c")
+	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

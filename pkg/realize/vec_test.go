@@ -1,0 +1,102 @@
+package realize
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/render"
+	"tgc/pkg/tensor"
+)
+
+// TestCPUVectorReduces: reduce kernels the C renderer writes with vector
+// accumulators (render/c_vec.go) and ones it leaves scalar give the GO
+// device's results; and the ones that should vectorize do, so the test
+// fails if the pattern matching silently stops applying.
+func TestCPUVectorReduces(t *testing.T) {
+	cpu, err := Install("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	goe, _ := Install("GO", Options{})
+	r := rand.New(rand.NewPCG(7, 8))
+	in := func(shape ...int) func() *tensor.Tensor {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64()*2 - 1
+		}
+		return func() *tensor.Tensor {
+			x, _ := tensor.FromFloats(ir.Float32, shape, v)
+			return x
+		}
+	}
+	a64, b64 := in(64, 64), in(64, 64)
+	a128, b128 := in(128, 128), in(128, 128)
+	a96, b80 := in(96, 72), in(72, 80)
+	ba, bb := in(3, 32, 64), in(3, 64, 48)
+	cx, cb, cw := in(2, 8, 14, 14), in(8), in(16, 8, 3, 3)
+	cases := []struct {
+		name  string
+		build func() *tensor.Tensor
+		vec   bool // the reduce kernel has vector accumulators
+	}{
+		{"matmul 64", func() *tensor.Tensor { return a64().Dot(b64()) }, true},
+		{"matmul 128 relu", func() *tensor.Tensor { return a128().Dot(b128()).Relu() }, true},
+		{"matmul 96x72x80", func() *tensor.Tensor { return a96().Dot(b80()) }, true},
+		{"batched matmul", func() *tensor.Tensor { return ba().Dot(bb()) }, true},
+		{"conv2d bias relu prologue", func() *tensor.Tensor {
+			x := cx().Add(cb().Reshape(1, 8, 1, 1)).Relu()
+			return x.Conv2d(cw(), nil, tensor.ConvOpts{})
+		}, true},
+		// a[i,k]*b[j,k]: no load is contiguous along an output axis.
+		{"matmul by transpose", func() *tensor.Tensor { return a64().Dot(b64().T()) }, false},
+		{"max reduce", func() *tensor.Tensor { return a128().Max(false, 1) }, false},
+	}
+	for _, c := range cases {
+		var res [2][]float64
+		for d, e := range []*Engine{goe, cpu} {
+			tensor.SetEngine(e)
+			if res[d], err = c.build().Floats(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		for i := range res[0] {
+			if a, b := res[0][i], res[1][i]; math.Abs(a-b) > 1e-4+1e-4*math.Abs(a) {
+				t.Errorf("%s: element %d: GO %v, CPU %v", c.name, i, a, b)
+				break
+			}
+		}
+		src := renderCPU(t, c.build())
+		if got := strings.Contains(src, "vacc0"); got != c.vec {
+			t.Errorf("%s: vectorized %v, want %v:\n%s", c.name, got, c.vec, src)
+		}
+	}
+}
+
+// renderCPU renders the kernels of x's schedule as the CPU device does.
+func renderCPU(t *testing.T, x *tensor.Tensor) string {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, it := range s.Items {
+		if it.Kernel == nil {
+			continue
+		}
+		k, err := ir.OptimizeFor(it.Kernel, ir.CPUTarget, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.WriteString(render.Render(render.C, k))
+	}
+	return sb.String()
+}

@@ -1,0 +1,446 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"tgc/pkg/ir"
+)
+
+// SIMD for the CPU dialect: GCC vector extensions for upcast reduce lanes.
+//
+// The upcast pass (ir/upcast.go) gives a reduce group one scalar
+// accumulator per lane. gcc only partly SLP-vectorizes 64 scalar
+// accumulators (it spills them); the same loop written with 8-wide vector
+// accumulators runs near the machine's peak (docs: reference/machine.md).
+// So the renderer does the SLP step itself: within a group it looks for 8
+// (else 4) SUM members whose accumulated expressions are isomorphic, lane
+// by lane:
+//   - the very same expression in every lane: a broadcast of the scalar,
+//     computed once as usual ({x,x,...}: `(tg_f8){}+x` is not simplified);
+//   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
+//     one unaligned vector load;
+//   - lanes of one vector accumulator, in order (epilogues after the loop);
+//   - the same op (+ - * neg max where <) over isomorphic sources.
+// Such a run gets one vector accumulator; its lanes' scalar names become
+// vaccN[l], so every later use renders unchanged. Stores of 8 contiguous
+// outputs whose values are isomorphic over vector accumulators become one
+// vector store. Everything else renders as scalar code, so correctness
+// never depends on the pattern matching; scalar nodes whose every use was
+// vectorized are not rendered.
+
+// The helpers are macros, not functions: a function passing a vector
+// wider than the target's registers by value draws gcc's ABI warnings.
+// 8 lanes, not 16, even where AVX-512 is there: gcc lowers a 16-wide
+// vector on an AVX2 target through memory (0.3x the scalar form on a
+// matmul), and -march=native decides the target only when compiling.
+const cVecPrelude = `#ifndef TG_VEC
+#define TG_VEC
+typedef float tg_f8 __attribute__((vector_size(32)));
+typedef int tg_i8 __attribute__((vector_size(32)));
+typedef float tg_f4 __attribute__((vector_size(16)));
+typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+#endif
+`
+
+const maxVecWidth = 8
+
+// vtuple is w lane expressions (the rest nil): one vector value.
+type vtuple struct {
+	w int
+	l [maxVecWidth]*ir.Expr
+}
+
+func (t vtuple) uniform() bool {
+	for i := 1; i < t.w; i++ {
+		if t.l[i] != t.l[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// vrun is a run of reduce members accumulated in one vector.
+type vrun struct {
+	members []*ir.Expr
+	src     vtuple // the members' accumulated values
+	acc     string // the vector accumulator's name, once declared
+}
+
+type vlane struct {
+	run  *vrun
+	lane int
+}
+
+// vstore is a run of stores written as one vector store.
+type vstore struct {
+	stores []*ir.Expr
+	val    vtuple
+}
+
+// cVec is the vectorization plan of one kernel and its rendering state.
+type cVec struct {
+	k      *ir.Kernel
+	runs   map[*ir.Expr][]*vrun // by group leader
+	lane   map[*ir.Expr]vlane   // reduce member → its vector lane
+	stores map[*ir.Expr]*vstore // each store of a vector store run → the run
+	skip   map[*ir.Expr]bool    // scalar nodes whose every use is vectorized
+	ok     map[vtuple]bool      // memo of match
+	uses   map[vtuple]int       // parent tuples of each tuple (name it if > 1)
+
+	names map[vtuple]string // rendered vector values in scope
+	added []vtuple          // names in order, for leaving a scope
+	n     map[string]int    // names given, by prefix
+}
+
+func (v *cVec) fresh(prefix string) string {
+	name := fmt.Sprintf("%s%d", prefix, v.n[prefix])
+	v.n[prefix]++
+	return name
+}
+
+func vecEligible(m *ir.Expr) bool {
+	return m.DType == ir.Float32 && m.Arg.(*ir.ReduceArg).Op == ir.OpSum
+}
+
+// planCVec finds the vector runs of k, or returns nil when there are none.
+func planCVec(k *ir.Kernel, p *ir.Program) *cVec {
+	v := &cVec{k: k, runs: map[*ir.Expr][]*vrun{}, lane: map[*ir.Expr]vlane{},
+		stores: map[*ir.Expr]*vstore{}, skip: map[*ir.Expr]bool{}, ok: map[vtuple]bool{},
+		uses: map[vtuple]int{}, names: map[vtuple]string{}, n: map[string]int{}}
+	var leaders []*ir.Expr
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpReduce && p.Leader[e] == e {
+			leaders = append(leaders, e)
+		}
+	})
+	for _, leader := range leaders {
+		members := p.Members[leader]
+		runs := pickRuns(members, vecEligible, func(ms []*ir.Expr) bool {
+			return v.match(srcTuple(ms, 0))
+		})
+		for _, ms := range runs {
+			r := &vrun{members: ms, src: srcTuple(ms, 0)}
+			v.runs[leader] = append(v.runs[leader], r)
+			for i, m := range ms {
+				v.lane[m] = vlane{r, i}
+			}
+		}
+	}
+	if len(v.lane) == 0 {
+		return nil
+	}
+	stores := pickRuns(k.Stores, func(s *ir.Expr) bool {
+		return k.Bufs[s.Arg.(int)].DType == ir.Float32 && s.DType == ir.Float32
+	}, func(ss []*ir.Expr) bool {
+		for i, s := range ss {
+			if s.Arg != ss[0].Arg || (i > 0 && !contiguous(ss[0].Src[0], s.Src[0], int64(i))) {
+				return false
+			}
+		}
+		t := srcTuple(ss, 1)
+		return v.match(t) && v.hasAcc(t)
+	})
+	for _, ss := range stores {
+		st := &vstore{stores: ss, val: srcTuple(ss, 1)}
+		for _, s := range ss {
+			v.stores[s] = st
+		}
+	}
+	v.absorb()
+	return v
+}
+
+func srcTuple(es []*ir.Expr, i int) vtuple {
+	t := vtuple{w: len(es)}
+	for l, e := range es {
+		t.l[l] = e.Src[i]
+	}
+	return t
+}
+
+// pickRuns chooses disjoint runs of 8 (else 4) eligible elements of xs, at
+// any fixed stride, in order, that ok accepts.
+func pickRuns(xs []*ir.Expr, eligible func(*ir.Expr) bool, ok func([]*ir.Expr) bool) [][]*ir.Expr {
+	taken := make([]bool, len(xs))
+	var runs [][]*ir.Expr
+	for i := range xs {
+		if taken[i] || !eligible(xs[i]) {
+			continue
+		}
+	widths:
+		for _, w := range []int{8, 4} {
+			for s := 1; i+(w-1)*s < len(xs); s++ {
+				run := make([]*ir.Expr, 0, w)
+				for l := 0; l < w; l++ {
+					j := i + l*s
+					if taken[j] || !eligible(xs[j]) {
+						break
+					}
+					run = append(run, xs[j])
+				}
+				if len(run) == w && ok(run) {
+					for l := 0; l < w; l++ {
+						taken[i+l*s] = true
+					}
+					runs = append(runs, run)
+					break widths
+				}
+			}
+		}
+	}
+	return runs
+}
+
+// accOf says whether t is the lanes of one vector accumulator in order.
+func (v *cVec) accOf(t vtuple) (*vrun, bool) {
+	l0, ok := v.lane[t.l[0]]
+	if !ok || len(l0.run.members) != t.w {
+		return nil, false
+	}
+	for i := 0; i < t.w; i++ {
+		if li, ok := v.lane[t.l[i]]; !ok || li.run != l0.run || li.lane != i {
+			return nil, false
+		}
+	}
+	return l0.run, true
+}
+
+func (v *cVec) hasAcc(t vtuple) bool {
+	if _, ok := v.accOf(t); ok {
+		return true
+	}
+	if t.uniform() || t.l[0].Op == ir.OpLoad {
+		return false
+	}
+	for j := range t.l[0].Src {
+		if v.hasAcc(srcTuple(t.l[:t.w], j)) {
+			return true
+		}
+	}
+	return false
+}
+
+var vecOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpNeg: true,
+	ir.OpMax: true, ir.OpWhere: true, ir.OpCmpLt: true}
+
+// match says whether t is isomorphic (see the file comment).
+func (v *cVec) match(t vtuple) bool {
+	if ok, seen := v.ok[t]; seen {
+		return ok
+	}
+	ok := v.match1(t)
+	v.ok[t] = ok
+	return ok
+}
+
+func (v *cVec) match1(t vtuple) bool {
+	e0 := t.l[0]
+	if t.uniform() {
+		return e0.DType == ir.Float32 || e0.DType == ir.Bool
+	}
+	if _, ok := v.accOf(t); ok {
+		return true
+	}
+	for _, e := range t.l[:t.w] {
+		if e.Op != e0.Op || e.DType != e0.DType || len(e.Src) != len(e0.Src) {
+			return false
+		}
+	}
+	switch {
+	case e0.Op == ir.OpLoad:
+		if e0.DType != ir.Float32 || v.k.Bufs[e0.Arg.(int)].DType != ir.Float32 {
+			return false
+		}
+		for i, e := range t.l[:t.w] {
+			// Guarded loads stay scalar: a vector load would read the
+			// lanes the guard excludes.
+			if e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+				return false
+			}
+		}
+		return true
+	case !vecOps[e0.Op]:
+		return false
+	case e0.Op == ir.OpCmpLt:
+		if e0.Src[0].DType != ir.Float32 {
+			return false
+		}
+	case e0.DType != ir.Float32:
+		return false
+	}
+	for j := range e0.Src {
+		s := srcTuple(t.l[:t.w], j)
+		if s.uniform() && s.l[0].DType == ir.Bool && e0.Op != ir.OpWhere {
+			return false
+		}
+		if !v.match(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// absorb marks the scalar nodes that need not be rendered: lanes of vector
+// values all of whose consumers are vectorized too.
+func (v *cVec) absorb() {
+	consumers := map[*ir.Expr][]*ir.Expr{}
+	ir.Walk(v.k.Stores, func(e *ir.Expr) {
+		seen := map[*ir.Expr]bool{}
+		for _, s := range e.Src {
+			if !seen[s] {
+				seen[s] = true
+				consumers[s] = append(consumers[s], e)
+			}
+		}
+	})
+	vecConsumer := map[*ir.Expr]bool{} // consumes only the vector form of its value
+	lanes := map[*ir.Expr]bool{}
+	scalar := map[*ir.Expr]bool{} // needed as a scalar (broadcast)
+	visited := map[vtuple]bool{}
+	var walk func(t vtuple)
+	walk = func(t vtuple) {
+		if visited[t] {
+			return
+		}
+		visited[t] = true
+		if t.uniform() {
+			scalar[t.l[0]] = true
+			return
+		}
+		if _, ok := v.accOf(t); ok {
+			return
+		}
+		for _, e := range t.l[:t.w] {
+			lanes[e] = true
+		}
+		if t.l[0].Op == ir.OpLoad {
+			return
+		}
+		for j := range t.l[0].Src {
+			s := srcTuple(t.l[:t.w], j)
+			v.uses[s]++
+			walk(s)
+		}
+	}
+	for _, runs := range v.runs {
+		for _, r := range runs {
+			for _, m := range r.members {
+				vecConsumer[m] = true
+			}
+			v.uses[r.src]++
+			walk(r.src)
+		}
+	}
+	for s, st := range v.stores {
+		vecConsumer[s] = true
+		if s == st.stores[0] {
+			v.uses[st.val]++
+			walk(st.val)
+		}
+	}
+	for e := range lanes {
+		if !scalar[e] {
+			v.skip[e] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for e := range v.skip {
+			for _, c := range consumers[e] {
+				if !v.skip[c] && !vecConsumer[c] {
+					delete(v.skip, e)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// vtype is the C vector type of a tuple: floats or comparison masks.
+func vtype(t vtuple) string {
+	if t.l[0].DType == ir.Bool {
+		return fmt.Sprintf("tg_i%d", t.w)
+	}
+	return fmt.Sprintf("tg_f%d", t.w)
+}
+
+// scope returns a mark; leave(mark) forgets the vector names declared
+// since, when their C block closes.
+func (v *cVec) scope() int { return len(v.added) }
+
+func (v *cVec) leave(mark int) {
+	for _, t := range v.added[mark:] {
+		delete(v.names, t)
+	}
+	v.added = v.added[:mark]
+}
+
+func (v *cVec) declare(r *renderer, t vtuple, prefix, val string) string {
+	name := v.fresh(prefix)
+	r.line("%s %s = %s;", vtype(t), name, val)
+	v.names[t] = name
+	v.added = append(v.added, t)
+	return name
+}
+
+// vexpr renders a matched tuple as a vector expression, declaring the
+// loads, broadcasts and shared values it needs first.
+func (r *renderer) vexpr(t vtuple) string {
+	v := r.vec
+	if n, ok := v.names[t]; ok {
+		return n
+	}
+	if run, ok := v.accOf(t); ok {
+		return run.acc
+	}
+	e0 := t.l[0]
+	if t.uniform() {
+		x := r.expr(e0)
+		if _, named := r.names[e0]; !named && !e0.IsConst() {
+			x = v.declareScalar(r, e0, x)
+		}
+		if e0.DType == ir.Bool { // a where's scalar condition
+			v.names[t] = x
+			v.added = append(v.added, t)
+			return x
+		}
+		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", t.w), ",")+"}")
+	}
+	if e0.Op == ir.OpLoad {
+		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(tg_f%d, &%s[%s])", t.w, BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+	}
+	src := make([]string, len(e0.Src))
+	for j := range e0.Src {
+		src[j] = r.vexpr(srcTuple(t.l[:t.w], j))
+	}
+	var s string
+	switch e0.Op {
+	case ir.OpNeg:
+		s = "(-" + src[0] + ")"
+	case ir.OpMax:
+		s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s)", t.w, t.w, src[0], src[1], src[0], src[1])
+	case ir.OpWhere:
+		if srcTuple(t.l[:t.w], 0).uniform() {
+			s = fmt.Sprintf("(%s?%s:%s)", src[0], src[1], src[2])
+		} else {
+			s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, %s, %s, %s)", t.w, t.w, src[0], src[1], src[2])
+		}
+	default:
+		s = "(" + src[0] + infixOps[e0.Op] + src[1] + ")"
+	}
+	if v.uses[t] > 1 {
+		return v.declare(r, t, "valu", s)
+	}
+	return s
+}
+
+func (v *cVec) declareScalar(r *renderer, e *ir.Expr, val string) string {
+	name := v.fresh("bc")
+	r.line("%s %s = %s;", r.typ(e.DType), name, val)
+	return name
+}

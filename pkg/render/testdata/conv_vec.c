@@ -1,0 +1,63 @@
+#include <stdint.h>
+#include <math.h>
+#ifndef TG_VEC
+#define TG_VEC
+typedef float tg_f8 __attribute__((vector_size(32)));
+typedef int tg_i8 __attribute__((vector_size(32)));
+typedef float tg_f4 __attribute__((vector_size(16)));
+typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+#endif
+void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  float *restrict out0 = (float *)bufs[0];
+  const float *restrict in1 = (const float *)bufs[1];
+  const float *restrict in2 = (const float *)bufs[2];
+  const float *restrict in3 = (const float *)bufs[3];
+  (void)vars;
+  for (int gidx0 = start; gidx0 < end; gidx0++) {
+    for (int gidx1 = 0; gidx1 < 4; gidx1++) {
+      for (int gidx2 = 0; gidx2 < 8; gidx2++) {
+        for (int gidx3 = 0; gidx3 < 2; gidx3++) {
+          int alu0 = (gidx3*4);
+          int alu1 = ((((gidx0*1024)+(gidx1*256))+(gidx2*8))+alu0);
+          tg_f4 vacc0 = {0};
+          tg_f4 vacc1 = {0};
+          tg_f4 vacc2 = {0};
+          tg_f4 vacc3 = {0};
+          for (int ridx0 = 0; ridx0 < 8; ridx0++) {
+            for (int ridx1 = 0; ridx1 < 5; ridx1++) {
+              for (int ridx2 = 0; ridx2 < 5; ridx2++) {
+                int alu2 = ((((((gidx0*1152)+(ridx0*144))+(ridx1*12))+(gidx2*12))+ridx2)+alu0);
+                float val0 = in2[ridx0];
+                int alu3 = ((((gidx1*800)+(ridx0*25))+(ridx1*5))+ridx2);
+                float val1 = in3[alu3];
+                float val2 = in3[(alu3+200)];
+                float val3 = in3[(alu3+400)];
+                float val4 = in3[(alu3+600)];
+                tg_f4 vbc0 = {0.0f,0.0f,0.0f,0.0f};
+                tg_f4 vval0 = tg_load(tg_f4, &in1[alu2]);
+                tg_f4 vbc1 = {val0,val0,val0,val0};
+                tg_f4 valu0 = (vval0+vbc1);
+                tg_f4 valu1 = tg_sel(tg_i4, tg_f4, (vbc0<valu0), valu0, vbc0);
+                tg_f4 vbc2 = {val1,val1,val1,val1};
+                vacc0 += (valu1*vbc2);
+                tg_f4 vbc3 = {val2,val2,val2,val2};
+                vacc1 += (valu1*vbc3);
+                tg_f4 vbc4 = {val3,val3,val3,val3};
+                vacc2 += (valu1*vbc4);
+                tg_f4 vbc5 = {val4,val4,val4,val4};
+                vacc3 += (valu1*vbc5);
+              }
+            }
+          }
+          tg_store(&out0[alu1], vacc0);
+          tg_store(&out0[(alu1+64)], vacc1);
+          tg_store(&out0[(alu1+128)], vacc2);
+          tg_store(&out0[(alu1+192)], vacc3);
+        }
+      }
+    }
+  }
+}
