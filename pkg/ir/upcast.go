@@ -101,7 +101,7 @@ func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
 		}
 	}
 	for _, a := range k.Global {
-		if a == inner || stride[a] <= 1 {
+		if a == inner || stride[a] == 0 { // stride 0: no load reads it
 			continue
 		}
 		better := outer == nil || (reuse[a] && !reuse[outer]) || (reuse[a] == reuse[outer] && a.Size > outer.Size)
