@@ -32,6 +32,8 @@ func Upcast(k *Kernel) *Kernel {
 	if inner != nil {
 		if u := largestDivisor(inner.Size, 16, 8, 4); u > 1 {
 			plan[inner] = u
+		} else if inner.Size > 1 && inner.Size <= 8 {
+			plan[inner] = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
 		}
 	}
 	if outer != nil {
