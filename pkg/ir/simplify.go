@@ -665,8 +665,8 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 }
 
 // substLinear returns a Rebuild function that replaces x by p, also inside
-// linear forms that contain x's terms: (x + 3)*2 with x = i*24 + j, seen as
-// i*48 + j*2 + 6... is left alone, but i*24 + j + 3 becomes p + 3.
+// sums that contain all of x's terms with the same coefficients: with
+// x = i*24 + j, the index i*24 + j + 3 (a PAD's offset) becomes p + 3.
 func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 	xs, xc := normalize(addTerms(nil, x, 1))
 	linear := len(xs) > 1 || xc != 0
