@@ -158,7 +158,7 @@ func (b *Builder) Load(buf int, dt DType, idx, valid *Expr) *Expr {
 	if valid.IsConst() { // never valid
 		return b.Const(dt, 0)
 	}
-	return b.raw(OpLoad, dt, buf, idx, valid)
+	return b.raw(OpLoad, dt, buf, b.simplifyGiven(idx, valid), valid)
 }
 
 func (b *Builder) Store(buf int, idx, val *Expr) *Expr {

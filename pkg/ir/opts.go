@@ -165,7 +165,7 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	for i, a := range k.Global {
 		for _, amt := range []int64{2, 3, 4, 5, 8, 16} {
 			u := max(upcast[i], 1) * amt
-			if a.Size%u == 0 && a.Size > u && lanes*amt <= MaxLanes {
+			if a.Size%u == 0 && lanes*amt <= MaxLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
 			}
 		}
@@ -199,7 +199,11 @@ func HeuristicOpts(k *Kernel) []Opt {
 	var opts []Opt
 	innerAmt := int64(1)
 	if inner != nil {
-		if u := largestDivisor(inner.Size, 16, 8, 4); u > 1 {
+		u := largestDivisor(inner.Size, 16, 8, 4)
+		if u == 1 && inner.Size > 1 && inner.Size <= 8 {
+			u = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
+		}
+		if u > 1 {
 			innerAmt = u
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, inner), Amt: u})
 		}

@@ -1,5 +1,10 @@
 package ir
 
+import (
+	"math"
+	"slices"
+)
+
 // The symbolic simplifier. It runs inside Builder.Alu, so every expression
 // is simplified bottom-up as it is built. Integer index math is kept in a
 // linear normal form (a sum of term*coefficient plus a constant, terms in
@@ -375,6 +380,9 @@ func (b *Builder) divConst(x, y *Expr, dt DType) *Expr {
 			r = append(r, t)
 		}
 	}
+	if a, _, g, ok := b.splitSmall(ts, c, d, dt); ok {
+		return b.Div(a, b.raw(OpConst, dt, d/g))
+	}
 	if len(q) == 0 && c < d {
 		return nil
 	}
@@ -447,6 +455,9 @@ func (b *Builder) modConst(x, y *Expr, dt DType) *Expr {
 		inner := b.buildLinear(r, c/g, dt)
 		return b.Mul(b.Mod(inner, b.raw(OpConst, dt, d/g)), b.raw(OpConst, dt, g))
 	}
+	if a, s, g, ok := b.splitSmall(r, c, d, dt); ok {
+		return b.Add(b.Mul(b.Mod(a, b.raw(OpConst, dt, d/g)), b.raw(OpConst, dt, g)), s)
+	}
 	if !changed {
 		return nil
 	}
@@ -502,4 +513,204 @@ func losslessIntCast(x *Expr) bool {
 	}
 	lo, hi := typeRange(x.DType)
 	return x.Src[0].Min >= lo && x.Src[0].Max <= hi
+}
+
+// splitSmall finds, for x = sum(ts) + c and a divisor d > 0, a factor g of
+// d with x = g*A + S, where A gathers the terms whose coefficients g
+// divides (and c - c%g) and S, the rest plus c%g, lies in [0, g). Then
+// x/d = A/(d/g) and x%d = (A%(d/g))*g + S whenever A >= 0: the small terms
+// never carry into the quotient. g is the gcd of d and the coefficients
+// that share a factor with d. ok is false when no such split exists.
+func (b *Builder) splitSmall(ts []term, c, d int64, dt DType) (a, s *Expr, g int64, ok bool) {
+	g = d
+	var big, small []term
+	for _, t := range ts {
+		if gcd(t.k, d) > 1 {
+			big = append(big, t)
+			g = gcd(g, t.k)
+		} else {
+			small = append(small, t)
+		}
+	}
+	if len(big) == 0 || len(small) == 0 || g <= 1 {
+		return nil, nil, 0, false
+	}
+	// Terms the chosen g does not divide belong to the remainder too.
+	var keep []term
+	for _, t := range big {
+		if t.k%g == 0 {
+			keep = append(keep, term{t.e, t.k / g})
+		} else {
+			small = append(small, t)
+		}
+	}
+	rc := ((c % g) + g) % g
+	s = b.buildLinear(small, rc, dt)
+	if s.Min < 0 || s.Max >= g {
+		return nil, nil, 0, false
+	}
+	a = b.buildLinear(keep, (c-rc)/g, dt)
+	if a.Min < 0 {
+		return nil, nil, 0, false
+	}
+	return a, s, g, true
+}
+
+// simplifyGiven simplifies a load's index under its guard: the index is
+// only evaluated where valid holds, so every conjunct x < c or c < x of
+// valid narrows x's range there. Each such x is replaced by a placeholder
+// variable with the narrowed range, the index is rebuilt (x%125 is x when
+// x < 125; (x*125 + y)/3125 is x/25 when y < 125), and the placeholders
+// are put back. The result is kept only when it has fewer divisions and
+// modulos, or as many and fewer nodes; it equals idx wherever valid holds
+// and is undefined elsewhere, which a guarded load never reads.
+func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
+	if idx.IsConst() || !isIndex(idx.DType) {
+		return idx
+	}
+	type rng struct {
+		x      *Expr
+		lo, hi int64
+	}
+	var rs []rng
+	pos := map[*Expr]int{}
+	var collect func(c *Expr)
+	collect = func(c *Expr) {
+		if c.Op == OpAnd {
+			collect(c.Src[0])
+			collect(c.Src[1])
+			return
+		}
+		if c.Op != OpCmpLt || !isIndex(c.Src[0].DType) {
+			return
+		}
+		x, lo, hi := c.Src[0], int64(math.MinInt64), int64(math.MaxInt64)
+		if k, ok := c.Src[1].ConstInt(); ok && !x.IsConst() {
+			hi = k - 1
+		} else if k, ok := x.ConstInt(); ok && !c.Src[1].IsConst() {
+			x, lo = c.Src[1], k+1
+		} else {
+			return
+		}
+		i, ok := pos[x]
+		if !ok {
+			i = len(rs)
+			pos[x] = i
+			rs = append(rs, rng{x, x.Min, x.Max})
+		}
+		rs[i].lo, rs[i].hi = max(rs[i].lo, lo), min(rs[i].hi, hi)
+	}
+	collect(valid)
+	narrowed := false
+	for _, r := range rs {
+		narrowed = narrowed || r.lo > r.x.Min || r.hi < r.x.Max
+	}
+	if !narrowed {
+		return idx
+	}
+	// Inner expressions first, so that (x%25) < 20 is seen in terms of
+	// x's placeholder once x < 125 has been applied.
+	slices.SortStableFunc(rs, func(p, q rng) int { return size(p.x) - size(q.x) })
+	exprs := []*Expr{idx}
+	for _, r := range rs {
+		exprs = append(exprs, r.x)
+	}
+	type hole struct {
+		v  *Expr // the placeholder variable (x - lo)
+		x  *Expr // what it stands for, in terms of earlier placeholders
+		lo int64
+	}
+	var holes []hole
+	for i, r := range rs {
+		x := exprs[1+i]
+		lo, hi := max(r.lo, x.Min), min(r.hi, x.Max)
+		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Int64 {
+			continue
+		}
+		if lo > hi {
+			return idx // never valid; the load yields 0 whatever the index
+		}
+		v := b.Var(&Axis{ID: -1 - i, Size: hi - lo + 1})
+		p := v
+		if lo != 0 {
+			p = b.Add(v, b.Int(lo))
+		}
+		holes = append(holes, hole{v, x, lo})
+		sub := substLinear(b, x, p)
+		memo := map[*Expr]*Expr{}
+		for j := range exprs {
+			if j != 1+i {
+				exprs[j] = b.Rebuild(exprs[j], sub, memo)
+			}
+		}
+	}
+	res := exprs[0]
+	for i := len(holes) - 1; i >= 0; i-- {
+		h := holes[i]
+		back := h.x
+		if h.lo != 0 {
+			back = b.Sub(h.x, b.Int(h.lo))
+		}
+		res = b.Rebuild(res, func(e *Expr) *Expr {
+			if e == h.v {
+				return back
+			}
+			return nil
+		}, map[*Expr]*Expr{})
+	}
+	if dr, di := divModCount(res), divModCount(idx); dr < di || dr == di && size(res) < size(idx) {
+		return res
+	}
+	return idx
+}
+
+// substLinear returns a Rebuild function that replaces x by p, also inside
+// sums that contain all of x's terms with the same coefficients: with
+// x = i*24 + j, the index i*24 + j + 3 (a PAD's offset) becomes p + 3.
+func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
+	xs, xc := normalize(addTerms(nil, x, 1))
+	linear := len(xs) > 1 || xc != 0
+	return func(e *Expr) *Expr {
+		if e == x {
+			return p
+		}
+		if !linear || e.Op != OpAdd || e.DType != x.DType {
+			return nil
+		}
+		es, ec := normalize(addTerms(nil, e, 1))
+		coef := map[*Expr]int64{}
+		for _, t := range es {
+			coef[t.e] = t.k
+		}
+		for _, t := range xs {
+			if coef[t.e] != t.k {
+				return nil
+			}
+			delete(coef, t.e)
+		}
+		rest := make([]term, 0, len(coef))
+		for _, t := range es {
+			if _, ok := coef[t.e]; ok {
+				rest = append(rest, t)
+			}
+		}
+		return b.Add(p, b.buildLinear(rest, ec-xc, e.DType))
+	}
+}
+
+// size counts the nodes of an expression DAG.
+func size(e *Expr) int {
+	n := 0
+	Walk([]*Expr{e}, func(*Expr) { n++ })
+	return n
+}
+
+func divModCount(e *Expr) int {
+	n := 0
+	Walk([]*Expr{e}, func(x *Expr) {
+		if (x.Op == OpDiv || x.Op == OpMod) && !x.DType.IsFloat() {
+			n++
+		}
+	})
+	return n
 }

@@ -78,7 +78,7 @@ func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
 		}
 	}
 	for _, a := range k.Global {
-		if a == inner || stride[a] <= 1 {
+		if a == inner || stride[a] == 0 { // 0: no load reads it (an axis read at stride 1 may be reused)
 			continue
 		}
 		better := outer == nil || (reuse[a] && !reuse[outer]) || (reuse[a] == reuse[outer] && a.Size > outer.Size)

@@ -55,8 +55,13 @@ func TestCPUVectorReduces(t *testing.T) {
 			x := cx().Add(cb().Reshape(1, 8, 1, 1)).Relu()
 			return x.Conv2d(cw(), nil, tensor.ConvOpts{})
 		}, true},
-		// a[i,k]*b[j,k]: no load is contiguous along an output axis.
-		{"matmul by transpose", func() *tensor.Tensor { return a64().Dot(b64().T()) }, false},
+		// a[i,k]*b[j,k]: no load is contiguous along an output axis, so the
+		// reduce axis is unrolled into vector lanes instead.
+		{"matmul by transpose", func() *tensor.Tensor { return a64().Dot(b64().T()) }, true},
+		// Every other column: no axis is read at stride 1.
+		{"strided column sums", func() *tensor.Tensor {
+			return a128().Reshape(128, 64, 2).Shrink([][2]int{{0, 128}, {0, 64}, {0, 1}}).Sum(false, 0)
+		}, false},
 		{"max reduce", func() *tensor.Tensor { return a128().Max(false, 1) }, false},
 	}
 	for _, c := range cases {
