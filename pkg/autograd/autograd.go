@@ -169,8 +169,8 @@ func toposort(root *tensor.Node, isTarget map[*tensor.Node]bool) (order []*tenso
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		n := f.n
-		if !n.IsDetach() && f.i < len(n.Src) {
-			s := n.Src[f.i]
+		if deps := gradDeps(n); !n.IsDetach() && f.i < len(deps) {
+			s := deps[f.i]
 			f.i++
 			if state[s] == 0 {
 				state[s] = 1
@@ -182,7 +182,7 @@ func toposort(root *tensor.Node, isTarget map[*tensor.Node]bool) (order []*tenso
 		state[n] = 2
 		path := isTarget[n]
 		if !n.IsDetach() {
-			for _, s := range n.Src {
+			for _, s := range gradDeps(n) {
 				path = path || onPath[s]
 			}
 		}
@@ -190,6 +190,19 @@ func toposort(root *tensor.Node, isTarget map[*tensor.Node]bool) (order []*tenso
 		order = append(order, n)
 	}
 	return order, onPath
+}
+
+// gradDeps are the nodes a node's gradient flows to: its sources, and
+// for a node with a custom rule also the rule's inputs. Those need not be
+// reachable through the sources: movement ops fold into each other (a
+// reshape of a reshape is one node), so the tensor a function was called
+// with may not appear in the graph it built.
+func gradDeps(n *tensor.Node) []*tensor.Node {
+	c := n.Custom()
+	if c == nil {
+		return n.Src
+	}
+	return append(append([]*tensor.Node{}, n.Src...), c.Inputs...)
 }
 
 // backprop walks from out (whose gradient is seed) to the targets and
@@ -203,8 +216,13 @@ func backprop(out *tensor.Node, seed *tensor.Tensor, isTarget map[*tensor.Node]b
 		if g == nil || !onPath[n] || n.IsDetach() || len(n.Src) == 0 {
 			continue
 		}
-		srcGrads := rule(n, g)
-		for j, s := range n.Src {
+		srcs, srcGrads := n.Src, []*tensor.Tensor(nil)
+		if c := n.Custom(); c != nil {
+			srcs, srcGrads = c.Inputs, c.Grad(g)
+		} else {
+			srcGrads = rule(n, g)
+		}
+		for j, s := range srcs {
 			if j >= len(srcGrads) || srcGrads[j] == nil || !onPath[s] {
 				continue
 			}

@@ -209,6 +209,16 @@ func TestGradientsOfFunctions(t *testing.T) {
 		{"matvec", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Dot(x[1]) }, []in{u(-2, 2, 3, 4), u(-2, 2, 4)}},
 		{"linear", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Linear(x[1], x[2]).Relu() }, []in{u(-2, 2, 4, 3), u(-1, 1, 3, 5), u(-1, 1, 5)}},
 		{"conv2d", conv(tensor.ConvOpts{}), []in{u(-2, 2, 2, 2, 5, 5), u(-1, 1, 3, 2, 3, 3), u(-1, 1, 3)}},
+		{"conv2d_pad_asymmetric", conv(tensor.ConvOpts{Padding: []int{0, 2, 1, 0}}), []in{u(-2, 2, 2, 2, 5, 6), u(-1, 1, 3, 2, 3, 3), u(-1, 1, 3)}},
+		{"conv2d_rect_kernel_pad", conv(tensor.ConvOpts{Padding: []int{1, 2}}), []in{u(-2, 2, 1, 3, 4, 6), u(-1, 1, 2, 3, 2, 3), u(-1, 1, 2)}},
+		{"conv1d_pad", conv(tensor.ConvOpts{Padding: []int{2}}), []in{u(-2, 2, 2, 2, 7), u(-1, 1, 3, 2, 3), u(-1, 1, 3)}},
+		{"conv3d_pad", conv(tensor.ConvOpts{Padding: []int{1}}), []in{u(-2, 2, 1, 2, 3, 4, 3), u(-1, 1, 2, 2, 2, 3, 2), u(-1, 1, 2)}},
+		{"conv2d_twice", func(x []*tensor.Tensor) *tensor.Tensor {
+			return x[0].Conv2d(x[1], nil, tensor.ConvOpts{Padding: []int{1}}).Relu().Conv2d(x[2], nil, tensor.ConvOpts{})
+		}, []in{u(-2, 2, 1, 2, 5, 5), u(-1, 1, 3, 2, 3, 3), u(-1, 1, 2, 3, 2, 2)}},
+		{"maxpool_then_conv", func(x []*tensor.Tensor) *tensor.Tensor {
+			return x[0].Conv2d(x[1], nil, tensor.ConvOpts{}).MaxPool2d(tensor.PoolOpts{}).Conv2d(x[2], nil, tensor.ConvOpts{Padding: []int{1}})
+		}, []in{u(-2, 2, 1, 2, 7, 7), u(-1, 1, 3, 2, 2, 2), u(-1, 1, 2, 3, 2, 2)}},
 		{"conv2d_stride_pad", conv(tensor.ConvOpts{Stride: []int{2}, Padding: []int{1}}), []in{u(-2, 2, 1, 2, 5, 5), u(-1, 1, 2, 2, 3, 3), u(-1, 1, 2)}},
 		{"conv2d_groups_dilation", conv(tensor.ConvOpts{Groups: 2, Dilation: []int{2}, Padding: []int{1, 2}}), []in{u(-2, 2, 1, 4, 5, 5), u(-1, 1, 4, 2, 2, 2), u(-1, 1, 4)}},
 		{"max_pool2d", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].MaxPool2d(tensor.PoolOpts{Kernel: []int{2, 2}}) }, []in{u(-2, 2, 1, 2, 4, 6)}},
@@ -408,5 +418,30 @@ func TestRequiresGradGivesDistinctLeaves(t *testing.T) {
 	}
 	if ga, gb := read(t, a.Grad), read(t, b.Grad); !near(ga, []float64{1, 2, 3}, 1e-6) || !near(gb, []float64{1, 4, 9}, 1e-6) {
 		t.Errorf("grads %v %v", ga, gb)
+	}
+}
+
+// TestConvCustomGradient: stride-1 convolutions carry the convolution
+// gradient rule (so the finite-difference cases above exercise it); the
+// others differentiate through their primitives.
+func TestConvCustomGradient(t *testing.T) {
+	x, _ := tensor.FromFloats(ir.Float32, []int{1, 2, 6, 6}, make([]float64, 72))
+	w, _ := tensor.FromFloats(ir.Float32, []int{3, 2, 3, 3}, make([]float64, 54))
+	for _, tc := range []struct {
+		name string
+		o    tensor.ConvOpts
+		want bool
+	}{
+		{"plain", tensor.ConvOpts{}, true},
+		{"pad 1", tensor.ConvOpts{Padding: []int{1}}, true},
+		{"pad 2", tensor.ConvOpts{Padding: []int{2}}, true},
+		{"pad 3 (beyond the kernel)", tensor.ConvOpts{Padding: []int{3}}, false},
+		{"stride 2", tensor.ConvOpts{Stride: []int{2}}, false},
+		{"dilation 2", tensor.ConvOpts{Dilation: []int{2}}, false},
+	} {
+		y := x.Conv2d(w, nil, tc.o)
+		if got := y.Node().Custom() != nil; got != tc.want {
+			t.Errorf("%s: custom gradient %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -244,6 +244,7 @@ var CPUTarget = Target{Upcast: true}
 var Passes = []Pass{
 	{Name: "simplify", Run: plain(Simplify)},
 	{Name: "merge_axes", Run: plain(MergeAxes)},
+	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast }},
 }
 

@@ -48,6 +48,12 @@ var C = &Lang{
 	},
 	Signature: func(k *ir.Kernel) string {
 		var sb strings.Builder
+		if ir.ReadsBackwards(k) {
+			// GCC 12's loop vectorizer (-O3, AVX2) miscompiled a guarded
+			// reduction reading backwards (a flipped convolution kernel):
+			// such kernels keep the SLP vectorizer only.
+			sb.WriteString("__attribute__((optimize(\"no-tree-loop-vectorize\")))\n")
+		}
 		fmt.Fprintf(&sb, "void %s(void **bufs, const int64_t *vars, int64_t start, int64_t end) {\n", k.Name)
 		for i, b := range k.Bufs {
 			t := cTypes[b.DType]

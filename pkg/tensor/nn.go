@@ -12,6 +12,56 @@ import (
 // Each is tinygrad's formula over the primitives, so the scheduler sees
 // (and fuses) plain elementwise ops, reduces and views.
 
+// ---- convolution gradients ----
+
+// convGradFits says when Conv2d's gradients are convolutions themselves
+// (convGrads): no groups, stride or dilation, padding under the kernel
+// size, float operands of one dtype. Other convolutions differentiate
+// through their primitives.
+func convGradFits(x, w *Tensor, groups int, stride, dilation, flat, hw []int) bool {
+	if groups != 1 || x.DType() != w.DType() || !x.DType().IsFloat() {
+		return false
+	}
+	for i := range hw {
+		if stride[i] != 1 || dilation[i] != 1 {
+			return false
+		}
+	}
+	n := len(hw)
+	for j := range n {
+		if flat[2*(n-1-j)] > hw[j]-1 || flat[2*(n-1-j)+1] > hw[j]-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// convGrads are the gradients of a stride-1 convolution as convolutions:
+// the input's is the output gradient padded by kernel-1-pad and convolved
+// with the spatially flipped weight, input and output channels swapped;
+// the weight's is the padded input convolved with the output gradient,
+// batch and channel axes swapped. Differentiating the primitives instead
+// stores the gradient of every window (kernel-size times the input) and
+// sums it back with a gather: 3x the work and memory traffic.
+func convGrads(x, w, g *Tensor, flat, hw []int) []*Tensor {
+	n := len(hw)
+	spatial := make([]int, n)
+	swap := []int{1, 0}
+	for i := range n {
+		spatial[i] = 2 + i
+		swap = append(swap, 2+i)
+	}
+	gpad := make([]int, 2*n)
+	for j := range n {
+		gpad[2*(n-1-j)] = hw[j] - 1 - flat[2*(n-1-j)]
+		gpad[2*(n-1-j)+1] = hw[j] - 1 - flat[2*(n-1-j)+1]
+	}
+	dx := g.Conv2d(w.Flip(spatial...).Permute(swap...), nil, ConvOpts{Padding: gpad})
+	xp := x.padZero(groupPads(flat, x.Ndim()))
+	dw := xp.Permute(swap...).Conv2d(g.Permute(swap...), nil, ConvOpts{}).Permute(swap...)
+	return []*Tensor{dx, dw}
+}
+
 // ---- matmul ----
 
 // Dot is the matrix product with numpy's rules: 1-D·1-D is a scalar,
@@ -393,6 +443,12 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 	}
 	out := ir.Promote(t.DType(), weight.DType())
 	ret := x.Mul(wr).Sum(true, axes...).Reshape(append([]int{bs, cout}, oyx...)...).Cast(out)
+	if convGradFits(t, weight, groups, stride, dilation, flat, hw) && ret.err == nil {
+		x, w := t, weight
+		ret.node.setCustom(&CustomGrad{Inputs: []*Node{t.node, weight.node}, Grad: func(g *Tensor) []*Tensor {
+			return convGrads(x, w, g, flat, hw)
+		}})
+	}
 	if bias == nil {
 		return ret
 	}

@@ -44,7 +44,26 @@ type Node struct {
 	ID  uint64
 
 	realized atomic.Pointer[Buffer]
+	custom   atomic.Pointer[CustomGrad]
 }
+
+// CustomGrad is a gradient rule for a node computed from Inputs by a
+// subgraph of primitives, used instead of differentiating through that
+// subgraph: a convolution's input gradient is a convolution of the output
+// gradient, where the primitive rules would store every window's gradient
+// (25x the input for a 5x5 kernel) and gather it back.
+type CustomGrad struct {
+	Inputs []*Node
+	// Grad maps the node's gradient to one gradient per input (nil: none).
+	Grad func(g *Tensor) []*Tensor
+}
+
+// Custom returns the node's gradient rule, if it has one.
+func (n *Node) Custom() *CustomGrad { return n.custom.Load() }
+
+// setCustom attaches a gradient rule. Interning may hand the same node to
+// another identical computation: its rule computes the same gradient.
+func (n *Node) setCustom(c *CustomGrad) { n.custom.Store(c) }
 
 // RandArg identifies one random tensor: the seed and a per-seed counter.
 type RandArg struct{ Seed, Counter uint64 }

@@ -1,5 +1,6 @@
 #include <stdint.h>
 #include <math.h>
+__attribute__((optimize("no-tree-loop-vectorize")))
 void E_10_13(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
   float *restrict out0 = (float *)bufs[0];
   const float *restrict in1 = (const float *)bufs[1];

@@ -1,0 +1,93 @@
+package ir
+
+// ReverseReduces runs a reduce loop backwards when every load that uses
+// its axis reads at a negative stride along it (a flipped view: the input
+// gradient of a convolution reads the kernel flipped). Reading memory
+// forwards suits the prefetchers, and it sidesteps a GCC 12 (-O3 with
+// AVX2) loop-vectorizer miscompilation of such reversed accesses inside
+// guarded reductions that this project hit (see render.C). The order of a
+// float sum changes, as with any blocking of a reduction.
+func ReverseReduces(k *Kernel) *Kernel {
+	var idxs []*Expr
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpLoad {
+			idxs = append(idxs, e.Src[0])
+		}
+	})
+	flip := map[*Axis]bool{}
+	for _, a := range k.ReduceAxes() {
+		neg, pos := false, false
+		for _, idx := range idxs {
+			for _, t := range linearTermsOf(idx, a) {
+				if t < 0 {
+					neg = true
+				} else {
+					pos = true
+				}
+			}
+		}
+		if neg && !pos && a.Size > 1 {
+			flip[a] = true
+		}
+	}
+	if len(flip) == 0 {
+		return k
+	}
+	nk := *k
+	nk.B = NewBuilder()
+	b := nk.B
+	memo := map[*Expr]*Expr{}
+	nk.Stores = make([]*Expr, len(k.Stores))
+	for i, s := range k.Stores {
+		nk.Stores[i] = b.Rebuild(s, func(e *Expr) *Expr {
+			if e.Op == OpVar && flip[e.Arg.(*Axis)] {
+				a := e.Arg.(*Axis)
+				return b.Add(b.Int(a.Size-1), b.Mul(b.Var(a), b.Int(-1)))
+			}
+			return nil
+		}, memo)
+	}
+	return &nk
+}
+
+// linearTermsOf lists the coefficients of axis a's variable in the linear
+// form of an index; a use inside a non-linear term counts as positive (it
+// is not a plain reversed access).
+func linearTermsOf(idx *Expr, a *Axis) []int64 {
+	ts, _ := normalize(addTerms(nil, idx, 1))
+	var out []int64
+	for _, t := range ts {
+		if t.e == nil {
+			continue
+		}
+		if t.e.Op == OpVar && t.e.Arg.(*Axis) == a {
+			out = append(out, t.k)
+			continue
+		}
+		Walk([]*Expr{t.e}, func(x *Expr) {
+			if x.Op == OpVar && x.Arg.(*Axis) == a {
+				out = append(out, 1)
+			}
+		})
+	}
+	return out
+}
+
+// ReadsBackwards reports a load whose index decreases along some loop
+// variable (after ReverseReduces, a flip along an output axis). The C
+// renderer compiles such kernels without GCC's loop vectorizer.
+func ReadsBackwards(k *Kernel) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op != OpLoad || found {
+			return
+		}
+		ts, _ := normalize(addTerms(nil, e.Src[0], 1))
+		for _, t := range ts {
+			if t.e != nil && t.e.Op == OpVar && t.k < 0 {
+				found = true
+			}
+		}
+	})
+	return found
+}

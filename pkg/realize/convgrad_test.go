@@ -1,0 +1,98 @@
+package realize
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"tgc/pkg/autograd"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// TestConvGradCPUMatchesGO: the gradients of two stacked convolutions
+// (each a convolution itself, see tensor.convGrads) agree between the CPU
+// and the GO interpreter.
+func TestConvGradCPUMatchesGO(t *testing.T) {
+	cpu, err := Install("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	goe, _ := Install("GO", Options{})
+	r := rand.New(rand.NewPCG(3, 3))
+	vals := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64() - 0.5
+		}
+		return v
+	}
+	vx, vw1, vb1, vw2, vb2 := vals(4*1*12*12), vals(4*1*3*3), vals(4), vals(4*4*3*3), vals(4)
+	run := func(e *Engine) [][]float64 {
+		tensor.SetEngine(e)
+		x, _ := tensor.FromFloats(ir.Float32, []int{4, 1, 12, 12}, vx)
+		w1, _ := tensor.FromFloats(ir.Float32, []int{4, 1, 3, 3}, vw1)
+		b1, _ := tensor.FromFloats(ir.Float32, []int{4}, vb1)
+		w2, _ := tensor.FromFloats(ir.Float32, []int{4, 4, 3, 3}, vw2)
+		b2, _ := tensor.FromFloats(ir.Float32, []int{4}, vb2)
+		y := x.Conv2d(w1, b1, tensor.ConvOpts{}).Conv2d(w2, b2, tensor.ConvOpts{}).Sum(false)
+		gs, err := autograd.Gradient(y, []*tensor.Tensor{w1, b1, w2, b2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float64
+		for _, g := range gs {
+			v, err := g.Floats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	want, got := run(goe), run(cpu)
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(want[i][j]-got[i][j]) > 1e-3*(1+math.Abs(want[i][j])) {
+				t.Errorf("gradient %d element %d: CPU %v, GO %v", i, j, got[i][j], want[i][j])
+				break
+			}
+		}
+	}
+}
+
+// TestReverseReduces: a reduce that reads a flipped view runs forwards
+// after the pass (so the C compiler sees ascending loads) and still
+// agrees with the GO interpreter.
+func TestReverseReduces(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	v := make([]float64, 16*40)
+	for i := range v {
+		v[i] = r.Float64() - 0.5
+	}
+	build := func() *tensor.Tensor {
+		a, _ := tensor.FromFloats(ir.Float32, []int{16, 40}, v)
+		return a.Flip(1).Mul(a.Flip(1)).Sum(false, 1)
+	}
+	k, err := ir.OptimizeFor(scheduleOf(t, build()), ir.CPUTarget, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ir.ReadsBackwards(k) {
+		t.Errorf("the flipped reduce still reads backwards:\n%s", k.Dump())
+	}
+	var res [2][]float64
+	for i, name := range []string{"GO", "CPU"} {
+		if _, err := Install(name, Options{}); err != nil {
+			t.Skipf("%s unavailable: %v", name, err)
+		}
+		if res[i], err = build().Floats(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range res[0] {
+		if math.Abs(res[0][i]-res[1][i]) > 1e-4 {
+			t.Fatalf("element %d: CPU %v, GO %v", i, res[1][i], res[0][i])
+		}
+	}
+}
