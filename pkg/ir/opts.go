@@ -203,6 +203,9 @@ func HeuristicOpts(k *Kernel) []Opt {
 		if u == 1 && inner.Size > 1 && inner.Size <= 8 {
 			u = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
 		}
+		if u == 1 {
+			u = largestDivisor(inner.Size, 6, 5, 3) // the 10 columns of a small image: 2 blocks of 5
+		}
 		if u > 1 {
 			innerAmt = u
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, inner), Amt: u})

@@ -56,7 +56,9 @@ func convGrads(x, w, g *Tensor, flat, hw []int) []*Tensor {
 		gpad[2*(n-1-j)] = hw[j] - 1 - flat[2*(n-1-j)]
 		gpad[2*(n-1-j)+1] = hw[j] - 1 - flat[2*(n-1-j)+1]
 	}
-	dx := g.Conv2d(w.Flip(spatial...).Permute(swap...), nil, ConvOpts{Padding: gpad})
+	// The flipped, transposed weight is copied once (it is small): the
+	// convolution then reads it forwards, like any weight.
+	dx := g.Conv2d(w.Flip(spatial...).Permute(swap...).Contiguous(), nil, ConvOpts{Padding: gpad})
 	xp := x.padZero(groupPads(flat, x.Ndim()))
 	dw := xp.Permute(swap...).Conv2d(g.Permute(swap...), nil, ConvOpts{}).Permute(swap...)
 	return []*Tensor{dx, dw}
