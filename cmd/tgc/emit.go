@@ -54,7 +54,7 @@ func emitScript(c *cobra.Command, args []string) error {
 	if out == "" {
 		out = filepath.Join("build", strings.TrimSuffix(filepath.Base(file), ".tg"))
 	}
-	tr, err := realize.NewTracer(device, realize.Options{Debug: cfg.Debug, Out: stderr, Color: useColor(stderr, cfg.NoColor)})
+	tr, err := realize.NewTracer(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}
@@ -86,6 +86,10 @@ func emitScript(c *cobra.Command, args []string) error {
 			what = strings.Replace(what, " and plan.json", ", plan.json and "+plan.Weights, 1)
 		}
 		fmt.Fprintf(stderr, "wrote %s to %s\n", what, out)
+		if tr.BeamMisses > 0 {
+			fmt.Fprintf(stderr, "tgc: BEAM=%d: no stored search result for %s, the heuristic's choice is emitted (emit runs nothing; tgc run --beam %d searches and stores results)\n",
+				cfg.Beam, plural(tr.BeamMisses, "kernel"), cfg.Beam)
+		}
 	}
 	return nil
 }

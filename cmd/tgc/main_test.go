@@ -19,7 +19,7 @@ import (
 func setup(t *testing.T) string {
 	t.Helper()
 	for _, k := range []string{"TGC_DEVICE", "DEVICE", "DEV", "TGC_DEBUG", "DEBUG", "TGC_BEAM", "BEAM",
-		"TGC_SEED", "TGC_MAX_STEPS", "NO_COLOR"} {
+		"TGC_BEAM_BUDGET", "TGC_SEED", "TGC_MAX_STEPS", "NO_COLOR"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}
@@ -368,5 +368,34 @@ func TestVersionAndCompletion(t *testing.T) {
 	out, _, st = tgc(t, "__complete", "run", "--device", "")
 	if st != 0 || !strings.Contains(out, "GO\n") || !strings.Contains(out, "CPU\n") {
 		t.Errorf("device completion: status %d, %q", st, out)
+	}
+}
+
+// TestBeamRunThenEmit: `tgc run --beam` searches the matmul kernel and
+// says so; a second run reuses the stored result without searching; `tgc
+// emit --beam` uses it too (and says when a kernel has none).
+func TestBeamRunThenEmit(t *testing.T) {
+	setup(t)
+	if !available("CPU") {
+		t.Skip("CPU device unavailable (no C compiler)")
+	}
+	f := writeScript(t, "matmul.tg", "a = Tensor.rand(48, 64).realize()\nb = Tensor.rand(64, 32).realize()\nc = a.dot(b).realize()\nprint(c.sum().item())\n")
+	// Different seeds: the same kernels on new data (the realize tests
+	// compare BEAM's results with the GO device).
+	out, errs, st := tgc(t, "run", f, "--device=cpu", "--seed=1", "--beam=1", "--beam-budget=10s")
+	if st != 0 || out == "" || !strings.Contains(errs, "beam r_48_32_64: ") {
+		t.Fatalf("first run: status %d, stdout %q, want a search line in:\n%s", st, out, errs)
+	}
+	out, errs, st = tgc(t, "run", f, "--device=cpu", "--seed=2", "--beam=1")
+	if st != 0 || out == "" || strings.Contains(errs, "beam r_48_32_64: ") || !strings.Contains(errs, "ran 4 kernels") {
+		t.Fatalf("second run: status %d, stdout %q, want 4 kernels and no search in:\n%s", st, out, errs)
+	}
+	_, errs, st = tgc(t, "emit", f, "--device=cpu", "--beam=1", "-o", "plan")
+	if st != 0 || strings.Contains(errs, "no stored search result") {
+		t.Errorf("emit after the search: status %d:\n%s", st, errs)
+	}
+	_, errs, st = tgc(t, "emit", f, "--device=cpu", "--beam=2", "-o", "plan2")
+	if st != 0 || !strings.Contains(errs, "no stored search result for 2 kernels") {
+		t.Errorf("emit with another width: status %d, want a note about the missing result:\n%s", st, errs)
 	}
 }

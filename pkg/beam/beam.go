@@ -110,6 +110,26 @@ func (s *Searcher) Choose(k *ir.Kernel) []ir.Opt {
 	return e.Opts
 }
 
+// Lookup returns the stored result for k without searching (tgc emit uses
+// it: emitting runs nothing, so it cannot time candidates).
+func (s *Searcher) Lookup(k *ir.Kernel) ([]ir.Opt, bool) {
+	if !ir.Searchable(k) {
+		return nil, false
+	}
+	key := s.key(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if opts, ok := s.mem[key]; ok {
+		return opts, true
+	}
+	if e, ok := s.load(key, k); ok {
+		s.Stats.Reused++
+		s.mem[key] = e.Opts
+		return e.Opts, true
+	}
+	return nil, false
+}
+
 // key addresses a kernel's result: its structure (not its name), the
 // device's fingerprint, and the search width.
 func (s *Searcher) key(k *ir.Kernel) string {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"tgc/pkg/backend"
+	"tgc/pkg/beam"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/render"
@@ -26,6 +28,10 @@ type Tracer struct {
 	ids    map[*tensor.Buffer]int
 	names  map[string]string // kernel name -> source, to keep names unique
 	host   map[int][]byte    // input and weight data, saved beside the plan
+	// With BEAM, stored search results are used; BeamMisses counts the
+	// kernels that had none (they get the heuristic: emit runs nothing).
+	beam       *beam.Searcher
+	BeamMisses int
 }
 
 // PlanVersion is bumped on incompatible changes of plan.json.
@@ -287,8 +293,27 @@ func (t *Tracer) MatmulPanel() int {
 }
 
 func (t *Tracer) target() ir.Target {
-	if t.Device == "CPU" {
-		return ir.CPUTarget
+	if t.Device != "CPU" {
+		return ir.Target{}
 	}
-	return ir.Target{}
+	tg := ir.CPUTarget
+	if t.Opts.Beam > 0 {
+		if t.beam == nil {
+			dev, err := backend.Open("CPU")
+			if err != nil {
+				return tg // no compiler here: no fingerprint to look results up by
+			}
+			t.beam = beam.New(dev, beam.Options{Width: t.Opts.Beam, Debug: t.Opts.Debug, Out: t.Opts.Out})
+		}
+		tg.Choose = func(k *ir.Kernel) []ir.Opt {
+			if opts, ok := t.beam.Lookup(k); ok {
+				return opts
+			}
+			if ir.Searchable(k) {
+				t.BeamMisses++
+			}
+			return ir.HeuristicOpts(k)
+		}
+	}
+	return tg
 }
