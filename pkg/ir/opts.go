@@ -212,7 +212,15 @@ func HeuristicOpts(k *Kernel) []Opt {
 		}
 	}
 	if outer != nil {
-		if u := largestDivisor(outer.Size, 4, 2); u > 1 && u*innerAmt <= upcastLimit {
+		// Up to 64 lanes in all: 8 vector accumulators of 8 (BEAM's choice
+		// for convs: 8 channels x 8 columns beat 4 x 8 by 1.5x).
+		var cands []int64
+		for _, c := range []int64{8, 4, 2} {
+			if c*innerAmt <= upcastLimit {
+				cands = append(cands, c)
+			}
+		}
+		if u := largestDivisor(outer.Size, cands...); u > 1 {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}

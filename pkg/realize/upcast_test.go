@@ -71,7 +71,7 @@ func TestUpcastMatchesGO(t *testing.T) {
 }
 
 // TestUpcastPassApplies: the matmul kernel really is blocked (so the test
-// above exercises it): 4 x 8 lanes for a 48x40 output.
+// above exercises it): 8 x 8 lanes for a 48x40 output (8 columns: 8 rows).
 func TestUpcastPassApplies(t *testing.T) {
 	a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, make([]float64, 48*64))
 	b, _ := tensor.FromFloats(ir.Float32, []int{64, 40}, make([]float64, 64*40))
@@ -80,8 +80,8 @@ func TestUpcastPassApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(k.Stores) != 32 {
-		t.Errorf("upcast made %d stores, want 4x8 = 32", len(k.Stores))
+	if len(k.Stores) != 64 {
+		t.Errorf("upcast made %d stores, want 8x8 = 64", len(k.Stores))
 	}
 }
 
