@@ -1,5 +1,6 @@
 /* Reference measurements for `tgc bench --ref`, taken on the same machine
- * in the same run as tgc's: OpenBLAS sgemm at the suite's sizes, a STREAM
+ * in the same run as tgc's: OpenBLAS sgemm at the suite's sizes, the
+ * suite's conv2d as im2col + sgemm, a STREAM
  * triad (memory bandwidth) and an FMA loop (peak FLOP/s). One JSON object
  * per line, like `tgc bench --json`. Built by `make bench/ref/ref`. */
 #define _POSIX_C_SOURCE 200809L
@@ -46,6 +47,40 @@ static void sgemm(int n, int iters) {
   printf("{\"name\": \"openblas_sgemm_%d\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g}\n", n, m,
          2.0 * n * n * n / m / 1e9, 3.0 * 4 * n * n / m / 1e9);
   free(a), free(b), free(c);
+}
+
+/* The suite's conv2d (batch 32, 64->64 channels, 56x56, 3x3, pad 1) as
+ * im2col + OpenBLAS sgemm per image: the usual library formulation. */
+static void conv_im2col(int iters) {
+  enum { B = 32, C = 64, K = 64, H = 56, W = 56, R = 3 };
+  float *x = buffer((size_t)B * C * H * W), *w = buffer((size_t)K * C * R * R);
+  float *out = buffer((size_t)B * K * H * W), *col = buffer((size_t)C * R * R * H * W);
+  double t[64];
+  for (int it = -1; it < iters; it++) {
+    double s = now();
+    for (int b = 0; b < B; b++) {
+      const float *xb = x + (size_t)b * C * H * W;
+      for (int c = 0; c < C; c++)
+        for (int ky = 0; ky < R; ky++)
+          for (int kx = 0; kx < R; kx++) {
+            float *row = col + ((size_t)(c * R + ky) * R + kx) * H * W;
+            for (int y = 0; y < H; y++) {
+              int iy = y + ky - 1;
+              for (int xx = 0; xx < W; xx++) {
+                int ix = xx + kx - 1;
+                row[y * W + xx] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? xb[(c * H + iy) * W + ix] : 0.0f;
+              }
+            }
+          }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, H * W, C * R * R, 1, w, C * R * R, col, H * W, 0,
+                  out + (size_t)b * K * H * W, H * W);
+    }
+    if (it >= 0) t[it] = now() - s;
+  }
+  double m = median(t, iters);
+  double flops = 2.0 * B * K * H * W * C * R * R;
+  printf("{\"name\": \"im2col_sgemm_conv2d\", \"seconds\": %g, \"gflops\": %g, \"gbps\": 0}\n", m, flops / m / 1e9);
+  free(x), free(w), free(out), free(col);
 }
 
 struct triad { float *a, *b, *c; size_t lo, hi; };
@@ -115,6 +150,7 @@ int main(int argc, char **argv) {
   sgemm(512, 21);
   sgemm(1024, 11);
   sgemm(2048, 5);
+  conv_im2col(5);
   stream(threads, 7);
   peak(threads);
   return 0;

@@ -110,7 +110,11 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 		if p := ref["fma_peak"].GFLOPS; p > 0 {
 			limit = fmt.Sprintf("%.2f× peak", r.GFLOPS/p)
 		}
-		if b, ok := ref["openblas_sgemm_"+strings.TrimPrefix(r.Name, "matmul_")]; ok && b.GFLOPS > 0 {
+		b, ok := ref["openblas_sgemm_"+strings.TrimPrefix(r.Name, "matmul_")]
+		if r.Name == "conv2d_resnet" {
+			b, ok = ref["im2col_sgemm_conv2d"]
+		}
+		if ok && b.GFLOPS > 0 {
 			blas = fmt.Sprintf("%.2f×", r.GFLOPS/b.GFLOPS)
 		}
 	} else if s := ref["stream_triad"].GBPS; s > 0 {
