@@ -394,6 +394,9 @@ func TestBeamRunThenEmit(t *testing.T) {
 	if st != 0 || strings.Contains(errs, "no stored search result") {
 		t.Errorf("emit after the search: status %d:\n%s", st, errs)
 	}
+	if plan, err := os.ReadFile(filepath.Join("plan", "plan.json")); err != nil || !strings.Contains(string(plan), `"opts": "[UPCAST(`) {
+		t.Errorf("plan.json does not record the matmul's opts (%v):\n%s", err, plan)
+	}
 	_, errs, st = tgc(t, "emit", f, "--device=cpu", "--beam=2", "-o", "plan2")
 	if st != 0 || !strings.Contains(errs, "no stored search result for 2 kernels") {
 		t.Errorf("emit with another width: status %d, want a note about the missing result:\n%s", st, errs)

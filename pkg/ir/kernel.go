@@ -24,6 +24,7 @@ type Kernel struct {
 	Stores    []*Expr
 	NumParams int // runtime integer parameters (vars), e.g. RNG counters
 	B         *Builder
+	Opts      []Opt // the optimization decisions applied (for DEBUG and plans)
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.

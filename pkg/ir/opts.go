@@ -114,6 +114,11 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		nk.Global = append(nk.Global, k.Global[outer+1:]...)
 		k = &nk
 	}
+	if len(opts) > 0 {
+		nk := *k
+		nk.Opts = append(append([]Opt{}, k.Opts...), opts...)
+		k = &nk
+	}
 	return k, nil
 }
 

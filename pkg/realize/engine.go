@@ -281,6 +281,9 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		itemIdx[it.Out] = i
 		c.items = append(c.items, ci)
 		if e.Opts.Debug >= 3 {
+			if len(kernels[i].Opts) > 0 {
+				fmt.Fprintf(e.Opts.Out, "// %s opts %s\n", kernels[i].Name, ir.FormatOpts(kernels[i].Opts))
+			}
 			fmt.Fprintf(e.Opts.Out, "%s\n", e.Dev.Source(kernels[i]))
 		}
 		if e.Opts.Debug >= 4 {

@@ -68,6 +68,7 @@ type PlanKernel struct {
 	Vars   []int64 `json:"vars"`
 	FLOPs  int64   `json:"flops"`
 	Bytes  int64   `json:"bytes"`
+	Opts   string  `json:"opts,omitempty"` // the optimization decisions, e.g. "[UPCAST(0,4) UPCAST(1,16)]"
 	code   string
 	ext    string
 }
@@ -200,6 +201,9 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		pk := PlanKernel{Name: k.Name, Source: "kernels/" + k.Name + "." + ext, Entry: k.Name, Args: args, Local: []int64{}, Vars: it.Params(), code: src, ext: ext}
 		if pk.Vars == nil {
 			pk.Vars = []int64{}
+		}
+		if len(k.Opts) > 0 {
+			pk.Opts = ir.FormatOpts(k.Opts)
 		}
 		if g, l, ok := t.launchSize(k); ok {
 			pk.Global, pk.Local = g, l
