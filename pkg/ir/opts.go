@@ -51,9 +51,13 @@ func FormatOpts(opts []Opt) string {
 }
 
 // MaxLanes bounds the lanes of one register block: the accumulators must
-// live in registers (16 AVX2 registers of 8 floats; more spills, and the C
-// compiler's time grows steeply with the lanes).
-const MaxLanes = 64
+// live in registers (16 AVX2 registers of 8 floats, 32 AVX-512 ones of 16;
+// more spills, and the C compiler's time grows steeply with the lanes).
+// BEAM's actions stay within searchLanes, the AVX2 bound.
+const (
+	MaxLanes    = 128
+	searchLanes = 64
+)
 
 // ApplyOpts applies a list of decisions; an invalid list (axis out of
 // range, an amount that does not divide its axis, too many lanes) is an
@@ -165,7 +169,7 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	for i, a := range k.Global {
 		for _, amt := range []int64{2, 3, 4, 5, 8, 16} {
 			u := max(upcast[i], 1) * amt
-			if a.Size%u == 0 && lanes*amt <= MaxLanes {
+			if a.Size%u == 0 && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
 			}
 		}
@@ -173,7 +177,7 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	for i, a := range k.ReduceAxes() {
 		for _, amt := range []int64{2, 4, 8, 16} {
 			u := max(unroll[i], 1) * amt
-			if a.Size%u == 0 && a.Size > u && lanes*amt <= MaxLanes {
+			if a.Size%u == 0 && a.Size > u && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUnroll, Axis: i, Amt: amt})
 			}
 		}
@@ -188,18 +192,25 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	return out
 }
 
-// HeuristicOpts is the default without search: register blocking of up to
-// 16 lanes along the contiguous axis times up to 4 along an axis whose
-// loads are reused across those lanes (see chooseUpcastAxes).
-func HeuristicOpts(k *Kernel) []Opt {
+// HeuristicOpts is the heuristic for the default vector width (see
+// Target.HeuristicOpts); BEAM starts from it.
+func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
+
+// HeuristicOpts is the default without search, sized in vectors of the
+// target's width W: register blocking of up to 2W lanes along the
+// contiguous axis times up to 4 along an axis whose loads are reused
+// across those lanes (see chooseUpcastAxes), at most 8 vector accumulators
+// (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
+func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if !searchable(k) {
-		return nil // elementwise kernels vectorize as they are
+		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
 	}
+	w := t.Width()
 	inner, outer := chooseUpcastAxes(k)
 	var opts []Opt
 	innerAmt := int64(1)
 	if inner != nil {
-		u := largestDivisor(inner.Size, 16, 8, 4)
+		u := largestDivisor(inner.Size, 2*w, w, w/2)
 		if u == 1 && inner.Size > 1 && inner.Size <= 8 {
 			u = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
 		}
@@ -209,7 +220,7 @@ func HeuristicOpts(k *Kernel) []Opt {
 		}
 	}
 	if outer != nil {
-		if u := largestDivisor(outer.Size, 4, 2); u > 1 && u*innerAmt <= upcastLimit {
+		if u := largestDivisor(outer.Size, 4, 2); u > 1 && u*innerAmt <= 8*w {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}
@@ -217,12 +228,79 @@ func HeuristicOpts(k *Kernel) []Opt {
 		// No output axis is contiguous in memory: block along the reduce
 		// axis that is (a weight gradient summing over image columns).
 		if i, r := contiguousReduceAxis(k); r != nil {
-			if u := largestDivisor(r.Size, 8, 4); u > 1 {
+			if u := largestDivisor(r.Size, w, w/2); u > 1 {
 				opts = append(opts, Opt{Kind: OptUnroll, Axis: i, Amt: u})
 			}
 		}
 	}
 	return opts
+}
+
+// splitOpts upcasts the innermost axis of a kernel without a long reduce
+// by 2 or 4 when a load reads it through a division by that amount (a
+// pool's gradient or a nearest upsample: x[i/2]) and the split makes every
+// load affine in the loop: the C compiler vectorizes affine loads, but not
+// one indexed by i/2 (it stays scalar, ~5x slower).
+func splitOpts(k *Kernel) []Opt {
+	if len(k.Global) == 0 {
+		return nil
+	}
+	a := k.Global[len(k.Global)-1]
+	var idxs []*Expr
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpLoad || e.Op == OpStore {
+			idxs = append(idxs, e.Src[0])
+		}
+	})
+	affine := func(u int64) bool {
+		for _, idx := range idxs {
+			if !affineIn(idx, a, u) {
+				return false
+			}
+		}
+		return true
+	}
+	if affine(1) {
+		return nil
+	}
+	for _, u := range []int64{2, 4} {
+		if a.Size%u == 0 && a.Size > u && affine(u) {
+			return []Opt{{Kind: OptUpcast, Axis: len(k.Global) - 1, Amt: u}}
+		}
+	}
+	return nil
+}
+
+// affineIn says whether idx, with axis a split as a = u*a' + lane for
+// each constant lane < u, is affine in a' (a' appears only as a term
+// a'*c).
+func affineIn(idx *Expr, a *Axis, u int64) bool {
+	for l := int64(0); l < u; l++ {
+		b := NewBuilder()
+		na := &Axis{ID: a.ID, Size: a.Size / u, Kind: AxisGlobal}
+		ni := b.Rebuild(idx, func(e *Expr) *Expr {
+			if e.Op == OpVar && e.Arg.(*Axis) == a {
+				return b.Add(b.Mul(b.Var(na), b.Int(u)), b.Int(l))
+			}
+			return nil
+		}, map[*Expr]*Expr{})
+		ts, _ := normalize(addTerms(nil, ni, 1))
+		for _, t := range ts {
+			if t.e == nil || (t.e.Op == OpVar && t.e.Arg.(*Axis) == na) {
+				continue
+			}
+			uses := false
+			Walk([]*Expr{t.e}, func(x *Expr) {
+				if x.Op == OpVar && x.Arg.(*Axis) == na {
+					uses = true
+				}
+			})
+			if uses {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // contiguousReduceAxis is the last reduce axis along which some load
