@@ -210,7 +210,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	var opts []Opt
 	innerAmt := int64(1)
 	if inner != nil {
-		u := largestDivisor(inner.Size, 2*w, w, w/2)
+		u := largestDivisor(inner.Size, blockSizes(2*w)...)
 		if u == 1 && inner.Size > 1 && inner.Size <= 8 {
 			u = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
 		}
@@ -228,12 +228,22 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		// No output axis is contiguous in memory: block along the reduce
 		// axis that is (a weight gradient summing over image columns).
 		if i, r := contiguousReduceAxis(k); r != nil {
-			if u := largestDivisor(r.Size, w, w/2); u > 1 {
+			if u := largestDivisor(r.Size, blockSizes(w)...); u > 1 {
 				opts = append(opts, Opt{Kind: OptUnroll, Axis: i, Amt: u})
 			}
 		}
 	}
 	return opts
+}
+
+// blockSizes lists n, n/2, ... down to 4: lane counts to try, largest
+// first (an image row of 20 columns still takes 4 lanes at any width).
+func blockSizes(n int64) []int64 {
+	var s []int64
+	for ; n >= 4; n /= 2 {
+		s = append(s, n)
+	}
+	return s
 }
 
 // splitOpts upcasts the innermost axis of a kernel without a long reduce
