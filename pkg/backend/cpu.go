@@ -41,13 +41,18 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}}, nil
+			w := hostVecWidth()
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w)}, nil
 		}})
 }
 
 // CFlags are the compiler flags. No -ffast-math: results stay reproducible
 // on a machine (FMA contraction still differs from GO in the last bit).
-var CFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-semantic-interposition"}
+// -fno-trapping-math changes no value (tgc never reads the FP exception
+// flags) but lets gcc compute both arms of a select whose arm divides
+// (where(mask, g/n, 0) in a pool's gradient): with trapping math the
+// division stays behind a branch and the loop is not vectorized.
+var CFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition"}
 
 type compiler struct {
 	path, version string
@@ -91,21 +96,28 @@ func probeCompiler() (compiler, error) {
 
 type cpuDevice struct {
 	cc    compiler
+	width int          // float32 lanes of the host's vectors (hostVecWidth)
+	lang  *render.Lang // the C dialect at that width
 	mu    sync.Mutex
 	progs map[string]*cpuProgram // by source: compiled kernels in memory
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
 
-// Target: C compilers turn upcast lanes into vector code.
-func (d *cpuDevice) Target() ir.Target { return ir.CPUTarget }
+// Target: C compilers turn upcast lanes into vector code, blocked for the
+// host's vector width.
+func (d *cpuDevice) Target() ir.Target {
+	t := ir.CPUTarget
+	t.VecWidth = d.width
+	return t
+}
 
 // Fingerprint identifies what a kernel's speed depends on: the compiler,
 // its flags and the processor (the key of BEAM's stored results).
 func (d *cpuDevice) Fingerprint() string {
-	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel()}, "\x00")
+	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), fmt.Sprintf("vec%d", d.width)}, "\x00")
 }
-func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
+func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	size := n * dt.Size()
@@ -182,7 +194,7 @@ func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 	var todo []int
 	seen := map[string]bool{}
 	for i, k := range ks {
-		srcs[i] = render.Render(render.C, k)
+		srcs[i] = render.Render(d.lang, k)
 		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
 			seen[srcs[i]] = true
 			todo = append(todo, i)
@@ -301,6 +313,53 @@ var cpuModel = sync.OnceValue(func() string {
 	}
 	return model + "|" + flags + "|" + runtime.GOARCH
 })
+
+// hostVecWidth is the float32 lanes of the widest vectors the host runs
+// well: 16 with AVX-512 (zmm registers), else 8 (AVX2; 8-wide vector
+// extensions are lowered to 4-wide SSE code elsewhere, which is still
+// correct). Kernels are compiled with -march=native for this host, and the
+// cache key includes its flags, so a 16-wide kernel never reaches an AVX2
+// machine. TGC_VEC_WIDTH=8|16 overrides it (to compare the two).
+var hostVecWidth = sync.OnceValue(func() int {
+	switch os.Getenv("TGC_VEC_WIDTH") {
+	case "8":
+		return 8
+	case "16":
+		return 16
+	}
+	return vecWidthFor(cpuModel())
+})
+
+// HostVecWidth is the vector width the CPU device uses on this host (16
+// with AVX-512, else 8; see hostVecWidth).
+func HostVecWidth() int { return hostVecWidth() }
+
+// HostHasAVX512 says whether this host's CPU has avx512f, whatever
+// TGC_VEC_WIDTH says.
+func HostHasAVX512() bool { return vecWidthFor(cpuModel()) == 16 }
+
+// OpenCPUWidth opens a CPU device (not the shared one Open returns) that
+// renders and blocks for vectors of width float32 lanes: tests compare
+// both widths on one host. 16-wide kernels need an AVX-512 host to run.
+func OpenCPUWidth(width int) (Device, error) {
+	cc, err := findCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: width, lang: render.CWithWidth(width)}, nil
+}
+
+// vecWidthFor reads the vector width off a cpuModel string.
+func vecWidthFor(model string) int {
+	if _, flags, ok := strings.Cut(model, "|"); ok {
+		for _, f := range strings.Fields(strings.SplitN(flags, "|", 2)[0]) {
+			if f == "avx512f" {
+				return 16
+			}
+		}
+	}
+	return 8
+}
 
 // build compiles source to a shared object through the content-addressed
 // cache and loads it. Entries are written to a temp file and renamed into

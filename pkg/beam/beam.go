@@ -48,6 +48,7 @@ type Stats struct {
 // Searcher searches kernels for one device.
 type Searcher struct {
 	dev   backend.Device
+	tgt   ir.Target // the device's target: its vector width sizes the heuristic and the actions
 	opts  Options
 	mu    sync.Mutex
 	mem   map[string][]ir.Opt
@@ -65,7 +66,11 @@ func New(dev backend.Device, opts Options) *Searcher {
 	if opts.Dir == "" {
 		opts.Dir = filepath.Join(backend.CacheDir(), "beam")
 	}
-	return &Searcher{dev: dev, opts: opts, mem: map[string][]ir.Opt{}}
+	s := &Searcher{dev: dev, opts: opts, mem: map[string][]ir.Opt{}}
+	if t, ok := dev.(interface{ Target() ir.Target }); ok {
+		s.tgt = t.Target()
+	}
+	return s
 }
 
 // Entry is one stored result.
@@ -84,7 +89,7 @@ type Entry struct {
 // heuristic's opts.
 func (s *Searcher) Choose(k *ir.Kernel) []ir.Opt {
 	if !ir.Searchable(k) || dataDependentIndex(k) {
-		return ir.HeuristicOpts(k)
+		return s.tgt.HeuristicOpts(k)
 	}
 	key := s.key(k)
 	s.mu.Lock()
@@ -101,7 +106,7 @@ func (s *Searcher) Choose(k *ir.Kernel) []ir.Opt {
 	e, err := s.search(k)
 	if err != nil {
 		s.logf(1, "beam %s: search failed, using the heuristic: %v\n", k.Name, err)
-		opts := ir.HeuristicOpts(k)
+		opts := s.tgt.HeuristicOpts(k)
 		s.mem[key] = opts
 		return opts
 	}
@@ -274,7 +279,7 @@ func (s *Searcher) search(k *ir.Kernel) (Entry, error) {
 	deadline := time.Now().Add(s.opts.Budget)
 	seen := map[string]bool{}
 	var all []candidate
-	heur := canonical(ir.HeuristicOpts(k))
+	heur := canonical(s.tgt.HeuristicOpts(k))
 	measure := func(lists [][]ir.Opt) []candidate {
 		var fresh []candidate
 		for _, l := range lists {
@@ -297,7 +302,7 @@ func (s *Searcher) search(k *ir.Kernel) (Entry, error) {
 		return Entry{}, fmt.Errorf("the heuristic's kernel failed its check")
 	}
 	var singles [][]ir.Opt
-	for _, a := range ir.Actions(k, nil) {
+	for _, a := range s.tgt.Actions(k, nil) {
 		singles = append(singles, []ir.Opt{a})
 	}
 	first = append(first, measure(singles)...)
@@ -312,7 +317,7 @@ func (s *Searcher) search(k *ir.Kernel) (Entry, error) {
 	for time.Now().Before(deadline) {
 		var next [][]ir.Opt
 		for _, c := range beam {
-			for _, a := range ir.Actions(k, c.opts) {
+			for _, a := range s.tgt.Actions(k, c.opts) {
 				next = append(next, append(append([]ir.Opt{}, c.opts...), a))
 			}
 		}

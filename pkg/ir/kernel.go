@@ -232,13 +232,32 @@ type Pass struct {
 // Target says which optional passes suit the device a kernel is for.
 type Target struct {
 	Upcast bool // register blocking with scalar lanes (C compilers vectorize them)
+	// VecWidth is the float32 lanes of the device's vector registers (8:
+	// AVX2, 16: AVX-512; 0 means DefaultVecWidth). The heuristic sizes its
+	// register blocks in vectors of this width, and the C renderer of the
+	// same device writes vectors of it (render.CWithWidth).
+	VecWidth int
 	// Choose, if set, picks the opts of each kernel instead of the
 	// heuristic (BEAM search); it sees the kernel the opts apply to.
 	Choose func(*Kernel) []Opt
 }
 
-// CPUTarget is what the CPU device (and emitting for it) uses.
-var CPUTarget = Target{Upcast: true}
+// CPUTarget is what emitting for the CPU uses, and the CPU device on a
+// host without AVX-512 (the device sets VecWidth from the host's flags).
+var CPUTarget = Target{Upcast: true, VecWidth: DefaultVecWidth}
+
+// DefaultVecWidth is the vector width assumed when a target does not say:
+// 8 float32 lanes (256-bit AVX2), valid on every x86-64 CPU tgc targets
+// and the width golden tests render with.
+const DefaultVecWidth = 8
+
+// Width is t's vector width (DefaultVecWidth when unset).
+func (t Target) Width() int64 {
+	if t.VecWidth <= 0 {
+		return DefaultVecWidth
+	}
+	return int64(t.VecWidth)
+}
 
 // Passes is the optimization pipeline, in order. DEBUG=5 prints the kernel
 // after each one.
@@ -259,7 +278,7 @@ func applyChosenOpts(k *Kernel, t Target) (*Kernel, error) {
 	if t.Choose != nil {
 		opts = t.Choose(k)
 	} else {
-		opts = HeuristicOpts(k)
+		opts = t.HeuristicOpts(k)
 	}
 	return ApplyOpts(k, opts)
 }

@@ -51,9 +51,10 @@ func FormatOpts(opts []Opt) string {
 }
 
 // MaxLanes bounds the lanes of one register block: the accumulators must
-// live in registers (16 AVX2 registers of 8 floats; more spills, and the C
-// compiler's time grows steeply with the lanes).
-const MaxLanes = 64
+// live in registers (16 AVX2 registers of 8 floats, 32 AVX-512 ones of 16;
+// more spills, and the C compiler's time grows steeply with the lanes).
+// BEAM's actions stay within 8 vectors of the target's width.
+const MaxLanes = 128
 
 // ApplyOpts applies a list of decisions; an invalid list (axis out of
 // range, an amount that does not divide its axis, too many lanes) is an
@@ -145,11 +146,17 @@ func searchable(k *Kernel) bool {
 func Searchable(k *Kernel) bool { return searchable(k) }
 
 // Actions lists the single decisions that extend opts on kernel k (the
-// kernel before any opts): BEAM's neighbourhood of a candidate.
-func Actions(k *Kernel, opts []Opt) []Opt {
+// kernel before any opts) for the default vector width; see Target.Actions.
+func Actions(k *Kernel, opts []Opt) []Opt { return Target{}.Actions(k, opts) }
+
+// Actions lists the single decisions that extend opts on kernel k (the
+// kernel before any opts): BEAM's neighbourhood of a candidate, within 8
+// vector accumulators of the target's width.
+func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	if !searchable(k) {
 		return nil
 	}
+	searchLanes := 8 * t.Width()
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}
 	lanes := int64(1)
@@ -170,7 +177,7 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	for i, a := range k.Global {
 		for _, amt := range []int64{2, 3, 4, 5, 8, 16} {
 			u := max(upcast[i], 1) * amt
-			if a.Size%u == 0 && lanes*amt <= MaxLanes {
+			if a.Size%u == 0 && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
 			}
 		}
@@ -178,7 +185,7 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	for i, a := range k.ReduceAxes() {
 		for _, amt := range []int64{2, 4, 8, 16} {
 			u := max(unroll[i], 1) * amt
-			if a.Size%u == 0 && a.Size > u && lanes*amt <= MaxLanes {
+			if a.Size%u == 0 && a.Size > u && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUnroll, Axis: i, Amt: amt})
 			}
 		}
@@ -193,18 +200,25 @@ func Actions(k *Kernel, opts []Opt) []Opt {
 	return out
 }
 
-// HeuristicOpts is the default without search: register blocking of up to
-// 16 lanes along the contiguous axis times up to 4 along an axis whose
-// loads are reused across those lanes (see chooseUpcastAxes).
-func HeuristicOpts(k *Kernel) []Opt {
+// HeuristicOpts is the heuristic for the default vector width (see
+// Target.HeuristicOpts); BEAM starts from it.
+func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
+
+// HeuristicOpts is the default without search, sized in vectors of the
+// target's width W: register blocking of up to 2W lanes along the
+// contiguous axis times up to 4 along an axis whose loads are reused
+// across those lanes (see chooseUpcastAxes), at most 8 vector accumulators
+// (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
+func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if !searchable(k) {
-		return nil // elementwise kernels vectorize as they are
+		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
 	}
+	w := t.Width()
 	inner, outer := chooseUpcastAxes(k)
 	var opts []Opt
 	innerAmt := int64(1)
 	if inner != nil {
-		u := largestDivisor(inner.Size, 16, 8, 4)
+		u := largestDivisor(inner.Size, blockSizes(2*w)...)
 		if u == 1 && inner.Size > 1 && inner.Size <= 8 {
 			u = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
 		}
@@ -217,11 +231,12 @@ func HeuristicOpts(k *Kernel) []Opt {
 		}
 	}
 	if outer != nil {
-		// Up to 64 lanes in all: 8 vector accumulators of 8 (BEAM's choice
-		// for convs: 8 channels x 8 columns beat 4 x 8 by 1.5x).
+		// At most 8 vector accumulators: 8 rows (conv output channels) when
+		// the contiguous axis takes one vector, 4 when it takes two (BEAM's
+		// choice for the ResNet conv: 8 channels x 8 columns beat 4 x 8 by 1.5x).
 		var cands []int64
 		for _, c := range []int64{8, 4, 2} {
-			if c*innerAmt <= upcastLimit {
+			if c*innerAmt <= 8*w {
 				cands = append(cands, c)
 			}
 		}
@@ -233,12 +248,89 @@ func HeuristicOpts(k *Kernel) []Opt {
 		// No output axis is contiguous in memory: block along the reduce
 		// axis that is (a weight gradient summing over image columns).
 		if i, r := contiguousReduceAxis(k); r != nil {
-			if u := largestDivisor(r.Size, 8, 4); u > 1 {
+			if u := largestDivisor(r.Size, blockSizes(w)...); u > 1 {
 				opts = append(opts, Opt{Kind: OptUnroll, Axis: i, Amt: u})
 			}
 		}
 	}
 	return opts
+}
+
+// blockSizes lists n, n/2, ... down to 4: lane counts to try, largest
+// first (an image row of 20 columns still takes 4 lanes at any width).
+func blockSizes(n int64) []int64 {
+	var s []int64
+	for ; n >= 4; n /= 2 {
+		s = append(s, n)
+	}
+	return s
+}
+
+// splitOpts upcasts the innermost axis of a kernel without a long reduce
+// by 2 or 4 when a load reads it through a division by that amount (a
+// pool's gradient or a nearest upsample: x[i/2]) and the split makes every
+// load affine in the loop: the C compiler vectorizes affine loads, but not
+// one indexed by i/2 (it stays scalar, ~5x slower).
+func splitOpts(k *Kernel) []Opt {
+	if len(k.Global) == 0 {
+		return nil
+	}
+	a := k.Global[len(k.Global)-1]
+	var idxs []*Expr
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpLoad || e.Op == OpStore {
+			idxs = append(idxs, e.Src[0])
+		}
+	})
+	affine := func(u int64) bool {
+		for _, idx := range idxs {
+			if !affineIn(idx, a, u) {
+				return false
+			}
+		}
+		return true
+	}
+	if affine(1) {
+		return nil
+	}
+	for _, u := range []int64{2, 4} {
+		if a.Size%u == 0 && a.Size > u && affine(u) {
+			return []Opt{{Kind: OptUpcast, Axis: len(k.Global) - 1, Amt: u}}
+		}
+	}
+	return nil
+}
+
+// affineIn says whether idx, with axis a split as a = u*a' + lane for
+// each constant lane < u, is affine in a' (a' appears only as a term
+// a'*c).
+func affineIn(idx *Expr, a *Axis, u int64) bool {
+	for l := int64(0); l < u; l++ {
+		b := NewBuilder()
+		na := &Axis{ID: a.ID, Size: a.Size / u, Kind: AxisGlobal}
+		ni := b.Rebuild(idx, func(e *Expr) *Expr {
+			if e.Op == OpVar && e.Arg.(*Axis) == a {
+				return b.Add(b.Mul(b.Var(na), b.Int(u)), b.Int(l))
+			}
+			return nil
+		}, map[*Expr]*Expr{})
+		ts, _ := normalize(addTerms(nil, ni, 1))
+		for _, t := range ts {
+			if t.e == nil || (t.e.Op == OpVar && t.e.Arg.(*Axis) == na) {
+				continue
+			}
+			uses := false
+			Walk([]*Expr{t.e}, func(x *Expr) {
+				if x.Op == OpVar && x.Arg.(*Axis) == na {
+					uses = true
+				}
+			})
+			if uses {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // contiguousReduceAxis is the last reduce axis along which some load

@@ -322,7 +322,50 @@ func (b *Builder) buildLinear(ts []term, c int64, dt DType) *Expr {
 
 func (b *Builder) linear(a, c []term, dt DType) *Expr {
 	ts, k := normalize(append(a, c...))
+	if js, ok := b.joinMods(ts, dt); ok {
+		ts, k2 := normalize(js)
+		return b.buildLinear(ts, k+k2, dt)
+	}
 	return b.buildLinear(ts, k, dt)
+}
+
+// joinMods joins the low digits of one number, for x >= 0:
+// ((x/d)%m)*(k*d) + (x%d)*k → (x%(d*m))*k. Movement ops that split a
+// contiguous run of memory into several dims (an image's rows and
+// columns) give these pairs; joined, the run is one linear index, so a
+// split of it into lanes (a split reduce) is seen to be contiguous.
+func (b *Builder) joinMods(ts []term, dt DType) ([]term, bool) {
+	for i, t := range ts {
+		if t.e.Op != OpMod || t.e.Src[0].Op != OpDiv {
+			continue
+		}
+		m, ok1 := t.e.Src[1].ConstInt()
+		d, ok2 := t.e.Src[0].Src[1].ConstInt()
+		x := t.e.Src[0].Src[0]
+		if !ok1 || !ok2 || m <= 0 || d <= 0 || x.Min < 0 {
+			continue
+		}
+		for j, u := range ts {
+			if u.e.Op != OpMod || u.e.Src[0] != x || u.k*d != t.k {
+				continue
+			}
+			if dd, ok := u.e.Src[1].ConstInt(); !ok || dd != d {
+				continue
+			}
+			out := make([]term, 0, len(ts)-1)
+			for n, v := range ts {
+				switch n {
+				case i:
+					out = addTerms(out, b.Mod(x, b.raw(OpConst, dt, d*m)), u.k)
+				case j:
+				default:
+					out = append(out, v)
+				}
+			}
+			return out, true
+		}
+	}
+	return nil, false
 }
 
 func gcd(a, b int64) int64 {

@@ -36,6 +36,13 @@ func TestSimplify(t *testing.T) {
 		{b.Mod(b.Mod(k, c(64)), c(8)), "(gidx2%8)"},
 		{b.Add(b.Mul(b.Div(k, c(32)), c(32)), b.Mod(k, c(32))), "gidx2"},
 		{b.Add(b.Mul(b.Div(k, c(32)), c(64)), b.Mul(b.Mod(k, c(32)), c(2))), "(gidx2*2)"},
+		// rows and columns of one image, joined: ((k/20)%20)*20 + k%20 → k%400
+		{b.Add(b.Mul(b.Mod(b.Div(k, c(20)), c(20)), c(20)), b.Mod(k, c(20))), "(gidx2%400)"},
+		{b.Add(b.Add(b.Mul(b.Div(k, c(400)), c(12800)), b.Mul(b.Mod(b.Div(k, c(20)), c(20)), c(40))), b.Mul(b.Mod(k, c(20)), c(2))),
+			"(((gidx2/400)*12800)+((gidx2%400)*2))"},
+		// a split reduce's lanes (16 | 400) stay contiguous once joined
+		{b.Add(b.Mul(b.Mod(b.Div(b.Add(b.Mul(k, c(16)), i), c(20)), c(20)), c(20)), b.Mod(b.Add(b.Mul(k, c(16)), i), c(20))),
+			"(((gidx2%25)*16)+gidx0)"},
 		{b.Sub(b.Add(i, j), j), "gidx0"},
 		{b.Mul(b.Add(i, c(1)), c(3)), "((gidx0*3)+3)"},
 		{b.Lt(i, c(4)), "1"},

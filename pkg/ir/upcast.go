@@ -9,10 +9,8 @@ package ir
 // plain loop). Loads that do not depend on a lane are shared by the
 // builder's interning.
 
-// upcastLimit bounds the lanes of one block (accumulators in registers).
-const upcastLimit = 64
-
-// Upcast applies the heuristic's register blocking (HeuristicOpts).
+// Upcast applies the heuristic's register blocking for the default vector
+// width (HeuristicOpts).
 func Upcast(k *Kernel) *Kernel {
 	nk, err := ApplyOpts(k, HeuristicOpts(k))
 	if err != nil {

@@ -535,10 +535,10 @@ func (e *Engine) target() ir.Target {
 
 // MatmulPanel is tensor.PanelEngine: devices that register-block reduces
 // (the CPU) get a matmul's right operand repacked into column panels of
-// one block's width.
+// one register block's width (two vectors).
 func (e *Engine) MatmulPanel() int {
-	if targetOf(e.Dev).Upcast {
-		return 16
+	if t := targetOf(e.Dev); t.Upcast {
+		return int(2 * t.Width()) // the heuristic's lanes along a matmul's columns
 	}
 	return 0
 }

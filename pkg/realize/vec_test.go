@@ -1,10 +1,12 @@
 package realize
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"tgc/pkg/backend"
 
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
@@ -102,6 +104,113 @@ func renderCPU(t *testing.T, x *tensor.Tensor) string {
 			t.Fatal(err)
 		}
 		sb.WriteString(render.Render(render.C, k))
+	}
+	return sb.String()
+}
+
+// TestCPUVectorWidths runs reduce and elementwise kernels on CPU devices
+// that render 8-wide (AVX2) and 16-wide (AVX-512) vectors against the GO
+// device. The 8-wide code runs on any x86-64 host tgc targets; the
+// 16-wide code only where the CPU has avx512f, so that case is skipped
+// elsewhere.
+func TestCPUVectorWidths(t *testing.T) {
+	goe, err := Install("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tensor.SetEngine(goe)
+	r := rand.New(rand.NewPCG(9, 10))
+	// fresh input tensors for each run: a graph realized once would
+	// otherwise be read back, not recomputed, on the next device.
+	in := func(shape ...int) func() *tensor.Tensor {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64()*2 - 1
+		}
+		return func() *tensor.Tensor {
+			x, _ := tensor.FromFloats(ir.Float32, shape, v)
+			return x
+		}
+	}
+	a, b := in(128, 96), in(96, 128)
+	x, w := in(2, 8, 12, 12), in(16, 8, 3, 3)
+	bn := in(4, 8, 20, 20)
+	pooled := in(4, 8, 10, 10)
+	cases := []struct {
+		name  string
+		build func() *tensor.Tensor
+		vec   string // the 16-wide render must contain this
+	}{
+		{"matmul", func() *tensor.Tensor { return a().Dot(b()).Relu() }, "tg_f16 vacc0"},
+		{"conv2d", func() *tensor.Tensor { return x().Conv2d(w(), nil, tensor.ConvOpts{}) }, ""},
+		{"matmul by transpose", func() *tensor.Tensor { return a().Dot(a().T()) }, "tg_f16 vacc0"},
+		// batch-norm statistics: a split reduce over (batch, rows, columns)
+		{"channel sums", func() *tensor.Tensor { return bn().Mul(bn()).Sum(false, 0, 2, 3) }, ""},
+		// a nearest upsample (x[i/2]): split in two lanes to vectorize
+		{"upsample", func() *tensor.Tensor {
+			return pooled().Reshape(4, 8, 10, 1, 10, 1).Expand(4, 8, 10, 2, 10, 2).Reshape(4, 8, 20, 20).Mul(bn())
+		}, ""},
+	}
+	want := make([][]float64, len(cases))
+	for i, c := range cases {
+		// Render first: a realized graph schedules no kernels.
+		if src := renderCPUWidth(t, c.build(), 16); c.vec != "" && !strings.Contains(src, c.vec) {
+			t.Errorf("%s: 16-wide source lacks %q:\n%s", c.name, c.vec, src)
+		}
+		if want[i], err = c.build().Floats(); err != nil {
+			t.Fatalf("%s on GO: %v", c.name, err)
+		}
+	}
+	for _, width := range []int{8, 16} {
+		t.Run(fmt.Sprintf("width%d", width), func(t *testing.T) {
+			if width == 16 && !backend.HostHasAVX512() {
+				t.Skip("this CPU has no avx512f: 16-wide vectors would run through memory (and the test checks only that they are correct)")
+			}
+			dev, err := backend.OpenCPUWidth(width)
+			if err != nil {
+				t.Skipf("CPU unavailable: %v", err)
+			}
+			tensor.SetEngine(New(dev, Options{}))
+			for i, c := range cases {
+				got, err := c.build().Floats()
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				for j := range got {
+					if g, w := got[j], want[i][j]; math.Abs(g-w) > 1e-4+1e-4*math.Abs(w) {
+						t.Errorf("%s: element %d: GO %v, CPU %v", c.name, j, w, g)
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// renderCPUWidth renders x's kernels as a CPU device of the given vector
+// width does.
+func renderCPUWidth(t *testing.T, x *tensor.Tensor, width int) string {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ir.CPUTarget
+	target.VecWidth = width
+	var sb strings.Builder
+	for _, it := range s.Items {
+		if it.Kernel == nil {
+			continue
+		}
+		k, err := ir.OptimizeFor(it.Kernel, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.WriteString(render.Render(render.CWithWidth(width), k))
 	}
 	return sb.String()
 }

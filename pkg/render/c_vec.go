@@ -13,8 +13,9 @@ import (
 // accumulator per lane. gcc only partly SLP-vectorizes 64 scalar
 // accumulators (it spills them); the same loop written with 8-wide vector
 // accumulators runs near the machine's peak (docs: reference/machine.md).
-// So the renderer does the SLP step itself: within a group it looks for 8
-// (else 4) SUM members whose accumulated expressions are isomorphic, lane
+// So the renderer does the SLP step itself: within a group it looks for W
+// (the dialect's vector width: 8 for AVX2, 16 for AVX-512), else W/2, ...
+// down to 4 SUM members whose accumulated expressions are isomorphic, lane
 // by lane:
 //   - the very same expression in every lane: a broadcast of the scalar,
 //     computed once as usual ({x,x,...}: `(tg_f8){}+x` is not simplified);
@@ -31,22 +32,36 @@ import (
 
 // The helpers are macros, not functions: a function passing a vector
 // wider than the target's registers by value draws gcc's ABI warnings.
-// 8 lanes, not 16, even where AVX-512 is there: gcc lowers a 16-wide
-// vector on an AVX2 target through memory (0.3x the scalar form on a
-// matmul), and -march=native decides the target only when compiling.
-const cVecPrelude = `#ifndef TG_VEC
-#define TG_VEC
-typedef float tg_f8 __attribute__((vector_size(32)));
-typedef int tg_i8 __attribute__((vector_size(32)));
-typedef float tg_f4 __attribute__((vector_size(16)));
-typedef int tg_i4 __attribute__((vector_size(16)));
-#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+// The width is the dialect's (CWithWidth), chosen by the CPU device from
+// the host's flags: gcc lowers a 16-wide vector on an AVX2 target through
+// memory (0.3x the scalar form on a matmul), while on an AVX-512 host
+// 8-wide vectors halve the width gcc's own vectorizer would use.
+func cVecPrelude(width int) string {
+	var sb strings.Builder
+	sb.WriteString("#ifndef TG_VEC\n#define TG_VEC\n")
+	for w := width; w >= 4; w /= 2 {
+		fmt.Fprintf(&sb, "typedef float tg_f%d __attribute__((vector_size(%d)));\n", w, 4*w)
+		fmt.Fprintf(&sb, "typedef int tg_i%d __attribute__((vector_size(%d)));\n", w, 4*w)
+	}
+	sb.WriteString(`#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
 #define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
 #endif
-`
+`)
+	return sb.String()
+}
 
-const maxVecWidth = 8
+// maxVecWidth bounds the dialect's vector width (16: AVX-512).
+const maxVecWidth = 16
+
+// vecWidths are the run widths tried, widest first: width, width/2, ... 4.
+func vecWidths(width int) []int {
+	var ws []int
+	for w := width; w >= 4; w /= 2 {
+		ws = append(ws, w)
+	}
+	return ws
+}
 
 // vtuple is w lane expressions (the rest nil): one vector value.
 type vtuple struct {
@@ -84,6 +99,7 @@ type vstore struct {
 // cVec is the vectorization plan of one kernel and its rendering state.
 type cVec struct {
 	k      *ir.Kernel
+	widths []int                // run widths, widest first
 	runs   map[*ir.Expr][]*vrun // by group leader
 	lane   map[*ir.Expr]vlane   // reduce member → its vector lane
 	stores map[*ir.Expr]*vstore // each store of a vector store run → the run
@@ -107,8 +123,8 @@ func vecEligible(m *ir.Expr) bool {
 }
 
 // planCVec finds the vector runs of k, or returns nil when there are none.
-func planCVec(k *ir.Kernel, p *ir.Program) *cVec {
-	v := &cVec{k: k, runs: map[*ir.Expr][]*vrun{}, lane: map[*ir.Expr]vlane{},
+func planCVec(k *ir.Kernel, p *ir.Program, width int) *cVec {
+	v := &cVec{k: k, widths: vecWidths(width), runs: map[*ir.Expr][]*vrun{}, lane: map[*ir.Expr]vlane{},
 		stores: map[*ir.Expr]*vstore{}, skip: map[*ir.Expr]bool{}, ok: map[vtuple]bool{},
 		uses: map[vtuple]int{}, names: map[vtuple]string{}, n: map[string]int{}}
 	var leaders []*ir.Expr
@@ -119,7 +135,7 @@ func planCVec(k *ir.Kernel, p *ir.Program) *cVec {
 	})
 	for _, leader := range leaders {
 		members := p.Members[leader]
-		runs := pickRuns(members, vecEligible, func(ms []*ir.Expr) bool {
+		runs := pickRuns(members, v.widths, vecEligible, func(ms []*ir.Expr) bool {
 			return v.match(srcTuple(ms, 0))
 		})
 		for _, ms := range runs {
@@ -133,7 +149,7 @@ func planCVec(k *ir.Kernel, p *ir.Program) *cVec {
 	if len(v.lane) == 0 {
 		return nil
 	}
-	stores := pickRuns(k.Stores, func(s *ir.Expr) bool {
+	stores := pickRuns(k.Stores, v.widths, func(s *ir.Expr) bool {
 		return k.Bufs[s.Arg.(int)].DType == ir.Float32 && s.DType == ir.Float32
 	}, func(ss []*ir.Expr) bool {
 		for i, s := range ss {
@@ -162,9 +178,9 @@ func srcTuple(es []*ir.Expr, i int) vtuple {
 	return t
 }
 
-// pickRuns chooses disjoint runs of 8 (else 4) eligible elements of xs, at
-// any fixed stride, in order, that ok accepts.
-func pickRuns(xs []*ir.Expr, eligible func(*ir.Expr) bool, ok func([]*ir.Expr) bool) [][]*ir.Expr {
+// pickRuns chooses disjoint runs of widths[0] (else the next width)
+// eligible elements of xs, at any fixed stride, in order, that ok accepts.
+func pickRuns(xs []*ir.Expr, widths []int, eligible func(*ir.Expr) bool, ok func([]*ir.Expr) bool) [][]*ir.Expr {
 	taken := make([]bool, len(xs))
 	var runs [][]*ir.Expr
 	for i := range xs {
@@ -172,7 +188,7 @@ func pickRuns(xs []*ir.Expr, eligible func(*ir.Expr) bool, ok func([]*ir.Expr) b
 			continue
 		}
 	widths:
-		for _, w := range []int{8, 4} {
+		for _, w := range widths {
 			for s := 1; i+(w-1)*s < len(xs); s++ {
 				run := make([]*ir.Expr, 0, w)
 				for l := 0; l < w; l++ {

@@ -27,8 +27,10 @@ type Lang struct {
 	FloatFns  map[ir.Op]string // unary math functions by op
 	FloatSfx  string           // float literal suffix
 	// SIMD renders the lanes of upcast reduces as GCC vector extensions
-	// where they are isomorphic (c_vec.go).
-	SIMD bool
+	// where they are isomorphic (c_vec.go), in vectors of VecWidth float32
+	// lanes (0: ir.DefaultVecWidth).
+	SIMD     bool
+	VecWidth int
 
 	// GPU dialects only (see gpu.go): the dialect's hooks, and the device
 	// limits the launch geometry is chosen within.
@@ -76,8 +78,12 @@ func (r *renderer) kernel() string {
 	ir.Walk(r.k.Stores, func(e *ir.Expr) { ops[e.Op] = true })
 	r.sb.WriteString(r.lang.Prelude(ops))
 	if r.lang.SIMD {
-		if r.vec = planCVec(r.k, r.prog); r.vec != nil {
-			r.sb.WriteString(cVecPrelude)
+		w := r.lang.VecWidth
+		if w <= 0 {
+			w = ir.DefaultVecWidth
+		}
+		if r.vec = planCVec(r.k, r.prog, w); r.vec != nil {
+			r.sb.WriteString(cVecPrelude(w))
 		}
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))

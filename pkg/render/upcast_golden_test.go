@@ -19,6 +19,14 @@ func TestGoldenCUpcast(t *testing.T) {
 	goldenCPU(t, a.Dot(b).Relu(), "matmul_upcast.c")
 }
 
+// TestGoldenCUpcast16 pins the same matmul rendered for an AVX-512 host
+// (vector width 16, explicit so the golden file does not depend on the
+// machine the test runs on): 4x32 lanes in 8 tg_f16 accumulators.
+func TestGoldenCUpcast16(t *testing.T) {
+	a, b := input(ir.Float32, 8, 64), input(ir.Float32, 64, 64)
+	goldenCPUWidth(t, a.Dot(b).Relu(), 16, "matmul_upcast16.c")
+}
+
 // TestGoldenCVecConv pins a conv whose reduce body has a relu(x+bias)
 // prologue on its input: 4-wide lanes, the relu as a vector select.
 func TestGoldenCVecConv(t *testing.T) {
@@ -28,16 +36,23 @@ func TestGoldenCVecConv(t *testing.T) {
 
 func goldenCPU(t *testing.T, out *tensor.Tensor, file string) {
 	t.Helper()
+	goldenCPUWidth(t, out, ir.DefaultVecWidth, file)
+}
+
+func goldenCPUWidth(t *testing.T, out *tensor.Tensor, width int, file string) {
+	t.Helper()
 	s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := ir.OptimizeFor(s.Items[0].Kernel, ir.CPUTarget, nil)
+	target := ir.CPUTarget
+	target.VecWidth = width
+	k, err := ir.OptimizeFor(s.Items[0].Kernel, target, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k.Name = s.Items[0].Kernel.Name
-	got := Render(C, k)
+	got := Render(CWithWidth(width), k)
 	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
