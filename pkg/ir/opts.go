@@ -219,6 +219,12 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	innerAmt := int64(1)
 	if inner != nil {
 		u := largestDivisor(inner.Size, blockSizes(2*w)...)
+		if inner != k.Global[0] && inner.Size <= 2*w && inner.Size%4 == 0 {
+			// All of a short contiguous axis (a split sum's 16 lanes): a
+			// leftover loop would read each cache line in separate passes.
+			// (Not the outermost axis: that one is split across cores.)
+			u = inner.Size
+		}
 		if u == 1 && inner.Size > 1 && inner.Size <= 8 {
 			u = inner.Size // a small odd axis (a 5x5 kernel's columns): all of it
 		}
