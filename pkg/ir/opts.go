@@ -214,12 +214,13 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
 	}
 	w := t.Width()
+	lanesCap := laneBudget(k)
 	inner, outer := chooseUpcastAxes(k)
 	var opts []Opt
 	innerAmt := int64(1)
 	if inner != nil {
-		u := largestDivisor(inner.Size, blockSizes(2*w)...)
-		if inner != k.Global[0] && inner.Size <= 2*w && inner.Size%4 == 0 {
+		u := largestDivisor(inner.Size, capSizes(blockSizes(2*w), lanesCap)...)
+		if inner != k.Global[0] && inner.Size <= min(2*w, lanesCap) && inner.Size%4 == 0 {
 			// All of a short contiguous axis (a split sum's 16 lanes): a
 			// leftover loop would read each cache line in separate passes.
 			// (Not the outermost axis: that one is split across cores.)
@@ -257,7 +258,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		for _, c := range []int64{8, 4, 2} {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
-			if c*innerAmt <= 8*w && (unrollR < 0 || c*innerAmt <= w+w/2) {
+			if c*innerAmt <= min(8*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
 				cands = append(cands, c)
 			}
 		}
@@ -269,7 +270,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if unrollR >= 0 {
 		var sizes []int64
 		for _, u := range blockSizes(w) {
-			if innerAmt*outerAmt*u <= MaxLanes {
+			if innerAmt*outerAmt*u <= min(MaxLanes, lanesCap) {
 				sizes = append(sizes, u)
 			}
 		}
@@ -278,6 +279,36 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		}
 	}
 	return opts
+}
+
+// laneBudget bounds the lanes of a kernel with a big body: every lane
+// repeats the body, and GCC's -O3 time grows faster than the code (a
+// BatchNorm-and-pool gradient reduce of ~60 ops per lane took 10 s to
+// compile with 64 lanes). About 1500 body ops in all keeps a kernel under
+// ~0.3 s; small bodies (a matmul's one FMA) are not limited.
+func laneBudget(k *Kernel) int64 {
+	ops := int64(0)
+	Walk(k.Stores, func(e *Expr) {
+		if (e.Op.IsALU() || e.Op == OpLoad) && e.DType.IsFloat() {
+			ops++
+		}
+	})
+	b := int64(MaxLanes)
+	for b > 4 && b*ops > 1500 {
+		b /= 2
+	}
+	return b
+}
+
+// capSizes keeps the sizes of a list that do not exceed limit.
+func capSizes(sizes []int64, limit int64) []int64 {
+	var out []int64
+	for _, s := range sizes {
+		if s <= limit {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // blockSizes lists n, n/2, ... down to 4: lane counts to try, largest
