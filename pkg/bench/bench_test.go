@@ -80,3 +80,11 @@ func TestSuiteBuilds(t *testing.T) {
 // One training step (forward, backward, Adam) of the MNIST models.
 func BenchmarkMnistCNNStep(b *testing.B) { bench(b, "mnist_cnn_step", realize.Options{}) }
 func BenchmarkMnistMLPStep(b *testing.B) { bench(b, "mnist_mlp_step", realize.Options{}) }
+
+// BenchmarkSuite runs every workload of `tgc bench` (heuristic opts):
+// go test -run '^$' -bench Suite -benchtime 5x ./pkg/bench
+func BenchmarkSuite(b *testing.B) {
+	for _, w := range Suite() {
+		b.Run(w.Name, func(b *testing.B) { bench(b, w.Name, realize.Options{}) })
+	}
+}
