@@ -228,35 +228,25 @@ type candidate struct {
 // canonical sorts an opts list into one form per resulting kernel: one
 // upcast per axis (amounts multiplied), then the outer axis.
 func canonical(opts []ir.Opt) []ir.Opt {
-	amt := map[int]int64{}
-	unroll := map[int]int64{}
+	amts := map[ir.OptKind]map[int]int64{ir.OptUpcast: {}, ir.OptUnroll: {}}
 	outer := -1
 	for _, o := range opts {
-		switch o.Kind {
-		case ir.OptUnroll:
-			unroll[o.Axis] = max(unroll[o.Axis], 1) * o.Amt
-		case ir.OptUpcast:
-			amt[o.Axis] = max(amt[o.Axis], 1) * o.Amt
-		case ir.OptOuter:
+		if m, ok := amts[o.Kind]; ok {
+			m[o.Axis] = max(m[o.Axis], 1) * o.Amt
+		} else if o.Kind == ir.OptOuter {
 			outer = o.Axis
 		}
 	}
 	var out []ir.Opt
-	axes := make([]int, 0, len(amt))
-	for a := range amt {
-		axes = append(axes, a)
-	}
-	sort.Ints(axes)
-	for _, a := range axes {
-		out = append(out, ir.Opt{Kind: ir.OptUpcast, Axis: a, Amt: amt[a]})
-	}
-	raxes := make([]int, 0, len(unroll))
-	for a := range unroll {
-		raxes = append(raxes, a)
-	}
-	sort.Ints(raxes)
-	for _, a := range raxes {
-		out = append(out, ir.Opt{Kind: ir.OptUnroll, Axis: a, Amt: unroll[a]})
+	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll} {
+		axes := make([]int, 0, len(amts[kind]))
+		for a := range amts[kind] {
+			axes = append(axes, a)
+		}
+		sort.Ints(axes)
+		for _, a := range axes {
+			out = append(out, ir.Opt{Kind: kind, Axis: a, Amt: amts[kind][a]})
+		}
 	}
 	if outer >= 0 {
 		out = append(out, ir.Opt{Kind: ir.OptOuter, Axis: outer})

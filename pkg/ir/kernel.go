@@ -319,17 +319,18 @@ func OptimizeFor(k *Kernel, t Target, dump func(pass string, k *Kernel)) (*Kerne
 // Simplify rebuilds every expression through a fresh builder, which applies
 // all rewrite rules to a fixed point bottom-up.
 func Simplify(k *Kernel) *Kernel {
-	return k.rewrite(func(*Expr) *Expr { return nil })
+	return k.rewrite(func(*Builder, *Expr) *Expr { return nil })
 }
 
 // rewrite rebuilds the kernel's stores through a fresh builder, applying f.
-func (k *Kernel) rewrite(f func(*Expr) *Expr) *Kernel {
+func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
 	memo := map[*Expr]*Expr{}
 	nk.Stores = make([]*Expr, len(k.Stores))
+	g := func(e *Expr) *Expr { return f(nk.B, e) }
 	for i, s := range k.Stores {
-		nk.Stores[i] = nk.B.Rebuild(s, f, memo)
+		nk.Stores[i] = nk.B.Rebuild(s, g, memo)
 	}
 	return &nk
 }

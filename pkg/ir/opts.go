@@ -374,13 +374,7 @@ func affineIn(idx *Expr, a *Axis, u int64) bool {
 			if t.e == nil || (t.e.Op == OpVar && t.e.Arg.(*Axis) == na) {
 				continue
 			}
-			uses := false
-			Walk([]*Expr{t.e}, func(x *Expr) {
-				if x.Op == OpVar && x.Arg.(*Axis) == na {
-					uses = true
-				}
-			})
-			if uses {
+			if usesVar(t.e, na) {
 				return false
 			}
 		}

@@ -33,21 +33,13 @@ func ReverseReduces(k *Kernel) *Kernel {
 	if len(flip) == 0 {
 		return k
 	}
-	nk := *k
-	nk.B = NewBuilder()
-	b := nk.B
-	memo := map[*Expr]*Expr{}
-	nk.Stores = make([]*Expr, len(k.Stores))
-	for i, s := range k.Stores {
-		nk.Stores[i] = b.Rebuild(s, func(e *Expr) *Expr {
-			if e.Op == OpVar && flip[e.Arg.(*Axis)] {
-				a := e.Arg.(*Axis)
-				return b.Add(b.Int(a.Size-1), b.Mul(b.Var(a), b.Int(-1)))
-			}
-			return nil
-		}, memo)
-	}
-	return &nk
+	return k.rewrite(func(b *Builder, e *Expr) *Expr {
+		if e.Op == OpVar && flip[e.Arg.(*Axis)] {
+			a := e.Arg.(*Axis)
+			return b.Add(b.Int(a.Size-1), b.Mul(b.Var(a), b.Int(-1)))
+		}
+		return nil
+	})
 }
 
 // linearTermsOf lists the coefficients of axis a's variable in the linear
@@ -64,11 +56,9 @@ func linearTermsOf(idx *Expr, a *Axis) []int64 {
 			out = append(out, t.k)
 			continue
 		}
-		Walk([]*Expr{t.e}, func(x *Expr) {
-			if x.Op == OpVar && x.Arg.(*Axis) == a {
-				out = append(out, 1)
-			}
-		})
+		if usesVar(t.e, a) {
+			out = append(out, 1)
+		}
 	}
 	return out
 }

@@ -48,20 +48,7 @@ func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 			}
 			args[arg] = na
 		}
-		lanes := []map[*Axis]int64{{}}
-		for _, a := range order {
-			var next []map[*Axis]int64
-			for _, l := range lanes {
-				for u := int64(0); u < plan[a]; u++ {
-					m := map[*Axis]int64{a: u}
-					for x, v := range l {
-						m[x] = v
-					}
-					next = append(next, m)
-				}
-			}
-			lanes = next
-		}
+		lanes := laneCombos(order, plan)
 		parts := make([]*Expr, len(lanes))
 		for i, lane := range lanes {
 			lm := map[*Expr]*Expr{}

@@ -117,13 +117,7 @@ func laneStride(idx *Expr, a *Axis) (stride int64, dep bool) {
 			stride, dep = t.k, true
 			continue
 		}
-		uses := false
-		Walk([]*Expr{t.e}, func(x *Expr) {
-			if x.Op == OpVar && x.Arg.(*Axis) == lane {
-				uses = true
-			}
-		})
-		if uses {
+		if usesVar(t.e, lane) {
 			return -1, true
 		}
 	}
@@ -149,20 +143,7 @@ func UpcastAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 			order = append(order, a)
 		}
 	}
-	lanes := []map[*Axis]int64{{}}
-	for _, a := range order {
-		var next []map[*Axis]int64
-		for _, l := range lanes {
-			for u := int64(0); u < plan[a]; u++ {
-				m := map[*Axis]int64{a: u}
-				for x, v := range l {
-					m[x] = v
-				}
-				next = append(next, m)
-			}
-		}
-		lanes = next
-	}
+	lanes := laneCombos(order, plan)
 	nk.Stores = nil
 	for _, lane := range lanes {
 		memo := map[*Expr]*Expr{}
@@ -181,4 +162,35 @@ func UpcastAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 		}
 	}
 	return &nk
+}
+
+// laneCombos lists every combination of lane values of the axes in order
+// (each from 0 to plan[a]-1), the first axis varying slowest.
+func laneCombos(order []*Axis, plan map[*Axis]int64) []map[*Axis]int64 {
+	lanes := []map[*Axis]int64{{}}
+	for _, a := range order {
+		var next []map[*Axis]int64
+		for _, l := range lanes {
+			for u := int64(0); u < plan[a]; u++ {
+				m := map[*Axis]int64{a: u}
+				for x, v := range l {
+					m[x] = v
+				}
+				next = append(next, m)
+			}
+		}
+		lanes = next
+	}
+	return lanes
+}
+
+// usesVar reports whether e reads the variable of axis a.
+func usesVar(e *Expr, a *Axis) bool {
+	uses := false
+	Walk([]*Expr{e}, func(x *Expr) {
+		if x.Op == OpVar && x.Arg.(*Axis) == a {
+			uses = true
+		}
+	})
+	return uses
 }
