@@ -244,7 +244,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	// gradient: 5 x 4 x 4-lane vectors 1.8x faster than 5 x 8 scalars).
 	var unrollAxis *Axis
 	unrollR := -1
-	if innerAmt%4 != 0 {
+	if innerAmt%4 != 0 && !scalarMath(k) {
 		if i, r := contiguousReduceAxis(k); r != nil && largestDivisor(r.Size, blockSizes(w)...) > 1 {
 			unrollR, unrollAxis = i, r
 		}
@@ -279,6 +279,29 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		}
 	}
 	return opts
+}
+
+// scalarMath reports float math in a reduce body that the C renderer's
+// vectors cannot express (exp2, log2, sin, sqrt, division): blocking the
+// reduce axis into lanes then only makes scalar copies, while the plain
+// loop is left to the C compiler's own vectorizer (softmax's exp-and-sum:
+// 7.8 ms plain, 62 ms as 16 scalar lanes).
+func scalarMath(k *Kernel) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op != OpReduce || found {
+			return
+		}
+		Walk([]*Expr{e.Src[0]}, func(x *Expr) {
+			switch x.Op {
+			case OpExp2, OpLog2, OpSin, OpSqrt, OpRecip, OpDiv, OpTrunc:
+				if x.DType.IsFloat() {
+					found = true
+				}
+			}
+		})
+	})
+	return found
 }
 
 // laneBudget bounds the lanes of a kernel with a big body: every lane

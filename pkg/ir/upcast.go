@@ -36,10 +36,20 @@ func largestDivisor(n int64, cands ...int64) int64 {
 // Lanes of an axis that every vector load also depends on would only
 // multiply the loads.
 func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
+	// Only loads inside a reduce loop count: one that uses no reduce axis
+	// is hoisted out of the loop (softmax's row maximum), and its layout
+	// says nothing about the loop's vectors.
+	raxes := k.ReduceAxes()
 	var idxs []*Expr
 	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpLoad {
-			idxs = append(idxs, e.Src[0])
+		if e.Op != OpLoad {
+			return
+		}
+		for _, r := range raxes {
+			if usesVar(e.Src[0], r) {
+				idxs = append(idxs, e.Src[0])
+				return
+			}
 		}
 	})
 	deps := make([]map[*Axis]bool, len(idxs)) // per load: the axes its lanes depend on

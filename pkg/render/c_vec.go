@@ -15,7 +15,7 @@ import (
 // accumulators runs near the machine's peak (docs: reference/machine.md).
 // So the renderer does the SLP step itself: within a group it looks for W
 // (the dialect's vector width: 8 for AVX2, 16 for AVX-512), else W/2, ...
-// down to 4 SUM members whose accumulated expressions are isomorphic, lane
+// down to 4 SUM or MAX members whose accumulated expressions are isomorphic, lane
 // by lane:
 //   - the very same expression in every lane: a broadcast of the scalar,
 //     computed once as usual ({x,x,...}: `(tg_f8){}+x` is not simplified);
@@ -23,7 +23,8 @@ import (
 //     one unaligned vector load;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
 //   - the same op (+ - * neg max where <) over isomorphic sources.
-// Such a run gets one vector accumulator; its lanes' scalar names become
+// Such a run gets one vector accumulator (MAX: a lane-wise select, like the
+// scalar (v>acc)?v:acc); its lanes' scalar names become
 // vaccN[l], so every later use renders unchanged. Stores of 8 contiguous
 // outputs whose values are isomorphic over vector accumulators become one
 // vector store. Everything else renders as scalar code, so correctness
@@ -119,7 +120,8 @@ func (v *cVec) fresh(prefix string) string {
 }
 
 func vecEligible(m *ir.Expr) bool {
-	return m.DType == ir.Float32 && m.Arg.(*ir.ReduceArg).Op == ir.OpSum
+	op := m.Arg.(*ir.ReduceArg).Op
+	return m.DType == ir.Float32 && (op == ir.OpSum || op == ir.OpMaxReduce)
 }
 
 // planCVec finds the vector runs of k, or returns nil when there are none.

@@ -175,7 +175,11 @@ func (r *renderer) reduce(e *ir.Expr) {
 		if l, ok := r.vecLane(m); ok {
 			if l.lane == 0 {
 				l.run.acc = r.vec.fresh("vacc")
-				r.line("%s %s = {0};", vtype(l.run.src), l.run.acc)
+				init := "{0}"
+				if m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
+					init = "{" + strings.Repeat("-INFINITY,", l.run.src.w-1) + "-INFINITY}"
+				}
+				r.line("%s %s = %s;", vtype(l.run.src), l.run.acc, init)
 			}
 			continue
 		}
@@ -195,7 +199,13 @@ func (r *renderer) reduce(e *ir.Expr) {
 	}
 	for i, m := range members {
 		if l, ok := r.vecLane(m); ok {
-			if l.lane == 0 {
+			if l.lane == 0 && m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
+				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins).
+				v := r.vec.fresh("vmax")
+				r.line("%s %s = %s;", vtype(l.run.src), v, r.vexpr(l.run.src))
+				w := l.run.src.w
+				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", l.run.acc, w, w, v, l.run.acc, v, l.run.acc)
+			} else if l.lane == 0 {
 				r.line("%s += %s;", l.run.acc, r.vexpr(l.run.src))
 			}
 			continue
