@@ -20,10 +20,13 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench [WORKLOAD...]",
 		Short: "Run the benchmark suite and compare with the machine's limits",
 		Long: `Runs the fixed suite (matmul 512/1024/2048, elementwise and sum over 16M
-floats, softmax 4096x4096, a ResNet conv2d) and prints the median device time,
+floats, softmax 4096x4096, a ResNet conv2d, one MNIST cnn and one mlp training
+step) and prints the median device time,
 GFLOP/s and GB/s of each. --json prints one JSON object per line instead.
---ref also runs bench/ref/ref (OpenBLAS sgemm, STREAM triad, FMA peak; build it
-with make bench/ref/ref) in the same run and prints tgc's ratio to each.`,
+--ref also runs bench/ref/ref (OpenBLAS sgemm, im2col + sgemm for the conv,
+STREAM triad, FMA peak; build it with make bench/ref/ref) in the same run and
+prints tgc's ratio to each. --beam N searches each kernel's optimizations first
+(stored; later runs reuse them).`,
 		Example: `  tgc bench
   tgc bench matmul_1024 --ref
   tgc bench --json > bench.jsonl`,
