@@ -65,6 +65,8 @@ func TestCPUVectorReduces(t *testing.T) {
 			return a128().Reshape(128, 64, 2).Shrink([][2]int{{0, 128}, {0, 64}, {0, 1}}).Sum(false, 0)
 		}, false},
 		{"max reduce", func() *tensor.Tensor { return a128().Max(false, 1) }, true},
+		// exp inside the sum: the vector exp2 of the C prelude (tg_exp2v).
+		{"softmax rows", func() *tensor.Tensor { return a128().Softmax(-1) }, true},
 	}
 	for _, c := range cases {
 		var res [2][]float64
@@ -81,6 +83,9 @@ func TestCPUVectorReduces(t *testing.T) {
 			}
 		}
 		src := renderCPU(t, c.build())
+		if c.name == "softmax rows" && !strings.Contains(src, "tg_exp2v(") {
+			t.Errorf("softmax: the exp-and-sum reduce does not use the vector exp2:\n%s", src)
+		}
 		if got := strings.Contains(src, "vacc0"); got != c.vec {
 			t.Errorf("%s: vectorized %v, want %v:\n%s", c.name, got, c.vec, src)
 		}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -220,6 +221,79 @@ func TestCMathVectorizes(t *testing.T) {
 		}
 		if wide && !strings.Contains(asm, "ymm") && !strings.Contains(asm, "zmm") {
 			t.Errorf("-march=%s: the loop is not vectorized:\n%s", march, asm)
+		}
+	}
+}
+
+// cVecExp2Driver applies the vector exp2 of the C vector prelude, W lanes
+// at a time (the input is padded to a multiple of W).
+const cVecExp2Driver = `#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  if (argc != 3) return 1;
+  FILE *f = fopen(argv[1], "rb"); if (!f) return 2;
+  fseek(f, 0, SEEK_END); long n = ftell(f) / 4; fseek(f, 0, SEEK_SET);
+  long m = (n + W - 1) / W * W;
+  float *x = calloc(m, 4), *y = calloc(m, 4);
+  if (fread(x, 4, n, f) != (size_t)n) return 3;
+  fclose(f);
+  for (long i = 0; i < m; i += W) {
+    VF v = tg_load(VF, &x[i]);
+    tg_store(&y[i], tg_exp2v(VI, VF, v));
+  }
+  f = fopen(argv[2], "wb"); if (!f || fwrite(y, 4, n, f) != (size_t)n) return 4;
+  fclose(f);
+  return 0;
+}
+`
+
+// TestCVecExp2: the vector exp2 the renderer uses in vectorized reduces
+// (tg_exp2v) is within 1 ulp of Go's math.Exp2 over the same inputs as the
+// scalar one, at every width the host can run.
+func TestCVecExp2(t *testing.T) {
+	cc := cCompiler(t)
+	xs := cMathInputs()
+	widths := []int{4, 8}
+	if cpu, _ := os.ReadFile("/proc/cpuinfo"); strings.Contains(string(cpu), " avx512f") {
+		widths = append(widths, 16)
+	}
+	in := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(x))
+	}
+	for _, w := range widths {
+		dir := t.TempDir()
+		defs := fmt.Sprintf("#define W %d\n#define VF tg_f%d\n#define VI tg_i%d\n", w, w, w)
+		src := "#include <stdint.h>\n#include <math.h>\n" + cVecPrelude(16) + defs + cVecExp2Driver
+		cfile, exe, inPath, outPath := filepath.Join(dir, "v.c"), filepath.Join(dir, "v"), filepath.Join(dir, "in"), filepath.Join(dir, "out")
+		if err := os.WriteFile(cfile, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(cc, "-O3", "-march=native", "-fno-math-errno", "-Wno-psabi", "-o", exe, cfile, "-lm").CombinedOutput(); err != nil {
+			t.Fatalf("width %d: %s: %v\n%s", w, cc, err, out)
+		}
+		if err := os.WriteFile(inPath, in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(exe, inPath, outPath).CombinedOutput(); err != nil {
+			t.Fatalf("width %d: %v\n%s", w, err, out)
+		}
+		b, err := os.ReadFile(outPath)
+		if err != nil || len(b) != len(in) {
+			t.Fatalf("width %d: %d bytes of results for %d inputs (%v)", w, len(b), len(in), err)
+		}
+		bad := 0
+		for i, x := range xs {
+			got := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			want := float32(math.Exp2(float64(x)))
+			if u := ulps(got, want); u > 1 {
+				if bad++; bad <= 10 {
+					t.Errorf("width %d: exp2(%g) = %g, want %g (%g ulp)", w, x, got, want, u)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("width %d: %d inputs off by more than 1 ulp", w, bad)
 		}
 	}
 }

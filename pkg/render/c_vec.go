@@ -22,7 +22,7 @@ import (
 //   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
 //     one unaligned vector load;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
-//   - the same op (+ - * neg max where <) over isomorphic sources.
+//   - the same op (+ - * neg max where < exp2) over isomorphic sources.
 // Such a run gets one vector accumulator (MAX: a lane-wise select, like the
 // scalar (v>acc)?v:acc); its lanes' scalar names become
 // vaccN[l], so every later use renders unchanged. Stores of 8 contiguous
@@ -47,6 +47,24 @@ func cVecPrelude(width int) string {
 	sb.WriteString(`#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
 #define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
+   the same results; int masks replace the scalar's integer min/max. */
+#define tg_exp2v(TI, TF, x) ({ \
+  TF x_ = (x); TI c_ = (TI)x_, z_ = c_ - c_; \
+  c_ ^= (c_ >> 31) & 0x7fffffff; \
+  TI m_ = c_ < z_ + 0x43010000; c_ = (m_ & c_) | (~m_ & (z_ + 0x43010000)); \
+  m_ = c_ > z_ - 1125580801; c_ = (m_ & c_) | (~m_ & (z_ - 1125580801)); \
+  c_ ^= (c_ >> 31) & 0x7fffffff; \
+  TF cf_ = (TF)c_; \
+  TF nf_ = (cf_ + 12582912.0f) - 12582912.0f; \
+  TF f_ = cf_ - nf_; \
+  TI n_ = __builtin_convertvector(nf_, TI); \
+  TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
+          f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
+  TI n1_ = n_ >> 1; \
+  TF s1_ = (TF)((n1_ + 127) << 23), s2_ = (TF)((n_ - n1_ + 127) << 23); \
+  TI r_ = (TI)((p_ * s1_) * s2_), nan_ = x_ != x_; \
+  (TF)((r_ & ~nan_) | ((TI)x_ & nan_)); })
 #endif
 `)
 	return sb.String()
@@ -243,7 +261,7 @@ func (v *cVec) hasAcc(t vtuple) bool {
 }
 
 var vecOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpNeg: true,
-	ir.OpMax: true, ir.OpWhere: true, ir.OpCmpLt: true}
+	ir.OpMax: true, ir.OpWhere: true, ir.OpCmpLt: true, ir.OpExp2: true}
 
 // match says whether t is isomorphic (see the file comment).
 func (v *cVec) match(t vtuple) bool {
@@ -440,6 +458,8 @@ func (r *renderer) vexpr(t vtuple) string {
 	switch e0.Op {
 	case ir.OpNeg:
 		s = "(-" + src[0] + ")"
+	case ir.OpExp2:
+		s = fmt.Sprintf("tg_exp2v(tg_i%d, tg_f%d, %s)", t.w, t.w, src[0])
 	case ir.OpMax:
 		s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s)", t.w, t.w, src[0], src[1], src[0], src[1])
 	case ir.OpWhere:
