@@ -25,20 +25,7 @@ func TestCPUVectorReduces(t *testing.T) {
 	}
 	goe, _ := Install("GO", Options{})
 	r := rand.New(rand.NewPCG(7, 8))
-	in := func(shape ...int) func() *tensor.Tensor {
-		n := 1
-		for _, s := range shape {
-			n *= s
-		}
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = r.Float64()*2 - 1
-		}
-		return func() *tensor.Tensor {
-			x, _ := tensor.FromFloats(ir.Float32, shape, v)
-			return x
-		}
-	}
+	in := func(shape ...int) func() *tensor.Tensor { return randomInput(r, shape...) }
 	a64, b64 := in(64, 64), in(64, 64)
 	a128, b128 := in(128, 128), in(128, 128)
 	a96, b80 := in(96, 72), in(72, 80)
@@ -127,20 +114,7 @@ func TestCPUVectorWidths(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	// fresh input tensors for each run: a graph realized once would
 	// otherwise be read back, not recomputed, on the next device.
-	in := func(shape ...int) func() *tensor.Tensor {
-		n := 1
-		for _, s := range shape {
-			n *= s
-		}
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = r.Float64()*2 - 1
-		}
-		return func() *tensor.Tensor {
-			x, _ := tensor.FromFloats(ir.Float32, shape, v)
-			return x
-		}
-	}
+	in := func(shape ...int) func() *tensor.Tensor { return randomInput(r, shape...) }
 	a, b := in(128, 96), in(96, 128)
 	x, w := in(2, 8, 12, 12), in(16, 8, 3, 3)
 	bn := in(4, 8, 20, 20)
@@ -218,4 +192,22 @@ func renderCPUWidth(t *testing.T, x *tensor.Tensor, width int) string {
 		sb.WriteString(render.Render(render.CWithWidth(width), k))
 	}
 	return sb.String()
+}
+
+// randomInput fixes random values in [-1, 1) for a shape and returns a
+// function making a fresh realized tensor of them: a graph realized once
+// would otherwise be read back, not recomputed, on the next device.
+func randomInput(r *rand.Rand, shape ...int) func() *tensor.Tensor {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.Float64()*2 - 1
+	}
+	return func() *tensor.Tensor {
+		x, _ := tensor.FromFloats(ir.Float32, shape, v)
+		return x
+	}
 }
