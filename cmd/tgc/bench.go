@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/bench"
 	"tgc/pkg/realize"
 	"tgc/pkg/report"
@@ -25,7 +26,8 @@ step) and prints the median device time,
 GFLOP/s and GB/s of each. --json prints one JSON object per line instead.
 --ref also runs bench/ref/ref (OpenBLAS sgemm, im2col + sgemm for the conv,
 STREAM triad, FMA peak; build it with make bench/ref/ref) in the same run and
-prints tgc's ratio to each. --beam N searches each kernel's optimizations first
+prints tgc's ratio to each. The host line names the processor, its caches
+(from sysfs) and vector flags: figures mean little without it. --beam N searches each kernel's optimizations first
 (stored; later runs reuse them).`,
 		Example: `  tgc bench
   tgc bench matmul_1024 --ref
@@ -83,6 +85,9 @@ func runBench(c *cobra.Command, args []string) error {
 		rows = append(rows, benchRow(r, ref))
 	}
 	if asJSON {
+		if err := enc.Encode(hostJSON(backend.Host())); err != nil {
+			return err
+		}
 		for _, k := range report.SortedKeys(ref) {
 			if err := enc.Encode(ref[k]); err != nil {
 				return err
@@ -90,6 +95,7 @@ func runBench(c *cobra.Command, args []string) error {
 		}
 		return nil
 	}
+	fmt.Fprintf(stdout, "host: %s\n", backend.Host())
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
 	if ref != nil {
 		headers = append(headers, "vs limit", "vs OpenBLAS")
@@ -99,6 +105,13 @@ func runBench(c *cobra.Command, args []string) error {
 		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s\n", ref["fma_peak"].GFLOPS, ref["stream_triad"].GBPS)
 	}
 	return nil
+}
+
+// hostJSON is the host line of `tgc bench --json`.
+func hostJSON(h backend.HostCPU) map[string]any {
+	return map[string]any{"name": "host", "host": h.String(), "model": h.Model, "family": h.Family,
+		"model_number": h.Number, "cores": h.Cores, "l1d_bytes": h.L1d, "l2_bytes": h.L2, "l3_bytes": h.L3,
+		"vector_flags": h.VectorFlags()}
 }
 
 // benchRow formats one result; compute-bound workloads (matmul, conv) are

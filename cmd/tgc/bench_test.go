@@ -40,8 +40,12 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	if first["name"] != "sum_16M" || first["device"] != "CPU" || first["seconds"].(float64) <= 0 || first["gbps"].(float64) <= 0 {
 		t.Errorf("bad result line %v", first)
 	}
-	if len(lines) != 4 { // the workload and the three reference figures
-		t.Errorf("want 4 JSON lines, got:\n%s", out)
+	if len(lines) != 5 { // the workload, the host and the three reference figures
+		t.Fatalf("want 5 JSON lines, got:\n%s", out)
+	}
+	var host map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &host); err != nil || host["name"] != "host" || host["host"] != backend.Host().String() {
+		t.Errorf("host line %q (%v)", lines[1], err)
 	}
 
 	row := benchRow(bench.Result{Name: "matmul_512", GFLOPS: 50}, map[string]bench.Result{

@@ -292,7 +292,7 @@ func CacheDir() string {
 }
 
 // cpuModel identifies the processor: a -march=native binary must never be
-// loaded on another CPU.
+// loaded on another CPU, and blocking decisions depend on its cache sizes.
 var cpuModel = sync.OnceValue(func() string {
 	data, _ := os.ReadFile("/proc/cpuinfo")
 	var model, flags string
@@ -311,7 +311,7 @@ var cpuModel = sync.OnceValue(func() string {
 			break
 		}
 	}
-	return model + "|" + flags + "|" + runtime.GOARCH
+	return model + "|" + flags + "|" + runtime.GOARCH + "|" + Host().CacheKey()
 })
 
 // hostVecWidth is the float32 lanes of the widest vectors the host runs
