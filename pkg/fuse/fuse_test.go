@@ -61,6 +61,18 @@ func TestKernelCounts(t *testing.T) {
 		// so the conv's loads need no bounds tests.
 		{"conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{}).Relu(), 1},
 		{"padded conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}).Relu(), 2},
+		// Elementwise inputs a reduce broadcasts (both matmul operands are
+		// expanded) are stored first unless they cost at most a load.
+		{"rand dot rand (the demo: rands stored, matmul one kernel)", tensor.Rand(16, 16).Dot(tensor.Rand(16, 16)), 3},
+		{"a.dot(b*2): one op is recomputed", a.Dot(b.Mul(tensor.Const(2, ir.Float32))), 1},
+		{"relu(a).dot(b): one op", relu(a).Dot(b), 1},
+		{"a.dot(b.cast(f16).cast(f32)): casts are free", a.Dot(b.Cast(ir.Float16).Cast(ir.Float32)), 1},
+		{"(a*b+c).dot(b): two ops are stored", a.Mul(b).Add(c).Dot(b), 2},
+		{"a.dot(b.exp2())", a.Dot(b.Exp2()), 2},
+		{"broadcast exp inside a sum", v.Exp2().Reshape(1, 16).Mul(a).Sum(false, 1), 2},
+		{"rand inside a sum, not broadcast", tensor.Rand(16, 16).Sum(false, 1), 1},
+		{"exp inside a sum, not broadcast", a.Exp2().Mul(b).Sum(false, 1), 1},
+		{"expand outside the reduce", tensor.Rand(16).Reshape(16, 1).Add(a.Sum(true, 1)), 1},
 		// A reduce of many elements into one output is split in two stages.
 		{"huge sum splits", input(1 << 16).Sum(false), 2},
 		{"huge row sums do not", input(256, 1<<12).Sum(false, 1), 1},

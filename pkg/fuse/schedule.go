@@ -36,6 +36,11 @@ type Options struct {
 // have and still be recomputed in each consumer rather than stored.
 const recomputeLimit = 12
 
+// expandedLimit is the cost (recomputeCost) an elementwise node read
+// through an EXPAND inside a reduce loop may have and still be recomputed
+// there: at most what the load of its stored value would cost, one ALU op.
+const expandedLimit = 1
+
 // Create schedules the outputs. Nodes already realized are inputs.
 func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 	order := tensor.Toposort(outputs)
@@ -58,8 +63,12 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 // node becomes a buffer when it is an output or CONTIGUOUS; when it is a
 // reduce whose value would be computed more than once (needed by more than
 // one kernel, broadcast by an EXPAND above it in its kernel, or nested
-// inside another reduce's loop); or when it is an expensive elementwise
-// node needed by more than one kernel. Everything else is inlined into its
+// inside another reduce's loop); when it is an expensive elementwise
+// node needed by more than one kernel; or when it is an elementwise node
+// (or a random number) that an EXPAND inside a reduce's loop broadcasts
+// and that costs more than the load of its stored value (recomputeCost):
+// the reduce would compute it again for every output it is broadcast to
+// (a matmul of Tensor.rand recomputes each hash N times). Everything else is inlined into its
 // consumer's kernel. Several uses inside one kernel at the same index cost
 // nothing: the kernel IR interns them into one expression.
 func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) map[*tensor.Node]bool {
@@ -82,6 +91,7 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
+	expandedInReduce := map[*tensor.Node]bool{} // below an EXPAND inside a reduce's loop
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if n.Realized() != nil {
@@ -93,7 +103,13 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		case n.Op.IsReduce():
 			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
 		case n.Op.IsALU():
-			isBuf[n] = multi[n] && cost[n] > recomputeLimit
+			isBuf[n] = multi[n] && cost[n] > recomputeLimit ||
+				expandedInReduce[n] && recomputeCost(n) > expandedLimit
+		case n.Op == ir.OpRand:
+			// A random number is a hash of ~24 integer ops: broadcast
+			// inside a reduce (Tensor.rand(N, N).dot(b)), it would be
+			// hashed again for every output it meets.
+			isBuf[n] = expandedInReduce[n]
 		case n.Op == ir.OpPad:
 			// A padded tensor read inside a reduce loop (a padded conv or
 			// pool) is stored once: the reduce then reads plain memory
@@ -121,9 +137,45 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			multi[s] = multi[s] || myMulti
 			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
 			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
+			expandedInReduce[s] = expandedInReduce[s] || !isBuf[n] && (expandedInReduce[n] || n.Op == ir.OpExpand && inReduce[n])
 		}
 	}
 	return isBuf
+}
+
+// recomputeCost is what computing an elementwise node again costs, in ALU
+// ops, down to the buffers, reduces and random numbers it reads: casts
+// and movement ops are free (a load through them is still a plain load),
+// transcendental functions and divisions count 4, a random number 24 (its
+// integer hash). Shared subexpressions count once, as the kernel IR
+// interns them.
+func recomputeCost(n *tensor.Node) int {
+	seen := map[*tensor.Node]bool{}
+	var walk func(n *tensor.Node) int
+	walk = func(n *tensor.Node) int {
+		if seen[n] || n.Realized() != nil {
+			return 0
+		}
+		seen[n] = true
+		c := 0
+		switch {
+		case n.Op == ir.OpRand:
+			return 24
+		case n.Op.IsReduce(), n.Op == ir.OpContiguous:
+			return 0
+		case n.Op == ir.OpCast, n.Op.IsMovement():
+		case n.Op == ir.OpExp2, n.Op == ir.OpLog2, n.Op == ir.OpSin, n.Op == ir.OpSqrt, n.Op == ir.OpRecip,
+			n.Op == ir.OpDiv && n.DType.IsFloat():
+			c = 4
+		case n.Op.IsALU():
+			c = 1
+		}
+		for _, s := range n.Src {
+			c += walk(s)
+		}
+		return min(c, 1<<20)
+	}
+	return walk(n)
 }
 
 // viewOfReduce reports whether n is an unrealized reduce seen through
