@@ -66,6 +66,7 @@ func TestKernelCounts(t *testing.T) {
 		{"rand dot rand (the demo: rands stored, matmul one kernel)", tensor.Rand(16, 16).Dot(tensor.Rand(16, 16)), 3},
 		{"a.dot(b*2): one op is recomputed", a.Dot(b.Mul(tensor.Const(2, ir.Float32))), 1},
 		{"relu(a).dot(b): one op", relu(a).Dot(b), 1},
+		{"a.relu().dot(b): one select", a.Relu().Dot(b), 1},
 		{"a.dot(b.cast(f16).cast(f32)): casts are free", a.Dot(b.Cast(ir.Float16).Cast(ir.Float32)), 1},
 		{"(a*b+c).dot(b): two ops are stored", a.Mul(b).Add(c).Dot(b), 2},
 		{"a.dot(b.exp2())", a.Dot(b.Exp2()), 2},

@@ -144,8 +144,9 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 }
 
 // recomputeCost is what computing an elementwise node again costs, in ALU
-// ops, down to the buffers, reduces and random numbers it reads: casts
-// and movement ops are free (a load through them is still a plain load),
+// ops, down to the buffers, reduces and random numbers it reads: casts,
+// compares and movement ops are free (a load through them is still a plain
+// load; a compare is the mask of a select),
 // transcendental functions and divisions count 4, a random number 24 (its
 // integer hash). Shared subexpressions count once, as the kernel IR
 // interns them.
@@ -163,7 +164,9 @@ func recomputeCost(n *tensor.Node) int {
 			return 24
 		case n.Op.IsReduce(), n.Op == ir.OpContiguous:
 			return 0
-		case n.Op == ir.OpCast, n.Op.IsMovement():
+		case n.Op == ir.OpCast, n.Op.IsMovement(), n.Op.IsCompare():
+			// a compare becomes the mask of the WHERE it feeds: relu's
+			// where(x>0, x, 0) is one select, like max(x, 0)
 		case n.Op == ir.OpExp2, n.Op == ir.OpLog2, n.Op == ir.OpSin, n.Op == ir.OpSqrt, n.Op == ir.OpRecip,
 			n.Op == ir.OpDiv && n.DType.IsFloat():
 			c = 4
