@@ -115,7 +115,23 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 		ev.bufs = append(ev.bufs, b.(*hostBuffer).data)
 	}
 	ir.Walk(p.k.Stores, func(e *ir.Expr) { ev.slot[e] = len(ev.slot) })
-	top := ev.compile(p.prog.Top)
+	// Nodes hoisted out of inner global loops run once per iteration of
+	// the loops they use (ir.Program.Hoisted), not again at the top.
+	hoisted := make([][]func([]float64), len(p.prog.Hoisted))
+	skip := map[*ir.Expr]bool{}
+	for d, nodes := range p.prog.Hoisted {
+		hoisted[d] = ev.compile(&ir.Block{Nodes: nodes})
+		for _, e := range nodes {
+			skip[e] = true
+		}
+	}
+	var rest []*ir.Expr
+	for _, e := range p.prog.Top.Nodes {
+		if !skip[e] {
+			rest = append(rest, e)
+		}
+	}
+	top := ev.compile(&ir.Block{Nodes: rest})
 	var stores []func([]float64)
 	for _, s := range p.prog.Stores {
 		stores = append(stores, ev.store(s))
@@ -134,6 +150,9 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 					f(r)
 				}
 				return
+			}
+			for _, f := range hoisted[d] {
+				f(r)
 			}
 			v := ev.varSlot(g[d])
 			a, b := int64(0), g[d].Size

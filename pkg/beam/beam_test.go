@@ -57,9 +57,26 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"argmax":           floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":          floats(r, 8, 64).Softmax(-1),
 	}
+	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
+	// hoisted out of the column loop, computed once per row.
+	rows := map[string]*tensor.Tensor{
+		"softmax rows":   floats(r, 8, 64).Softmax(-1),
+		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
+	}
 	out := map[string]*ir.Kernel{}
 	for name, x := range graphs {
-		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		add(t, out, name, x, fuse.Options{})
+	}
+	for name, x := range rows {
+		add(t, out, name, x, fuse.Options{HoistReduces: true})
+	}
+	return out
+}
+
+func add(t *testing.T, out map[string]*ir.Kernel, name string, x *tensor.Tensor, opts fuse.Options) {
+	t.Helper()
+	{
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -73,13 +90,19 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 			}
 		}
 	}
-	return out
 }
 
-// optLists are every single action and every action that extends one.
+// optLists are every single action and every action that extends one,
+// and the heuristic's lists at both vector widths.
 func optLists(k *ir.Kernel) [][]ir.Opt {
 	var lists [][]ir.Opt
 	seen := map[string]bool{}
+	for _, w := range []int{8, 16} {
+		if h := (ir.Target{Upcast: true, VecWidth: w}).HeuristicOpts(k); len(h) > 0 && !seen[ir.FormatOpts(h)] {
+			seen[ir.FormatOpts(h)] = true
+			lists = append(lists, h)
+		}
+	}
 	for _, a := range ir.Actions(k, nil) {
 		for _, l := range append([][]ir.Opt{{a}}, extend(k, a)...) {
 			if key := ir.FormatOpts(canonical(l)); !seen[key] {

@@ -71,6 +71,9 @@ func TestKernelCounts(t *testing.T) {
 		{"(a*b+c).dot(b): two ops are stored", a.Mul(b).Add(c).Dot(b), 2},
 		{"a.dot(b.exp2())", a.Dot(b.Exp2()), 2},
 		{"broadcast exp inside a sum", v.Exp2().Reshape(1, 16).Mul(a).Sum(false, 1), 2},
+		// Broadcast only along the axis the sum reduces: one value per
+		// row, computed once before the row's loop.
+		{"exp broadcast along the reduced axis", v.Exp2().Reshape(16, 1).Mul(a).Sum(false, 1), 1},
 		{"rand inside a sum, not broadcast", tensor.Rand(16, 16).Sum(false, 1), 1},
 		{"exp inside a sum, not broadcast", a.Exp2().Mul(b).Sum(false, 1), 1},
 		{"expand outside the reduce", tensor.Rand(16).Reshape(16, 1).Add(a.Sum(true, 1)), 1},
@@ -153,4 +156,53 @@ func TestConvInputGradient(t *testing.T) {
 			t.Errorf("a window-sized buffer is stored:\n%s", s.Dump())
 		}
 	}
+}
+
+// TestHoistedReduceCounts: with HoistReduces (the C targets) a reduce
+// broadcast back over the rows it reduces joins its consumer when the
+// kernel computes it once per row (it depends on a leading run of the
+// kernel's axes and on no enclosing reduce's loop); otherwise it is a
+// buffer, as without the option.
+func TestHoistedReduceCounts(t *testing.T) {
+	a := input(16, 32)
+	x4 := input(4, 3, 8, 8)
+	cases := []struct {
+		name       string
+		out        *tensor.Tensor
+		plain, row int // kernels without and with HoistReduces
+	}{
+		{"softmax", softmax(a), 3, 1},
+		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tensor.Const(1.0/32, ir.Float32))), 2, 1},
+		{"logsumexp", a.Sub(a.Max(true, 1)).Exp2().Sum(false, 1).Log2(), 2, 1},
+		{"layernorm", layernorm(a), 3, 1},
+		// Column sums broadcast over rows: the outer axis is not used.
+		{"x - x.sum(0)", a.Sub(a.Sum(true, 0)), 2, 2},
+		// BatchNorm's per-channel mean: the batch axis comes first.
+		{"x - x.mean((0,2,3))", x4.Sub(x4.Sum(true, 0, 2, 3)), 2, 2},
+		// The inner sum depends on the outer one's loop: nested, not hoisted.
+		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2, 2},
+		{"matmul", a.Dot(input(32, 8)), 1, 1},
+	}
+	for _, tc := range cases {
+		for _, hoist := range []bool{false, true} {
+			s, err := Create([]*tensor.Node{tc.out.Node()}, Options{HoistReduces: hoist})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			want := tc.plain
+			if hoist {
+				want = tc.row
+			}
+			if len(s.Items) != want {
+				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", tc.name, hoist, len(s.Items), want, s.Dump())
+			}
+		}
+	}
+}
+
+func layernorm(x *tensor.Tensor) *tensor.Tensor {
+	n := float64(x.Shape()[1])
+	c := x.Sub(x.Sum(true, 1).Mul(tensor.Const(1/n, ir.Float32)))
+	v := c.Mul(c).Sum(true, 1).Mul(tensor.Const(1/n, ir.Float32))
+	return c.Mul(v.Add(tensor.Const(1e-5, ir.Float32)).Rsqrt())
 }

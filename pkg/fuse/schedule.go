@@ -30,6 +30,14 @@ type Options struct {
 	// NoFusion makes every computed node its own kernel (movement ops
 	// still fold into loads). It exists to measure what fusion buys.
 	NoFusion bool
+	// HoistReduces lets a reduce whose value is broadcast back over the
+	// rows it reduces (softmax's max and sum, layernorm's mean) join its
+	// consumer's kernel when the kernel can compute it once per row: for
+	// targets whose global axes are loops (C), where ir.Linearize hoists
+	// it out of the inner ones. A row then comes from memory once and
+	// stays in cache for the passes over it. (On a GPU grid every element
+	// would compute it again.)
+	HoistReduces bool
 }
 
 // recomputeLimit is the number of ALU ops a multi-use elementwise node may
@@ -44,19 +52,68 @@ const expandedLimit = 1
 // Create schedules the outputs. Nodes already realized are inputs.
 func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 	order := tensor.Toposort(outputs)
-	isBuf := decideBuffers(order, outputs, opts)
-	s := &Schedule{Outputs: outputs}
-	for _, n := range order {
-		if n.Realized() == nil && isBuf[n] {
-			it, err := lower(n, isBuf)
-			if err != nil {
-				return nil, err
+	refused := map[*tensor.Node]bool{} // reduces a kernel could not compute once per row
+	for {
+		isBuf, hoisted := decideBuffers(order, outputs, opts, refused)
+		s := &Schedule{Outputs: outputs}
+		retry := false
+		for _, n := range order {
+			if n.Realized() == nil && isBuf[n] {
+				it, err := lower(n, isBuf)
+				if err != nil {
+					return nil, err
+				}
+				if len(hoisted[n]) > 0 && !computedOnce(it.Kernel) {
+					for _, r := range hoisted[n] {
+						refused[r] = true
+					}
+					retry = true
+				}
+				s.Items = append(s.Items, it)
 			}
-			s.Items = append(s.Items, it)
+		}
+		if !retry {
+			nameKernels(s.Items)
+			return s, nil
 		}
 	}
-	nameKernels(s.Items)
-	return s, nil
+}
+
+// computedOnce says whether every reduce of a kernel is computed once per
+// value: at the top level (not inside another reduce's loop, which would
+// compute it again each iteration), and depending on a leading run of the
+// global axes, so that hoisted out of the rest (ir.Program.Hoisted) it is
+// not computed again for each value of an outer axis it does not use
+// (BatchNorm's per-channel mean in a kernel over batch, channel, row,
+// column).
+func computedOnce(k *ir.Kernel) bool {
+	p := ir.Linearize(k)
+	ok := true
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op != ir.OpReduce || !ok {
+			return
+		}
+		if p.Place[e] != nil {
+			ok = false
+			return
+		}
+		used := map[*ir.Axis]bool{}
+		ir.Walk([]*ir.Expr{e}, func(x *ir.Expr) {
+			if x.Op == ir.OpVar {
+				used[x.Arg.(*ir.Axis)] = true
+			}
+		})
+		last := -1
+		for i, a := range k.Global {
+			if used[a] {
+				last = i
+			}
+		}
+		for _, a := range k.Global[:last+1] {
+			ok = ok && used[a]
+		}
+	})
+	return ok
 }
 
 // decideBuffers is the fusion rule. Walking from consumers to producers, a
@@ -68,11 +125,16 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 // (or a random number) that an EXPAND inside a reduce's loop broadcasts
 // and that costs more than the load of its stored value (recomputeCost):
 // the reduce would compute it again for every output it is broadcast to
-// (a matmul of Tensor.rand recomputes each hash N times). Everything else is inlined into its
+// (a matmul of Tensor.rand recomputes each hash N times). With
+// HoistReduces, a reduce that would be a buffer only because it is
+// broadcast or read inside another reduce's loop is tentatively inlined
+// (hoisted lists them per kernel) and kept there when the kernel computes
+// it once per row. Everything else is inlined into its
 // consumer's kernel. Several uses inside one kernel at the same index cost
 // nothing: the kernel IR interns them into one expression.
-func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) map[*tensor.Node]bool {
-	isBuf := map[*tensor.Node]bool{}
+func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, refused map[*tensor.Node]bool) (isBuf map[*tensor.Node]bool, hoisted map[*tensor.Node][]*tensor.Node) {
+	isBuf = map[*tensor.Node]bool{}
+	hoisted = map[*tensor.Node][]*tensor.Node{} // per kernel root: the reduces it computes once per row
 	for _, o := range outputs {
 		isBuf[o] = true
 	}
@@ -92,6 +154,12 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
 	expandedInReduce := map[*tensor.Node]bool{} // below an EXPAND inside a reduce's loop
+	// The reduce axes of the reduce a node feeds through elementwise ops
+	// alone (same shape), "" when there is none or several: an EXPAND that
+	// broadcasts only along those axes (softmax's max inside its sum)
+	// broadcasts a value the reduce's loop does not change, computed once
+	// before the loop (ir.Linearize), so it recomputes nothing.
+	loopAxes := map[*tensor.Node]string{}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if n.Realized() != nil {
@@ -102,6 +170,12 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			isBuf[n] = true
 		case n.Op.IsReduce():
 			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
+			if isBuf[n] && !multi[n] && opts.HoistReduces && !refused[n] && !opts.NoFusion {
+				// Tentatively in its consumer's kernel, computed once per
+				// row there; Create checks that after lowering.
+				isBuf[n] = false
+				hoisted[dest[n]] = append(hoisted[dest[n]], n)
+			}
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit ||
 				expandedInReduce[n] && recomputeCost(n) > expandedLimit
@@ -137,10 +211,37 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			multi[s] = multi[s] || myMulti
 			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
 			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
-			expandedInReduce[s] = expandedInReduce[s] || !isBuf[n] && (expandedInReduce[n] || n.Op == ir.OpExpand && inReduce[n])
+			expandedInReduce[s] = expandedInReduce[s] || !isBuf[n] && (expandedInReduce[n] ||
+				n.Op == ir.OpExpand && inReduce[n] && !broadcastsAlong(n, loopAxes[n]))
+			if n.Op.IsReduce() || !isBuf[n] && inReduce[n] { // s is read inside a reduce's loop
+				ax := ""
+				if n.Op.IsReduce() {
+					ax = fmt.Sprint(n.Arg)
+				} else if n.Op.IsALU() {
+					ax = loopAxes[n]
+				}
+				if old, seen := loopAxes[s]; seen && old != ax {
+					ax = ""
+				}
+				loopAxes[s] = ax
+			}
 		}
 	}
-	return isBuf
+	return isBuf, hoisted
+}
+
+// broadcastsAlong says whether an EXPAND broadcasts only along the axes
+// listed in axes (fmt.Sprint of a reduce's []int axes).
+func broadcastsAlong(e *tensor.Node, axes string) bool {
+	if axes == "" {
+		return false
+	}
+	for d, size := range e.Shape {
+		if e.Src[0].Shape[d] != size && !strings.Contains(" "+strings.Trim(axes, "[]")+" ", fmt.Sprintf(" %d ", d)) {
+			return false
+		}
+	}
+	return true
 }
 
 // recomputeCost is what computing an elementwise node again costs, in ALU

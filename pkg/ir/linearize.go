@@ -3,8 +3,13 @@ package ir
 // Linearization: decide where each expression of a kernel is evaluated.
 // An expression lives in the innermost reduce loop whose axes it depends
 // on, or at the top (inside the global loops) when it depends on none, so
-// loop-invariant work is hoisted out of reduce loops. Renderers and the GO
-// interpreter both walk this structure.
+// loop-invariant work is hoisted out of reduce loops. A top-level reduce
+// that does not depend on the inner global loops (softmax's row maximum
+// and sum in a kernel over rows and columns) is hoisted out of them too,
+// with the top-level values it reads: on targets whose global axes are
+// loops (C), it is computed once per row, whose elements then stay in
+// cache for the column loop. Renderers and the GO interpreter both walk
+// this structure.
 
 // Block is the body of one loop level, in evaluation order.
 type Block struct {
@@ -23,6 +28,13 @@ type Program struct {
 	// loops (upcast lanes), in evaluation order; a lone reduce is its own group.
 	Members map[*Expr][]*Expr
 	Stores  []*Expr
+	// Hoisted[d] lists top-level nodes that depend on the first d global
+	// axes only and are evaluated inside those d loops, before loop d
+	// opens (in evaluation order): top-level reduces that do not use the
+	// inner global axes, and the top-level values they read. They are in
+	// Top as well; a target whose global axes are not loops (a GPU grid)
+	// evaluates them there, per element.
+	Hoisted [][]*Expr
 }
 
 // Reduces that loop over the very same axes form a group: one loop nest
@@ -153,5 +165,72 @@ func Linearize(k *Kernel) *Program {
 			p.Top.Nodes = append(p.Top.Nodes, e)
 		}
 	}
+	p.hoist(k, order)
 	return p
+}
+
+// hoist fills Hoisted: the top-level reduces whose value depends on fewer
+// than all global axes (the depth of the innermost one they use), each
+// group at its deepest member's depth, and the top-level nodes they read,
+// each at its own depth.
+func (p *Program) hoist(k *Kernel, order []*Expr) {
+	n := len(k.Global)
+	p.Hoisted = make([][]*Expr, n)
+	axis := map[*Axis]int{}
+	for i, a := range k.Global {
+		axis[a] = i + 1
+	}
+	depth := map[*Expr]int{} // global loops an expression's value depends on
+	for _, e := range order {
+		d := 0
+		if e.Op == OpVar {
+			d = axis[e.Arg.(*Axis)]
+		}
+		for _, s := range e.Src {
+			d = max(d, depth[s])
+		}
+		depth[e] = d
+	}
+	for _, e := range order { // a group's members share loops: the deepest one's depth
+		if e.Op == OpReduce {
+			l := p.Leader[e]
+			depth[l] = max(depth[l], depth[e])
+		}
+	}
+	at := map[*Expr]int{}
+	seen := map[*Expr]bool{}
+	var need func(e *Expr)
+	need = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		if p.Place[e] == nil {
+			at[e] = depth[e]
+			if e.Op == OpReduce {
+				at[e] = depth[p.Leader[e]]
+				for _, m := range p.Members[p.Leader[e]] {
+					need(m)
+				}
+			}
+		}
+		for _, s := range e.Src {
+			need(s)
+		}
+	}
+	inner := make([]int64, n+1) // iterations of the loops from depth d in
+	inner[n] = 1
+	for d := n - 1; d >= 0; d-- {
+		inner[d] = inner[d+1] * k.Global[d].Size
+	}
+	for _, e := range p.Top.Nodes {
+		if e.Op == OpReduce && inner[depth[p.Leader[e]]] > 1 {
+			need(e)
+		}
+	}
+	for _, e := range p.Top.Nodes {
+		if d, ok := at[e]; ok && d < n {
+			p.Hoisted[d] = append(p.Hoisted[d], e)
+		}
+	}
 }

@@ -101,6 +101,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		}
 	}
 	if lanes > MaxLanes {
+		lanes = laneCount(k, plan, unroll) // the product overcounts reduces that do not use every axis
+	}
+	if lanes > MaxLanes {
 		return nil, fmt.Errorf("%s: %d lanes exceed %d", FormatOpts(opts), lanes, MaxLanes)
 	}
 	if len(plan) > 0 {
@@ -212,6 +215,9 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if !searchable(k) {
 		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
+	}
+	if hoistsRows(k) {
+		return t.rowOpts(k)
 	}
 	w := t.Width()
 	lanesCap := laneBudget(k)

@@ -59,6 +59,11 @@ func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 						return b.Add(b.Mul(b.Var(split[a]), b.Int(plan[a])), b.Int(lane[a]))
 					}
 				}
+				if x.Op == OpReduce && !usesAnyVar(x, order) {
+					// A reduce the body only reads (softmax's max inside
+					// its sum) is unrolled like the same reduce elsewhere.
+					return f(x)
+				}
 				return nil // a reduce nested in the body keeps its loops
 			}, lm)
 			parts[i] = b.Reduce(na, body)
@@ -85,4 +90,14 @@ func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 		nk.Stores[i] = b.Rebuild(s, f, memo)
 	}
 	return &nk
+}
+
+// usesAnyVar says whether e depends on any of the axes.
+func usesAnyVar(e *Expr, axes []*Axis) bool {
+	for _, a := range axes {
+		if usesVar(e, a) {
+			return true
+		}
+	}
+	return false
 }

@@ -211,7 +211,7 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 // compile schedules, optimizes and compiles a graph.
 func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	start := time.Now()
-	sched, err := fuse.Create(outs, fuse.Options{NoFusion: e.Opts.NoFusion})
+	sched, err := fuse.Create(outs, fuseOptions(e.Opts, e.target()))
 	if err != nil {
 		return nil, err
 	}
@@ -545,6 +545,13 @@ func (e *Engine) MatmulPanel() int {
 
 // Beam returns the engine's searcher (nil unless BEAM is on and used).
 func (e *Engine) Beam() *beam.Searcher { return e.beam }
+
+// fuseOptions is the fusion rule for a target: reduces broadcast back over
+// their rows join their consumer on targets that run global axes as loops
+// (the C targets, those that upcast), where they are computed once per row.
+func fuseOptions(o Options, t ir.Target) fuse.Options {
+	return fuse.Options{NoFusion: o.NoFusion, HoistReduces: t.Upcast}
+}
 
 // targetOf asks a device which optional passes suit it (ir.Target{} if it
 // does not say).

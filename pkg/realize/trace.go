@@ -160,7 +160,7 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	if len(outs) == 0 {
 		return nil
 	}
-	sched, err := fuse.Create(outs, fuse.Options{NoFusion: t.Opts.NoFusion})
+	sched, err := fuse.Create(outs, fuseOptions(t.Opts, t.target()))
 	if err != nil {
 		return err
 	}

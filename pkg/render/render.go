@@ -89,6 +89,9 @@ func (r *renderer) kernel() string {
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
 	for i, a := range r.k.Global {
+		// Reduces that do not use the loops still to open, once per
+		// iteration of the ones they do use (ir.Program.Hoisted).
+		r.block(&ir.Block{Nodes: r.prog.Hoisted[i]})
 		if i == 0 {
 			r.line("%s", r.lang.OuterLoop(a))
 		} else {
@@ -137,6 +140,9 @@ func (r *renderer) block(b *ir.Block) {
 	for _, e := range b.Nodes {
 		if e.Op == ir.OpStore || !r.named(e) || (r.vec != nil && r.vec.skip[e]) {
 			continue
+		}
+		if _, done := r.names[e]; done && e.Op != ir.OpReduce {
+			continue // hoisted out of inner global loops, rendered there
 		}
 		if r.vecLoad != nil && e.Op == ir.OpLoad && r.vecLoad(e) {
 			continue
