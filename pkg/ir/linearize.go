@@ -228,6 +228,20 @@ func (p *Program) hoist(k *Kernel, order []*Expr) {
 			need(e)
 		}
 	}
+	// Then what is computed from hoisted values alone (the lanes of an
+	// unrolled reduce combined, softmax's 1/sum), at its own depth.
+	for _, e := range p.Top.Nodes {
+		if _, ok := at[e]; ok || depth[e] >= n || !e.Op.IsALU() {
+			continue
+		}
+		for _, s := range e.Src {
+			if _, ok := at[s]; ok && s.Op != OpConst && s.Op != OpVar && s.Op != OpParam {
+				at[e] = depth[e]
+				need(e)
+				break
+			}
+		}
+	}
 	for _, e := range p.Top.Nodes {
 		if d, ok := at[e]; ok && d < n {
 			p.Hoisted[d] = append(p.Hoisted[d], e)

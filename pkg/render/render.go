@@ -62,6 +62,13 @@ type renderer struct {
 	vecLoad func(e *ir.Expr) bool
 	// vec, when set, is the kernel's SIMD plan (c_vec.go).
 	vec *cVec
+	// hoisted are the nodes evaluated outside inner global loops
+	// (ir.Program.Hoisted): named there, so they are not inlined back.
+	hoisted map[*ir.Expr]bool
+	// twice are the operands of a MAX, which C's ((a>b)?a:b) writes twice:
+	// named, so a tree of maxes (an unrolled max reduce's lanes combined)
+	// is not written out 2^depth times.
+	twice map[*ir.Expr]bool
 }
 
 func (r *renderer) line(format string, args ...any) {
@@ -88,6 +95,20 @@ func (r *renderer) kernel() string {
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
+	r.twice = map[*ir.Expr]bool{}
+	ir.Walk(r.k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpMax {
+			for _, s := range e.Src {
+				r.twice[s] = s.Op.IsALU()
+			}
+		}
+	})
+	r.hoisted = map[*ir.Expr]bool{}
+	for _, nodes := range r.prog.Hoisted {
+		for _, e := range nodes {
+			r.hoisted[e] = true
+		}
+	}
 	for i, a := range r.k.Global {
 		// Reduces that do not use the loops still to open, once per
 		// iteration of the ones they do use (ir.Program.Hoisted).
@@ -133,7 +154,7 @@ func (r *renderer) named(e *ir.Expr) bool {
 	case ir.OpLoad, ir.OpReduce, ir.OpRand:
 		return true
 	}
-	return r.prog.Uses[e] > 1
+	return r.prog.Uses[e] > 1 || r.hoisted[e] || r.twice[e]
 }
 
 func (r *renderer) block(b *ir.Block) {

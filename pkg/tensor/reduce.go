@@ -215,13 +215,16 @@ func (t *Tensor) softmaxParts(op string, axis int) (m, e, s *Tensor) {
 	return m, e, e.Sum(true, norm...)
 }
 
-// Softmax is exp(x-max)/sum(exp(x-max)) along axis (tinygrad default -1).
+// Softmax is exp(x-max)/sum(exp(x-max)) along axis (tinygrad default -1),
+// computed as exp(x-max) * (1/sum), as tinygrad divides: one reciprocal
+// per row instead of a division per element (the division was a third
+// of a fused softmax's time).
 func (t *Tensor) Softmax(axis int) *Tensor {
 	if t.err != nil {
 		return t
 	}
 	_, e, s := t.softmaxParts("softmax", axis)
-	return e.Div(s)
+	return e.Mul(s.Reciprocal())
 }
 
 // LogSoftmax is (x-max) - log(sum(exp(x-max))) along axis.
