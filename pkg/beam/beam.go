@@ -226,15 +226,19 @@ type candidate struct {
 }
 
 // canonical sorts an opts list into one form per resulting kernel: one
-// upcast per axis (amounts multiplied), then the outer axis.
+// upcast per axis (amounts multiplied), then the outer axis, then the
+// blocked reduce axis.
 func canonical(opts []ir.Opt) []ir.Opt {
 	amts := map[ir.OptKind]map[int]int64{ir.OptUpcast: {}, ir.OptUnroll: {}}
 	outer := -1
+	var kblock *ir.Opt
 	for _, o := range opts {
 		if m, ok := amts[o.Kind]; ok {
 			m[o.Axis] = max(m[o.Axis], 1) * o.Amt
 		} else if o.Kind == ir.OptOuter {
 			outer = o.Axis
+		} else if o.Kind == ir.OptKBlock {
+			kblock = &o
 		}
 	}
 	var out []ir.Opt
@@ -250,6 +254,9 @@ func canonical(opts []ir.Opt) []ir.Opt {
 	}
 	if outer >= 0 {
 		out = append(out, ir.Opt{Kind: ir.OptOuter, Axis: outer})
+	}
+	if kblock != nil {
+		out = append(out, *kblock)
 	}
 	return out
 }

@@ -51,11 +51,13 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	graphs := map[string]*tensor.Tensor{
 		"matmul+bias+relu": floats(r, 24, 32).Dot(floats(r, 32, 16)).Add(floats(r, 16)).Relu(),
 		"batched matmul":   floats(r, 2, 8, 32).Dot(floats(r, 2, 32, 12)),
-		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
-		"sum over rows":    floats(r, 32, 24).Sum(false, 0),
-		"max":              floats(r, 16, 48).Max(false, 1),
-		"argmax":           floats(r, 16, 48).Argmax(&axis, false),
-		"softmax":          floats(r, 8, 64).Softmax(-1),
+		// long enough to block its reduce (KBLOCK), with an epilogue
+		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 32)).Relu(),
+		"conv2d pad 1":      floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
+		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
+		"max":               floats(r, 16, 48).Max(false, 1),
+		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
+		"softmax":           floats(r, 8, 64).Softmax(-1),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -132,7 +134,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled := 0, 0
+	tested, unrolled, blocked := 0, 0, 0
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, k)
 		if err != nil {
@@ -183,12 +185,15 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			if strings.Contains(ir.FormatOpts(l), "UNROLL") {
 				unrolled++
 			}
+			if strings.Contains(ir.FormatOpts(l), "KBLOCK") {
+				blocked++
+			}
 		}
 		ref.free()
 		onCPU.free()
 	}
-	if tested < 50 || unrolled < 10 {
-		t.Errorf("only %d opt lists tested (%d with UNROLL)", tested, unrolled)
+	if tested < 50 || unrolled < 10 || blocked < 10 {
+		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK)", tested, unrolled, blocked)
 	}
 }
 

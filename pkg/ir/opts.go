@@ -25,6 +25,9 @@ const (
 	// OptOuter makes a global axis the outermost loop: the one split across
 	// cores, and the one that varies slowest (loop order for locality).
 	OptOuter OptKind = "OUTER"
+	// OptKBlock blocks a reduce axis (Axis indexes ReduceAxes) into an
+	// outer loop over blocks of Amt, accumulating in the output (KBlock).
+	OptKBlock OptKind = "KBLOCK"
 )
 
 // Opt is one decision.
@@ -35,7 +38,7 @@ type Opt struct {
 }
 
 func (o Opt) String() string {
-	if o.Kind == OptUpcast || o.Kind == OptUnroll {
+	if o.Kind == OptUpcast || o.Kind == OptUnroll || o.Kind == OptKBlock {
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
 	}
 	return fmt.Sprintf("%s(%d)", o.Kind, o.Axis)
@@ -65,7 +68,26 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	raxes := k.ReduceAxes()
 	outer := -1
 	lanes := int64(1)
+	var kblock *Axis
+	var kc int64
 	for _, o := range opts {
+		if o.Kind == OptKBlock {
+			if o.Axis < 0 || o.Axis >= len(raxes) {
+				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
+			}
+			a := raxes[o.Axis]
+			if kblock != nil {
+				return nil, fmt.Errorf("%s: a reduce axis is already blocked", o)
+			}
+			if o.Amt < 2 || o.Amt >= a.Size || a.Size%o.Amt != 0 {
+				return nil, fmt.Errorf("%s: blocks of %d do not divide axis size %d", o, o.Amt, a.Size)
+			}
+			if err := kblockable(k, a); err != nil {
+				return nil, fmt.Errorf("%s: %v", o, err)
+			}
+			kblock, kc = a, o.Amt
+			continue
+		}
 		if o.Kind == OptUnroll {
 			if o.Axis < 0 || o.Axis >= len(raxes) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
@@ -100,6 +122,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			return nil, fmt.Errorf("unknown opt kind %q", o.Kind)
 		}
 	}
+	if kblock != nil && unroll[kblock] > 0 {
+		return nil, fmt.Errorf("%s: reduce axis %d both unrolled and blocked", FormatOpts(opts), kblock.ID)
+	}
 	if lanes > MaxLanes {
 		lanes = laneCount(k, plan, unroll) // the product overcounts reduces that do not use every axis
 	}
@@ -117,6 +142,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		nk.Global = append([]*Axis{k.Global[outer]}, k.Global[:outer]...)
 		nk.Global = append(nk.Global, k.Global[outer+1:]...)
 		k = &nk
+	}
+	if kblock != nil {
+		k = KBlock(k, kblock, kc)
 	}
 	if len(opts) > 0 {
 		nk := *k
@@ -163,7 +191,8 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}
 	lanes := int64(1)
-	hasOuter := false
+	hasOuter, hasKBlock := false, false
+	blocked := map[int]bool{}
 	for _, o := range opts {
 		switch o.Kind {
 		case OptUpcast:
@@ -174,6 +203,9 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 			lanes *= o.Amt
 		case OptOuter:
 			hasOuter = true
+		case OptKBlock:
+			hasKBlock = true
+			blocked[o.Axis] = true
 		}
 	}
 	var out []Opt
@@ -186,10 +218,25 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 		}
 	}
 	for i, a := range k.ReduceAxes() {
+		if blocked[i] {
+			continue
+		}
 		for _, amt := range []int64{2, 4, 8, 16} {
 			u := max(unroll[i], 1) * amt
 			if a.Size%u == 0 && a.Size > u && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUnroll, Axis: i, Amt: amt})
+			}
+		}
+	}
+	if !hasKBlock {
+		for i, a := range k.ReduceAxes() {
+			if unroll[i] > 0 || kblockable(k, a) != nil {
+				continue
+			}
+			for _, kc := range []int64{64, 128, 256, 512} {
+				if kc < a.Size && a.Size%kc == 0 {
+					out = append(out, Opt{Kind: OptKBlock, Axis: i, Amt: kc})
+				}
 			}
 		}
 	}

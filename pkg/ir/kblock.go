@@ -1,0 +1,156 @@
+package ir
+
+import (
+	"errors"
+	"fmt"
+)
+
+// KBLOCK is cache blocking of a long sum, GotoBLAS's kc: the reduce over
+// r becomes an outer loop over blocks of kc (a global loop placed right
+// inside the outermost one, which is split across cores, so it runs in
+// order within each core's share) around a reduce over one block. The
+// partial sums accumulate in the output: block 0 stores its sum, later
+// blocks add theirs to what is stored, the last one applies the epilogue
+// (bias, relu). A matmul blocked so, with its column panels outermost
+// (OUTER), keeps one panel's kc x lanes slice of the right operand in L1
+// while every row block of the left one streams past it:
+//
+//	for panel: for kb: for rows: acc = sum over kc; out = (kb ? out : 0) + acc
+//
+// instead of streaming the whole panel (K x lanes) from L2 for every row
+// block. The order of a float sum does not change: block after block, in
+// order, as the plain loop adds.
+
+// kblockable says whether reduce axis r of k can be blocked: every reduce
+// is a float SUM over r (the members of one register block), nothing
+// reduces inside them, and every store writes, in the reduce's own dtype,
+// a value with exactly one of them in it (partial sums are stored exactly
+// between blocks).
+func kblockable(k *Kernel, r *Axis) error {
+	if len(k.Global) == 0 {
+		return errors.New("no global loop")
+	}
+	var err error
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op != OpReduce || err != nil {
+			return
+		}
+		arg := e.Arg.(*ReduceArg)
+		has := false
+		for _, a := range arg.Axes {
+			has = has || a == r
+		}
+		switch {
+		case arg.Op != OpSum || !e.DType.IsFloat():
+			err = fmt.Errorf("a %s %s reduce", e.DType, arg.Op)
+		case !has:
+			err = errors.New("a reduce over other axes")
+		case nestedReduce(e.Src[0]):
+			err = errors.New("a reduce inside a reduce")
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range k.Stores {
+		red := storeReduces(s.Src[1])
+		switch {
+		case len(red) != 1:
+			return fmt.Errorf("a store of %d reduces", len(red))
+		case k.Bufs[s.Arg.(int)].DType != red[0].DType:
+			return fmt.Errorf("partial sums of %s stored as %s", red[0].DType, k.Bufs[s.Arg.(int)].DType)
+		case nestedReduce(s.Src[0]):
+			return errors.New("a reduce in a store's index")
+		}
+	}
+	return nil
+}
+
+func nestedReduce(e *Expr) bool {
+	found := false
+	Walk([]*Expr{e}, func(x *Expr) { found = found || x.Op == OpReduce })
+	return found
+}
+
+// storeReduces lists the distinct reduces a stored value reads.
+func storeReduces(v *Expr) []*Expr {
+	var out []*Expr
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		if e.Op == OpReduce {
+			out = append(out, e)
+			return
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	rec(v)
+	return out
+}
+
+// KBlock blocks reduce axis r of k into a global loop over r.Size/kc
+// blocks at position 1 and a reduce over kc (see kblockable, which must
+// hold, and kc must divide r.Size).
+func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
+	nk := *k
+	nk.B = NewBuilder()
+	b := nk.B
+	id := 0
+	for _, a := range k.Global {
+		id = max(id, a.ID+1)
+	}
+	kb := &Axis{ID: id, Size: r.Size / kc, Kind: AxisGlobal}
+	kk := &Axis{ID: r.ID, Size: kc, Kind: AxisReduce}
+	args := map[*ReduceArg]*ReduceArg{} // members of a group keep sharing their axes
+	memo := map[*Expr]*Expr{}
+	var split func(e *Expr) *Expr
+	split = func(e *Expr) *Expr {
+		switch {
+		case e.Op == OpVar && e.Arg.(*Axis) == r:
+			return b.Add(b.Mul(b.Var(kb), b.Int(kc)), b.Var(kk))
+		case e.Op == OpReduce:
+			arg := e.Arg.(*ReduceArg)
+			na, ok := args[arg]
+			if !ok {
+				na = &ReduceArg{Op: arg.Op}
+				for _, a := range arg.Axes {
+					if a == r {
+						a = kk
+					}
+					na.Axes = append(na.Axes, a)
+				}
+				args[arg] = na
+			}
+			return b.Reduce(na, b.Rebuild(e.Src[0], split, memo))
+		}
+		return nil
+	}
+	first := b.Alu(OpCmpEq, b.Var(kb), b.Int(0))
+	last := b.Alu(OpCmpEq, b.Var(kb), b.Int(kb.Size-1))
+	nk.Stores = make([]*Expr, len(k.Stores))
+	for i, s := range k.Stores {
+		buf, red := s.Arg.(int), storeReduces(s.Src[1])[0]
+		idx := b.Rebuild(s.Src[0], split, memo)
+		prev := b.Load(buf, red.DType, idx, nil)
+		acc := b.Add(b.Where(first, b.Const(red.DType, 0), prev), b.Rebuild(red, split, memo))
+		val := acc
+		if s.Src[1] != red { // the epilogue, once the sum is complete
+			epi := b.Rebuild(s.Src[1], func(e *Expr) *Expr {
+				if e == red {
+					return acc
+				}
+				return split(e)
+			}, map[*Expr]*Expr{})
+			val = b.Where(last, epi, acc)
+		}
+		nk.Stores[i] = b.Store(buf, idx, val)
+	}
+	nk.Global = append([]*Axis{k.Global[0], kb}, k.Global[1:]...)
+	return &nk
+}
