@@ -109,6 +109,10 @@ func (d *cpuDevice) Name() string { return "CPU" }
 func (d *cpuDevice) Target() ir.Target {
 	t := ir.CPUTarget
 	t.VecWidth = d.width
+	t.L1, t.L2 = Host().L1d, Host().L2
+	if HostHasAVX512() { // 32 vector registers at any width (EVEX encodings)
+		t.VecRegs = 32
+	}
 	return t
 }
 

@@ -95,12 +95,15 @@ func add(t *testing.T, out map[string]*ir.Kernel, name string, x *tensor.Tensor,
 }
 
 // optLists are every single action and every action that extends one,
-// and the heuristic's lists at both vector widths.
+// and the heuristic's lists at both vector widths, for 16 and 32 vector
+// registers, and with a small L2 (cache blocking: OUTER, KBLOCK).
 func optLists(k *ir.Kernel) [][]ir.Opt {
 	var lists [][]ir.Opt
 	seen := map[string]bool{}
-	for _, w := range []int{8, 16} {
-		if h := (ir.Target{Upcast: true, VecWidth: w}).HeuristicOpts(k); len(h) > 0 && !seen[ir.FormatOpts(h)] {
+	for _, t := range []ir.Target{{VecWidth: 8}, {VecWidth: 16}, {VecWidth: 8, VecRegs: 32, L1: 4 << 10, L2: 16 << 10},
+		{VecWidth: 16, VecRegs: 32, L1: 4 << 10, L2: 16 << 10}} {
+		t.Upcast = true
+		if h := t.HeuristicOpts(k); len(h) > 0 && !seen[ir.FormatOpts(h)] {
 			seen[ir.FormatOpts(h)] = true
 			lists = append(lists, h)
 		}

@@ -237,9 +237,29 @@ type Target struct {
 	// register blocks in vectors of this width, and the C renderer of the
 	// same device writes vectors of it (render.CWithWidth).
 	VecWidth int
+	// VecRegs is the number of vector registers (0: 16, as AVX2 has; 32
+	// with AVX-512, at any vector width). It sets the accumulator budget
+	// of a register block (Accs).
+	VecRegs int
+	// L1 and L2 are the data cache sizes of one core in bytes (0:
+	// unknown, no cache blocking): the heuristic blocks long reduces to
+	// keep a register block's slice of an operand in L1 (KBLOCK).
+	L1, L2 int64
 	// Choose, if set, picks the opts of each kernel instead of the
 	// heuristic (BEAM search); it sees the kernel the opts apply to.
 	Choose func(*Kernel) []Opt
+}
+
+// Accs is the number of vector accumulators a register block may use: 12
+// of 16 registers (a 6x2-vector matmul block; 8x2 spills), 16 of 32 (an
+// 8x2-vector block). Measured on a Zen 4 with both register files, matmul
+// 1536: 6x2 1.04x OpenBLAS and 8x2 0.58x with 16 registers; 8x2 1.03x and
+// 4x2 0.69x with 32.
+func (t Target) Accs() int64 {
+	if t.VecRegs >= 32 {
+		return 16
+	}
+	return 12
 }
 
 // CPUTarget is what emitting for the CPU uses, and the CPU device on a

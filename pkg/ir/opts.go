@@ -56,8 +56,8 @@ func FormatOpts(opts []Opt) string {
 // MaxLanes bounds the lanes of one register block: the accumulators must
 // live in registers (16 AVX2 registers of 8 floats, 32 AVX-512 ones of 16;
 // more spills, and the C compiler's time grows steeply with the lanes).
-// BEAM's actions stay within 8 vectors of the target's width.
-const MaxLanes = 128
+// BEAM's actions stay within the target's accumulator budget (Target.Accs).
+const MaxLanes = 256
 
 // ApplyOpts applies a list of decisions; an invalid list (axis out of
 // range, an amount that does not divide its axis, too many lanes) is an
@@ -187,7 +187,7 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	if !searchable(k) {
 		return nil
 	}
-	searchLanes := 8 * t.Width()
+	searchLanes := t.Accs() * t.Width()
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}
 	lanes := int64(1)
@@ -210,7 +210,7 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	}
 	var out []Opt
 	for i, a := range k.Global {
-		for _, amt := range []int64{2, 3, 4, 5, 8, 16} {
+		for _, amt := range []int64{2, 3, 4, 5, 6, 8, 16} {
 			u := max(upcast[i], 1) * amt
 			if a.Size%u == 0 && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
@@ -308,10 +308,10 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		// the contiguous axis takes one vector, 4 when it takes two (BEAM's
 		// choice for the ResNet conv: 8 channels x 8 columns beat 4 x 8 by 1.5x).
 		var cands []int64
-		for _, c := range []int64{8, 4, 2} {
+		for _, c := range []int64{8, 6, 4, 2} {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
-			if c*innerAmt <= min(8*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
+			if c*innerAmt <= min(t.Accs()*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
 				cands = append(cands, c)
 			}
 		}
@@ -320,6 +320,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}
+	opts = append(opts, t.blockOpts(k, inner, innerAmt, outerAmt, unrollR >= 0)...)
 	if unrollR >= 0 {
 		var sizes []int64
 		for _, u := range blockSizes(w) {
