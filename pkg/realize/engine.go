@@ -98,22 +98,24 @@ func New(dev backend.Device, opts Options) *Engine {
 	return &Engine{Dev: dev, Opts: opts, cache: map[string]*compiled{}}
 }
 
-// UseDevice opens a device by name and installs an engine for it.
-func UseDevice(name string) error {
-	_, err := Install(name, Options{})
-	return err
-}
-
-// Install opens a device and installs a new engine for it as the tensor
-// package's engine.
-func Install(name string, opts Options) (*Engine, error) {
+// Open opens a device by name and makes an engine for it. A run makes its
+// tensors in a context on the engine: tensor.NewContext(e), or NewContext.
+func Open(name string, opts Options) (*Engine, error) {
 	dev, err := backend.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	e := New(dev, opts)
-	tensor.SetEngine(e)
-	return e, nil
+	return New(dev, opts), nil
+}
+
+// NewContext opens a device and returns a new tensor context realizing on
+// a new engine for it.
+func NewContext(name string, opts Options) (*tensor.Context, *Engine, error) {
+	e, err := Open(name, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tensor.NewContext(e), e, nil
 }
 
 // graph is the canonical form of the graph being realized.

@@ -28,7 +28,7 @@ func (in *interp) predeclared() starlark.StringDict {
 		"bool":     builtin("bool", boolFn),
 		"format":   builtin("format", formatFn),
 		"Ellipsis": ellipsis{},
-		"config":   configDict(),                // tgc train settings (train.go)
+		"config":   in.configDict(),             // tgc train settings (train.go)
 		"trange":   builtin("trange", trangeFn), // progress loop (train.go)
 		"report":   builtin("report", reportFn), // metrics (train.go)
 

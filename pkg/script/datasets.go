@@ -34,13 +34,10 @@ var mnistCache = struct {
 	m map[string]*mnist.Dataset
 }{m: map[string]*mnist.Dataset{}}
 
-// MNISTDir resolves the MNIST data folder: dir when given, else the
-// session's "data" setting (tgc train --data), else $TGC_MNIST_DIR, else the
-// GoMNIST module in the Go module cache.
+// MNISTDir resolves the MNIST data folder: dir when given, else
+// $TGC_MNIST_DIR, else the GoMNIST module in the Go module cache. (In a
+// script, the session's "data" setting, tgc train --data, comes first.)
 func MNISTDir(dir string) (string, error) {
-	if dir == "" {
-		dir = sessionData()
-	}
 	if dir == "" {
 		dir = os.Getenv(MNISTDirEnv)
 	}
@@ -86,6 +83,9 @@ func mnistFn(c *call) (starlark.Value, error) {
 		}
 		dir = s
 	}
+	if dir == "" {
+		dir = c.in.sessionData()
+	}
 	dir, err := MNISTDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("mnist: %v", err)
@@ -96,10 +96,10 @@ func mnistFn(c *call) (starlark.Value, error) {
 	}
 	// Copies: the tensors are the script's to modify.
 	images := func(im mnist.Images) (*tensor.Tensor, error) {
-		return tensor.FromBytes(ir.Uint8, []int{im.N, 1, im.Rows, im.Cols}, append([]byte{}, im.Pixels...))
+		return c.in.ctx.FromBytes(ir.Uint8, []int{im.N, 1, im.Rows, im.Cols}, append([]byte{}, im.Pixels...))
 	}
 	labels := func(l []byte) (*tensor.Tensor, error) {
-		return tensor.FromBytes(ir.Uint8, []int{len(l)}, append([]byte{}, l...))
+		return c.in.ctx.FromBytes(ir.Uint8, []int{len(l)}, append([]byte{}, l...))
 	}
 	out := make(starlark.Tuple, 4)
 	for i, mk := range []func() (*tensor.Tensor, error){
@@ -136,13 +136,13 @@ func tensorIndex(x *tensor.Tensor, k starlark.Value) (v starlark.Value, ok bool,
 		return nil, true, fmt.Errorf("index: cannot index a 0-d tensor with a tensor")
 	case x.RequiresGrad:
 		return nil, true, fmt.Errorf("index: indexing with a tensor gathers rows on the host and has no gradient, but this tensor requires grad: use t.gather(dim, index) or one_hot")
-	case tensor.CurrentEngine() == nil:
+	case x.Context().Engine() == nil:
 		return nil, true, fmt.Errorf("index: no device: indexing with a tensor computes the index (no engine is installed)")
 	}
 	if err := tensor.RealizeAll(x, idx); err != nil {
 		return nil, true, err
 	}
-	data, err := tensor.CurrentEngine().Read(x.Node())
+	data, err := x.Bytes()
 	if err != nil {
 		return nil, true, err
 	}
@@ -170,7 +170,7 @@ func tensorIndex(x *tensor.Tensor, k starlark.Value) (v starlark.Value, ok bool,
 		}
 		copy(out[i*rowBytes:(i+1)*rowBytes], data[r*rowBytes:(r+1)*rowBytes])
 	}
-	t, err := tensor.FromBytes(x.DType(), append(idx.Shape(), shape[1:]...), out)
+	t, err := x.Context().FromBytes(x.DType(), append(idx.Shape(), shape[1:]...), out)
 	if err != nil {
 		return nil, true, err
 	}

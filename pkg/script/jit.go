@@ -24,7 +24,7 @@ func tinyJitFn(c *call) (starlark.Value, error) {
 		return nil, fmt.Errorf("TinyJit: fn must be a function, got %s", fn.Type())
 	}
 	j := &jitValue{fn: f, id: tensorIDs.Add(1)}
-	j.jit = realize.NewJit(f.Name(), j.run)
+	j.jit = realize.NewJit(c.in.ctx, f.Name(), j.run)
 	return j, nil
 }
 

@@ -327,7 +327,7 @@ func bitwiseNot(t *tensor.Tensor) *tensor.Tensor {
 	case t.DType().IsFloat():
 		return tensor.Errorf("bitwise_not", "needs a bool or integer tensor, got %s", t.DType())
 	}
-	return t.Xor(tensor.Const(-1, t.DType()))
+	return t.Xor(t.Const(-1, t.DType()))
 }
 
 // shift is t << n (t * 2**n) or t >> n (t // 2**n) for a Python int n.
@@ -402,11 +402,11 @@ func pairOperands(c *call, x, y starlark.Value) (*tensor.Tensor, *tensor.Tensor,
 		xt, err := tensorOrScalar(c, yv.t, x, "x")
 		return xt, yv.t, err
 	}
-	xt, err := pyConst(x)
+	xt, err := pyConst(c.in.ctx, x)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter x: %v", c.name, err)
 	}
-	yt, err := pyConst(y)
+	yt, err := pyConst(c.in.ctx, y)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter y: %v", c.name, err)
 	}
@@ -773,7 +773,7 @@ func likeMethod(v float64) methodFunc {
 		if !dt.set {
 			dt.dt = t.DType()
 		}
-		return wrap(tensor.Full(t.Shape(), v, dt.dt))
+		return wrap(t.Context().Full(t.Shape(), v, dt.dt))
 	}
 }
 
@@ -790,7 +790,7 @@ func fullLikeMethod(c *call, t *tensor.Tensor) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = t.DType()
 	}
-	return wrap(tensor.Full(t.Shape(), v, dt.dt))
+	return wrap(t.Context().Full(t.Shape(), v, dt.dt))
 }
 
 // dropoutMethod is dropout(p=0.5): identity unless Tensor.training.
@@ -799,7 +799,7 @@ func dropoutMethod(c *call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.unpack("p?", &p); err != nil {
 		return nil, err
 	}
-	if !tensor.Training {
+	if !t.Context().Training() {
 		return c.self, nil
 	}
 	return wrap(t.Dropout(float64(p)))
@@ -810,7 +810,7 @@ func realizeMethod(c *call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.noArgs(); err != nil {
 		return nil, err
 	}
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, fmt.Errorf("realize: no device: the tensor cannot be computed (no engine is installed)")
 	}
 	if r := t.Realize(); r.Err() != nil {

@@ -212,7 +212,7 @@ func attentionMethod(c *call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("%s: key and value must be tensors", c.name)
 	}
 	r := t.ScaledDotProductAttention(k.t, v.t, mask.t, causal)
-	if dropout > 0 && tensor.Training {
+	if dropout > 0 && t.Context().Training() {
 		r = r.Dropout(float64(dropout))
 	}
 	return wrap(r)

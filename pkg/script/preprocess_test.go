@@ -118,17 +118,17 @@ func TestSequenceSlices(t *testing.T) {
 s = "hello"
 print(l[1:3], l[::-1], l[-2:], l[:-3:-1], l[10:], s[1:4], s[::2], (1, 2, 3)[1:], l[3:1])
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, nil, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "[1, 2] [4, 3, 2, 1, 0] [3, 4] [4, 3] [] ell hlo (2, 3) []\n"; out != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
-	if _, _, err := run(t, "l = [1, 2]\nprint(l[::0])\n", 0); err == nil || !strings.Contains(err.Error(), "slice step cannot be zero") {
+	if _, _, err := run(t, nil, "l = [1, 2]\nprint(l[::0])\n", 0); err == nil || !strings.Contains(err.Error(), "slice step cannot be zero") {
 		t.Errorf("zero step: %v", err)
 	}
-	if _, _, err := run(t, "print(len[1:2])\n", 0); err == nil || !strings.Contains(err.Error(), "invalid slice operand builtin_function_or_method") {
+	if _, _, err := run(t, nil, "print(len[1:2])\n", 0); err == nil || !strings.Contains(err.Error(), "invalid slice operand builtin_function_or_method") {
 		t.Errorf("bad operand: %v", err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
@@ -38,6 +37,11 @@ type Options struct {
 	Stderr   io.Writer // warnings; nil: os.Stderr
 	MaxSteps uint64    // Starlark step limit; 0: DefaultMaxSteps
 	Argv     []string  // script arguments, visible as the list argv
+	// Context holds the run's tensors: their engine, the random stream,
+	// the training flag (set to False when the run starts). nil: a new
+	// context without an engine (values cannot be computed). Runs in
+	// parallel need contexts of their own.
+	Context *tensor.Context
 }
 
 // Error is a script error: where it happened, what, and the call stack.
@@ -77,12 +81,10 @@ var fileOptions = &syntax.FileOptions{
 	GlobalReassign:  true,
 }
 
-// runMu serializes runs: the tensor package's position hook, engine and
-// random state are process-wide.
-var runMu sync.Mutex
-
 // interp is the state of one run, reachable from builtins via the thread.
 type interp struct {
+	ctx      *tensor.Context // the run's tensors (engine, random stream, training flag)
+	sess     *TrainSession   // the tgc train session, nil outside one
 	thread   *starlark.Thread
 	file     string
 	pm       *posMap
@@ -103,7 +105,10 @@ func interpOf(thread *starlark.Thread) *interp {
 }
 
 // Run loads and executes a script.
-func Run(opts Options) (err error) {
+func Run(opts Options) error { return runSession(opts, nil) }
+
+// runSession loads and executes a script in a training session (nil: none).
+func runSession(opts Options, sess *TrainSession) (err error) {
 	src := opts.Src
 	if src == nil {
 		b, rerr := os.ReadFile(opts.File)
@@ -116,10 +121,8 @@ func Run(opts Options) (err error) {
 	if file == "" {
 		file = "<script>"
 	}
-	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
-
-	runMu.Lock()
-	defer runMu.Unlock()
+	in := newInterp(opts.Context, file, opts.Stdout, opts.Stderr, opts.MaxSteps)
+	in.sess = sess
 	restore := in.install()
 	defer restore()
 	defer func() {
@@ -151,12 +154,17 @@ func Run(opts Options) (err error) {
 	return nil
 }
 
-// Eval evaluates one expression with the predeclared names plus env (the
-// reference test suite's entry point). Its file name in errors is <expr>.
-func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
-	in := newInterp("<expr>", io.Discard, io.Discard, 0)
-	runMu.Lock()
-	defer runMu.Unlock()
+// Eval evaluates one expression with the predeclared names plus env, in
+// the context of env's tensors (the reference test suite's entry point;
+// nil ctx: a new one without an engine when env is empty). Its file name
+// in errors is <expr>.
+func Eval(ctx *tensor.Context, expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
+	for _, t := range env {
+		if ctx == nil {
+			ctx = t.Context()
+		}
+	}
+	in := newInterp(ctx, "<expr>", io.Discard, io.Discard, 0)
 	restore := in.install()
 	defer restore()
 	defer func() {
@@ -190,7 +198,10 @@ func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err err
 	return t.t, nil
 }
 
-func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+func newInterp(ctx *tensor.Context, file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+	if ctx == nil {
+		ctx = tensor.NewContext(nil)
+	}
 	if stdout == nil {
 		stdout = os.Stdout
 	}
@@ -200,7 +211,7 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{}}
+	in := &interp{ctx: ctx, file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{}}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -216,16 +227,12 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	return in
 }
 
-// install points the tensor package's position hook at this run and
-// returns the function that undoes it.
+// install points the context's position hook at this run and returns the
+// function that undoes it. Tensor.training starts False in every run.
 func (in *interp) install() func() {
-	tensor.SetPosFunc(in.scriptPos)
-	training := tensor.Training
-	tensor.Training = false // Tensor.training starts False in every run
-	return func() {
-		tensor.SetPosFunc(nil)
-		tensor.Training = training
-	}
+	in.ctx.SetPosFunc(in.scriptPos)
+	in.ctx.SetTraining(false)
+	return func() { in.ctx.SetPosFunc(nil) }
 }
 
 // scriptPos is the position of the innermost script frame: the call that is
@@ -332,15 +339,15 @@ func (in *interp) warnTraceRead() {
 	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
 }
 
-// tracing reports whether the installed engine only records a plan.
-func tracing() bool {
-	e, ok := tensor.CurrentEngine().(interface{ Tracing() bool })
+// tracing reports whether the context's engine only records a plan.
+func tracing(ctx *tensor.Context) bool {
+	e, ok := ctx.Engine().(interface{ Tracing() bool })
 	return ok && e.Tracing()
 }
 
-// deviceName is the device of the installed engine.
-func deviceName() string {
-	switch e := tensor.CurrentEngine().(type) {
+// deviceName is the device of the context's engine.
+func deviceName(ctx *tensor.Context) string {
+	switch e := ctx.Engine().(type) {
 	case *realize.Engine:
 		return e.Dev.Name()
 	case *realize.Tracer:

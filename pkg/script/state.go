@@ -32,7 +32,7 @@ func safeLoad(c *call) (starlark.Value, error) {
 	}
 	d := starlark.NewDict(len(sts))
 	for _, st := range sts {
-		t, err := fromSafetensors(st)
+		t, err := fromSafetensors(c.in.ctx, st)
 		if err != nil {
 			return nil, fmt.Errorf("safe_load: %s: tensor %q: %v", path, st.Name, err)
 		}
@@ -47,9 +47,9 @@ func safeLoad(c *call) (starlark.Value, error) {
 }
 
 // fromSafetensors converts one stored tensor.
-func fromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
+func fromSafetensors(ctx *tensor.Context, st safetensors.Tensor) (*tensor.Tensor, error) {
 	if dt, ok := ir.DTypeFromSafetensors(st.DType); ok {
-		return tensor.FromBytes(dt, st.Shape, st.Data)
+		return ctx.FromBytes(dt, st.Shape, st.Data)
 	}
 	var conv func(i int) float64
 	var dt ir.DType
@@ -84,7 +84,7 @@ func fromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s value %v at index %d does not fit in int32", st.DType, vals[i], i)
 		}
 	}
-	return tensor.FromFloats(dt, st.Shape, vals)
+	return ctx.FromFloats(dt, st.Shape, vals)
 }
 
 // safeSave is nn.state.safe_save(tensors, path, metadata=None).
@@ -121,11 +121,10 @@ func safeSave(c *call) (starlark.Value, error) {
 			metadata[k] = v
 		}
 	}
-	engine := tensor.CurrentEngine()
-	if engine == nil {
+	if c.in.ctx.Engine() == nil {
 		return nil, errors.New("safe_save: no device: the tensors cannot be computed (no engine is installed)")
 	}
-	if tracing() && len(ts) > 0 {
+	if tracing(c.in.ctx) && len(ts) > 0 {
 		c.in.warnTraceRead()
 	}
 	if err := tensor.RealizeAll(ts...); err != nil {
@@ -133,7 +132,7 @@ func safeSave(c *call) (starlark.Value, error) {
 	}
 	out := make([]safetensors.Tensor, len(ts))
 	for i, t := range ts {
-		data, err := engine.Read(t.Node())
+		data, err := t.Bytes()
 		if err != nil {
 			return nil, fmt.Errorf("safe_save: reading %q: %v", names[i], err)
 		}

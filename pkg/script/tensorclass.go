@@ -48,7 +48,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 			t = t.Cast(dt.dt)
 		}
 	} else {
-		if t, err = fromPython(data, dt); err != nil {
+		if t, err = fromPython(c.in.ctx, data, dt); err != nil {
 			return nil, err
 		}
 	}
@@ -64,7 +64,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 
 func (tc *tensorClass) Attr(name string) (starlark.Value, error) {
 	if name == "training" {
-		return starlark.Bool(tensor.Training), nil
+		return starlark.Bool(tc.in.ctx.Training()), nil
 	}
 	if f, ok := statics[name]; ok {
 		return builtin(name, f), nil
@@ -102,7 +102,7 @@ func (tc *tensorClass) SetField(name string, v starlark.Value) error {
 	if !ok {
 		return fmt.Errorf("Tensor.training must be a bool, got %s", v.Type())
 	}
-	tensor.Training = bool(b)
+	tc.in.ctx.SetTraining(bool(b))
 	return nil
 }
 
@@ -126,15 +126,15 @@ var statics map[string]builtinFunc
 
 func init() {
 	statics = map[string]builtinFunc{
-		"rand":            randLike(func(shape []int) *tensor.Tensor { return tensor.Rand(shape...) }),
-		"randn":           randLike(func(shape []int) *tensor.Tensor { return tensor.Randn(shape...) }),
+		"rand":            randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.Rand(shape...) }),
+		"randn":           randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.Randn(shape...) }),
 		"uniform":         uniformFn,
 		"normal":          normalFn,
 		"randint":         randintFn,
-		"scaled_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.ScaledUniform(shape...) }),
-		"glorot_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.GlorotUniform(shape...) }),
-		"kaiming_uniform": kaimingFn(tensor.KaimingUniform),
-		"kaiming_normal":  kaimingFn(tensor.KaimingNormal),
+		"scaled_uniform":  randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.ScaledUniform(shape...) }),
+		"glorot_uniform":  randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.GlorotUniform(shape...) }),
+		"kaiming_uniform": kaimingFn((*tensor.Context).KaimingUniform),
+		"kaiming_normal":  kaimingFn((*tensor.Context).KaimingNormal),
 		"zeros":           fillFn(0),
 		"ones":            fillFn(1),
 		"empty":           fillFn(0),
@@ -165,14 +165,14 @@ func shapeAndDType(c *call, def ir.DType, extra ...any) ([]int, ir.DType, error)
 }
 
 // randLike binds a float32 random constructor; dtype= casts the result.
-func randLike(f func(shape []int) *tensor.Tensor) builtinFunc {
+func randLike(f func(ctx *tensor.Context, shape []int) *tensor.Tensor) builtinFunc {
 	return func(c *call) (starlark.Value, error) {
 		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "requires_grad?", &requiresGrad)
 		if err != nil {
 			return nil, err
 		}
-		t := f(shape).Cast(dt)
+		t := f(c.in.ctx, shape).Cast(dt)
 		requiresGrad.apply(t)
 		return wrap(t)
 	}
@@ -185,7 +185,7 @@ func uniformFn(c *call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := tensor.Uniform(float64(low), float64(high), shape...).Cast(dt)
+	t := c.in.ctx.Uniform(float64(low), float64(high), shape...).Cast(dt)
 	requiresGrad.apply(t)
 	return wrap(t)
 }
@@ -197,7 +197,7 @@ func normalFn(c *call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := tensor.Normal(float64(mean), float64(std), shape...).Cast(dt)
+	t := c.in.ctx.Normal(float64(mean), float64(std), shape...).Cast(dt)
 	requiresGrad.apply(t)
 	return wrap(t)
 }
@@ -212,10 +212,10 @@ func randintFn(c *call) (starlark.Value, error) {
 	if high <= low {
 		return nil, fmt.Errorf("randint: high (%d) must be greater than low (%d)", high, low)
 	}
-	return wrap(tensor.Randint(int(low), int(high), shape...).Cast(dt))
+	return wrap(c.in.ctx.Randint(int(low), int(high), shape...).Cast(dt))
 }
 
-func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) builtinFunc {
+func kaimingFn(f func(ctx *tensor.Context, a float64, shape ...int) *tensor.Tensor) builtinFunc {
 	return func(c *call) (starlark.Value, error) {
 		a := floatArg(0.01)
 		var requiresGrad optBool
@@ -223,7 +223,7 @@ func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) builtinFunc {
 		if err != nil {
 			return nil, err
 		}
-		t := f(float64(a), shape...).Cast(dt)
+		t := f(c.in.ctx, float64(a), shape...).Cast(dt)
 		requiresGrad.apply(t)
 		return wrap(t)
 	}
@@ -236,7 +236,7 @@ func fillFn(v float64) builtinFunc {
 		if err != nil {
 			return nil, err
 		}
-		t := tensor.Full(shape, v, dt)
+		t := c.in.ctx.Full(shape, v, dt)
 		requiresGrad.apply(t)
 		return wrap(t)
 	}
@@ -261,7 +261,7 @@ func fullFn(c *call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = pyDType(fill)
 	}
-	return wrap(tensor.Full(shape, v, dt.dt))
+	return wrap(c.in.ctx.Full(shape, v, dt.dt))
 }
 
 // pyDType is the default dtype of a Python number.
@@ -304,7 +304,7 @@ func arangeFn(c *call) (starlark.Value, error) {
 			dt.dt = ir.Int32
 		}
 	}
-	return wrap(tensor.Arange(vals[0], vals[1], vals[2], dt.dt))
+	return wrap(c.in.ctx.Arange(vals[0], vals[1], vals[2], dt.dt))
 }
 
 func linspaceFn(c *call) (starlark.Value, error) {
@@ -317,7 +317,7 @@ func linspaceFn(c *call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = ir.Float32
 	}
-	return wrap(tensor.Linspace(float64(start), float64(stop), int(steps), dt.dt))
+	return wrap(c.in.ctx.Linspace(float64(start), float64(stop), int(steps), dt.dt))
 }
 
 // eyeFn is Tensor.eye(n, m=None, dtype=float32).
@@ -339,7 +339,7 @@ func eyeFn(c *call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = ir.Float32
 	}
-	return wrap(tensor.Eye(int(n), cols, dt.dt))
+	return wrap(c.in.ctx.Eye(int(n), cols, dt.dt))
 }
 
 // stackFn is Tensor.stack(*tensors, dim=0); a single list argument works
@@ -377,7 +377,7 @@ func manualSeedFn(c *call) (starlark.Value, error) {
 		}
 		s = uint64(i)
 	}
-	tensor.ManualSeed(s)
+	c.in.ctx.ManualSeed(s)
 	return starlark.None, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -86,7 +85,7 @@ func assignMethod(c *call, t *tensor.Tensor) (starlark.Value, error) {
 		if err != nil {
 			return nil, fmt.Errorf("assign: got %s, want Tensor or number", x.Type())
 		}
-		v = tensor.Full(t.Shape(), f, t.DType())
+		v = t.Context().Full(t.Shape(), f, t.DType())
 	}
 	if r := t.Assign(v); r.Err() != nil {
 		return nil, r.Err()
@@ -224,7 +223,7 @@ func linearFn(c *call) (starlark.Value, error) {
 	if in <= 0 || out <= 0 {
 		return nil, fmt.Errorf("Linear: in_features and out_features must be positive, got %d and %d", in, out)
 	}
-	l := nn.NewLinear(int(in), int(out), bias)
+	l := nn.NewLinear(c.in.ctx, int(in), int(out), bias)
 	return newLayer("Linear", l.Forward, layerField{"weight", &l.Weight}, layerField{"bias", &l.Bias}), nil
 }
 
@@ -238,7 +237,7 @@ func conv2dFn(c *call) (starlark.Value, error) {
 		"padding?", &padding, "dilation?", &dilation, "groups?", &groups, "bias?", &bias); err != nil {
 		return nil, err
 	}
-	l, err := nn.NewConv2d(int(in), int(out), kernel.v, tensor.ConvOpts{Groups: int(groups), Stride: stride.v, Padding: padding.v, Dilation: dilation.v}, bias)
+	l, err := nn.NewConv2d(c.in.ctx, int(in), int(out), kernel.v, tensor.ConvOpts{Groups: int(groups), Stride: stride.v, Padding: padding.v, Dilation: dilation.v}, bias)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +254,7 @@ func batchNormFn(c *call) (starlark.Value, error) {
 	if sz <= 0 {
 		return nil, fmt.Errorf("%s: sz must be positive, got %d", c.name, sz)
 	}
-	b := nn.NewBatchNormWith(int(sz), float64(eps), float64(momentum), affine, track)
+	b := nn.NewBatchNormWith(c.in.ctx, int(sz), float64(eps), float64(momentum), affine, track)
 	return newLayer("BatchNorm", b.Forward, layerField{"weight", &b.Weight}, layerField{"bias", &b.Bias},
 		layerField{"running_mean", &b.RunningMean}, layerField{"running_var", &b.RunningVar},
 		layerField{"num_batches_tracked", &b.NumBatchesTracked}), nil
@@ -268,7 +267,7 @@ func layerNormFn(c *call) (starlark.Value, error) {
 	if err := c.unpack("normalized_shape", &shape, "eps?", &eps, "elementwise_affine?", &affine); err != nil {
 		return nil, err
 	}
-	l := nn.NewLayerNorm(shape.v, float64(eps), affine)
+	l := nn.NewLayerNorm(c.in.ctx, shape.v, float64(eps), affine)
 	return newLayer("LayerNorm", l.Forward, layerField{"weight", &l.Weight}, layerField{"bias", &l.Bias}), nil
 }
 
@@ -279,7 +278,7 @@ func rmsNormFn(c *call) (starlark.Value, error) {
 	if err := c.unpack("dim", &dim, "eps?", &eps, "elementwise_affine?", &affine); err != nil {
 		return nil, err
 	}
-	r := nn.NewRMSNorm(int(dim), float64(eps), affine)
+	r := nn.NewRMSNorm(c.in.ctx, int(dim), float64(eps), affine)
 	return newLayer("RMSNorm", r.Forward, layerField{"weight", &r.Weight}), nil
 }
 
@@ -291,7 +290,7 @@ func embeddingFn(c *call) (starlark.Value, error) {
 	if vocab <= 0 || size <= 0 {
 		return nil, fmt.Errorf("Embedding: vocab_size and embed_size must be positive, got %d and %d", vocab, size)
 	}
-	e := nn.NewEmbedding(int(vocab), int(size))
+	e := nn.NewEmbedding(c.in.ctx, int(vocab), int(size))
 	return newLayer("Embedding", e.Forward, layerField{"weight", &e.Weight}), nil
 }
 
@@ -341,7 +340,7 @@ func (o *optimizer) Attr(name string) (starlark.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if tracing() {
+			if tracing(c.in.ctx) {
 				c.in.warnTraceRead()
 			}
 			return starlark.None, o.opt.Step(extra...)
@@ -495,42 +494,19 @@ type TrainSession struct {
 	Batch     int
 }
 
-var (
-	trainRunMu sync.Mutex // one RunTraining at a time
-	sessionMu  sync.Mutex
-	session    *TrainSession // the session of the running RunTraining
-)
-
 // RunTraining runs a script with a training session: config holds
 // s.Config, report(...) records into s.Recorder, and trange loops count
-// into s.Steps and s.TrainTime. (Runs are serialized; a plain Run started
-// while a RunTraining is in progress would also see its config.)
+// into s.Steps and s.TrainTime.
 func RunTraining(opts Options, s *TrainSession) error {
-	trainRunMu.Lock()
-	defer trainRunMu.Unlock()
 	if s.Recorder == nil {
 		s.Recorder = report.NewRecorder()
 	}
-	sessionMu.Lock()
-	session = s
-	sessionMu.Unlock()
-	defer func() {
-		sessionMu.Lock()
-		session = nil
-		sessionMu.Unlock()
-	}()
-	return Run(opts)
-}
-
-func currentSession() *TrainSession {
-	sessionMu.Lock()
-	defer sessionMu.Unlock()
-	return session
+	return runSession(opts, s)
 }
 
 // sessionData is the session's "data" setting (the MNIST folder), or "".
-func sessionData() string {
-	if s := currentSession(); s != nil {
+func (in *interp) sessionData() string {
+	if s := in.sess; s != nil {
 		if d, ok := s.Config["data"].(string); ok {
 			return d
 		}
@@ -540,9 +516,9 @@ func sessionData() string {
 
 // configDict is the predeclared config: the session's settings as a
 // frozen dict (empty outside tgc train).
-func configDict() *starlark.Dict {
+func (in *interp) configDict() *starlark.Dict {
 	d := starlark.NewDict(0)
-	if s := currentSession(); s != nil {
+	if s := in.sess; s != nil {
 		for _, k := range report.SortedKeys(s.Config) {
 			var v starlark.Value
 			switch x := s.Config[k].(type) {
@@ -579,7 +555,7 @@ func trainStateOf(c *call) *trainState {
 	if st, ok := th.Local(trainKey).(*trainState); ok {
 		return st
 	}
-	s := currentSession()
+	s := c.in.sess
 	if s == nil {
 		s = &TrainSession{Recorder: report.NewRecorder()}
 	}

@@ -148,7 +148,7 @@ var properties = map[string]func(v *Tensor) (starlark.Value, error){
 		}
 		return NewTensor(v.t.Grad), nil
 	},
-	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(deviceName()), nil },
+	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(deviceName(v.t.Context())), nil },
 }
 
 func shapeTuple(s []int) starlark.Tuple {
