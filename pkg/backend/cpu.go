@@ -36,13 +36,13 @@ func init() {
 			}
 			return fmt.Sprintf("%s (%s), %d cores", cc.path, cc.version, runtime.NumCPU()), nil
 		},
-		open: func() (Device, error) {
+		open: func(opts Options) (Device, error) {
 			cc, err := findCompiler()
 			if err != nil {
 				return nil, err
 			}
 			w := hostVecWidth()
-			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w)}, nil
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w), cacheDir: opts.CacheDir}, nil
 		}})
 }
 
@@ -95,11 +95,12 @@ func probeCompiler() (compiler, error) {
 }
 
 type cpuDevice struct {
-	cc    compiler
-	width int          // float32 lanes of the host's vectors (hostVecWidth)
-	lang  *render.Lang // the C dialect at that width
-	mu    sync.Mutex
-	progs map[string]*cpuProgram // by source: compiled kernels in memory
+	cc       compiler
+	cacheDir string       // "" = CacheDir()
+	width    int          // float32 lanes of the host's vectors (hostVecWidth)
+	lang     *render.Lang // the C dialect at that width
+	mu       sync.Mutex
+	progs    map[string]*cpuProgram // by source: compiled kernels in memory
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
@@ -279,8 +280,10 @@ var CompileStats struct {
 	Time      time.Duration
 }
 
-// CacheDir is where compiled kernels live: $TGC_CACHE, else the user cache
-// directory.
+// CacheDir is where compiled kernels live by default (a device opened
+// without Options.CacheDir: tests, programs that load no configuration):
+// $TGC_CACHE, else the user cache directory. tgc passes its configured
+// directory explicitly.
 func CacheDir() string {
 	if d := os.Getenv("TGC_CACHE"); d != "" {
 		return d
@@ -417,7 +420,11 @@ func (d *cpuDevice) build(src string) (*library, error) {
 func (d *cpuDevice) cachePath(src string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
-	return filepath.Join(CacheDir(), "kernels", hex.EncodeToString(h.Sum(nil))+".so")
+	dir := d.cacheDir
+	if dir == "" {
+		dir = CacheDir()
+	}
+	return filepath.Join(dir, "kernels", hex.EncodeToString(h.Sum(nil))+".so")
 }
 
 // BuildError is a kernel that failed to compile: it carries the compiler's log.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,17 @@ type Options struct {
 	// within BeamBudget per kernel (0: beam.DefaultBudget).
 	Beam       int
 	BeamBudget time.Duration
+	// CacheDir holds compiled kernels and BEAM's results ("" = the
+	// backend's default, backend.CacheDir()).
+	CacheDir string
+}
+
+// beamDir is where BEAM's results live ("" = beam's default).
+func (o Options) beamDir() string {
+	if o.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(o.CacheDir, "beam")
 }
 
 // Stats are the engine's counters for the run summary.
@@ -101,7 +113,7 @@ func New(dev backend.Device, opts Options) *Engine {
 // Open opens a device by name and makes an engine for it. A run makes its
 // tensors in a context on the engine: tensor.NewContext(e), or NewContext.
 func Open(name string, opts Options) (*Engine, error) {
-	dev, err := backend.Open(name)
+	dev, err := backend.OpenWith(name, backend.Options{CacheDir: opts.CacheDir})
 	if err != nil {
 		return nil, err
 	}
@@ -528,7 +540,7 @@ func (e *Engine) target() ir.Target {
 	t := targetOf(e.Dev)
 	if e.Opts.Beam > 0 && t.Upcast {
 		if e.beam == nil {
-			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out})
+			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out, Dir: e.Opts.beamDir()})
 		}
 		t.Choose = e.beam.Choose
 	}
