@@ -69,8 +69,7 @@ func (t *Tensor) giveOwnNode() {
 // makes every alias made before it stale, see Buffer.Stale).
 func aliasBuffer(n *Node) *Node {
 	b := n.Realized()
-	s := b.shared()
-	a := &Buffer{ID: NewID(), DType: b.DType, Size: b.Size, Host: b.Host, Device: b.Device, Name: b.Name, Weight: b.Weight, store: s, version: b.version}
+	a := b.sameMemory(b.Host, b.Device, b.version)
 	return n.ctx.newNode(ir.OpBuffer, n.DType, n.Shape, a)
 }
 

@@ -18,25 +18,28 @@ type storage struct {
 	version uint64
 }
 
-var storeMu sync.Mutex
-
 // shared returns the buffer's storage, creating it on first use.
 func (b *Buffer) shared() *storage {
-	storeMu.Lock()
-	defer storeMu.Unlock()
-	if b.store == nil {
-		b.store = &storage{}
+	if s := b.store.Load(); s != nil {
+		return s
 	}
-	return b.store
+	b.store.CompareAndSwap(nil, &storage{})
+	return b.store.Load()
+}
+
+// sameMemory is a new Buffer on b's storage (an alias, or the value of
+// an in-place write): the handles given, the storage version given.
+func (b *Buffer) sameMemory(host []byte, device any, version uint64) *Buffer {
+	n := &Buffer{ID: NewID(), DType: b.DType, Size: b.Size, Host: host, Device: device, Name: b.Name, Weight: b.Weight, version: version}
+	n.store.Store(b.shared())
+	return n
 }
 
 // Stale reports whether the buffer's memory has been overwritten by an
 // in-place assign since this Buffer's value was current: a graph built on
 // the old value must not read the new one.
 func (b *Buffer) Stale() bool {
-	storeMu.Lock()
-	s := b.store
-	storeMu.Unlock()
+	s := b.store.Load()
 	if s == nil {
 		return false
 	}
@@ -54,7 +57,7 @@ func Overwritten(dst *Buffer, device any) *Buffer {
 	s.version++
 	v := s.version
 	s.mu.Unlock()
-	return &Buffer{ID: NewID(), DType: dst.DType, Size: dst.Size, Device: device, Name: dst.Name, Weight: dst.Weight, store: s, version: v}
+	return dst.sameMemory(nil, device, v)
 }
 
 // FromDevice makes a realized tensor on device memory the engine owns

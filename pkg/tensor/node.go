@@ -80,8 +80,8 @@ type Buffer struct {
 	Name   string
 	Weight bool // loaded from a file (a "weight" in launch plans)
 
-	store   *storage // shared by the Buffers on the same memory (jit.go)
-	version uint64   // the storage version this Buffer's value is
+	store   atomic.Pointer[storage] // shared by the Buffers on the same memory (jit.go)
+	version uint64                  // the storage version this Buffer's value is
 }
 
 // nextID numbers nodes and buffers. Only the uniqueness of the numbers
