@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/script/frontend"
 	"tgc/pkg/tensor"
 )
 
@@ -33,7 +34,7 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte("x = Tensor([1.0, 2.0])\nif (x > 1).sum().item() > 0:\n    print(x < 2, 2 <= x)\n"))
 	f.Add([]byte("def f(*a, **k):\n  return [i for i in a if i != None]\nprint(f(1, None, x=2), ...)\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		out, _ := preprocess(src)
+		out, _ := frontend.Translate(src)
 		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
 			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"tgc/pkg/realize"
 	"tgc/pkg/safetensors"
+	"tgc/pkg/script/nnlib"
 	"tgc/pkg/tensor"
 )
 
@@ -94,7 +95,7 @@ func runRefCase(ctx *tensor.Context, c refCase, data map[string]safetensors.Tens
 		if !ok {
 			return fmt.Sprintf("input %s missing from cases.safetensors", in)
 		}
-		x, err := fromSafetensors(ctx, st)
+		x, err := nnlib.FromSafetensors(ctx, st)
 		if err != nil {
 			return fmt.Sprintf("input %s: %v", in, err)
 		}
@@ -104,7 +105,7 @@ func runRefCase(ctx *tensor.Context, c refCase, data map[string]safetensors.Tens
 	if !ok {
 		return "expected value missing from cases.safetensors"
 	}
-	want, err := fromSafetensors(ctx, st)
+	want, err := nnlib.FromSafetensors(ctx, st)
 	if err != nil {
 		return fmt.Sprintf("expected: %v", err)
 	}
