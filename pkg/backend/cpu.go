@@ -420,11 +420,16 @@ func (d *cpuDevice) build(src string) (*library, error) {
 func (d *cpuDevice) cachePath(src string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
-	dir := d.cacheDir
-	if dir == "" {
-		dir = CacheDir()
+	return filepath.Join(d.cacheRoot(), "kernels", hex.EncodeToString(h.Sum(nil))+".so")
+}
+
+// cacheRoot is the device's cache directory: the one it was opened with,
+// else the default.
+func (d *cpuDevice) cacheRoot() string {
+	if d.cacheDir != "" {
+		return d.cacheDir
 	}
-	return filepath.Join(dir, "kernels", hex.EncodeToString(h.Sum(nil))+".so")
+	return CacheDir()
 }
 
 // BuildError is a kernel that failed to compile: it carries the compiler's log.
