@@ -5,6 +5,7 @@ package tensor_test
 // external test package because realize imports tensor.
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -109,4 +110,26 @@ func TestAPIThroughEngines(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A run makes a context on an engine; tensors are created from it and
+// every op after that works in their context.
+func ExampleContext() {
+	ctx, _, err := realize.NewContext("GO", realize.Options{})
+	if err != nil {
+		panic(err)
+	}
+	x, err := ctx.FromFloats(ir.Float32, []int{2, 2}, []float64{1, 2, 3, 4})
+	if err != nil {
+		panic(err)
+	}
+	y := x.Dot(x).Add(x.Const(1, ir.Float32)).Relu()
+	v, err := y.Floats()
+	fmt.Println(v, err)
+
+	other, _, _ := realize.NewContext("GO", realize.Options{})
+	fmt.Println(y.Add(other.Ones([]int{2, 2}, ir.Float32)).Err())
+	// Output:
+	// [8 11 16 23] <nil>
+	// tensors of different contexts (runs) cannot be combined; make them in one context
 }
