@@ -121,3 +121,36 @@ func TestKernelCacheNotWritable(t *testing.T) {
 		t.Errorf("want one warning that the cache is not writable, stderr:\n%s", errs)
 	}
 }
+
+// TestCraftedBeamEntry is issue 9 row 4 from the command line: a BEAM
+// store entry whose amounts overflow (4 × 4611686018427387904 = 0 in
+// int64) is ignored with a warning; the run prints the right sum.
+func TestCraftedBeamEntry(t *testing.T) {
+	setup(t)
+	if !available("CPU") {
+		t.Skip("CPU device unavailable (no C compiler)")
+	}
+	f := writeScript(t, "mm.tg", "a = Tensor.ones(32, 48) * 0.5\nb = Tensor.ones(48, 32)\nprint(a.dot(b).sum().item())\n")
+	args := []string{"run", f, "--device", "CPU", "-q", "--beam", "1", "--beam-budget", "1s"}
+	out, errs, st := tgcProcess(t, time.Minute, args...)
+	if st != 0 || strings.TrimSpace(out) != "24576.0" {
+		t.Fatalf("status %d, stdout %q, stderr:\n%s", st, out, errs)
+	}
+	entries, _ := filepath.Glob(filepath.Join(os.Getenv("TGC_CACHE"), "beam", "*.json"))
+	if len(entries) == 0 {
+		t.Fatal("no stored BEAM results")
+	}
+	crafted := `{"kernel":"x","opts":[{"kind":"UPCAST","axis":0,"amt":4},{"kind":"UPCAST","axis":0,"amt":4611686018427387904}],"seconds":1e-6,"heuristic_seconds":1e-6,"base_seconds":1e-6,"candidates":1,"width":1}`
+	for _, e := range entries {
+		if err := os.WriteFile(e, []byte(crafted), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errs, st = tgcProcess(t, time.Minute, args...)
+	if st != 0 || strings.TrimSpace(out) != "24576.0" {
+		t.Fatalf("crafted entries: status %d, stdout %q, stderr:\n%s", st, out, errs)
+	}
+	if n := strings.Count(errs, "warning: BEAM: ignoring the stored result"); n != len(entries) || !strings.Contains(errs, "amount out of range") {
+		t.Errorf("want %d warnings about the crafted entries, stderr:\n%s", len(entries), errs)
+	}
+}
