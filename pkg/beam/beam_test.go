@@ -325,8 +325,8 @@ func TestStoredEntriesAreValidated(t *testing.T) {
 	// ApplyOpts itself refuses amounts whose product overflows.
 	for _, opts := range [][]ir.Opt{
 		{{Kind: ir.OptUpcast, Axis: 0, Amt: 4}, {Kind: ir.OptUpcast, Axis: 0, Amt: 1 << 62}},
-		{{Kind: ir.OptUpcast, Axis: 0, Amt: 2}, {Kind: ir.OptUpcast, Axis: 0, Amt: 1 << 63 - 1}},
-		{{Kind: ir.OptUnroll, Axis: 0, Amt: 2}, {Kind: ir.OptUnroll, Axis: 0, Amt: 1 << 63 - 1}},
+		{{Kind: ir.OptUpcast, Axis: 0, Amt: 2}, {Kind: ir.OptUpcast, Axis: 0, Amt: 1<<63 - 1}},
+		{{Kind: ir.OptUnroll, Axis: 0, Amt: 2}, {Kind: ir.OptUnroll, Axis: 0, Amt: 1<<63 - 1}},
 	} {
 		if _, err := ir.ApplyOpts(k, opts); err == nil {
 			t.Errorf("ApplyOpts accepted %s", ir.FormatOpts(opts))
