@@ -24,6 +24,7 @@ test: vet
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/safetensors
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/script
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./pkg/backend/kcache
 
 # Benchmarks: fused vs unfused elementwise, matmul GFLOP/s.
 bench:

@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -16,6 +18,13 @@ import (
 // must not take the test binary down) run tgc through it.
 func TestMain(m *testing.M) {
 	if os.Getenv("TGC_TEST_EXEC") == "1" {
+		if n, err := strconv.ParseUint(os.Getenv("TGC_TEST_FSIZE"), 10, 64); err == nil {
+			// A file size limit: writes past it fail (EFBIG), as on a
+			// full disk.
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				panic(err)
+			}
+		}
 		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -23,6 +23,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
 )
@@ -38,6 +39,10 @@ type Options struct {
 	Stderr   io.Writer // warnings; nil: os.Stderr
 	MaxSteps uint64    // Starlark step limit; 0: DefaultMaxSteps
 	Argv     []string  // script arguments, visible as the list argv
+	// Files is the file access of the script (safe_load, safe_save,
+	// mnist(dir=...)); nil: fileaccess.ForScript(File), the script's folder
+	// and the current folder.
+	Files *fileaccess.Policy
 }
 
 // Error is a script error: where it happened, what, and the call stack.
@@ -91,6 +96,7 @@ type interp struct {
 	maxSteps uint64
 	stepsHit bool
 	warned   map[int32]bool // lines that already warned about a trace-mode read
+	files    *fileaccess.Policy
 }
 
 const interpKey = "tgc.interp"
@@ -117,6 +123,9 @@ func Run(opts Options) (err error) {
 		file = "<script>"
 	}
 	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
+	if in.files = opts.Files; in.files == nil {
+		in.files = fileaccess.ForScript(opts.File)
+	}
 
 	runMu.Lock()
 	defer runMu.Unlock()
@@ -200,7 +209,7 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{}}
+	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{}, files: fileaccess.ForScript("")}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -320,6 +329,11 @@ func (in *interp) internalError(r any) error {
 
 // warnTraceRead prints the trace-mode warning once per source line.
 func (in *interp) warnTraceRead() {
+	in.warnf("value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced")
+}
+
+// warnf prints a warning at the current script position, once per line.
+func (in *interp) warnf(format string, args ...any) {
 	p := in.scriptPos()
 	if in.warned[int32(p.Line)] {
 		return
@@ -329,7 +343,7 @@ func (in *interp) warnTraceRead() {
 	if s := p.String(); s != "" {
 		prefix = s + ": "
 	}
-	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
+	fmt.Fprintf(in.stderr, "%swarning: %s\n", prefix, fmt.Sprintf(format, args...))
 }
 
 // tracing reports whether the installed engine only records a plan.
