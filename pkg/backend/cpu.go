@@ -386,8 +386,12 @@ func (d *cpuDevice) build(src string) (*library, error) {
 	}
 	path, b, stored, err := d.compile(src, dir, key)
 	switch {
+	case err != nil && bad != nil:
+		d.warnf("", "kernel cache: %v", bad)
 	case bad != nil && stored != nil:
 		d.warnf("", "kernel cache: %v; it cannot be replaced (%v): the kernel is compiled for this run only", bad, stored)
+	case bad != nil && b.Private:
+		d.warnf("", "kernel cache: %v; the kernel is compiled for this run only", bad)
 	case bad != nil:
 		d.warnf("", "kernel cache: %v; rebuilt it", bad)
 	case stored != nil:
