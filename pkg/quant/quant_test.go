@@ -155,7 +155,7 @@ func TestQ6KBlock(t *testing.T) {
 // TestMultiBlock checks that Dequantize walks consecutive blocks.
 func TestMultiBlock(t *testing.T) {
 	b := make([]byte, 68)
-	b[0], b[1], b[2] = 0x00, 0x3C, 5 // block 0: d = 1, q[0] = 5
+	b[0], b[1], b[2] = 0x00, 0x3C, 5    // block 0: d = 1, q[0] = 5
 	b[34], b[35], b[36] = 0x00, 0x40, 3 // block 1: d = 2, q[0] = 3
 	expect(t, dequant(t, Q8_0, b), map[int]float32{0: 5, 32: 6}, func(int) float32 { return 0 })
 }
