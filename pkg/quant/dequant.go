@@ -24,6 +24,24 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 	if want := n / f.blockSize * f.blockBytes; len(src) != want {
 		return fmt.Errorf("%s: %d elements need %d bytes, got %d", t, n, want, len(src))
 	}
+	le := binary.LittleEndian
+	switch t { // the plain floats without a call per element
+	case F32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(le.Uint32(src[4*i:]))
+		}
+		return nil
+	case F16:
+		for i := range dst {
+			dst[i] = half.ToFloat32(le.Uint16(src[2*i:]))
+		}
+		return nil
+	case BF16:
+		for i := range dst {
+			dst[i] = BF16ToFloat32(le.Uint16(src[2*i:]))
+		}
+		return nil
+	}
 	block := blockFuncs[t]
 	for i := 0; i < n/f.blockSize; i++ {
 		block(dst[i*f.blockSize:(i+1)*f.blockSize], src[i*f.blockBytes:(i+1)*f.blockBytes])
@@ -31,11 +49,9 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 	return nil
 }
 
-// blockFuncs decode one block: dst has BlockSize elements, b BlockBytes bytes.
+// blockFuncs decode one block of a quantized type: dst has BlockSize
+// elements, b BlockBytes bytes.
 var blockFuncs = map[Type]func(dst []float32, b []byte){
-	F32:  func(dst []float32, b []byte) { dst[0] = math.Float32frombits(binary.LittleEndian.Uint32(b)) },
-	F16:  func(dst []float32, b []byte) { dst[0] = f16(b) },
-	BF16: func(dst []float32, b []byte) { dst[0] = BF16ToFloat32(binary.LittleEndian.Uint16(b)) },
 	Q8_0: dequantQ8_0,
 	Q4_0: dequantQ4_0,
 	Q4_1: dequantQ4_1,
