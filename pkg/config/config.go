@@ -26,10 +26,14 @@ import (
 	"github.com/spf13/viper"
 
 	"tgc/pkg/backend"
+	"tgc/pkg/fileaccess"
 )
 
 // FileName is the configuration file looked for in the current directory.
 const FileName = "tgc.yaml"
+
+// MaxFileSize bounds a config file.
+const MaxFileSize = 1 << 20
 
 // MaxDebug is the highest DEBUG level.
 const MaxDebug = 7
@@ -45,6 +49,9 @@ type Config struct {
 	Cache      string        // kernel cache directory ("" = backend default), absolute
 	Quiet      bool          // no summary line
 	NoColor    bool          // no ANSI colours (also NO_COLOR)
+	// AllowPath are folders (or files) scripts may read and write besides
+	// their own folder and the current one (absolute, existing).
+	AllowPath []string
 
 	SeedSet bool   // a seed was given somewhere
 	File    string // the config file read, "" if none
@@ -55,15 +62,17 @@ type Config struct {
 
 // key is one setting: its name in tgc.yaml (the flag is the name with -
 // for _), the environment variables that set it (highest precedence
-// first: TGC_*, then tinygrad's), how its flag is declared, and set, which
-// checks a raw value (flag: typed; environment: text; tgc.yaml: a YAML
-// value) and stores it. set's error says what was wrong ("want an integer
-// 0..7"); Load adds where the value came from.
+// first: TGC_*, then tinygrad's), how its flag is declared, the Config
+// field it fills, and check, which turns a raw value (flag: typed;
+// environment: text; tgc.yaml: a YAML value) into the field's type or
+// says what was wrong ("want an integer 0..7"); Load adds where the value
+// came from.
 type key struct {
-	name string
-	env  []string
-	flag flagSpec
-	set  func(c *Config, raw any, o *Options) error
+	name  string
+	env   []string
+	flag  flagSpec
+	field func(c *Config) any // a pointer to the key's field
+	check func(raw any, o *Options) (any, error)
 	// envTrue: any non-empty value of the environment variables means
 	// true (NO_COLOR).
 	envTrue bool
@@ -83,32 +92,43 @@ const (
 	intFlag
 	uintFlag
 	boolFlag
+	listFlag // repeatable: --allow-path A --allow-path B
 )
 
 // keys is every setting, in the order tgc.yaml's keys are listed.
 var keys = []key{
-	{name: "device", env: []string{"TGC_DEVICE", "DEVICE", "DEV"}, set: setDevice,
+	{name: "device", env: []string{"TGC_DEVICE", "DEVICE", "DEV"},
+		field: func(c *Config) any { return &c.Device }, check: checkDevice,
 		flag: flagSpec{stringFlag, "", "device (default: the best available; see tgc devices)"}},
 	{name: "debug", env: []string{"TGC_DEBUG", "DEBUG"},
-		set:  intIn(0, MaxDebug, fmt.Sprintf("an integer 0..%d", MaxDebug), func(c *Config) *int { return &c.Debug }),
+		field: func(c *Config) any { return &c.Debug }, check: intIn(0, MaxDebug, fmt.Sprintf("an integer 0..%d", MaxDebug)),
 		flag: flagSpec{intFlag, "", "debug output 0..7 like tinygrad's DEBUG: 1 schedule, 2 kernel launches, 3 sources, 4 machine code, 5 IR after each pass"}},
 	{name: "beam", env: []string{"TGC_BEAM", "BEAM"},
-		set:  intIn(0, math.MaxInt32, "a non-negative integer", func(c *Config) *int { return &c.Beam }),
+		field: func(c *Config) any { return &c.Beam }, check: intIn(0, math.MaxInt32, "a non-negative integer"),
 		flag: flagSpec{intFlag, "", "search each kernel's optimizations with this beam width, timing candidates on the device (like tinygrad's BEAM); results are stored and reused"}},
-	{name: "beam_budget", env: []string{"TGC_BEAM_BUDGET"}, set: setBeamBudget,
+	{name: "beam_budget", env: []string{"TGC_BEAM_BUDGET"},
+		field: func(c *Config) any { return &c.BeamBudget }, check: checkDuration,
 		flag: flagSpec{stringFlag, "", "wall-clock limit of one kernel's search, e.g. 30s (default 20s)"}},
-	{name: "seed", env: []string{"TGC_SEED"}, set: setSeed,
+	{name: "seed", env: []string{"TGC_SEED"},
+		field: func(c *Config) any { return &c.Seed }, check: checkUnsigned("an integer 0..18446744073709551615"),
 		flag: flagSpec{uintFlag, "", "random seed (as Tensor.manual_seed)"}},
-	{name: "max_steps", env: []string{"TGC_MAX_STEPS"}, set: setMaxSteps,
+	{name: "max_steps", env: []string{"TGC_MAX_STEPS"},
+		field: func(c *Config) any { return &c.MaxSteps }, check: checkUnsigned("a non-negative integer (0 = default limit)"),
 		flag: flagSpec{uintFlag, "", "stop the script after this many execution steps (0 = default limit)"}},
-	{name: "cache", env: []string{"TGC_CACHE"}, set: setCache,
+	{name: "cache", env: []string{"TGC_CACHE"},
+		field: func(c *Config) any { return &c.Cache }, check: checkDir,
 		flag: flagSpec{stringFlag, "", "compiled-kernel cache directory (default $TGC_CACHE or the user cache dir)"}},
-	{name: "quiet", set: boolKey(func(c *Config) *bool { return &c.Quiet }),
+	{name: "quiet",
+		field: func(c *Config) any { return &c.Quiet }, check: checkBool,
 		flag: flagSpec{boolFlag, "q", "no summary line"}},
 	// https://no-color.org: NO_COLOR set to any non-empty value turns
 	// colours off; a flag (or tgc.yaml below it) says otherwise.
-	{name: "no_color", env: []string{"NO_COLOR"}, envTrue: true, set: boolKey(func(c *Config) *bool { return &c.NoColor }),
+	{name: "no_color", env: []string{"NO_COLOR"}, envTrue: true,
+		field: func(c *Config) any { return &c.NoColor }, check: checkBool,
 		flag: flagSpec{boolFlag, "", "no colours in the output (also NO_COLOR=1)"}},
+	{name: "allow_path", env: []string{"TGC_ALLOW_PATH"},
+		field: func(c *Config) any { return &c.AllowPath }, check: checkPaths,
+		flag: flagSpec{listFlag, "", "a folder (or file) the script may read and write besides its own folder and the current one (repeatable; see docs/language.md#file-access)"}},
 }
 
 // Keys lists the keys tgc.yaml may hold.
@@ -148,6 +168,8 @@ func AddFlags(fs *pflag.FlagSet, names ...string) {
 			fs.Uint64P(name, f.short, 0, f.usage)
 		case boolFlag:
 			fs.BoolP(name, f.short, false, f.usage)
+		case listFlag:
+			fs.StringArrayP(name, f.short, nil, f.usage)
 		default:
 			fs.StringP(name, f.short, "", f.usage)
 		}
@@ -157,8 +179,8 @@ func AddFlags(fs *pflag.FlagSet, names ...string) {
 // Options says where Load looks.
 type Options struct {
 	// Flags are the command's flags; those named like a key (device,
-	// debug, beam, seed, max-steps, cache, quiet, no-color) are read
-	// when set. A "config" flag names the config file.
+	// debug, beam, seed, max-steps, cache, quiet, no-color, allow-path)
+	// are read when set. A "config" flag names the config file.
 	Flags *pflag.FlagSet
 	// ConfigFile is an explicit config file (it must exist); "" looks for
 	// tgc.yaml in Dir. A changed "config" flag overrides it.
@@ -196,7 +218,8 @@ func Load(opts Options) (*Config, error) {
 			continue
 		}
 		cfg.From[k.name] = from
-		if err := k.set(cfg, raw, &opts); err != nil {
+		v, err := k.check(raw, &opts)
+		if err != nil {
 			// from is "--flag", "ENV" or "FILE: key"; errors read
 			// `invalid DEBUG value "abc": want ...` or
 			// `tgc.yaml: invalid debug value ...`.
@@ -204,9 +227,16 @@ func Load(opts Options) (*Config, error) {
 			if file, name, ok := strings.Cut(from, ": "); ok {
 				prefix, from = file+": ", name
 			}
-			return nil, fmt.Errorf("%sinvalid %s value %s: %v", prefix, from, quote(raw), err)
+			shown := quote(raw)
+			var part *badPart
+			if errors.As(err, &part) {
+				shown, err = strconv.Quote(part.value), part.err
+			}
+			return nil, fmt.Errorf("%sinvalid %s value %s: %v", prefix, from, shown, err)
 		}
+		reflect.ValueOf(k.field(cfg)).Elem().Set(reflect.ValueOf(v))
 	}
+	_, cfg.SeedSet = cfg.From["seed"]
 	return cfg, nil
 }
 
@@ -234,8 +264,12 @@ func (k key) lookup(flags *pflag.FlagSet, yaml *viper.Viper, file string) (raw a
 }
 
 // flagValue is a set flag's value, typed as the flag is (so errors print
-// --debug=9 as 9, --beam-budget=-3s as "-3s").
+// --debug=9 as 9, --beam-budget=-3s as "-3s"; a repeated flag gives its
+// values as given).
 func flagValue(f *pflag.Flag) any {
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		return sv.GetSlice()
+	}
 	s := f.Value.String()
 	switch f.Value.Type() {
 	case "int", "int8", "int16", "int32", "int64":
@@ -256,7 +290,7 @@ func flagValue(f *pflag.Flag) any {
 
 // readFile reads a config file, rejecting unknown keys.
 func readFile(file string) (*viper.Viper, error) {
-	data, err := os.ReadFile(file)
+	data, err := fileaccess.ReadFile(file, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("config file %s does not exist", file)
@@ -298,37 +332,77 @@ func unwrapAll(err error) error {
 	}
 }
 
-// ---- checking and storing values ----
+// FileSettings lists the settings the config file gave, as "key = value"
+// (DEBUG=1 prints them: a tgc.yaml can redirect the kernel cache or widen
+// what scripts may access).
+func (c *Config) FileSettings() []string {
+	if c.File == "" {
+		return nil
+	}
+	var out []string
+	for _, k := range keys {
+		if strings.HasPrefix(c.From[k.name], c.File+": ") {
+			out = append(out, fmt.Sprintf("%s = %v", k.name, reflect.ValueOf(k.field(c)).Elem().Interface()))
+		}
+	}
+	return out
+}
+
+// ---- checking values ----
 
 // want is the error of a value that is not what the key takes.
 func want(what string) error { return errors.New("want " + what) }
 
-func intIn(lo, hi int64, what string, field func(*Config) *int) func(*Config, any, *Options) error {
-	return func(c *Config, raw any, _ *Options) error {
+// badPart is an error about one element of a value (a path of a list):
+// Load shows that element rather than the whole value.
+type badPart struct {
+	value string
+	err   error
+}
+
+func (e *badPart) Error() string { return e.err.Error() }
+
+func intIn(lo, hi int64, what string) func(any, *Options) (any, error) {
+	return func(raw any, _ *Options) (any, error) {
 		n, ok := integer(raw, lo, hi)
 		if !ok {
-			return want(what)
+			return nil, want(what)
 		}
-		*field(c) = int(n)
-		return nil
+		return int(n), nil
 	}
 }
 
-func boolKey(field func(*Config) *bool) func(*Config, any, *Options) error {
-	return func(c *Config, raw any, _ *Options) error {
-		b, ok := boolean(raw)
+func checkUnsigned(what string) func(any, *Options) (any, error) {
+	return func(raw any, _ *Options) (any, error) {
+		n, ok := unsigned(raw)
 		if !ok {
-			return want("true or false")
+			return nil, want(what)
 		}
-		*field(c) = b
-		return nil
+		return n, nil
 	}
 }
 
-func setDevice(c *Config, raw any, o *Options) error {
+func checkBool(raw any, _ *Options) (any, error) {
+	b, ok := boolean(raw)
+	if !ok {
+		return nil, want("true or false")
+	}
+	return b, nil
+}
+
+func checkDuration(raw any, _ *Options) (any, error) {
+	d, ok := duration(raw)
+	if !ok {
+		return nil, want("a positive duration such as 30s or 2m")
+	}
+	return d, nil
+}
+
+// checkDevice normalizes a device name and checks that it is known.
+func checkDevice(raw any, o *Options) (any, error) {
 	s, ok := raw.(string)
 	if !ok {
-		return want("a device name")
+		return nil, want("a device name")
 	}
 	devices := o.Devices
 	if devices == nil {
@@ -340,50 +414,66 @@ func setDevice(c *Config, raw any, o *Options) error {
 		if sug := suggest(d, devices); sug != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", sug)
 		}
-		return fmt.Errorf("%s; known devices: %s", msg, strings.Join(devices, ", "))
+		return nil, fmt.Errorf("%s; known devices: %s", msg, strings.Join(devices, ", "))
 	}
-	c.Device = d
-	return nil
+	return d, nil
 }
 
-func setBeamBudget(c *Config, raw any, _ *Options) error {
-	d, ok := duration(raw)
-	if !ok {
-		return want("a positive duration such as 30s or 2m")
-	}
-	c.BeamBudget = d
-	return nil
-}
-
-func setSeed(c *Config, raw any, _ *Options) error {
-	n, ok := unsigned(raw)
-	if !ok {
-		return want("an integer 0..18446744073709551615")
-	}
-	c.Seed, c.SeedSet = n, true
-	return nil
-}
-
-func setMaxSteps(c *Config, raw any, _ *Options) error {
-	n, ok := unsigned(raw)
-	if !ok {
-		return want("a non-negative integer (0 = default limit)")
-	}
-	c.MaxSteps = n
-	return nil
-}
-
-func setCache(c *Config, raw any, _ *Options) error {
+// checkDir makes a directory path absolute (~ expanded).
+func checkDir(raw any, _ *Options) (any, error) {
 	s, ok := raw.(string)
 	if !ok || strings.TrimSpace(s) == "" {
-		return want("a directory path")
+		return nil, want("a directory path")
 	}
-	p, err := expandPath(s)
-	if err != nil {
-		return err
+	return expandPath(s)
+}
+
+// checkPaths takes existing paths, made absolute.
+func checkPaths(raw any, _ *Options) (any, error) {
+	paths, ok := pathList(raw)
+	if !ok {
+		return nil, want("a folder path or a list of them")
 	}
-	c.Cache = p
-	return nil
+	var out []string
+	for _, s := range paths {
+		p, err := expandPath(s)
+		if err == nil {
+			_, err = os.Stat(p)
+		}
+		if err != nil {
+			return nil, &badPart{s, unwrapAll(err)}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// pathList accepts a list of non-empty paths: a YAML list or string, a
+// repeated flag, or an environment value separated like PATH.
+func pathList(raw any) ([]string, bool) {
+	var out []string
+	switch x := raw.(type) {
+	case string:
+		out = filepath.SplitList(x)
+	case []string:
+		out = x
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+	default:
+		return nil, false
+	}
+	for _, s := range out {
+		if strings.TrimSpace(s) == "" {
+			return nil, false
+		}
+	}
+	return out, len(out) > 0
 }
 
 // duration accepts "30s"-style strings and plain numbers of seconds.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/tensor"
 )
@@ -39,7 +40,7 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
 		}
 		ctx := tensor.NewContext(fuzzEngine{})
-		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000, Context: ctx})
+		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000, Context: ctx, Files: &fileaccess.Policy{}}) // no file access
 		if err == nil {
 			return
 		}
