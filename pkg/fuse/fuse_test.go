@@ -13,14 +13,14 @@ func input(shape ...int) *tensor.Tensor {
 	for _, d := range shape {
 		n *= d
 	}
-	t, err := tensor.FromFloats(ir.Float32, shape, make([]float64, n))
+	t, err := tc.FromFloats(ir.Float32, shape, make([]float64, n))
 	if err != nil {
 		panic(err)
 	}
 	return t
 }
 
-func relu(x *tensor.Tensor) *tensor.Tensor { return x.Maximum(tensor.Const(0, x.DType())) }
+func relu(x *tensor.Tensor) *tensor.Tensor { return x.Maximum(tc.Const(0, x.DType())) }
 
 func matmul(a, b *tensor.Tensor) *tensor.Tensor {
 	m, k, n := a.Shape()[0], a.Shape()[1], b.Shape()[1]
@@ -47,24 +47,24 @@ func TestKernelCounts(t *testing.T) {
 		{"a.dot(b).relu()", relu(matmul(a, b)), 1},
 		{"a.dot(b) + bias", matmul(a, b).Add(v), 1},
 		{"softmax", softmax(a), 3},
-		{"x - x.mean()", a.Sub(a.Sum(true, 0, 1).Mul(tensor.Const(1.0/256, ir.Float32))), 2},
+		{"x - x.mean()", a.Sub(a.Sum(true, 0, 1).Mul(tc.Const(1.0/256, ir.Float32))), 2},
 		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2},
 		// Two uses in one kernel at the same index are one expression.
 		{"reduce used twice in one kernel", a.Sum(false, 1).Add(a.Sum(false, 1).Exp2()), 1},
-		{"relu of a keepdim=false sum", a.Sum(false, 1).Maximum(tensor.Const(0, ir.Float32)).Add(a.Sum(false, 1)), 1},
+		{"relu of a keepdim=false sum", a.Sum(false, 1).Maximum(tc.Const(0, ir.Float32)).Add(a.Sum(false, 1)), 1},
 		{"movement only", a.Permute(1, 0).Reshape(256).Flip(0), 1},
 		{"padded elementwise", a.Pad([][2]int{{1, 1}, {2, 2}}, 0).Exp2(), 1},
 		{"broadcast elementwise", a.Add(v).Mul(v.Reshape(16, 1)), 1},
 		{"contiguous splits", a.Mul(b).Contiguous().Add(c), 2},
-		{"rand", tensor.Rand(16, 16).Add(a), 1},
+		{"rand", tc.Rand(16, 16).Add(a), 1},
 		// conv2d: one kernel; with padding the padded input is stored first
 		// so the conv's loads need no bounds tests.
 		{"conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{}).Relu(), 1},
 		{"padded conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}).Relu(), 2},
 		// Elementwise inputs a reduce broadcasts (both matmul operands are
 		// expanded) are stored first unless they cost at most a load.
-		{"rand dot rand (the demo: rands stored, matmul one kernel)", tensor.Rand(16, 16).Dot(tensor.Rand(16, 16)), 3},
-		{"a.dot(b*2): one op is recomputed", a.Dot(b.Mul(tensor.Const(2, ir.Float32))), 1},
+		{"rand dot rand (the demo: rands stored, matmul one kernel)", tc.Rand(16, 16).Dot(tc.Rand(16, 16)), 3},
+		{"a.dot(b*2): one op is recomputed", a.Dot(b.Mul(tc.Const(2, ir.Float32))), 1},
 		{"relu(a).dot(b): one op", relu(a).Dot(b), 1},
 		{"a.relu().dot(b): one select", a.Relu().Dot(b), 1},
 		{"a.dot(b.cast(f16).cast(f32)): casts are free", a.Dot(b.Cast(ir.Float16).Cast(ir.Float32)), 1},
@@ -74,9 +74,9 @@ func TestKernelCounts(t *testing.T) {
 		// Broadcast only along the axis the sum reduces: one value per
 		// row, computed once before the row's loop.
 		{"exp broadcast along the reduced axis", v.Exp2().Reshape(16, 1).Mul(a).Sum(false, 1), 1},
-		{"rand inside a sum, not broadcast", tensor.Rand(16, 16).Sum(false, 1), 1},
+		{"rand inside a sum, not broadcast", tc.Rand(16, 16).Sum(false, 1), 1},
 		{"exp inside a sum, not broadcast", a.Exp2().Mul(b).Sum(false, 1), 1},
-		{"expand outside the reduce", tensor.Rand(16).Reshape(16, 1).Add(a.Sum(true, 1)), 1},
+		{"expand outside the reduce", tc.Rand(16).Reshape(16, 1).Add(a.Sum(true, 1)), 1},
 		// A reduce of many elements into one output is split in two stages.
 		{"huge sum splits", input(1 << 16).Sum(false), 2},
 		{"huge row sums do not", input(256, 1<<12).Sum(false, 1), 1},
@@ -172,7 +172,7 @@ func TestHoistedReduceCounts(t *testing.T) {
 		plain, row int // kernels without and with HoistReduces
 	}{
 		{"softmax", softmax(a), 3, 1},
-		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tensor.Const(1.0/32, ir.Float32))), 2, 1},
+		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tc.Const(1.0/32, ir.Float32))), 2, 1},
 		{"logsumexp", a.Sub(a.Max(true, 1)).Exp2().Sum(false, 1).Log2(), 2, 1},
 		{"layernorm", layernorm(a), 3, 1},
 		// Column sums broadcast over rows: the outer axis is not used.
@@ -183,18 +183,18 @@ func TestHoistedReduceCounts(t *testing.T) {
 		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2, 2},
 		{"matmul", a.Dot(input(32, 8)), 1, 1},
 	}
-	for _, tc := range cases {
+	for _, cs := range cases {
 		for _, hoist := range []bool{false, true} {
-			s, err := Create([]*tensor.Node{tc.out.Node()}, Options{HoistReduces: hoist})
+			s, err := Create([]*tensor.Node{cs.out.Node()}, Options{HoistReduces: hoist})
 			if err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
+				t.Fatalf("%s: %v", cs.name, err)
 			}
-			want := tc.plain
+			want := cs.plain
 			if hoist {
-				want = tc.row
+				want = cs.row
 			}
 			if len(s.Items) != want {
-				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", tc.name, hoist, len(s.Items), want, s.Dump())
+				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", cs.name, hoist, len(s.Items), want, s.Dump())
 			}
 		}
 	}
@@ -202,7 +202,11 @@ func TestHoistedReduceCounts(t *testing.T) {
 
 func layernorm(x *tensor.Tensor) *tensor.Tensor {
 	n := float64(x.Shape()[1])
-	c := x.Sub(x.Sum(true, 1).Mul(tensor.Const(1/n, ir.Float32)))
-	v := c.Mul(c).Sum(true, 1).Mul(tensor.Const(1/n, ir.Float32))
-	return c.Mul(v.Add(tensor.Const(1e-5, ir.Float32)).Rsqrt())
+	c := x.Sub(x.Sum(true, 1).Mul(tc.Const(1/n, ir.Float32)))
+	v := c.Mul(c).Sum(true, 1).Mul(tc.Const(1/n, ir.Float32))
+	return c.Mul(v.Add(tc.Const(1e-5, ir.Float32)).Rsqrt())
 }
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)

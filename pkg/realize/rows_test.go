@@ -14,11 +14,11 @@ import (
 // which schedules them as separate kernels. Shapes are odd so that no
 // vector block divides them evenly by accident.
 func TestHoistedRowKernels(t *testing.T) {
-	cpu, err := Install("CPU", Options{})
+	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(3, 4))
 	x := randomInput(r, 7, 96)
 	y := randomInput(r, 3, 5, 64)
@@ -26,25 +26,25 @@ func TestHoistedRowKernels(t *testing.T) {
 	g := randomInput(r, 7, 96)
 	cases := []struct {
 		name    string
-		build   func() *tensor.Tensor
+		build   func(ctx *tensor.Context) *tensor.Tensor
 		kernels int // on the CPU
 	}{
-		{"softmax", func() *tensor.Tensor { return x().Softmax(-1) }, 1},
-		{"softmax 3-D", func() *tensor.Tensor { return y().Softmax(-1) }, 1},
-		{"log_softmax", func() *tensor.Tensor { return z().LogSoftmax(-1) }, 1},
-		{"layernorm", func() *tensor.Tensor { return x().Layernorm(1e-5, -1) }, 1},
-		{"softmax backward", func() *tensor.Tensor {
-			s := x().Softmax(-1)
-			return s.Mul(g().Sub(s.Mul(g()).Sum(true, -1)))
+		{"softmax", func(ctx *tensor.Context) *tensor.Tensor { return x(ctx).Softmax(-1) }, 1},
+		{"softmax 3-D", func(ctx *tensor.Context) *tensor.Tensor { return y(ctx).Softmax(-1) }, 1},
+		{"log_softmax", func(ctx *tensor.Context) *tensor.Tensor { return z(ctx).LogSoftmax(-1) }, 1},
+		{"layernorm", func(ctx *tensor.Context) *tensor.Tensor { return x(ctx).Layernorm(1e-5, -1) }, 1},
+		{"softmax backward", func(ctx *tensor.Context) *tensor.Tensor {
+			s := x(ctx).Softmax(-1)
+			return s.Mul(g(ctx).Sub(s.Mul(g(ctx)).Sum(true, -1)))
 		}, 1},
-		{"column softmax (not hoisted)", func() *tensor.Tensor { return z().Softmax(0) }, 3},
+		{"column softmax (not hoisted)", func(ctx *tensor.Context) *tensor.Tensor { return z(ctx).Softmax(0) }, 3},
 	}
 	for _, c := range cases {
 		var res [2][]float64
 		for d, e := range []*Engine{goe, cpu} {
-			tensor.SetEngine(e)
+			ctx := tensor.NewContext(e)
 			before := e.Stats.Kernels
-			if res[d], err = c.build().Floats(); err != nil {
+			if res[d], err = c.build(ctx).Floats(); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			if n := e.Stats.Kernels - before; e == cpu && n != c.kernels {
