@@ -321,7 +321,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		// the contiguous axis takes one vector, 4 when it takes two (BEAM's
 		// choice for the ResNet conv: 8 channels x 8 columns beat 4 x 8 by 1.5x).
 		var cands []int64
-		for _, c := range []int64{8, 6, 4, 2} {
+		for _, c := range []int64{16, 8, 6, 4, 2} {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
 			if c*innerAmt <= min(t.Accs()*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
