@@ -175,16 +175,23 @@ static void peak(int threads) {
   printf("{\"name\": \"fma_peak\", \"seconds\": %g, \"gflops\": %g, \"gbps\": 0}\n", best, flops / best / 1e9);
 }
 
+/* ref [threads [part...]]: every measurement, or only the parts named
+ * (sgemm512 sgemm1024 sgemm2048 sgemm4096 conv triad peak), so that `tgc
+ * bench --ref` can take each workload's reference right before it. */
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 2;
   if (threads < 1 || threads > 64) threads = 2;
   openblas_set_num_threads(threads);
-  sgemm(512, 21);
-  sgemm(1024, 11);
-  sgemm(2048, 5);
-  sgemm(4096, 3);
-  conv_im2col(5);
-  stream(threads, 7);
-  peak(threads);
+  for (int i = argc > 2 ? 2 : 1; i < (argc > 2 ? argc : 2); i++) {
+    const char *p = argc > 2 ? argv[i] : "all";
+    int all = !strcmp(p, "all");
+    if (all || !strcmp(p, "sgemm512")) sgemm(512, 21);
+    if (all || !strcmp(p, "sgemm1024")) sgemm(1024, 11);
+    if (all || !strcmp(p, "sgemm2048")) sgemm(2048, 5);
+    if (all || !strcmp(p, "sgemm4096")) sgemm(4096, 3);
+    if (all || !strcmp(p, "conv")) conv_im2col(5);
+    if (all || !strcmp(p, "triad")) stream(threads, 7);
+    if (all || !strcmp(p, "peak")) peak(threads);
+  }
   return 0;
 }

@@ -25,8 +25,8 @@ floats, softmax 4096x4096, a ResNet conv2d, one MNIST cnn and one mlp training
 step) and prints the median device time,
 GFLOP/s and GB/s of each. --json prints one JSON object per line instead.
 --ref also runs bench/ref/ref (OpenBLAS sgemm, im2col + sgemm for the conv,
-STREAM triad, FMA peak; build it with make bench/ref/ref) in the same run and
-prints tgc's ratio to each. The host line names the processor, its caches
+STREAM triad, FMA peak; build it with make bench/ref/ref) right before each
+workload and prints tgc's ratio to each. The host line names the processor, its caches
 (from sysfs) and vector flags: figures mean little without it. --beam N searches each kernel's optimizations first
 (stored; later runs reuse them).`,
 		Example: `  tgc bench
@@ -56,9 +56,8 @@ func runBench(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ref map[string]bench.Result
 	if withRef {
-		if ref, err = runReference(); err != nil {
+		if _, err := refProgram(); err != nil {
 			return err
 		}
 	}
@@ -68,9 +67,34 @@ func runBench(c *cobra.Command, args []string) error {
 	}
 	var rows [][]string
 	enc := json.NewEncoder(stdout)
+	if asJSON {
+		if err := enc.Encode(hostJSON(backend.Host())); err != nil {
+			return err
+		}
+	}
+	var ref map[string]bench.Result
+	limits := map[string][2]float64{} // fma_peak, stream_triad: the lowest and highest reading
 	for _, w := range workloads {
 		if !asJSON {
 			fmt.Fprintf(stderr, "running %s...\n", w.Name)
+		}
+		if withRef {
+			// The reference right before the workload: on a shared machine
+			// the load changes within a minute, and a ratio means something
+			// only between measurements taken close together.
+			if ref, err = runReference(refParts(w.Name)...); err != nil {
+				return err
+			}
+			for _, k := range []string{"fma_peak", "stream_triad"} {
+				if v, ok := ref[k]; ok {
+					x := max(v.GFLOPS, v.GBPS)
+					l, seen := limits[k]
+					if !seen {
+						l = [2]float64{x, x}
+					}
+					limits[k] = [2]float64{min(l[0], x), max(l[1], x)}
+				}
+			}
 		}
 		r, err := bench.Run(eng, w, iters)
 		if err != nil {
@@ -80,31 +104,49 @@ func runBench(c *cobra.Command, args []string) error {
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
+			for _, k := range report.SortedKeys(ref) {
+				if err := enc.Encode(ref[k]); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		rows = append(rows, benchRow(r, ref))
 	}
 	if asJSON {
-		if err := enc.Encode(hostJSON(backend.Host())); err != nil {
-			return err
-		}
-		for _, k := range report.SortedKeys(ref) {
-			if err := enc.Encode(ref[k]); err != nil {
-				return err
-			}
-		}
 		return nil
 	}
 	fmt.Fprintf(stdout, "host: %s\n", backend.Host())
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
-	if ref != nil {
+	if withRef {
 		headers = append(headers, "vs limit", "vs OpenBLAS")
 	}
 	report.Table(stdout, headers, rows)
-	if ref != nil {
-		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s\n", ref["fma_peak"].GFLOPS, ref["stream_triad"].GBPS)
+	if withRef {
+		var parts []string
+		if l, ok := limits["fma_peak"]; ok {
+			parts = append(parts, fmt.Sprintf("FMA peak %.0f–%.0f GFLOP/s", l[0], l[1]))
+		}
+		if l, ok := limits["stream_triad"]; ok {
+			parts = append(parts, fmt.Sprintf("STREAM triad %.1f–%.1f GB/s", l[0], l[1]))
+		}
+		fmt.Fprintf(stdout, "references measured before each workload: %s\n", strings.Join(parts, ", "))
 	}
 	return nil
+}
+
+// refParts names the reference measurements a workload is compared with
+// (bench/ref/ref's parts).
+func refParts(name string) []string {
+	switch {
+	case strings.HasPrefix(name, "matmul_"):
+		return []string{"sgemm" + strings.TrimPrefix(name, "matmul_"), "peak"}
+	case name == "conv2d_resnet":
+		return []string{"conv", "peak"}
+	case strings.HasSuffix(name, "_step"):
+		return []string{"peak"}
+	}
+	return []string{"triad"}
 }
 
 // hostJSON is the host line of `tgc bench --json`.
@@ -151,13 +193,14 @@ func refProgram() (string, error) {
 	return path, nil
 }
 
-// runReference runs the reference program and parses its JSON lines.
-func runReference() (map[string]bench.Result, error) {
+// runReference runs the named parts of the reference program on two
+// threads and parses its JSON lines.
+func runReference(parts ...string) (map[string]bench.Result, error) {
 	path, err := refProgram()
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(path).Output()
+	out, err := exec.Command(path, append([]string{"2"}, parts...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("running %s: %w", path, err)
 	}
