@@ -26,7 +26,10 @@ step) and prints the median device time,
 GFLOP/s and GB/s of each. --json prints one JSON object per line instead.
 --ref also runs bench/ref/ref (OpenBLAS sgemm, im2col + sgemm for the conv,
 STREAM triad, FMA peak; build it with make bench/ref/ref) right before each
-workload and prints tgc's ratio to each. The host line names the processor, its caches
+workload and prints tgc's ratio to each. --cpu computes times, rates and
+ratios from CPU time per core instead of the clock: on a machine other
+processes share, their turns on the cores stretch the clock, not the CPU
+time. The host line names the processor, its caches
 (from sysfs) and vector flags: figures mean little without it. --beam N searches each kernel's optimizations first
 (stored; later runs reuse them).`,
 		Example: `  tgc bench
@@ -39,6 +42,7 @@ workload and prints tgc's ratio to each. The host line names the processor, its 
 	f.Bool("json", false, "one JSON object per workload per line")
 	f.Bool("ref", false, "also run the reference program (OpenBLAS, STREAM, FMA peak) and print ratios")
 	f.Int("iters", 5, "timed runs per workload (the median is reported)")
+	f.Bool("cpu", false, "rates and ratios from CPU time per core instead of the clock (on a machine other processes share)")
 	addBeamFlags(c)
 	return c
 }
@@ -52,6 +56,7 @@ func runBench(c *cobra.Command, args []string) error {
 	asJSON, _ := c.Flags().GetBool("json")
 	withRef, _ := c.Flags().GetBool("ref")
 	iters, _ := c.Flags().GetInt("iters")
+	byCPU, _ := c.Flags().GetBool("cpu")
 	workloads, err := bench.Find(args)
 	if err != nil {
 		return err
@@ -85,6 +90,11 @@ func runBench(c *cobra.Command, args []string) error {
 			if ref, err = runReference(refParts(w.Name)...); err != nil {
 				return err
 			}
+			if byCPU {
+				for k, v := range ref {
+					ref[k] = v.CPUView()
+				}
+			}
 			for _, k := range []string{"fma_peak", "stream_triad"} {
 				if v, ok := ref[k]; ok {
 					x := max(v.GFLOPS, v.GBPS)
@@ -99,6 +109,9 @@ func runBench(c *cobra.Command, args []string) error {
 		r, err := bench.Run(eng, w, iters)
 		if err != nil {
 			return err
+		}
+		if byCPU {
+			r = r.CPUView()
 		}
 		if asJSON {
 			if err := enc.Encode(r); err != nil {
@@ -131,6 +144,9 @@ func runBench(c *cobra.Command, args []string) error {
 			parts = append(parts, fmt.Sprintf("STREAM triad %.1f–%.1f GB/s", l[0], l[1]))
 		}
 		fmt.Fprintf(stdout, "references measured before each workload: %s\n", strings.Join(parts, ", "))
+	}
+	if byCPU {
+		fmt.Fprintln(stdout, "(times are CPU time per core, tgc's and the references' alike)")
 	}
 	return nil
 }
