@@ -44,7 +44,7 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &first); err != nil {
 		t.Fatalf("second line %q: %v", lines[1], err)
 	}
-	if first["name"] != "sum_16M" || first["device"] != "CPU" || first["seconds"].(float64) <= 0 || first["gbps"].(float64) <= 0 {
+	if first["name"] != "sum_16M" || first["device"] != "CPU" || first["seconds"].(float64) <= 0 || first["gbps"].(float64) <= 0 || first["cpu_seconds"].(float64) <= 0 {
 		t.Errorf("bad result line %v", first)
 	}
 	for _, l := range lines[2:] {
