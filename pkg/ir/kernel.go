@@ -322,15 +322,27 @@ func Simplify(k *Kernel) *Kernel {
 	return k.rewrite(func(*Builder, *Expr) *Expr { return nil })
 }
 
-// rewrite rebuilds the kernel's stores through a fresh builder, applying f.
+// rewrite rebuilds the kernel's stores through a fresh builder, applying f
+// to every expression first (nil: rebuild it from its rebuilt sources).
+// Every pass that changes expressions makes its new kernel this way.
 func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
+	return k.rewriteLanes(1, func(b *Builder, _ int, e *Expr) *Expr { return f(b, e) })
+}
+
+// rewriteLanes is rewrite done n times, once per lane, each with its own
+// memo: the stores are repeated lane by lane (all of lane 0's first), as
+// register blocking needs. Expressions equal in several lanes are shared
+// by the builder's interning.
+func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	memo := map[*Expr]*Expr{}
-	nk.Stores = make([]*Expr, len(k.Stores))
-	g := func(e *Expr) *Expr { return f(nk.B, e) }
-	for i, s := range k.Stores {
-		nk.Stores[i] = nk.B.Rebuild(s, g, memo)
+	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
+	for lane := 0; lane < n; lane++ {
+		memo := map[*Expr]*Expr{}
+		g := func(e *Expr) *Expr { return f(nk.B, lane, e) }
+		for _, s := range k.Stores {
+			nk.Stores = append(nk.Stores, nk.B.Rebuild(s, g, memo))
+		}
 	}
 	return &nk
 }
@@ -354,31 +366,24 @@ func MergeAxes(k *Kernel) *Kernel {
 		outer, inner := k.Global[i], k.Global[i+1]
 		merged := &Axis{ID: outer.ID, Size: outer.Size * inner.Size, Kind: AxisGlobal}
 		before := k.countDivMod()
-		nk := *k
-		nk.B = NewBuilder()
-		nb := nk.B
-		memo := map[*Expr]*Expr{}
-		nk.Stores = make([]*Expr, len(k.Stores))
-		for j, s := range k.Stores {
-			nk.Stores[j] = nb.Rebuild(s, func(e *Expr) *Expr {
-				if e.Op != OpVar {
-					return nil
-				}
-				switch e.Arg.(*Axis) {
-				case outer:
-					return nb.Div(nb.Var(merged), nb.Int(inner.Size))
-				case inner:
-					return nb.Mod(nb.Var(merged), nb.Int(inner.Size))
-				}
+		nk := k.rewrite(func(b *Builder, e *Expr) *Expr {
+			if e.Op != OpVar {
 				return nil
-			}, memo)
-		}
+			}
+			switch e.Arg.(*Axis) {
+			case outer:
+				return b.Div(b.Var(merged), b.Int(inner.Size))
+			case inner:
+				return b.Mod(b.Var(merged), b.Int(inner.Size))
+			}
+			return nil
+		})
 		if nk.countDivMod() > before {
 			i++
 			continue
 		}
 		nk.Global = append(append(append([]*Axis{}, k.Global[:i]...), merged), k.Global[i+2:]...)
-		k = &nk
+		k = nk
 	}
 	return k
 }

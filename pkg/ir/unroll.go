@@ -12,17 +12,12 @@ package ir
 // UnrollAxes splits each reduce axis in plan into a loop of a.Size/plan[a]
 // and plan[a] lanes. Every amount must divide its axis.
 func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
-	nk := *k
-	nk.B = NewBuilder()
-	b := nk.B
 	split := map[*Axis]*Axis{}
 	for a, u := range plan {
 		split[a] = &Axis{ID: a.ID, Size: a.Size / u, Kind: AxisReduce}
 	}
 	args := map[*ReduceArg]*ReduceArg{} // members of a group keep sharing their axes
-	memo := map[*Expr]*Expr{}
-	var f func(e *Expr) *Expr
-	f = func(e *Expr) *Expr {
+	return k.rewrite(func(b *Builder, e *Expr) *Expr {
 		if e.Op != OpReduce {
 			return nil
 		}
@@ -79,10 +74,5 @@ func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 			parts = next
 		}
 		return parts[0]
-	}
-	nk.Stores = make([]*Expr, len(k.Stores))
-	for i, s := range k.Stores {
-		nk.Stores[i] = b.Rebuild(s, f, memo)
-	}
-	return &nk
+	})
 }

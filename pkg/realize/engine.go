@@ -15,7 +15,6 @@ import (
 
 	"tgc/pkg/backend"
 	"tgc/pkg/beam"
-	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -211,33 +210,12 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 // compile schedules, optimizes and compiles a graph.
 func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	start := time.Now()
-	sched, err := fuse.Create(outs, fuse.Options{NoFusion: e.Opts.NoFusion})
+	sched, kernels, err := pipeline{opts: e.Opts, target: e.target()}.lower(outs)
 	if err != nil {
 		return nil, err
 	}
 	e.Stats.Scheduled++
-	kernels := make([]*ir.Kernel, len(sched.Items))
-	for i, it := range sched.Items {
-		var dump func(string, *ir.Kernel)
-		if e.Opts.Debug >= 5 {
-			dump = func(pass string, k *ir.Kernel) {
-				fmt.Fprintf(e.Opts.Out, "--- %s after %s ---\n%s", it.Kernel.Name, pass, k.Dump())
-			}
-		}
-		k, err := ir.OptimizeFor(it.Kernel, e.target(), dump)
-		if err != nil {
-			return nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
-		}
-		k.Name = it.Kernel.Name
-		kernels[i] = k
-	}
 	e.Stats.LowerTime += time.Since(start)
-	if e.Opts.Debug >= 1 {
-		fmt.Fprintf(e.Opts.Out, "scheduled %s in %.2f ms\n", plural(len(kernels), "kernel"), float64(time.Since(start).Microseconds())/1000)
-		if e.Opts.Debug >= 2 {
-			fmt.Fprint(e.Opts.Out, sched.Dump())
-		}
-	}
 	cstart := time.Now()
 	e.Stats.Compiled += len(kernels)
 	progs, err := e.Dev.Compile(kernels)
@@ -281,10 +259,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		itemIdx[it.Out] = i
 		c.items = append(c.items, ci)
 		if e.Opts.Debug >= 3 {
-			if len(kernels[i].Opts) > 0 {
-				fmt.Fprintf(e.Opts.Out, "// %s opts %s\n", kernels[i].Name, ir.FormatOpts(kernels[i].Opts))
-			}
-			fmt.Fprintf(e.Opts.Out, "%s\n", e.Dev.Source(kernels[i]))
+			pipeline{opts: e.Opts}.show(kernels[i], e.Dev.Source(kernels[i]))
 		}
 		if e.Opts.Debug >= 4 {
 			if asm, err := progs[i].Disassembly(); err == nil {

@@ -9,7 +9,6 @@ import (
 
 	"tgc/pkg/backend"
 	"tgc/pkg/beam"
-	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/render"
 	"tgc/pkg/safetensors"
@@ -160,7 +159,8 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	if len(outs) == 0 {
 		return nil
 	}
-	sched, err := fuse.Create(outs, fuse.Options{NoFusion: t.Opts.NoFusion})
+	p := pipeline{opts: t.Opts, target: t.target()}
+	sched, kernels, err := p.lower(outs)
 	if err != nil {
 		return err
 	}
@@ -168,12 +168,8 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	for _, o := range outs {
 		isOut[o] = true
 	}
-	for _, it := range sched.Items {
-		k, err := ir.OptimizeFor(it.Kernel, t.target(), nil)
-		if err != nil {
-			return fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
-		}
-		k.Name = it.Kernel.Name
+	for i, it := range sched.Items {
+		k := kernels[i]
 		src, ext := t.lang(k)
 		for n := 1; ; n++ { // kernel names are unique across the whole plan
 			prev, taken := t.names[k.Name]
@@ -214,9 +210,7 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		}
 		pk.FLOPs, pk.Bytes = k.Cost()
 		t.plan.Kernels = append(t.plan.Kernels, pk)
-		if t.Opts.Debug >= 3 {
-			fmt.Fprintf(t.Opts.Out, "%s\n", src)
-		}
+		p.show(k, src)
 	}
 	return nil
 }
