@@ -189,6 +189,8 @@ func (k *Kernel) Verify() error {
 				err = fmt.Errorf("%s: store to input buffer %d", k.Name, i)
 			} else if e.Src[0].DType.IsFloat() {
 				err = fmt.Errorf("%s: float index", k.Name)
+			} else {
+				err = k.checkIndex(e)
 			}
 		case OpWhere:
 			if e.Src[0].DType != Bool {
@@ -219,6 +221,36 @@ func (k *Kernel) Verify() error {
 		check(s, bound)
 	}
 	return err
+}
+
+// checkIndex proves that a load or store stays inside its buffer: the
+// index's bounds, for a guarded load its bounds where the guard holds
+// (the load reads nothing elsewhere), lie in [0, size).
+func (k *Kernel) checkIndex(e *Expr) error {
+	idx := e.Src[0]
+	lo, hi := idx.Min, idx.Max
+	if e.Op == OpLoad && len(e.Src) > 1 {
+		var never bool
+		if lo, hi, never = NewBuilder().boundsGiven(idx, e.Src[1]); never {
+			return nil
+		}
+	}
+	i := e.Arg.(int)
+	if n := k.Bufs[i].Size; lo < 0 || hi >= n {
+		what := "load from"
+		if e.Op == OpStore {
+			what = "store to"
+		}
+		at := idx.String()
+		if len(e.Src) > 1 {
+			at += " where " + e.Src[1].String()
+		}
+		if len(at) > 300 {
+			at = at[:300] + "..."
+		}
+		return fmt.Errorf("%s: %s buf%d at index [%d..%d] outside its %d elements: %s", k.Name, what, i, lo, hi, n, at)
+	}
+	return nil
 }
 
 // Pass is one kernel-to-kernel transformation of the pass table. When is
@@ -291,13 +323,19 @@ func Optimize(k *Kernel, dump func(pass string, k *Kernel)) (*Kernel, error) {
 // OptimizeFor runs the pass table for a target, verifying invariants after
 // every pass; dump, if not nil, sees the kernel after each pass.
 func OptimizeFor(k *Kernel, t Target, dump func(pass string, k *Kernel)) (*Kernel, error) {
+	return runPasses(k, t, Passes, dump)
+}
+
+// runPasses runs a pass table; an error names the pass whose result broke
+// an invariant.
+func runPasses(k *Kernel, t Target, passes []Pass, dump func(pass string, k *Kernel)) (*Kernel, error) {
 	if dump != nil {
 		dump("lowered", k)
 	}
 	if err := k.Verify(); err != nil {
 		return nil, fmt.Errorf("lowered: %w", err)
 	}
-	for _, p := range Passes {
+	for _, p := range passes {
 		if p.When != nil && !p.When(t) {
 			continue
 		}

@@ -602,14 +602,64 @@ func (b *Builder) splitSmall(ts []term, c, d int64, dt DType) (a, s *Expr, g int
 // simplifyGiven simplifies a load's index under its guard: the index is
 // only evaluated where valid holds, so every conjunct x < c or c < x of
 // valid narrows x's range there. Each such x is replaced by a placeholder
-// variable with the narrowed range, the index is rebuilt (x%125 is x when
-// x < 125; (x*125 + y)/3125 is x/25 when y < 125), and the placeholders
-// are put back. The result is kept only when it has fewer divisions and
-// modulos, or as many and fewer nodes; it equals idx wherever valid holds
-// and is undefined elsewhere, which a guarded load never reads.
+// variable with the narrowed range (underGuard), the index is rebuilt
+// (x%125 is x when x < 125; (x*125 + y)/3125 is x/25 when y < 125), and
+// the placeholders are put back. The result is kept only when it has fewer
+// divisions and modulos, or as many and fewer nodes; it equals idx
+// wherever valid holds and is undefined elsewhere, which a guarded load
+// never reads.
 func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
-	if idx.IsConst() || !isIndex(idx.DType) {
+	res, holes, never := b.underGuard(idx, valid)
+	if never || len(holes) == 0 {
 		return idx
+	}
+	for i := len(holes) - 1; i >= 0; i-- {
+		h := holes[i]
+		back := h.x
+		if h.lo != 0 {
+			back = b.Sub(h.x, b.Int(h.lo))
+		}
+		res = b.Rebuild(res, func(e *Expr) *Expr {
+			if e == h.v {
+				return back
+			}
+			return nil
+		}, map[*Expr]*Expr{})
+	}
+	if dr, di := divModCount(res), divModCount(idx); dr < di || dr == di && size(res) < size(idx) {
+		return res
+	}
+	return idx
+}
+
+// boundsGiven bounds idx where valid holds: the bounds of the index
+// rebuilt over the guard's narrowed ranges (underGuard). never is true
+// when valid can never hold (the index is then never used).
+func (b *Builder) boundsGiven(idx, valid *Expr) (lo, hi int64, never bool) {
+	// Into b first: underGuard finds sub-expressions by pointer.
+	memo := map[*Expr]*Expr{}
+	keep := func(*Expr) *Expr { return nil }
+	idx, valid = b.Rebuild(idx, keep, memo), b.Rebuild(valid, keep, memo)
+	res, _, never := b.underGuard(idx, valid)
+	return res.Min, res.Max, never
+}
+
+// hole is a placeholder variable of underGuard.
+type hole struct {
+	v  *Expr // the placeholder variable (x - lo)
+	x  *Expr // what it stands for, in terms of earlier placeholders
+	lo int64
+}
+
+// underGuard rebuilds idx with every sub-expression x that a conjunct
+// x < c or c < x of valid narrows replaced by a placeholder variable v
+// (x = v + lo, v in [0, hi-lo]); holes lists the placeholders, innermost
+// expressions first. The result equals idx wherever valid holds, and its
+// bounds are idx's bounds there. never is true when the conjuncts
+// contradict each other (valid is never true).
+func (b *Builder) underGuard(idx, valid *Expr) (res *Expr, holes []hole, never bool) {
+	if idx.IsConst() || !isIndex(idx.DType) {
+		return idx, nil, false
 	}
 	type rng struct {
 		x      *Expr
@@ -649,7 +699,7 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 		narrowed = narrowed || r.lo > r.x.Min || r.hi < r.x.Max
 	}
 	if !narrowed {
-		return idx
+		return idx, nil, false
 	}
 	// Inner expressions first, so that (x%25) < 20 is seen in terms of
 	// x's placeholder once x < 125 has been applied.
@@ -658,12 +708,6 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 	for _, r := range rs {
 		exprs = append(exprs, r.x)
 	}
-	type hole struct {
-		v  *Expr // the placeholder variable (x - lo)
-		x  *Expr // what it stands for, in terms of earlier placeholders
-		lo int64
-	}
-	var holes []hole
 	for i, r := range rs {
 		x := exprs[1+i]
 		lo, hi := max(r.lo, x.Min), min(r.hi, x.Max)
@@ -671,7 +715,7 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 			continue
 		}
 		if lo > hi {
-			return idx // never valid; the load yields 0 whatever the index
+			return idx, nil, true // never valid; the load yields 0 whatever the index
 		}
 		v := b.Var(&Axis{ID: -1 - i, Size: hi - lo + 1})
 		p := v
@@ -687,29 +731,13 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 			}
 		}
 	}
-	res := exprs[0]
-	for i := len(holes) - 1; i >= 0; i-- {
-		h := holes[i]
-		back := h.x
-		if h.lo != 0 {
-			back = b.Sub(h.x, b.Int(h.lo))
-		}
-		res = b.Rebuild(res, func(e *Expr) *Expr {
-			if e == h.v {
-				return back
-			}
-			return nil
-		}, map[*Expr]*Expr{})
-	}
-	if dr, di := divModCount(res), divModCount(idx); dr < di || dr == di && size(res) < size(idx) {
-		return res
-	}
-	return idx
+	return exprs[0], holes, false
 }
 
 // substLinear returns a Rebuild function that replaces x by p, also inside
-// sums that contain all of x's terms with the same coefficients: with
-// x = i*24 + j, the index i*24 + j + 3 (a PAD's offset) becomes p + 3.
+// sums that contain all of x's terms with the same coefficients times one
+// factor m: with x = i*24 + j, the index i*24 + j + 3 (a PAD's offset)
+// becomes p + 3, and (i*24 + j)*256 + 5 (a flattened row) p*256 + 5.
 func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 	xs, xc := normalize(addTerms(nil, x, 1))
 	linear := len(xs) > 1 || xc != 0
@@ -725,8 +753,19 @@ func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 		for _, t := range es {
 			coef[t.e] = t.k
 		}
+		var m int64
+		if len(xs) > 0 {
+			if c := coef[xs[0].e]; c%xs[0].k == 0 {
+				m = c / xs[0].k
+			}
+		} else if xc != 0 && ec%xc == 0 {
+			m = ec / xc
+		}
+		if m == 0 {
+			return nil
+		}
 		for _, t := range xs {
-			if coef[t.e] != t.k {
+			if coef[t.e] != t.k*m {
 				return nil
 			}
 			delete(coef, t.e)
@@ -737,7 +776,7 @@ func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 				rest = append(rest, t)
 			}
 		}
-		return b.Add(p, b.buildLinear(rest, ec-xc, e.DType))
+		return b.Add(b.Mul(p, b.Int(m)), b.buildLinear(rest, ec-xc*m, e.DType))
 	}
 }
 

@@ -1,0 +1,163 @@
+package ir_test
+
+import (
+	"strings"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+func input(shape ...int) *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	t, err := tensor.FromFloats(ir.Float32, shape, make([]float64, n))
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// guardedKernel is the kernel of a graph's schedule that has guarded
+// loads (a padding), before any pass.
+func guardedKernel(t *testing.T, out *tensor.Tensor) *ir.Kernel {
+	t.Helper()
+	if err := out.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range s.Items {
+		guarded := false
+		ir.Walk(it.Kernel.Stores, func(e *ir.Expr) { guarded = guarded || e.Op == ir.OpLoad && len(e.Src) > 1 })
+		if guarded {
+			return it.Kernel
+		}
+	}
+	t.Fatal("no kernel with guarded loads")
+	return nil
+}
+
+// broken passes: each breaks the in-bounds invariant in one way.
+var brokenPasses = []struct {
+	name, want string
+	run        func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error)
+}{
+	// every store one element further
+	{"store_off_by_one", "store to buf0 at index", func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+		nk := *k
+		nk.Stores = nil
+		for _, s := range k.Stores {
+			nk.Stores = append(nk.Stores, k.B.Store(s.Arg.(int), k.B.Add(s.Src[0], k.B.Int(1)), s.Src[1]))
+		}
+		return &nk, nil
+	}},
+	// guarded loads read without their guard (the padding's out-of-range rows)
+	{"drop_guards", "load from buf1 at index", func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+		return k.Rewrite(func(b *ir.Builder, e *ir.Expr) *ir.Expr {
+			if e.Op == ir.OpLoad && len(e.Src) > 1 {
+				return b.Load(e.Arg.(int), e.DType, e.Src[0], nil)
+			}
+			return nil
+		}), nil
+	}},
+	// every guard lets one more row through: x < c becomes x < c+1
+	{"widen_guards", "load from buf1 at index", func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+		return k.Rewrite(func(b *ir.Builder, e *ir.Expr) *ir.Expr {
+			if e.Op == ir.OpCmpLt && e.Src[0].DType == ir.Int64 {
+				if c, ok := e.Src[1].ConstInt(); ok && !e.Src[0].IsConst() {
+					return b.Lt(e.Src[0], b.Int(c+1))
+				}
+			}
+			return nil
+		}), nil
+	}},
+	// an upcast whose lanes overlap the next block: a = 4*a' + lane with a' over all of a
+	{"bad_upcast", "outside its", func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+		a := k.Global[len(k.Global)-1]
+		na := &ir.Axis{ID: a.ID, Size: a.Size, Kind: ir.AxisGlobal}
+		nk := k.Rewrite(func(b *ir.Builder, e *ir.Expr) *ir.Expr {
+			if e.Op == ir.OpVar && e.Arg.(*ir.Axis) == a {
+				return b.Add(b.Mul(b.Var(na), b.Int(4)), b.Int(3))
+			}
+			return nil
+		})
+		nk.Global = append(append([]*ir.Axis{}, k.Global[:len(k.Global)-1]...), na)
+		return nk, nil
+	}},
+}
+
+// TestVerifyCatchesBrokenPasses runs the pass table with a broken pass
+// inserted after simplify: Verify must refuse its kernel and name it.
+func TestVerifyCatchesBrokenPasses(t *testing.T) {
+	graphs := map[string]*tensor.Tensor{
+		"padded conv": input(1, 2, 8, 8).Conv2d(input(4, 2, 3, 3), nil, tensor.ConvOpts{Padding: []int{1, 1, 1, 1}}),
+		"padded sum":  input(6, 10).Pad([][2]int{{2, 2}, {0, 0}}, 0).Sum(false, 0),
+		"pad flip":    input(8, 10).Pad([][2]int{{1, 1}, {0, 3}}, 0).Flip(1).Sqrt(),
+	}
+	for gname, g := range graphs {
+		k := guardedKernel(t, g)
+		if _, err := ir.OptimizeFor(k, ir.CPUTarget, nil); err != nil {
+			t.Fatalf("%s: the real pass table fails: %v", gname, err)
+		}
+		for _, bp := range brokenPasses {
+			passes := append([]ir.Pass{ir.Passes[0], {Name: bp.name, Run: bp.run}}, ir.Passes[1:]...)
+			_, err := ir.RunPasses(k, ir.CPUTarget, passes, nil)
+			if err == nil {
+				t.Errorf("%s: broken pass %s not caught", gname, bp.name)
+				continue
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "after pass "+bp.name+": ") || !strings.Contains(msg, bp.want) {
+				t.Errorf("%s: broken pass %s: error %q, want it named and %q", gname, bp.name, msg, bp.want)
+			}
+		}
+	}
+}
+
+// TestVerifyBounds checks the in-bounds proof on hand-built kernels: a
+// guarded load may leave its buffer only where its guard is false.
+func TestVerifyBounds(t *testing.T) {
+	b := ir.NewBuilder()
+	i := &ir.Axis{ID: 0, Size: 12, Kind: ir.AxisGlobal}
+	j := &ir.Axis{ID: 1, Size: 5, Kind: ir.AxisGlobal}
+	vi, vj := b.Var(i), b.Var(j)
+	// the row i-2 of a (8, 5) buffer, padded by 2 rows on each side
+	row := b.Add(vi, b.Int(-2))
+	inRows := b.And(b.Lt(b.Int(1), vi), b.Lt(vi, b.Int(10)))
+	idx := b.Add(b.Mul(row, b.Int(5)), vj)
+	cases := []struct {
+		name  string
+		load  *ir.Expr
+		store *ir.Expr
+		err   string
+	}{
+		{"guarded", b.Load(1, ir.Float32, idx, inRows), nil, ""},
+		{"unguarded", b.Load(1, ir.Float32, idx, nil), nil, "load from buf1 at index [-10..49] outside its 40 elements"},
+		{"guard too wide", b.Load(1, ir.Float32, idx, b.And(b.Lt(b.Int(1), vi), b.Lt(vi, b.Int(11)))), nil, "index [0..44]"},
+		{"guard on a scaled sum", b.Load(1, ir.Float32, b.Add(b.Mul(b.Add(vi, vj), b.Int(3)), b.Int(-3)),
+			b.And(b.Lt(b.Int(0), b.Add(vi, vj)), b.Lt(b.Add(vi, vj), b.Int(14)))), nil, ""},
+		{"never valid", b.Load(1, ir.Float32, b.Add(vi, b.Int(100)), b.And(b.Lt(vi, b.Int(3)), b.Lt(b.Int(5), vi))), nil, ""},
+		{"store past the end", b.Const(ir.Float32, 1), b.Store(0, b.Add(b.Mul(vi, b.Int(5)), b.Add(vj, b.Int(1))), b.Const(ir.Float32, 1)), "store to buf0 at index [1..60] outside its 60 elements"},
+		{"negative store", b.Const(ir.Float32, 1), b.Store(0, b.Add(b.Mul(vi, b.Int(5)), b.Add(vj, b.Int(-1))), b.Const(ir.Float32, 1)), "store to buf0 at index [-1..58]"},
+	}
+	for _, c := range cases {
+		st := c.store
+		if st == nil {
+			st = b.Store(0, b.Add(b.Mul(vi, b.Int(5)), vj), c.load)
+		}
+		k := &ir.Kernel{Name: "k", B: b, Global: []*ir.Axis{i, j}, Stores: []*ir.Expr{st},
+			Bufs: []ir.BufParam{{DType: ir.Float32, Size: 60, Output: true}, {DType: ir.Float32, Size: 40}}}
+		err := k.Verify()
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		}
+	}
+}
