@@ -193,7 +193,7 @@ func TestEmitDebug(t *testing.T) {
 		t.Fatalf("status %d, stderr:\n%s", st, errs)
 	}
 	for _, want := range []string{"scheduled ", "--- r_32_32_32 after lowered ---", "--- r_32_32_32 after simplify ---",
-		"--- r_32_32_32 after opts ---", "// r_32_32 opts [UNROLL(", "void r_32_32_32(void **bufs"} {
+		"--- r_32_32_32 after opts ---", "--- r_32_32 after simd ---", "  simd acc   x8 ", "// r_32_32 opts [UNROLL(", "void r_32_32_32(void **bufs"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("emit --debug 5: no %q in stderr:\n%s", want, errs)
 		}

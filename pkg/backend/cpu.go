@@ -42,7 +42,7 @@ func init() {
 				return nil, err
 			}
 			w := hostVecWidth()
-			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w)}, nil
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w}, nil
 		}})
 }
 
@@ -96,8 +96,7 @@ func probeCompiler() (compiler, error) {
 
 type cpuDevice struct {
 	cc    compiler
-	width int          // float32 lanes of the host's vectors (hostVecWidth)
-	lang  *render.Lang // the C dialect at that width
+	width int // float32 lanes of the host's vectors (hostVecWidth): the simd pass's width
 	mu    sync.Mutex
 	progs map[string]*cpuProgram // by source: compiled kernels in memory
 }
@@ -117,7 +116,7 @@ func (d *cpuDevice) Target() ir.Target {
 func (d *cpuDevice) Fingerprint() string {
 	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), fmt.Sprintf("vec%d", d.width)}, "\x00")
 }
-func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
+func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	size := n * dt.Size()
@@ -194,7 +193,7 @@ func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 	var todo []int
 	seen := map[string]bool{}
 	for i, k := range ks {
-		srcs[i] = render.Render(d.lang, k)
+		srcs[i] = render.Render(render.C, k)
 		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
 			seen[srcs[i]] = true
 			todo = append(todo, i)
@@ -346,7 +345,7 @@ func OpenCPUWidth(width int) (Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: width, lang: render.CWithWidth(width)}, nil
+	return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: width}, nil
 }
 
 // vecWidthFor reads the vector width off a cpuModel string.

@@ -274,6 +274,9 @@ func openCUDA() (Device, error) {
 func (d *cudaDevice) Name() string               { return "CUDA" }
 func (d *cudaDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
+// Target: the grid passes (GROUP, vector accesses) within the device's limits.
+func (d *cudaDevice) Target() ir.Target { return d.lang.Target() }
+
 type cudaBuffer struct {
 	d    *cudaDevice
 	ptr  uint64

@@ -255,6 +255,9 @@ func openCL() (Device, error) {
 func (d *clDevice) Name() string               { return "CL" }
 func (d *clDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
+// Target: the grid passes (GROUP, vector accesses) within the device's limits.
+func (d *clDevice) Target() ir.Target { return d.lang.Target() }
+
 type clBuffer struct {
 	d    *clDevice
 	mem  uintptr

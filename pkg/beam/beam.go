@@ -259,7 +259,9 @@ func canonical(opts []ir.Opt) []ir.Opt {
 // no improvement or the budget is spent.
 func (s *Searcher) search(k *ir.Kernel) (Entry, error) {
 	start := time.Now()
-	b, err := newBench(s.dev, k)
+	tgt := s.tgt
+	tgt.Choose = nil
+	b, err := newBench(s.dev, tgt, k)
 	if err != nil {
 		return Entry{}, err
 	}

@@ -16,6 +16,7 @@ import (
 // filled with random data, and the unoptimized kernel's outputs on them.
 type bench struct {
 	dev      backend.Device
+	tgt      ir.Target // candidates are the kernel after the passes from opts on, for this target
 	k        *ir.Kernel
 	bufs     []backend.Buffer
 	vars     []int64
@@ -25,8 +26,8 @@ type bench struct {
 	serial   int     // names candidates uniquely within a translation unit
 }
 
-func newBench(dev backend.Device, k *ir.Kernel) (*bench, error) {
-	b := &bench{dev: dev, k: k, vars: make([]int64, max(k.NumParams, 1)), bestSecs: math.Inf(1)}
+func newBench(dev backend.Device, tgt ir.Target, k *ir.Kernel) (*bench, error) {
+	b := &bench{dev: dev, tgt: tgt, k: k, vars: make([]int64, max(k.NumParams, 1)), bestSecs: math.Inf(1)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i, p := range k.Bufs {
 		buf, err := dev.Alloc(p.DType, int(p.Size))
@@ -96,10 +97,7 @@ func (b *bench) measure(cands []candidate, deadline time.Time, s *Searcher) []ca
 	var ks []*ir.Kernel
 	var ok []candidate
 	for _, c := range cands {
-		k, err := ir.ApplyOpts(b.k, c.opts)
-		if err == nil {
-			err = k.Verify()
-		}
+		k, err := b.tgt.Apply(b.k, c.opts)
 		if err != nil {
 			s.logf(3, "beam %s: %s does not apply: %v\n", b.k.Name, c.key, err)
 			continue

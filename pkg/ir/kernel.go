@@ -25,6 +25,11 @@ type Kernel struct {
 	NumParams int // runtime integer parameters (vars), e.g. RNG counters
 	B         *Builder
 	Opts      []Opt // the optimization decisions applied (for DEBUG and plans)
+	// How the renderer is to write the kernel, decided by passes (see
+	// gpu.go, simd.go); the scalar expressions stay its meaning.
+	Group int64 // grid devices: lanes of a work-group sharing each top-level reduce (GROUP)
+	SIMD  *SIMD // C: runs of lanes written as vectors (the simd pass)
+	Vec4  *Vec4 // grid devices: 4-wide vector loads and stores (the vec4 pass)
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -158,6 +163,32 @@ func (k *Kernel) Dump() string {
 		}
 		fmt.Fprintf(&sb, "  %-5s = %-10s %-7s %s %s%s\n", name, e.Op, e.DType, strings.Join(args, " "), arg, bnd)
 	})
+	lanes := func(es ...*Expr) string {
+		s := make([]string, len(es))
+		for i, e := range es {
+			s[i] = names[e]
+		}
+		return strings.Join(s, " ")
+	}
+	if k.Group > 0 {
+		fmt.Fprintf(&sb, "  group %d lanes\n", k.Group)
+	}
+	if k.SIMD != nil {
+		for _, r := range k.SIMD.Accs {
+			fmt.Fprintf(&sb, "  simd acc   x%-2d %s\n", len(r), lanes(r...))
+		}
+		for _, r := range k.SIMD.Stores {
+			fmt.Fprintf(&sb, "  simd store x%-2d %s\n", len(r), lanes(r...))
+		}
+	}
+	if k.Vec4 != nil {
+		for _, g := range k.Vec4.Loads {
+			fmt.Fprintf(&sb, "  vec4 load  %s\n", lanes(g[:]...))
+		}
+		for _, g := range k.Vec4.Stores {
+			fmt.Fprintf(&sb, "  vec4 store %s\n", lanes(g[:]...))
+		}
+	}
 	return sb.String()
 }
 
@@ -220,7 +251,25 @@ func (k *Kernel) Verify() error {
 	for _, s := range k.Stores {
 		check(s, bound)
 	}
-	return err
+	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Group == 0 {
+		return err
+	}
+	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
+		return fmt.Errorf("%s: group of %d lanes", k.Name, k.Group)
+	}
+	in := map[*Expr]bool{}
+	Walk(k.Stores, func(e *Expr) { in[e] = true })
+	if k.SIMD != nil {
+		if err := k.SIMD.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Vec4 != nil {
+		if err := k.Vec4.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	return nil
 }
 
 // checkIndex proves that a load or store stays inside its buffer: the
@@ -266,12 +315,15 @@ type Target struct {
 	Upcast bool // register blocking with scalar lanes (C compilers vectorize them)
 	// VecWidth is the float32 lanes of the device's vector registers (8:
 	// AVX2, 16: AVX-512; 0 means DefaultVecWidth). The heuristic sizes its
-	// register blocks in vectors of this width, and the C renderer of the
-	// same device writes vectors of it (render.CWithWidth).
+	// register blocks in vectors of this width, and the simd pass makes
+	// vectors of it.
 	VecWidth int
 	// Choose, if set, picks the opts of each kernel instead of the
 	// heuristic (BEAM search); it sees the kernel the opts apply to.
 	Choose func(*Kernel) []Opt
+	// GPU, when set, is a grid device: its opts (GROUP, UPCAST for vector
+	// accesses) are chosen within these limits, and the vec4 pass runs.
+	GPU *GPU
 }
 
 // CPUTarget is what emitting for the CPU uses, and the CPU device on a
@@ -297,7 +349,9 @@ var Passes = []Pass{
 	{Name: "simplify", Run: plain(Simplify)},
 	{Name: "merge_axes", Run: plain(MergeAxes)},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
-	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast }},
+	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
+	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
 
 func plain(f func(*Kernel) *Kernel) func(*Kernel, Target) (*Kernel, error) {
@@ -313,6 +367,29 @@ func applyChosenOpts(k *Kernel, t Target) (*Kernel, error) {
 		opts = t.HeuristicOpts(k)
 	}
 	return ApplyOpts(k, opts)
+}
+
+// Apply applies opts to k, a kernel as the opts pass sees it (after the
+// passes before it), and runs the passes after it for t: the kernel the
+// device runs with those decisions (what BEAM compiles and times).
+func (t Target) Apply(k *Kernel, opts []Opt) (*Kernel, error) {
+	k, err := ApplyOpts(k, opts)
+	if err == nil {
+		err = k.Verify()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opts %s: %w", FormatOpts(opts), err)
+	}
+	after := false
+	for _, p := range Passes {
+		if after {
+			if k, err = runPass(k, t, p, nil); err != nil {
+				return nil, err
+			}
+		}
+		after = after || p.Name == "opts"
+	}
+	return k, nil
 }
 
 // Optimize runs the passes every target runs; see OptimizeFor.
@@ -336,22 +413,30 @@ func runPasses(k *Kernel, t Target, passes []Pass, dump func(pass string, k *Ker
 		return nil, fmt.Errorf("lowered: %w", err)
 	}
 	for _, p := range passes {
-		if p.When != nil && !p.When(t) {
-			continue
-		}
-		nk, err := p.Run(k, t)
-		if err != nil {
-			return nil, fmt.Errorf("pass %s: %w", p.Name, err)
-		}
-		k = nk
-		if err := k.Verify(); err != nil {
-			return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
-		}
-		if dump != nil {
-			dump(p.Name, k)
+		var err error
+		if k, err = runPass(k, t, p, dump); err != nil {
+			return nil, err
 		}
 	}
 	return k, nil
+}
+
+// runPass runs one pass if the target wants it, and verifies its result.
+func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*Kernel, error) {
+	if p.When != nil && !p.When(t) {
+		return k, nil
+	}
+	nk, err := p.Run(k, t)
+	if err != nil {
+		return nil, fmt.Errorf("pass %s: %w", p.Name, err)
+	}
+	if err := nk.Verify(); err != nil {
+		return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
+	}
+	if dump != nil {
+		dump(p.Name, nk)
+	}
+	return nk, nil
 }
 
 // Simplify rebuilds every expression through a fresh builder, which applies
@@ -374,6 +459,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
+	nk.SIMD, nk.Vec4 = nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

@@ -25,6 +25,9 @@ const (
 	// OptOuter makes a global axis the outermost loop: the one split across
 	// cores, and the one that varies slowest (loop order for locality).
 	OptOuter OptKind = "OUTER"
+	// OptGroup splits each top-level reduce of a grid kernel across the
+	// Amt lanes of a work-group, one work-group per output (see gpu.go).
+	OptGroup OptKind = "GROUP"
 )
 
 // Opt is one decision.
@@ -35,8 +38,11 @@ type Opt struct {
 }
 
 func (o Opt) String() string {
-	if o.Kind == OptUpcast || o.Kind == OptUnroll {
+	switch o.Kind {
+	case OptUpcast, OptUnroll:
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
+	case OptGroup:
+		return fmt.Sprintf("%s(%d)", o.Kind, o.Amt)
 	}
 	return fmt.Sprintf("%s(%d)", o.Kind, o.Axis)
 }
@@ -65,7 +71,15 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	raxes := k.ReduceAxes()
 	outer := -1
 	lanes := int64(1)
+	group := int64(0)
 	for _, o := range opts {
+		if o.Kind == OptGroup {
+			if group > 0 || o.Amt < 2 || o.Amt&(o.Amt-1) != 0 || o.Axis != 0 || !hasReduce(k) {
+				return nil, fmt.Errorf("%s: needs one power-of-two lane count and a kernel with a reduce", o)
+			}
+			group = o.Amt
+			continue
+		}
 		if o.Kind == OptUnroll {
 			if o.Axis < 0 || o.Axis >= len(raxes) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
@@ -103,6 +117,10 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	if lanes > MaxLanes {
 		return nil, fmt.Errorf("%s: %d lanes exceed %d", FormatOpts(opts), lanes, MaxLanes)
 	}
+	if group > 0 && lanes > 1 {
+		// A grouped reduce is rendered one member at a time.
+		return nil, fmt.Errorf("%s: GROUP does not combine with UPCAST or UNROLL", FormatOpts(opts))
+	}
 	if len(plan) > 0 {
 		k = UpcastAxes(k, plan)
 	}
@@ -118,9 +136,18 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	if len(opts) > 0 {
 		nk := *k
 		nk.Opts = append(append([]Opt{}, k.Opts...), opts...)
+		if group > 0 {
+			nk.Group = group
+		}
 		k = &nk
 	}
 	return k, nil
+}
+
+func hasReduce(k *Kernel) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) { found = found || e.Op == OpReduce })
+	return found
 }
 
 // searchable says whether a kernel has decisions worth making: a reduce
@@ -210,6 +237,9 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 // across those lanes (see chooseUpcastAxes), at most 8 vector accumulators
 // (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
+	if t.GPU != nil {
+		return t.GPU.heuristic(k)
+	}
 	if !searchable(k) {
 		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
 	}

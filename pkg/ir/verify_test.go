@@ -161,3 +161,99 @@ func TestVerifyBounds(t *testing.T) {
 		}
 	}
 }
+
+var gpuTarget = ir.Target{GPU: &ir.GPU{MaxWorkGroup: 256, MaxLocal: [3]int64{1024, 1024, 64},
+	MaxGroups: [3]int64{1<<31 - 1, 65535, 65535}, LocalMem: 16 << 10, Vec4: true}}
+
+// brokenPlans damage the decisions of the vectorize passes.
+var brokenPlans = []struct {
+	name, want string
+	target     ir.Target
+	graph      func() *tensor.Tensor
+	run        func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error)
+}{
+	// the lanes of a vector accumulator in reverse: b's row read backwards
+	{"simd_reversed_acc", "are not isomorphic", ir.CPUTarget,
+		func() *tensor.Tensor { return input(8, 64).Dot(input(64, 32)) },
+		func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+			accs := append([][]*ir.Expr{}, k.SIMD.Accs...)
+			r := append([]*ir.Expr{}, accs[0]...)
+			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+				r[i], r[j] = r[j], r[i]
+			}
+			accs[0] = r
+			nk := *k
+			nk.SIMD = ir.NewSIMD(k.SIMD.Width, accs, k.SIMD.Stores)
+			return &nk, nil
+		}},
+	// a vector store whose lanes are not consecutive outputs
+	{"simd_swapped_store", "is not contiguous", ir.CPUTarget,
+		func() *tensor.Tensor { return input(8, 64).Dot(input(64, 32)) },
+		func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+			stores := append([][]*ir.Expr{}, k.SIMD.Stores...)
+			r := append([]*ir.Expr{}, stores[0]...)
+			r[0], r[1] = r[1], r[0]
+			stores[0] = r
+			nk := *k
+			nk.SIMD = ir.NewSIMD(k.SIMD.Width, k.SIMD.Accs, stores)
+			return &nk, nil
+		}},
+	// a float4 load one element off its alignment: x[4t+1 .. 4t+4]
+	{"vec4_unaligned", "is not 4-aligned", gpuTarget,
+		func() *tensor.Tensor {
+			x := input(1, 65)
+			return x.Shrink([][2]int{{0, 1}, {0, 64}}).Add(x.Shrink([][2]int{{0, 1}, {1, 65}}))
+		},
+		func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+			var loads []*ir.Expr
+			ir.Walk(k.Stores, func(e *ir.Expr) {
+				if e.Op == ir.OpLoad {
+					loads = append(loads, e)
+				}
+			})
+			g := k.Vec4.Loads[0]
+			var shifted [4]*ir.Expr
+			for u := range shifted {
+				for _, l := range loads { // the load one element after lane u
+					if l.Src[0].String() == k.B.Add(g[u].Src[0], k.B.Int(1)).String() {
+						shifted[u] = l
+					}
+				}
+			}
+			nk := *k
+			nk.Vec4 = &ir.Vec4{Loads: [][4]*ir.Expr{shifted}, Stores: k.Vec4.Stores}
+			return &nk, nil
+		}},
+	// a GROUP of a lane count that is not a power of two
+	{"group_of_3", "group of 3 lanes", gpuTarget,
+		func() *tensor.Tensor { return input(4, 4096).Sum(false, 1) },
+		func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+			nk := *k
+			nk.Group = 3
+			return &nk, nil
+		}},
+}
+
+// TestVerifyCatchesBrokenPlans runs the whole pass table and then a pass
+// that damages the vectorize passes' decisions: Verify must refuse it.
+func TestVerifyCatchesBrokenPlans(t *testing.T) {
+	for _, bp := range brokenPlans {
+		s, err := fuse.Create([]*tensor.Node{bp.graph().Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := s.Items[len(s.Items)-1].Kernel
+		good, err := ir.OptimizeFor(k, bp.target, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", bp.name, err)
+		}
+		if good.SIMD == nil && good.Vec4 == nil && good.Group == 0 {
+			t.Fatalf("%s: the passes made no decision to damage:\n%s", bp.name, good.Dump())
+		}
+		passes := append(append([]ir.Pass{}, ir.Passes...), ir.Pass{Name: bp.name, Run: bp.run})
+		_, err = ir.RunPasses(k, bp.target, passes, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), "after pass "+bp.name+": ") || !strings.Contains(err.Error(), bp.want) {
+			t.Errorf("%s: error %v, want it named and %q", bp.name, err, bp.want)
+		}
+	}
+}

@@ -18,7 +18,8 @@ func TestEmitGPU(t *testing.T) {
 	for _, dev := range []struct{ name, ext, marker string }{
 		{"CL", "cl", "__kernel"}, {"CUDA", "cu", `extern "C" __global__`}, {"METAL", "metal", "kernel void"},
 	} {
-		tr, err := NewTracer(strings.ToLower(dev.name), Options{})
+		var dump strings.Builder
+		tr, err := NewTracer(strings.ToLower(dev.name), Options{Debug: 5, Out: &dump})
 		if err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
 		}
@@ -27,6 +28,12 @@ func TestEmitGPU(t *testing.T) {
 		w, _ := tensor.FromFloats(ir.Float32, []int{4096, 8}, make([]float64, 4096*8))
 		if _, err := x.Dot(w).Relu().Add(x.Sum(true, 1)).Floats(); err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
+		}
+		// The grid decisions are passes: DEBUG=5 shows them.
+		for _, want := range []string{" after opts ---", " after vec4 ---", "  group 256 lanes\n", "opts [GROUP(256)]"} {
+			if !strings.Contains(dump.String(), want) {
+				t.Errorf("%s: no %q in the DEBUG=5 output:\n%s", dev.name, want, dump.String())
+			}
 		}
 		dir := t.TempDir()
 		if err := tr.WritePlan(dir); err != nil {

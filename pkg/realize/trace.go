@@ -291,6 +291,9 @@ func (t *Tracer) MatmulPanel() int {
 }
 
 func (t *Tracer) target() ir.Target {
+	if lang, ok := Langs[t.Device]; ok && lang.IsGPU() {
+		return lang.Target() // the default limits: emit plans for every current GPU
+	}
 	if t.Device != "CPU" {
 		return ir.Target{}
 	}

@@ -76,21 +76,4 @@ var C = &Lang{
 	},
 	FloatSfx: "f",
 	SIMD:     true,
-	VecWidth: ir.DefaultVecWidth,
-}
-
-// CWithWidth is the CPU dialect writing vectors of width float32 lanes (a
-// power of two, 4 to 16): 16 on AVX-512 hosts, where gcc turns them into
-// zmm registers. C itself renders with ir.DefaultVecWidth (8), valid on
-// every x86-64 host, so golden files do not depend on the machine.
-func CWithWidth(width int) *Lang {
-	if width == C.VecWidth {
-		return C
-	}
-	if width < 4 || width > maxVecWidth || width&(width-1) != 0 {
-		panic(fmt.Sprintf("render: unsupported vector width %d", width))
-	}
-	l := *C
-	l.VecWidth = width
-	return &l
 }

@@ -18,10 +18,12 @@ import (
 // in [cap/2, cap], otherwise cap with the grid padded up and a guard that
 // returns early for the padding threads.
 //
-// Reduces are per-thread loops, except in kernels with a small output and a
-// large top-level reduce (tinygrad's GROUP): there each output is one
-// work-group whose lanes stride through the reduce, combine their partial
-// results in local memory with a tree of barriers, and lane 0 stores.
+// Reduces are per-thread loops, except in kernels the opts pass gave a
+// GROUP (ir.Kernel.Group): there each output is one work-group whose lanes
+// stride through the reduce, combine their partial results in local memory
+// with a tree of barriers, and lane 0 stores. The loads and stores the
+// vec4 pass grouped (ir.Kernel.Vec4) are printed as vector accesses
+// (gpu_vec.go).
 //
 // Kernel ABI on GPUs (all dialects): the buffers as pointer parameters in
 // the kernel's order (out0, in1, ...), then the runtime vars as individual
@@ -41,7 +43,6 @@ type Limits struct {
 	MaxGroups    [3]int64 // number of work-groups per dimension (0: no limit)
 	LocalMem     int64    // bytes of local (shared) memory per work-group
 	Half         bool     // the device computes in half (OpenCL: cl_khr_fp16)
-	NoGroup      bool     // never split a reduce across a work-group
 }
 
 // DefaultLimits fit every current GPU; `tgc emit` renders with them.
@@ -90,20 +91,18 @@ func (l *Lang) WithLimits(lim Limits) *Lang {
 }
 
 // GPULaunch is the launch geometry of a kernel rendered in a GPU dialect.
-func GPULaunch(l *Lang, k *ir.Kernel) Launch {
-	k, p, lim, _ := gpuPlan(l, k)
-	return planLaunch(k, p, lim)
-}
+func GPULaunch(l *Lang, k *ir.Kernel) Launch { return planLaunch(k, l.Limits) }
 
-// gpuPlan is the kernel a GPU dialect renders (vectorized when it can be,
-// see gpu_vec.go), linearized, and the limits its launch is planned in.
-func gpuPlan(l *Lang, k *ir.Kernel) (*ir.Kernel, *ir.Program, Limits, *vecPlan) {
-	lim := l.Limits
-	if vp := planVector(l.gpu, k, lim); vp != nil {
-		lim.NoGroup = true
-		return vp.k, ir.Linearize(vp.k), lim, vp
+// Target is what the passes need to know of a dialect: for a GPU dialect
+// its launch limits and vector accesses (the opts and vec4 passes), for C
+// the CPU target at the default vector width.
+func (l *Lang) Target() ir.Target {
+	if l.gpu == nil {
+		return ir.CPUTarget
 	}
-	return k, ir.Linearize(k), lim, nil
+	lim := l.Limits
+	return ir.Target{GPU: &ir.GPU{MaxWorkGroup: lim.MaxWorkGroup, MaxLocal: lim.MaxLocal, MaxGroups: lim.MaxGroups,
+		LocalMem: lim.LocalMem, Vec4: l.gpu.vec != nil}}
 }
 
 // LaunchSize is GPULaunch as plan.json lists it: global (work-items) and
@@ -117,68 +116,12 @@ func (l *Lang) LaunchSize(k *ir.Kernel) (global, local []int64, ok bool) {
 	return append([]int64{}, lt.Global[:n]...), append([]int64{}, lt.Local[:n]...), true
 }
 
-// pow2Floor is the largest power of two <= n (n >= 1).
-func pow2Floor(n int64) int64 {
-	p := int64(1)
-	for p*2 <= n {
-		p *= 2
-	}
-	return p
-}
-
-// topReduces are the reduces evaluated at the top level of a kernel.
-func topReduces(p *ir.Program) []*ir.Expr {
-	var rs []*ir.Expr
-	for _, e := range p.Top.Nodes {
-		if e.Op == ir.OpReduce {
-			rs = append(rs, e)
-		}
-	}
-	return rs
-}
-
 func reduceSize(e *ir.Expr) int64 {
 	n := int64(1)
 	for _, a := range e.Arg.(*ir.ReduceArg).Axes {
 		n *= a.Size
 	}
 	return n
-}
-
-// Thresholds of the GROUP heuristic: at most groupMaxOut outputs, each a
-// work-group, and a top-level reduce of at least groupMinReduce elements.
-const (
-	groupMaxOut    = 8192
-	groupMinReduce = 1024
-	groupLanes     = 256
-)
-
-// groupLanes is the number of lanes for a grouped reduce, or 0.
-func groupSize(k *ir.Kernel, p *ir.Program, lim Limits) int64 {
-	rs := topReduces(p)
-	if lim.NoGroup || len(rs) == 0 || k.GlobalSize() > groupMaxOut {
-		return 0
-	}
-	if lim.MaxGroups[1] > 0 && k.GlobalSize() > lim.MaxGroups[1] {
-		return 0
-	}
-	big := false
-	bytes := int64(0)
-	for _, e := range rs {
-		big = big || reduceSize(e) >= groupMinReduce
-		bytes += int64(e.DType.Size())
-	}
-	if !big {
-		return 0
-	}
-	lanes := pow2Floor(min(groupLanes, max(lim.MaxWorkGroup, 1), max(lim.MaxLocal[0], 1)))
-	for lanes >= 16 && lim.LocalMem > 0 && lanes*bytes > lim.LocalMem {
-		lanes /= 2
-	}
-	if lanes < 16 {
-		return 0
-	}
-	return lanes
 }
 
 // chooseLocal picks a work-group size for a dimension of size s.
@@ -195,10 +138,10 @@ func chooseLocal(s, limit int64) int64 {
 	return limit
 }
 
-func planLaunch(k *ir.Kernel, p *ir.Program, lim Limits) Launch {
+func planLaunch(k *ir.Kernel, lim Limits) Launch {
 	lt := Launch{Global: [3]int64{1, 1, 1}, Local: [3]int64{1, 1, 1}, sizes: [3]int64{1, 1, 1}}
 	ax := k.Global
-	if g := groupSize(k, p, lim); g > 0 {
+	if g := k.Group; g > 0 {
 		lt.Group = g
 		lt.Global[0], lt.Local[0], lt.sizes[0] = g, g, g
 		lt.dims[1] = ax
@@ -279,14 +222,18 @@ func usesHalf(k *ir.Kernel) bool {
 
 func (r *renderer) gpuKernel() string {
 	g := r.lang.gpu
-	k, prog, lim, vp := gpuPlan(r.lang, r.k)
-	r.k, r.prog = k, prog
-	lt := planLaunch(r.k, r.prog, lim)
+	lim := r.lang.Limits
+	lt := planLaunch(r.k, lim)
 	r.sb.WriteString(g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim))
+	vp := r.k.Vec4
+	if vp != nil && g.vec == nil {
+		vp = nil // no vector accesses in this dialect: lane by lane
+	}
 	if vp != nil {
 		r.sb.WriteString(g.vec.prelude)
 		r.vecLoad = r.vecLoadHook(vp)
-		r.prog.Uses = liveUses(vp)
+		r.vecStores = vecStoreRuns(vp)
+		r.prog.Uses = liveUses(r.k, vp)
 	}
 	r.sb.WriteString(g.header(r.k, lt, lim))
 	r.indent = 1
@@ -308,12 +255,12 @@ func (r *renderer) gpuKernel() string {
 		r.line("if (lidx0 == 0) {")
 		r.indent++
 	}
-	if vp != nil {
-		r.vecStores(vp)
-	}
 	for _, s := range r.prog.Stores {
-		if vp != nil {
-			break
+		if l, ok := r.vecStores[s]; ok {
+			if l[0] == s {
+				r.gpuVecStore(l)
+			}
+			continue
 		}
 		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(r.storeValue(s))
 		if g.store != nil {

@@ -26,11 +26,9 @@ type Lang struct {
 	OuterLoop func(a *ir.Axis) string
 	FloatFns  map[ir.Op]string // unary math functions by op
 	FloatSfx  string           // float literal suffix
-	// SIMD renders the lanes of upcast reduces as GCC vector extensions
-	// where they are isomorphic (c_vec.go), in vectors of VecWidth float32
-	// lanes (0: ir.DefaultVecWidth).
-	SIMD     bool
-	VecWidth int
+	// SIMD prints a kernel's SIMD plan (ir.SIMD) as GCC vector
+	// extensions (c_vec.go).
+	SIMD bool
 
 	// GPU dialects only (see gpu.go): the dialect's hooks, and the device
 	// limits the launch geometry is chosen within.
@@ -58,9 +56,11 @@ type renderer struct {
 	// across the lanes of a work-group (gpu.go).
 	group func(e *ir.Expr)
 	// vecLoad, when set, renders e if it is a lane of a vector load (all
-	// lanes at once, gpu_vec.go) and says whether it was.
-	vecLoad func(e *ir.Expr) bool
-	// vec, when set, is the kernel's SIMD plan (c_vec.go).
+	// lanes at once, gpu_vec.go) and says whether it was; vecStores maps
+	// each store of a vector store to its lanes.
+	vecLoad   func(e *ir.Expr) bool
+	vecStores map[*ir.Expr][ir.Vec4Width]*ir.Expr
+	// vec, when set, prints the kernel's SIMD plan (c_vec.go).
 	vec *cVec
 }
 
@@ -78,12 +78,8 @@ func (r *renderer) kernel() string {
 	ir.Walk(r.k.Stores, func(e *ir.Expr) { ops[e.Op] = true })
 	r.sb.WriteString(r.lang.Prelude(ops))
 	if r.lang.SIMD {
-		w := r.lang.VecWidth
-		if w <= 0 {
-			w = ir.DefaultVecWidth
-		}
-		if r.vec = planCVec(r.k, r.prog, w); r.vec != nil {
-			r.sb.WriteString(cVecPrelude(w))
+		if r.vec = newCVec(r.k); r.vec != nil {
+			r.sb.WriteString(cVecPrelude(r.k.SIMD.Width))
 		}
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
@@ -98,9 +94,9 @@ func (r *renderer) kernel() string {
 	}
 	r.block(r.prog.Top)
 	for _, s := range r.prog.Stores {
-		if r.vec != nil && r.vec.stores[s] != nil {
-			if vs := r.vec.stores[s]; vs.stores[0] == s {
-				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(vs.val))
+		if run := r.vecStore(s); run != nil {
+			if run[0] == s {
+				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(ir.LanesOf(run, 1)))
 			}
 			continue
 		}
@@ -174,12 +170,13 @@ func (r *renderer) reduce(e *ir.Expr) {
 	for i, m := range members {
 		if l, ok := r.vecLane(m); ok {
 			if l.lane == 0 {
-				l.run.acc = r.vec.fresh("vacc")
+				src := r.vec.src(l.run)
+				r.vec.acc[l.run] = r.vec.fresh("vacc")
 				init := "{0}"
 				if m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
-					init = "{" + strings.Repeat("-INFINITY,", l.run.src.w-1) + "-INFINITY}"
+					init = "{" + strings.Repeat("-INFINITY,", src.W-1) + "-INFINITY}"
 				}
-				r.line("%s %s = %s;", vtype(l.run.src), l.run.acc, init)
+				r.line("%s %s = %s;", vtype(src), r.vec.acc[l.run], init)
 			}
 			continue
 		}
@@ -199,14 +196,15 @@ func (r *renderer) reduce(e *ir.Expr) {
 	}
 	for i, m := range members {
 		if l, ok := r.vecLane(m); ok {
+			src, acc := r.vec.src(l.run), r.vec.acc[l.run]
 			if l.lane == 0 && m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
 				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins).
 				v := r.vec.fresh("vmax")
-				r.line("%s %s = %s;", vtype(l.run.src), v, r.vexpr(l.run.src))
-				w := l.run.src.w
-				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", l.run.acc, w, w, v, l.run.acc, v, l.run.acc)
+				r.line("%s %s = %s;", vtype(src), v, r.vexpr(src))
+				w := src.W
+				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", acc, w, w, v, acc, v, acc)
 			} else if l.lane == 0 {
-				r.line("%s += %s;", l.run.acc, r.vexpr(l.run.src))
+				r.line("%s += %s;", acc, r.vexpr(src))
 			}
 			continue
 		}
@@ -227,7 +225,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 	for i, m := range members {
 		r.names[m] = accs[i]
 		if l, ok := r.vecLane(m); ok {
-			r.names[m] = fmt.Sprintf("%s[%d]", l.run.acc, l.lane)
+			r.names[m] = fmt.Sprintf("%s[%d]", r.vec.acc[l.run], l.lane)
 		}
 	}
 }
@@ -236,8 +234,15 @@ func (r *renderer) vecLane(m *ir.Expr) (vlane, bool) {
 	if r.vec == nil {
 		return vlane{}, false
 	}
-	l, ok := r.vec.lane[m]
-	return l, ok
+	return r.vec.lane(m)
+}
+
+// vecStore is the run of a store written as a vector (nil: scalar).
+func (r *renderer) vecStore(s *ir.Expr) []*ir.Expr {
+	if r.vec == nil {
+		return nil
+	}
+	return r.vec.storeRun(s)
 }
 
 func (r *renderer) typ(dt ir.DType) string { return r.lang.Types[dt] }
