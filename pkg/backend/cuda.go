@@ -277,6 +277,10 @@ func (d *cudaDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, 
 // Target: the grid passes (GROUP, vector accesses) within the device's limits.
 func (d *cudaDevice) Target() ir.Target { return d.lang.Target() }
 
+// Fingerprint identifies what a kernel's speed depends on (the key of
+// BEAM's stored results): the device, its compiler and its limits.
+func (d *cudaDevice) Fingerprint() string { return fmt.Sprintf("CUDA\x00%s\x00%+v", d.info, d.info.limits) }
+
 type cudaBuffer struct {
 	d    *cudaDevice
 	ptr  uint64

@@ -258,6 +258,10 @@ func (d *clDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k)
 // Target: the grid passes (GROUP, vector accesses) within the device's limits.
 func (d *clDevice) Target() ir.Target { return d.lang.Target() }
 
+// Fingerprint identifies what a kernel's speed depends on (the key of
+// BEAM's stored results): the device, its compiler and its limits.
+func (d *clDevice) Fingerprint() string { return fmt.Sprintf("CL\x00%s\x00%+v", d.info, d.info.limits) }
+
 type clBuffer struct {
 	d    *clDevice
 	mem  uintptr

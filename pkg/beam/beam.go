@@ -225,8 +225,8 @@ type candidate struct {
 	must bool // measured even past the deadline (the heuristic: the fallback)
 }
 
-// canonical sorts an opts list into one form per resulting kernel: one
-// upcast per axis (amounts multiplied), then the outer axis.
+// canonical sorts an opts list into one form per resulting kernel: a
+// GROUP, one upcast per axis (amounts multiplied), then the outer axis.
 func canonical(opts []ir.Opt) []ir.Opt {
 	amts := map[ir.OptKind]map[int]int64{ir.OptUpcast: {}, ir.OptUnroll: {}}
 	outer := -1
@@ -238,6 +238,11 @@ func canonical(opts []ir.Opt) []ir.Opt {
 		}
 	}
 	var out []ir.Opt
+	for _, o := range opts {
+		if o.Kind == ir.OptGroup {
+			out = append(out, o)
+		}
+	}
 	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll} {
 		axes := make([]int, 0, len(amts[kind]))
 		for a := range amts[kind] {

@@ -27,7 +27,7 @@ type bench struct {
 }
 
 func newBench(dev backend.Device, tgt ir.Target, k *ir.Kernel) (*bench, error) {
-	b := &bench{dev: dev, tgt: tgt, k: k, vars: make([]int64, max(k.NumParams, 1)), bestSecs: math.Inf(1)}
+	b := &bench{dev: dev, tgt: tgt, k: k, vars: make([]int64, k.NumParams), bestSecs: math.Inf(1)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i, p := range k.Bufs {
 		buf, err := dev.Alloc(p.DType, int(p.Size))

@@ -78,20 +78,36 @@ func pow2Floor(n int64) int64 {
 	return p
 }
 
-// groupLanes is the lanes of a grouped reduce for k, or 0.
+// groupLanes is the lanes of a grouped reduce for k, or 0: the
+// heuristic's thresholds (few outputs, a large reduce), then maxGroup.
 func (g *GPU) groupLanes(k *Kernel) int64 {
-	if k.GlobalSize() > groupMaxOut || g.MaxGroups[1] > 0 && k.GlobalSize() > g.MaxGroups[1] {
+	if k.GlobalSize() > groupMaxOut {
 		return 0
 	}
-	rs := topReduces(k)
 	big := false
-	bytes := int64(0)
-	for _, e := range rs {
+	for _, e := range topReduces(k) {
 		big = big || reduceSize(e) >= groupMinReduce
-		bytes += int64(e.DType.Size())
 	}
 	if !big {
 		return 0
+	}
+	return g.maxGroup(k)
+}
+
+// maxGroup is the most lanes (a power of two, 16 to 256) the device's
+// limits allow a grouped reduce of k, or 0: one work-group per output, the
+// lanes' partial results in local memory.
+func (g *GPU) maxGroup(k *Kernel) int64 {
+	if g.MaxGroups[1] > 0 && k.GlobalSize() > g.MaxGroups[1] {
+		return 0
+	}
+	rs := topReduces(k)
+	if len(rs) == 0 {
+		return 0
+	}
+	bytes := int64(0)
+	for _, e := range rs {
+		bytes += int64(e.DType.Size())
 	}
 	lanes := pow2Floor(min(groupLanes, max(g.MaxWorkGroup, 1), max(g.MaxLocal[0], 1)))
 	for lanes >= 16 && g.LocalMem > 0 && lanes*bytes > g.LocalMem {
@@ -101,6 +117,23 @@ func (g *GPU) groupLanes(k *Kernel) int64 {
 		return 0
 	}
 	return lanes
+}
+
+// actions are BEAM's choices on a grid device: a GROUP of any lane count
+// the limits allow, or 4 lanes along the innermost axis for vector
+// accesses. They do not combine: a list holds one.
+func (g *GPU) actions(k *Kernel, opts []Opt) []Opt {
+	if len(opts) > 0 {
+		return nil
+	}
+	var out []Opt
+	for n := int64(16); n <= g.maxGroup(k); n *= 2 {
+		out = append(out, Opt{Kind: OptGroup, Amt: n})
+	}
+	if n := len(k.Global); g.Vec4 && n > 0 && k.Global[n-1].Size%Vec4Width == 0 {
+		out = append(out, Opt{Kind: OptUpcast, Axis: n - 1, Amt: Vec4Width})
+	}
+	return out
 }
 
 // vec4Pays: the innermost axis splits into 4 lanes, every store becomes a

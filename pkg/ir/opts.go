@@ -183,6 +183,9 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	if !searchable(k) {
 		return nil
 	}
+	if t.GPU != nil {
+		return t.GPU.actions(k, opts)
+	}
 	searchLanes := 8 * t.Width()
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}

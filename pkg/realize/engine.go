@@ -499,7 +499,7 @@ func plural(n int, noun string) string {
 // target is the device's target, with BEAM's choice of opts when asked for.
 func (e *Engine) target() ir.Target {
 	t := targetOf(e.Dev)
-	if e.Opts.Beam > 0 && t.Upcast {
+	if e.Opts.Beam > 0 && (t.Upcast || t.GPU != nil) {
 		if e.beam == nil {
 			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out})
 		}
