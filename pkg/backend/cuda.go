@@ -279,7 +279,9 @@ func (d *cudaDevice) Target() ir.Target { return d.lang.Target() }
 
 // Fingerprint identifies what a kernel's speed depends on (the key of
 // BEAM's stored results): the device, its compiler and its limits.
-func (d *cudaDevice) Fingerprint() string { return fmt.Sprintf("CUDA\x00%s\x00%+v", d.info, d.info.limits) }
+func (d *cudaDevice) Fingerprint() string {
+	return fmt.Sprintf("CUDA\x00%s\x00%+v", d.info, d.info.limits)
+}
 
 type cudaBuffer struct {
 	d    *cudaDevice
