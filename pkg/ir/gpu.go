@@ -34,6 +34,9 @@ const (
 	groupLanes     = 256
 )
 
+// maxGroupLanes bounds a GROUP's lanes (a work-group's threads).
+const maxGroupLanes = 1024
+
 // Vec4Width is the lanes of a GPU vector access.
 const Vec4Width = 4
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/tensor"
 )
@@ -41,7 +42,7 @@ func FuzzRun(f *testing.F) {
 		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
 			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
 		}
-		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000})
+		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000, Files: &fileaccess.Policy{}}) // no file access
 		if err == nil {
 			return
 		}

@@ -28,6 +28,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/report"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/script/pyrt"
@@ -47,6 +48,10 @@ type Options struct {
 	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
 	Argv     []string      // script arguments, visible as the list argv
 	Train    *TrainSession // tgc train's session (RunTraining); nil: none
+	// Files is the file access of the script (safe_load, safe_save,
+	// mnist(dir=...)); nil: fileaccess.ForScript(File), the script's folder
+	// and the current folder.
+	Files *fileaccess.Policy
 }
 
 // Error is a script error: where it happened, what, and the call stack.
@@ -92,6 +97,7 @@ type interp struct {
 	stepsHit bool
 	warned   map[int32]bool // lines that already warned about a trace-mode read
 	train    trainState     // config, report() and trange (train.go)
+	files    *fileaccess.Policy
 }
 
 // interpOf is the run of a thread.
@@ -117,6 +123,9 @@ func Run(opts Options) (err error) {
 	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
 	if opts.Train != nil {
 		in.train.sess = opts.Train
+	}
+	if in.files = opts.Files; in.files == nil {
+		in.files = fileaccess.ForScript(opts.File)
 	}
 
 	runMu.Lock()
@@ -202,7 +211,7 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 		maxSteps = DefaultMaxSteps
 	}
 	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
-		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}}}
+		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}}, files: fileaccess.ForScript("")}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -322,6 +331,11 @@ func (in *interp) InternalError(r any) string {
 
 // WarnTraceRead prints the trace-mode warning once per source line.
 func (in *interp) WarnTraceRead() {
+	in.Warnf("value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced")
+}
+
+// Warnf prints a warning at the current script position, once per line.
+func (in *interp) Warnf(format string, args ...any) {
 	p := in.scriptPos()
 	if in.warned[int32(p.Line)] {
 		return
@@ -331,5 +345,8 @@ func (in *interp) WarnTraceRead() {
 	if s := p.String(); s != "" {
 		prefix = s + ": "
 	}
-	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
+	fmt.Fprintf(in.stderr, "%swarning: %s\n", prefix, fmt.Sprintf(format, args...))
 }
+
+// Files is the file access of the script (docs/language.md#file-access).
+func (in *interp) Files() *fileaccess.Policy { return in.files }
