@@ -44,6 +44,9 @@ func (d DType) Size() int { return dtypeInfo[d].size }
 
 func (d DType) IsFloat() bool { return dtypeInfo[d].float }
 
+// Bits is the width of a value of the dtype.
+func (d DType) Bits() int { return 8 * dtypeInfo[d].size }
+
 // IsInt is true for integer types (bool excluded).
 func (d DType) IsInt() bool { return d != Bool && !d.IsFloat() }
 

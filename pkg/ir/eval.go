@@ -16,97 +16,32 @@ func RoundFloat(dt DType, v float64) float64 {
 	return v
 }
 
-// FloatOp evaluates an arithmetic op on floats.
+// FloatOp evaluates an arithmetic op on floats (the op table's Float).
 func FloatOp(op Op, dt DType, a, b float64) float64 {
-	var r float64
-	switch op {
-	case OpNeg:
-		r = -a
-	case OpRecip:
-		r = 1 / a
-	case OpExp2:
-		r = math.Exp2(a)
-	case OpLog2:
-		r = math.Log2(a)
-	case OpSin:
-		r = math.Sin(a)
-	case OpSqrt:
-		r = math.Sqrt(a)
-	case OpTrunc:
-		r = math.Trunc(a)
-	case OpAdd:
-		r = a + b
-	case OpSub:
-		r = a - b
-	case OpMul:
-		r = a * b
-	case OpDiv:
-		r = a / b
-	case OpMod:
-		r = math.Mod(a, b)
-	case OpMax:
-		if a > b {
-			r = a
-		} else {
-			r = b
-		}
-	default:
+	f := op.Info().Float
+	if f == nil {
 		panic("ir: FloatOp: not a float op: " + op.String())
 	}
-	return RoundFloat(dt, r)
+	return RoundFloat(dt, f(a, b))
 }
 
 // Compare evaluates a comparison on two values of the same family.
 func Compare(op Op, a, b float64) bool {
-	switch op {
-	case OpCmpLt:
-		return a < b
-	case OpCmpNe:
-		return a != b
-	case OpCmpEq:
-		return a == b
+	f := op.Info().Cmp
+	if f == nil {
+		panic("ir: Compare: not a comparison: " + op.String())
 	}
-	panic("ir: Compare: not a comparison: " + op.String())
+	return f(a, b)
 }
 
-// IntOp evaluates an op on integers (and bools, as 0/1) of dtype dt.
+// IntOp evaluates an op on integers (and bools, as 0/1) of dtype dt (the
+// op table's Int), wrapped to dt.
 func IntOp(op Op, dt DType, a, b int64) int64 {
-	var r int64
-	switch op {
-	case OpNeg:
-		r = -a
-	case OpNot:
-		if a == 0 {
-			r = 1
-		}
-	case OpAdd:
-		r = a + b
-	case OpSub:
-		r = a - b
-	case OpMul:
-		r = a * b
-	case OpDiv:
-		if b != 0 {
-			r = a / b
-		}
-	case OpMod:
-		if b != 0 {
-			r = a % b
-		}
-	case OpMax:
-		r = max(a, b)
-	case OpAnd:
-		r = a & b
-	case OpOr:
-		r = a | b
-	case OpXor:
-		r = a ^ b
-	case OpTrunc:
-		r = a
-	default:
+	f := op.Info().Int
+	if f == nil {
 		panic("ir: IntOp: not an int op: " + op.String())
 	}
-	return dt.Wrap(r)
+	return dt.Wrap(f(dt, a, b))
 }
 
 // CastValue converts a value between dtypes with C semantics. Values of

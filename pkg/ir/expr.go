@@ -207,14 +207,15 @@ func (b *Builder) And(x, y *Expr) *Expr {
 // Where is a ternary select.
 func (b *Builder) Where(c, x, y *Expr) *Expr { return b.Alu(OpWhere, c, x, y) }
 
-// Alu builds an ALU expression, simplified. The result dtype is bool for
-// comparisons, the dtype of the values for WHERE, else the first operand's.
+// Alu builds an ALU expression, simplified. The result dtype follows the op
+// table's rule: bool for comparisons, the values' for WHERE, else the
+// first operand's.
 func (b *Builder) Alu(op Op, src ...*Expr) *Expr {
 	dt := src[0].DType
-	switch {
-	case op.IsCompare():
+	switch op.Info().Result {
+	case BoolResult:
 		dt = Bool
-	case op == OpWhere:
+	case Selected:
 		dt = src[1].DType
 	}
 	if e := b.simplify(op, dt, src); e != nil {

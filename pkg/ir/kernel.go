@@ -239,6 +239,12 @@ func (k *Kernel) Verify() error {
 		default:
 			if e.Op.IsBinary() && !e.Op.IsCompare() && e.Src[0].DType != e.Src[1].DType {
 				err = fmt.Errorf("%s: %s mixes %s and %s", k.Name, e.Op, e.Src[0].DType, e.Src[1].DType)
+			} else if e.Op.IsALU() {
+				for _, s := range e.Src {
+					if !e.Op.Info().Types.Has(s.DType) {
+						err = fmt.Errorf("%s: %s of %s", k.Name, e.Op, s.DType)
+					}
+				}
 			}
 		}
 		if e.Op != OpReduce {

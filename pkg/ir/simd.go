@@ -15,7 +15,8 @@ import "fmt"
 //   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
 //     one unaligned vector load;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
-//   - the same op (+ - * neg max where < exp2) over isomorphic sources.
+//   - the same op over isomorphic sources, for the ops the op table
+//     spells on vectors (+ - * neg max where < exp2).
 // Such a run is accumulated in one vector. Runs of stores of w contiguous
 // outputs whose values are isomorphic over vector accumulators become one
 // vector store. The plan (Kernel.SIMD) is data over the scalar DAG, which
@@ -114,10 +115,6 @@ func simdVecWidths(width int) []int {
 	}
 	return ws
 }
-
-// simdOps are the ops a vector expression may use.
-var simdOps = map[Op]bool{OpAdd: true, OpSub: true, OpMul: true, OpNeg: true,
-	OpMax: true, OpWhere: true, OpCmpLt: true, OpExp2: true}
 
 func simdEligible(m *Expr) bool {
 	op := m.Arg.(*ReduceArg).Op
@@ -264,7 +261,7 @@ func (m *simdMatcher) match1(t Lanes) bool {
 			}
 		}
 		return true
-	case !simdOps[e0.Op]:
+	case e0.Op.Info().SIMD == "": // the op table's vector spelling
 		return false
 	case e0.Op == OpCmpLt:
 		if e0.Src[0].DType != Float32 {

@@ -71,9 +71,9 @@ var C = &Lang{
 	OuterLoop: func(a *ir.Axis) string {
 		return fmt.Sprintf("for (int %s = start; %s < end; %s++) {", a.Name(), a.Name(), a.Name())
 	},
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: cMathFns[ir.OpExp2].name, ir.OpLog2: cMathFns[ir.OpLog2].name, ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
-	},
+	spell:    func(o *ir.OpInfo) string { return o.C },
+	Unsigned: [2]string{"uint32_t", "uint64_t"},
+	FnQual:   "static inline",
 	FloatSfx: "f",
 	SIMD:     true,
 }

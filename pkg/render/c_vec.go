@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -246,23 +247,11 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 	for j := range e0.Src {
 		src[j] = r.vexpr(t.Src(j))
 	}
-	var s string
-	switch e0.Op {
-	case ir.OpNeg:
-		s = "(-" + src[0] + ")"
-	case ir.OpExp2:
-		s = fmt.Sprintf("tg_exp2v(tg_i%d, tg_f%d, %s)", w, w, src[0])
-	case ir.OpMax:
-		s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s)", w, w, src[0], src[1], src[0], src[1])
-	case ir.OpWhere:
-		if t.Src(0).Uniform() {
-			s = fmt.Sprintf("(%s?%s:%s)", src[0], src[1], src[2])
-		} else {
-			s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, %s, %s, %s)", w, w, src[0], src[1], src[2])
-		}
-	default:
-		s = "(" + src[0] + infixOps[e0.Op] + src[1] + ")"
+	tmpl := e0.Op.Info().SIMD
+	if e0.Op == ir.OpWhere && t.Src(0).Uniform() {
+		tmpl = e0.Op.Info().C // a scalar condition selects whole vectors
 	}
+	s := expand(tmpl, src, map[byte]string{'w': strconv.Itoa(w)})
 	if v.uses[t] > 1 {
 		return v.declare(r, t, "valu", s)
 	}

@@ -11,12 +11,12 @@ import (
 // var0, ...)` with reqd_work_group_size set to its local size; bool buffers
 // are uchar (OpenCL forbids bool kernel arguments).
 var OpenCL = &Lang{
-	Name:  "CL",
-	Ext:   "cl",
-	Types: clTypes,
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
-	},
+	Name:     "CL",
+	Ext:      "cl",
+	Types:    clTypes,
+	spell:    func(o *ir.OpInfo) string { return o.CL },
+	Unsigned: [2]string{"uint", "ulong"},
+	FnQual:   "inline",
 	FloatSfx: "f",
 	Limits:   DefaultLimits,
 	gpu:      clDialect,
@@ -63,7 +63,6 @@ var clDialect = &gpuDialect{
 	groupID:  func(d int, lt Launch) string { return fmt.Sprintf("get_group_id(%d)", d) },
 	shared:   "__local",
 	barrier:  "barrier(CLK_LOCAL_MEM_FENCE);",
-	fmod:     "fmod",
 	vec:      clVec(true),
 }
 

@@ -13,12 +13,12 @@ import (
 // buffers are unsigned short converted with PTX cvt instructions (values
 // compute in float, as in the IR).
 var CUDA = &Lang{
-	Name:  "CUDA",
-	Ext:   "cu",
-	Types: cudaTypes,
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2f", ir.OpLog2: "log2f", ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
-	},
+	Name:     "CUDA",
+	Ext:      "cu",
+	Types:    cudaTypes,
+	spell:    func(o *ir.OpInfo) string { return o.CUDA },
+	Unsigned: [2]string{"unsigned int", "unsigned long long"},
+	FnQual:   "__device__ static inline",
 	FloatSfx: "f",
 	Limits:   DefaultLimits,
 	gpu:      cudaDialect,
@@ -75,7 +75,6 @@ var cudaDialect = &gpuDialect{
 	groupID: func(d int, lt Launch) string { return "blockIdx." + dimNames[d] },
 	shared:  "__shared__",
 	barrier: "__syncthreads();",
-	fmod:    "fmodf",
 	load: func(dt ir.DType, buf, idx string) string {
 		if dt == ir.Float16 {
 			return fmt.Sprintf("tg_h2f(%s[%s])", buf, idx)

@@ -196,7 +196,6 @@ type gpuDialect struct {
 	globalID, localID, groupID func(d int, lt Launch) string
 	shared                     string // qualifier of a work-group array
 	barrier                    string
-	fmod                       string
 	load                       func(dt ir.DType, buf, idx string) string
 	store                      func(dt ir.DType, buf, idx, val string) string
 	cast                       func(to, from ir.DType, x string) string
@@ -224,13 +223,13 @@ func (r *renderer) gpuKernel() string {
 	g := r.lang.gpu
 	lim := r.lang.Limits
 	lt := planLaunch(r.k, lim)
-	r.sb.WriteString(g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim))
+	head := g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim)
 	vp := r.k.Vec4
 	if vp != nil && g.vec == nil {
 		vp = nil // no vector accesses in this dialect: lane by lane
 	}
 	if vp != nil {
-		r.sb.WriteString(g.vec.prelude)
+		head += g.vec.prelude
 		r.vecLoad = r.vecLoadHook(vp)
 		r.vecStores = vecStoreRuns(vp)
 		r.prog.Uses = liveUses(r.k, vp)
@@ -274,7 +273,7 @@ func (r *renderer) gpuKernel() string {
 		r.line("}")
 	}
 	r.sb.WriteString("}\n")
-	return r.sb.String()
+	return head + strings.Join(r.helpers, "") + r.sb.String()
 }
 
 // gpuIndex declares the global loop variables of grid dimension d from its

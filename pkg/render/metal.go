@@ -11,12 +11,12 @@ import (
 // ..., constant long &var0 [[buffer(N)]], uint3 gid
 // [[thread_position_in_grid]], ...)`. Render only: no runtime here.
 var Metal = &Lang{
-	Name:  "METAL",
-	Ext:   "metal",
-	Types: metalTypes,
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
-	},
+	Name:     "METAL",
+	Ext:      "metal",
+	Types:    metalTypes,
+	spell:    func(o *ir.OpInfo) string { return o.Metal },
+	Unsigned: [2]string{"uint", "ulong"},
+	FnQual:   "static inline",
 	FloatSfx: "f",
 	Limits:   DefaultLimits,
 	gpu:      metalDialect,
@@ -50,7 +50,6 @@ var metalDialect = &gpuDialect{
 	groupID:  func(d int, lt Launch) string { return "tgid." + dimNames[d] },
 	shared:   "threadgroup",
 	barrier:  "threadgroup_barrier(mem_flags::mem_threadgroup);",
-	fmod:     "fmod",
 	vec:      metalVec,
 }
 

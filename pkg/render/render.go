@@ -24,8 +24,16 @@ type Lang struct {
 	Signature func(k *ir.Kernel) string
 	// OuterLoop renders the loop over the outermost global axis.
 	OuterLoop func(a *ir.Axis) string
-	FloatFns  map[ir.Op]string // unary math functions by op
-	FloatSfx  string           // float literal suffix
+	// spell is the dialect's column of the op table (ir.OpInfo); the
+	// columns left empty are C's.
+	spell func(o *ir.OpInfo) string
+	// Unsigned spells the unsigned ints of 32 and 64 bits, in which helper
+	// functions compute what may overflow (signed overflow is undefined in
+	// every C dialect).
+	Unsigned [2]string
+	// FnQual qualifies the helper functions a kernel calls (tg_shl_int32...).
+	FnQual   string
+	FloatSfx string // float literal suffix
 	// SIMD prints a kernel's SIMD plan (ir.SIMD) as GCC vector
 	// extensions (c_vec.go).
 	SIMD bool
@@ -62,6 +70,24 @@ type renderer struct {
 	vecStores map[*ir.Expr][ir.Vec4Width]*ir.Expr
 	// vec, when set, prints the kernel's SIMD plan (c_vec.go).
 	vec *cVec
+	// helpers are the definitions of the helper functions the kernel calls,
+	// in first-use order (helperNames dedupes them).
+	helpers     []string
+	helperNames map[string]bool
+}
+
+// need records a helper function's definition; it is emitted once, before
+// the kernel, guarded (kernels share translation units).
+func (r *renderer) need(name, def string) {
+	if r.helperNames == nil {
+		r.helperNames = map[string]bool{}
+	}
+	if r.helperNames[name] {
+		return
+	}
+	r.helperNames[name] = true
+	guard := strings.ToUpper(name)
+	r.helpers = append(r.helpers, fmt.Sprintf("#ifndef %s\n#define %s\n%s\n#endif\n", guard, guard, def))
 }
 
 func (r *renderer) line(format string, args ...any) {
@@ -76,10 +102,11 @@ func (r *renderer) kernel() string {
 	}
 	ops := map[ir.Op]bool{}
 	ir.Walk(r.k.Stores, func(e *ir.Expr) { ops[e.Op] = true })
-	r.sb.WriteString(r.lang.Prelude(ops))
+	head := r.lang.Prelude(ops)
+	vecPrelude := ""
 	if r.lang.SIMD {
 		if r.vec = newCVec(r.k); r.vec != nil {
-			r.sb.WriteString(cVecPrelude(r.k.SIMD.Width))
+			vecPrelude = cVecPrelude(r.k.SIMD.Width)
 		}
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
@@ -107,7 +134,7 @@ func (r *renderer) kernel() string {
 		r.line("}")
 	}
 	r.sb.WriteString("}\n")
-	return r.sb.String()
+	return head + strings.Join(r.helpers, "") + vecPrelude + r.sb.String()
 }
 
 // BufName is a buffer's parameter name: outputs are out0.., inputs in1...
@@ -266,11 +293,6 @@ func (r *renderer) constant(dt ir.DType, v float64) string {
 	return s + r.lang.FloatSfx
 }
 
-var infixOps = map[ir.Op]string{
-	ir.OpAdd: "+", ir.OpSub: "-", ir.OpMul: "*", ir.OpDiv: "/", ir.OpMod: "%",
-	ir.OpCmpLt: "<", ir.OpCmpNe: "!=", ir.OpCmpEq: "==", ir.OpAnd: "&", ir.OpOr: "|", ir.OpXor: "^",
-}
-
 // expr renders an expression: a name if it has one, else inline.
 func (r *renderer) expr(e *ir.Expr) string {
 	if n, ok := r.names[e]; ok {
@@ -308,21 +330,6 @@ func (r *renderer) expr(e *ir.Expr) string {
 			}
 		}
 		return fmt.Sprintf("((%s)%s)", r.typ(e.DType), r.expr(s[0]))
-	case ir.OpNeg:
-		return "(-" + r.expr(s[0]) + ")"
-	case ir.OpNot:
-		return "(!" + r.expr(s[0]) + ")"
-	case ir.OpRecip:
-		return fmt.Sprintf("(%s/%s)", r.constant(e.DType, 1), r.expr(s[0]))
-	case ir.OpMax:
-		a, b := r.expr(s[0]), r.expr(s[1])
-		return fmt.Sprintf("((%s>%s)?%s:%s)", a, b, a, b)
-	case ir.OpWhere:
-		return fmt.Sprintf("(%s?%s:%s)", r.expr(s[0]), r.expr(s[1]), r.expr(s[2]))
-	case ir.OpTrunc:
-		if !e.DType.IsFloat() {
-			return r.expr(s[0])
-		}
 	case ir.OpAdd:
 		// x + y*(-c) reads better as x - y*c
 		if m := s[1]; !e.DType.IsFloat() && m.Op == ir.OpMul && m.Src[1].IsConst() {
@@ -337,22 +344,68 @@ func (r *renderer) expr(e *ir.Expr) string {
 			return fmt.Sprintf("(%s-%d)", r.expr(s[0]), -c)
 		}
 	case ir.OpDiv, ir.OpMod:
-		if !e.DType.IsFloat() && !s[1].IsConst() { // C traps on x/0; tgc defines it as 0
-			return fmt.Sprintf("((%s==0)?0:(%s%s%s))", r.expr(s[1]), r.expr(s[0]), infixOps[e.Op], r.expr(s[1]))
-		}
-		if e.Op == ir.OpMod && e.DType.IsFloat() {
-			fn := "fmodf"
-			if r.lang.gpu != nil {
-				fn = r.lang.gpu.fmod
+		if !e.DType.IsFloat() { // integer division: C's / and %; C traps on x/0, tgc defines it as 0
+			op := map[ir.Op]string{ir.OpDiv: "/", ir.OpMod: "%"}[e.Op]
+			if !s[1].IsConst() {
+				return fmt.Sprintf("((%s==0)?0:(%s%s%s))", r.expr(s[1]), r.expr(s[0]), op, r.expr(s[1]))
 			}
-			return fmt.Sprintf("%s(%s, %s)", fn, r.expr(s[0]), r.expr(s[1]))
+			return "(" + r.expr(s[0]) + op + r.expr(s[1]) + ")"
 		}
 	}
-	if fn, ok := r.lang.FloatFns[e.Op]; ok {
-		return fmt.Sprintf("%s(%s)", fn, r.expr(s[0]))
+	args := make([]string, len(s))
+	for i, x := range s {
+		args[i] = r.expr(x)
 	}
-	if op, ok := infixOps[e.Op]; ok {
-		return "(" + r.expr(s[0]) + op + r.expr(s[1]) + ")"
+	return r.spellOp(e, args)
+}
+
+// spellOp writes an ALU op in the dialect from the op table, its operands
+// already rendered.
+func (r *renderer) spellOp(e *ir.Expr, args []string) string {
+	info := e.Op.Info()
+	t := r.lang.spell(info)
+	if t == "" {
+		t = info.C
 	}
-	panic(fmt.Sprintf("render: no rendering for %s", e.Op))
+	if t == "" {
+		panic(fmt.Sprintf("render: no rendering for %s", e.Op))
+	}
+	fn := ""
+	if info.Helper != "" {
+		dt := e.Src[0].DType
+		fn = "tg_" + strings.ToLower(info.Name) + "_" + dt.String()
+		u := r.lang.Unsigned[0]
+		if dt.Size() > 4 {
+			u = r.lang.Unsigned[1]
+		}
+		typ := r.typ(dt)
+		body := expand(info.Helper, nil, map[byte]string{'T': typ, 'U': u, 'W': strconv.Itoa(dt.Bits())})
+		r.need(fn, fmt.Sprintf("%s %s %s(%s a, %s b) { return %s; }", r.lang.FnQual, typ, fn, typ, typ, body))
+	}
+	return expand(t, args, map[byte]string{'F': fn})
+}
+
+// expand fills in a template of the op table: $0 $1 $2 are args, $X the
+// variable X.
+func expand(t string, args []string, vars map[byte]string) string {
+	var sb strings.Builder
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c != '$' || i+1 == len(t) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch n := t[i]; {
+		case n >= '0' && n <= '9' && int(n-'0') < len(args):
+			sb.WriteString(args[n-'0'])
+		default:
+			v, ok := vars[n]
+			if !ok {
+				panic(fmt.Sprintf("render: template %q uses $%c", t, n))
+			}
+			sb.WriteString(v)
+		}
+	}
+	return sb.String()
 }

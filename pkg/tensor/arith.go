@@ -110,6 +110,25 @@ func (t *Tensor) And(o *Tensor) *Tensor { return binary("and", ir.OpAnd, t, o) }
 func (t *Tensor) Or(o *Tensor) *Tensor  { return binary("or", ir.OpOr, t, o) }
 func (t *Tensor) Xor(o *Tensor) *Tensor { return binary("xor", ir.OpXor, t, o) }
 
+// Shl is t << n, Shr t >> n: bitwise shifts of integer tensors in their
+// dtype's width (bool shifts as int32), logical for unsigned dtypes and
+// arithmetic for signed ones. A count of the width or more, or a negative
+// one, gives 0, or -1 for Shr of a negative value: numpy's and Go's rule,
+// the same on every device.
+func (t *Tensor) Shl(n *Tensor) *Tensor { return shift("lshift", ir.OpShl, t, n) }
+func (t *Tensor) Shr(n *Tensor) *Tensor { return shift("rshift", ir.OpShr, t, n) }
+
+func shift(name string, op ir.Op, t, n *Tensor) *Tensor {
+	if e := firstErr(t, n); e != nil {
+		return e
+	}
+	dt := ir.Promote(t.DType(), n.DType())
+	if dt == ir.Bool {
+		dt = ir.Int32
+	}
+	return alu(name, op, dt, t, n)
+}
+
 // Where selects x where t is true, else y.
 func (t *Tensor) Where(x, y *Tensor) *Tensor {
 	if e := firstErr(t, x, y); e != nil {

@@ -248,6 +248,9 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 	if e := firstErr(ts...); e != nil {
 		return e
 	}
+	if info := op.Info(); !info.Types.Has(dt) {
+		return errorf(name, "needs %s tensors, got %s", info.Types, dt)
+	}
 	shapes := make([][]int, len(ts))
 	for i, t := range ts {
 		shapes[i] = t.node.Shape
@@ -272,7 +275,7 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 		src[i] = b.node
 	}
 	out := dt
-	if op.IsCompare() {
+	if op.Info().Result == ir.BoolResult {
 		out = ir.Bool
 	}
 	return FromNode(newNode(op, out, shape, nil, src...))

@@ -437,6 +437,43 @@ def dtype_cases():
     x = c.f("x", S); y = c.f("y", S); c.expect(x.astype(np.float16).astype(np.float64) + y, "f32")
 
 
+def shift_cases():
+    """x << n and x >> n (the SHL and SHR primitives) against numpy's
+    left_shift/right_shift in the input dtype: logical for unsigned, arithmetic
+    for signed, and a count of the width or more (or negative) gives 0 or, for
+    >> of a negative value, -1."""
+    S = (3, 4)
+    np_dt = {"i32": np.int32, "i8": np.int8, "u8": np.uint8}
+
+    def shifted(tag, x, n, left):
+        dt = np_dt[tag]
+        x, n = np.asarray(x).astype(dt), np.asarray(n).astype(dt)
+        with np.errstate(all="ignore"):
+            return (np.left_shift if left else np.right_shift)(x, n)
+
+    counts = {"i32": [0, 1, 5, 30, 31, 32, 33, 100, -1, -32, 7, 2],
+              "i8": [0, 1, 6, 7, 8, 9, 100, -1, -128, 127, 3, 2],
+              "u8": [0, 1, 6, 7, 8, 9, 100, 200, 255, 128, 3, 2]}
+    for tag in ("i32", "i8", "u8"):
+        for left, op, name in ((True, "<<", "shl"), (False, ">>", "shr")):
+            c = case("%s_%s_tensor_counts" % (tag, name), "x %s n" % op)
+            x = getattr(c, tag)("x", S)
+            n = c.raw("n", np.array(counts[tag]).reshape(S), tag)
+            c.expect(shifted(tag, x, n, left), tag)
+    for left, op, name in ((True, "lshift", "shl"), (False, "rshift", "shr")):
+        c = case("i32_%s_method_broadcast_counts" % name, "x.%s(n)" % op)
+        x = c.i32("x", S, -1000, 1000); n = c.raw("n", [0, 3, 31, 40], "i32")
+        c.expect(shifted("i32", x, n, left), "i32")
+    for expr, tag, k, left in (("x << 3", "i32", 3, True), ("x >> 2", "i32", 2, False), ("x << 40", "i32", 40, True),
+                               ("x >> 31", "i32", 31, False), ("x >> 40", "i32", 40, False), ("x << 7", "i8", 7, True),
+                               ("x >> 300", "i8", 300, False), ("x >> 3", "u8", 3, False), ("x << 9", "u8", 9, True)):
+        c = case("%s_%s_py_int_%d" % (tag, "shl" if left else "shr", k), expr)
+        x = getattr(c, tag)("x", S) if tag != "i32" else c.i32("x", S, -1000, 1000)
+        kk = min(k, np.dtype(np_dt[tag]).itemsize * 8)  # numpy: any count beyond the width acts alike
+        c.expect(shifted(tag, x, np.full(S, kk), left), tag)
+    c = case("bool_shl_py_int_is_int32", "b << 2"); b = c.boolean("b", S); c.expect(b.astype(np.int64) << 2, "i32")
+
+
 def reduction_cases():
     S3 = (2, 3, 4)
     S2 = (3, 5)
@@ -724,6 +761,7 @@ def self_check(tensors):
 def main():
     elementwise_float()
     dtype_cases()
+    shift_cases()
     reduction_cases()
     movement_cases()
     matmul_cases()

@@ -2,7 +2,6 @@ package tensorlib
 
 import (
 	"fmt"
-	"math"
 
 	"go.starlark.net/starlark"
 
@@ -50,6 +49,8 @@ var coreMethods = map[string]methodFunc{
 	"bitwise_and": binaryMethod((*tensor.Tensor).And),
 	"bitwise_or":  binaryMethod((*tensor.Tensor).Or),
 	"bitwise_xor": binaryMethod((*tensor.Tensor).Xor),
+	"lshift":      shiftMethod(true),
+	"rshift":      shiftMethod(false),
 	"logical_and": binaryMethod(logicalAnd),
 	"logical_or":  binaryMethod(logicalOr),
 	"lt":          binaryMethod((*tensor.Tensor).Lt),
@@ -344,20 +345,50 @@ func bitwiseNot(t *tensor.Tensor) *tensor.Tensor {
 	return t.Xor(tensor.Const(-1, t.DType()))
 }
 
-// shift is t << n (t * 2**n) or t >> n (t // 2**n) for a Python int n.
+// shift is t << n or t >> n (the SHL and SHR primitives), n a tensor or
+// a Python int. A negative Python int is refused, as Python does; counts
+// of the width or more give 0 (or -1 for >> of a negative value).
 func shift(t *tensor.Tensor, n starlark.Value, left bool) (*tensor.Tensor, error) {
-	k, err := ToInt(n)
-	if err != nil || k < 0 || k > 31 {
-		return nil, fmt.Errorf("shift: the shift count must be an int in [0, 31], got %s", n)
-	}
-	if t.DType().IsFloat() {
-		return nil, fmt.Errorf("shift: needs a bool or integer tensor, got %s", t.DType())
-	}
-	p := t.Scalar(math.Ldexp(1, k), false)
+	name := "rshift"
 	if left {
-		return t.Mul(p), nil
+		name = "lshift"
 	}
-	return t.FloorDiv(p), nil
+	var count *tensor.Tensor
+	switch v := n.(type) {
+	case *Tensor:
+		count = v.t
+	case starlark.Int:
+		k, ok := v.Int64()
+		if !ok || k < 0 {
+			return nil, fmt.Errorf("%s: negative shift count %s", name, n)
+		}
+		dt := t.DType()
+		if dt == ir.Bool {
+			dt = ir.Int32
+		}
+		count = tensor.Const(float64(min(k, int64(dt.Bits()))), dt) // beyond the width: all the same
+	default:
+		return nil, fmt.Errorf("%s: the shift count must be an int or an integer tensor, got %s", name, n.Type())
+	}
+	if left {
+		return t.Shl(count), nil
+	}
+	return t.Shr(count), nil
+}
+
+// shiftMethod is lshift(x) or rshift(x).
+func shiftMethod(left bool) methodFunc {
+	return func(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+		var x starlark.Value
+		if err := c.Unpack("x", &x); err != nil {
+			return nil, err
+		}
+		r, err := shift(t, x, left)
+		if err != nil {
+			return nil, err
+		}
+		return Wrap(r)
+	}
 }
 
 // divMethod is div(x, reverse=False, rounding_mode=None).
