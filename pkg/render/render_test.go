@@ -43,6 +43,9 @@ func goldenGraphs() map[string]*tensor.Tensor {
 		"int_ops":      i.IDiv(tensor.Const(3, ir.Int32)).Add(i.Permute(1, 0).Reshape(5, 6)),
 		"rand_uniform": tensor.Rand(4, 8).Mul(tensor.Const(2, ir.Float32)),
 		"where_cmp":    x.Lt(zero).Where(x.Neg(), x.Exp2()),
+		// the op table's helper functions, one per dtype
+		"shifts": i.Shl(i.Permute(1, 0).Reshape(5, 6)).Add(i.Shr(tensor.Const(3, ir.Int32))).
+			Cast(ir.Int8).Shr(input(ir.Int8, 5, 6)).Cast(ir.Uint8).Shl(tensor.Const(1, ir.Uint8)),
 	}
 }
 
