@@ -32,8 +32,8 @@ type gradRule func(n *tensor.Node, g *tensor.Tensor) []*tensor.Tensor
 
 func src(n *tensor.Node, i int) *tensor.Tensor { return tensor.FromNode(n.Src[i]) }
 
-// konst is a constant of n's dtype.
-func konst(n *tensor.Node, v float64) *tensor.Tensor { return tensor.Const(v, n.DType) }
+// konst is a constant of n's dtype, in n's run.
+func konst(n *tensor.Node, v float64) *tensor.Tensor { return tensor.FromNode(n).Const(v, n.DType) }
 
 // gradRules are the gradient rules by the names the op table gives them.
 var gradRules = map[string]gradRule{

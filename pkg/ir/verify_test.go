@@ -9,12 +9,15 @@ import (
 	"tgc/pkg/tensor"
 )
 
+// tc is the tests' tensor context (no engine: nothing is realized).
+var tc = tensor.NewContext(nil)
+
 func input(shape ...int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
 	}
-	t, err := tensor.FromFloats(ir.Float32, shape, make([]float64, n))
+	t, err := tc.FromFloats(ir.Float32, shape, make([]float64, n))
 	if err != nil {
 		panic(err)
 	}

@@ -342,7 +342,7 @@ func bitwiseNot(t *tensor.Tensor) *tensor.Tensor {
 	case t.DType().IsFloat():
 		return tensor.Errorf("bitwise_not", "needs a bool or integer tensor, got %s", t.DType())
 	}
-	return t.Xor(tensor.Const(-1, t.DType()))
+	return t.Xor(t.Const(-1, t.DType()))
 }
 
 // shift is t << n or t >> n (the SHL and SHR primitives), n a tensor or
@@ -358,15 +358,18 @@ func shift(t *tensor.Tensor, n starlark.Value, left bool) (*tensor.Tensor, error
 	case *Tensor:
 		count = v.t
 	case starlark.Int:
-		k, ok := v.Int64()
-		if !ok || k < 0 {
+		if v.Sign() < 0 {
 			return nil, fmt.Errorf("%s: negative shift count %s", name, n)
 		}
 		dt := t.DType()
 		if dt == ir.Bool {
 			dt = ir.Int32
 		}
-		count = tensor.Const(float64(min(k, int64(dt.Bits()))), dt) // beyond the width: all the same
+		k, ok := v.Int64()
+		if !ok || k > int64(dt.Bits()) {
+			k = int64(dt.Bits()) // beyond the width: all the same
+		}
+		count = t.Const(float64(k), dt)
 	default:
 		return nil, fmt.Errorf("%s: the shift count must be an int or an integer tensor, got %s", name, n.Type())
 	}
@@ -447,11 +450,11 @@ func pairOperands(c *pyrt.Call, x, y starlark.Value) (*tensor.Tensor, *tensor.Te
 		xt, err := tensorOrScalar(c, yv.t, x, "x")
 		return xt, yv.t, err
 	}
-	xt, err := pyConst(x)
+	xt, err := pyConst(Context(c), x)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter x: %v", c.Name, err)
 	}
-	yt, err := pyConst(y)
+	yt, err := pyConst(Context(c), y)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter y: %v", c.Name, err)
 	}
@@ -818,7 +821,7 @@ func likeMethod(v float64) methodFunc {
 		if !dt.set {
 			dt.dt = t.DType()
 		}
-		return Wrap(tensor.Full(t.Shape(), v, dt.dt))
+		return Wrap(t.Context().Full(t.Shape(), v, dt.dt))
 	}
 }
 
@@ -835,7 +838,7 @@ func fullLikeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = t.DType()
 	}
-	return Wrap(tensor.Full(t.Shape(), v, dt.dt))
+	return Wrap(t.Context().Full(t.Shape(), v, dt.dt))
 }
 
 // dropoutMethod is dropout(p=0.5): identity unless Tensor.training.
@@ -844,7 +847,7 @@ func dropoutMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.Unpack("p?", &p); err != nil {
 		return nil, err
 	}
-	if !tensor.Training {
+	if !t.Context().Training() {
 		return c.Self, nil
 	}
 	return Wrap(t.Dropout(float64(p)))
@@ -855,7 +858,7 @@ func realizeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.NoArgs(); err != nil {
 		return nil, err
 	}
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, fmt.Errorf("realize: no device: the tensor cannot be computed (no engine is installed)")
 	}
 	if r := t.Realize(); r.Err() != nil {
