@@ -125,20 +125,29 @@ func simdEligible(m *Expr) bool {
 // target's width (Kernel.SIMD; none: k unchanged).
 func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 	widths := simdVecWidths(int(t.Width()))
-	p := Linearize(k)
-	s := NewSIMD(widths[0], nil, nil)
-	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
-	var leaders []*Expr
+	// The reduce groups (reduces over the very same loops, Linearize's),
+	// their members in walk order.
+	groups := map[*Axis][]*Expr{}
+	var keys []*Axis
 	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce && p.Leader[e] == e {
-			leaders = append(leaders, e)
+		if e.Op == OpReduce {
+			key := groupKey(e)
+			if groups[key] == nil {
+				keys = append(keys, key)
+			}
+			groups[key] = append(groups[key], e)
 		}
 	})
+	s := NewSIMD(widths[0], nil, nil)
+	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
 	var accs [][]*Expr
-	for _, leader := range leaders {
+	for _, key := range keys {
+		if len(groups[key]) < 4 {
+			continue
+		}
 		// Runs of earlier groups are known while later ones are planned:
 		// an epilogue reduce may read an earlier accumulator's lanes.
-		for _, ms := range pickRuns(p.Members[leader], widths, simdEligible, func(ms []*Expr) bool {
+		for _, ms := range pickRuns(groups[key], widths, simdEligible, func(ms []*Expr) bool {
 			return m.match(LanesOf(ms, 0))
 		}) {
 			accs = append(accs, ms)
