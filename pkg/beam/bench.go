@@ -255,7 +255,7 @@ func randomBytes(rng *rand.Rand, dt ir.DType, n int) []byte {
 			binary.LittleEndian.PutUint16(out[2*i:], half.FromFloat32(rng.Float32()*2-1))
 		case ir.Int32:
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(rng.IntN(8)))
-		case ir.Int64:
+		case ir.Index:
 			binary.LittleEndian.PutUint64(out[8*i:], uint64(rng.IntN(8)))
 		case ir.Bool:
 			out[i] = byte(rng.IntN(2))

@@ -3,7 +3,11 @@
 // symbolic simplifier and the optimization pass table.
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // DType is a scalar element type. The order is the promotion order within
 // each family (see Promote).
@@ -14,24 +18,31 @@ const (
 	Int8
 	Uint8
 	Int32
-	Int64 // index math only; not a user-facing storage type
+	// Index is the type of index arithmetic (loop variables, offsets,
+	// runtime vars). It is never stored in a buffer: a renderer writes it
+	// as a 32-bit int when every index expression of the kernel fits in
+	// int32, else as a 64-bit int (Kernel.WideIndex).
+	Index
 	Float16
 	Float32
 )
 
+// dtypeInfo is the one table of dtype facts; the renderers keep their
+// spellings of each dtype beside their dialect.
 var dtypeInfo = [...]struct {
-	name  string
-	size  int
-	st    string // safetensors name
-	float bool
+	name     string
+	size     int
+	st       string // safetensors name ("" when not a storage type)
+	float    bool
+	unsigned bool
 }{
-	Bool:    {"bool", 1, "BOOL", false},
-	Int8:    {"int8", 1, "I8", false},
-	Uint8:   {"uint8", 1, "U8", false},
-	Int32:   {"int32", 4, "I32", false},
-	Int64:   {"int64", 8, "I64", false},
-	Float16: {"float16", 2, "F16", true},
-	Float32: {"float32", 4, "F32", true},
+	Bool:    {"bool", 1, "BOOL", false, true},
+	Int8:    {"int8", 1, "I8", false, false},
+	Uint8:   {"uint8", 1, "U8", false, true},
+	Int32:   {"int32", 4, "I32", false, false},
+	Index:   {"index", 8, "", false, false},
+	Float16: {"float16", 2, "F16", true, false},
+	Float32: {"float32", 4, "F32", true, false},
 }
 
 // AllDTypes lists the user-facing storage types.
@@ -44,10 +55,11 @@ func (d DType) Size() int { return dtypeInfo[d].size }
 
 func (d DType) IsFloat() bool { return dtypeInfo[d].float }
 
-// IsInt is true for integer types (bool excluded).
+// IsInt is true for integer types (bool excluded, Index included).
 func (d DType) IsInt() bool { return d != Bool && !d.IsFloat() }
 
-func (d DType) IsUnsigned() bool { return d == Uint8 }
+// IsUnsigned is true for unsigned integers and bool.
+func (d DType) IsUnsigned() bool { return dtypeInfo[d].unsigned }
 
 // SafetensorsName is the dtype's name in the safetensors header.
 func (d DType) SafetensorsName() string { return dtypeInfo[d].st }
@@ -55,30 +67,32 @@ func (d DType) SafetensorsName() string { return dtypeInfo[d].st }
 // DTypeFromSafetensors maps a safetensors dtype name to a DType.
 func DTypeFromSafetensors(s string) (DType, bool) {
 	for i, info := range dtypeInfo {
-		if info.st == s && DType(i) != Int64 {
+		if info.st != "" && info.st == s {
 			return DType(i), true
 		}
 	}
 	return 0, false
 }
 
+// dtypeAliases are tinygrad's other spellings of the storage types.
+var dtypeAliases = map[string]DType{
+	"char": Int8, "uchar": Uint8, "int": Int32, "half": Float16,
+	"float": Float32, "default_float": Float32, "default_int": Int32,
+}
+
 // ParseDType accepts the tinygrad spellings ("float32", "float", "int", ...).
 func ParseDType(s string) (DType, error) {
-	switch s {
-	case "bool":
-		return Bool, nil
-	case "int8", "char":
-		return Int8, nil
-	case "uint8", "uchar":
-		return Uint8, nil
-	case "int32", "int":
-		return Int32, nil
-	case "float16", "half":
-		return Float16, nil
-	case "float32", "float", "default_float":
-		return Float32, nil
+	if dt, ok := dtypeAliases[s]; ok {
+		return dt, nil
 	}
-	return 0, fmt.Errorf("unknown dtype %q (have bool, int8, uint8, int32, float16, float32)", s)
+	var names []string
+	for _, dt := range AllDTypes {
+		if dt.String() == s {
+			return dt, nil
+		}
+		names = append(names, dt.String())
+	}
+	return 0, fmt.Errorf("unknown dtype %q (have %s)", s, strings.Join(names, ", "))
 }
 
 // Promote returns the least upper bound of two dtypes in tinygrad's
@@ -105,7 +119,24 @@ func Promote(a, b DType) DType {
 	}
 }
 
-// Wrap truncates an integer to the width of the dtype, the way C stores it.
+// Range is the value range of an integer (or bool) dtype. Index is bounded
+// well inside int64 so that bounds arithmetic on it cannot overflow.
+func (d DType) Range() (lo, hi int64) {
+	switch d {
+	case Bool:
+		return 0, 1
+	case Int8:
+		return math.MinInt8, math.MaxInt8
+	case Uint8:
+		return 0, math.MaxUint8
+	case Int32:
+		return math.MinInt32, math.MaxInt32
+	}
+	return -satLimit, satLimit
+}
+
+// Wrap truncates an integer to the width of the dtype, the way C stores it
+// (two's complement); bool is v != 0.
 func (d DType) Wrap(v int64) int64 {
 	switch d {
 	case Bool:
@@ -121,4 +152,10 @@ func (d DType) Wrap(v int64) int64 {
 		return int64(int32(v))
 	}
 	return v
+}
+
+// Fits says whether the integer v is a value of the integer dtype d.
+func (d DType) Fits(v int64) bool {
+	lo, hi := d.Range()
+	return v >= lo && v <= hi
 }

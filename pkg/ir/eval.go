@@ -1,17 +1,25 @@
 package ir
 
-import "math"
+import (
+	"math"
+
+	"tgc/pkg/half"
+)
 
 // The scalar semantics of every ALU op, shared by the simplifier's constant
-// folding and the GO interpreter, so that both agree with the C renderer:
-// floats are computed in float64 and rounded to the dtype after each op;
-// integers wrap to their width; division by zero yields 0 rather than trap.
+// folding and the GO interpreter, so that both agree with the renderers
+// (docs/language.md, "Dtype rules"): floats are computed in float64 and
+// rounded to the dtype after each op; integers wrap to their width;
+// integer division by zero yields 0 and MIN / -1 wraps to MIN, never a trap;
+// float-to-int casts truncate and saturate, NaN giving 0.
 
-// RoundFloat rounds v to the precision of a float dtype. float16 is
-// computed in float32 (it is a storage type), so it rounds like float32.
+// RoundFloat rounds v to a float dtype's precision (round to nearest even).
 func RoundFloat(dt DType, v float64) float64 {
-	if dt == Float32 || dt == Float16 {
+	switch dt {
+	case Float32:
 		return float64(float32(v))
+	case Float16:
+		return float64(half.ToFloat32(half.FromFloat32(float32(v))))
 	}
 	return v
 }
@@ -109,8 +117,9 @@ func IntOp(op Op, dt DType, a, b int64) int64 {
 	return dt.Wrap(r)
 }
 
-// CastValue converts a value between dtypes with C semantics. Values of
-// float dtypes travel as float64, of int dtypes as int64.
+// CastFloatToInt converts a float to an integer dtype: truncation toward
+// zero, saturating at the dtype's range; NaN gives 0; bool is v != 0 (NaN
+// is true, as in C).
 func CastFloatToInt(dt DType, v float64) int64 {
 	if dt == Bool {
 		if v != 0 {
@@ -118,12 +127,16 @@ func CastFloatToInt(dt DType, v float64) int64 {
 		}
 		return 0
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if math.IsNaN(v) {
 		return 0
 	}
-	t := math.Trunc(v)
-	if t > math.MaxInt64/2 || t < math.MinInt64/2 {
-		return 0
+	lo, hi := dt.Range()
+	switch t := math.Trunc(v); {
+	case t <= float64(lo):
+		return lo
+	case t >= float64(hi):
+		return hi
+	default:
+		return int64(t)
 	}
-	return dt.Wrap(int64(t))
 }

@@ -63,6 +63,12 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			}
 		}
 	case OpDiv:
+		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
+			if c == 0 { // x/0 is 0 (docs/language.md)
+				return b.Const(dt, 0)
+			}
+			return b.Sub(b.Const(dt, 0), x) // x/-1 is -x, wrapping at MIN
+		}
 		if isInt {
 			return b.divConst(x, y, dt)
 		}
@@ -70,6 +76,9 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			return x
 		}
 	case OpMod:
+		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
+			return b.Const(dt, 0)
+		}
 		if isInt {
 			return b.modConst(x, y, dt)
 		}
@@ -132,6 +141,9 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 		}
 		if a == e {
 			return a
+		}
+		if dt == Bool && a.IsConst() && e.IsConst() && a.Arg.(int64) == 1 && e.Arg.(int64) == 0 {
+			return c
 		}
 		// where(c, k, 0) → (int)c * k for integer constants: lets index
 		// arithmetic built from masks fold back into linear form.
@@ -294,7 +306,15 @@ func normalize(ts []term) ([]term, int64) {
 // buildLinear renders terms back into an expression (raw: already normal).
 func (b *Builder) buildLinear(ts []term, c int64, dt DType) *Expr {
 	var acc *Expr
+	if dt != Index { // user integers wrap: coefficients live modulo 2^bits
+		c = dt.Wrap(c)
+	}
 	for _, t := range ts {
+		if dt != Index {
+			if t.k = dt.Wrap(t.k); t.k == 0 {
+				continue
+			}
+		}
 		e := t.e
 		if e.DType != dt {
 			e = b.raw(OpCast, dt, nil, e)
@@ -355,8 +375,8 @@ func (b *Builder) joinMods(ts []term, dt DType) ([]term, bool) {
 			out := make([]term, 0, len(ts)-1)
 			for n, v := range ts {
 				switch n {
-				case i:
-					out = addTerms(out, b.Mod(x, b.raw(OpConst, dt, d*m)), u.k)
+				case i: // x may be of another type (a term seen through a cast)
+					out = addTerms(out, b.Mod(x, b.raw(OpConst, x.DType, d*m)), u.k)
 				case j:
 				default:
 					out = append(out, v)
@@ -507,7 +527,7 @@ func (b *Builder) modConst(x, y *Expr, dt DType) *Expr {
 	return b.Mod(b.buildLinear(r, c, dt), y)
 }
 
-func isIndex(dt DType) bool { return dt == Int64 || dt == Int32 }
+func isIndex(dt DType) bool { return dt == Index }
 
 // ltLinear moves constants across an integer comparison so that guards read
 // plainly: x+c < d → x < d-c; c < x+d → c-d < x; -x < d → -d < x;
@@ -554,7 +574,7 @@ func losslessIntCast(x *Expr) bool {
 	if x.DType.IsFloat() || from.IsFloat() || x.DType == Bool || from == Bool {
 		return false
 	}
-	lo, hi := typeRange(x.DType)
+	lo, hi := x.DType.Range()
 	return x.Src[0].Min >= lo && x.Src[0].Max <= hi
 }
 
@@ -667,7 +687,7 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 	for i, r := range rs {
 		x := exprs[1+i]
 		lo, hi := max(r.lo, x.Min), min(r.hi, x.Max)
-		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Int64 {
+		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Index {
 			continue
 		}
 		if lo > hi {

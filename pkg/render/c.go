@@ -7,10 +7,28 @@ import (
 	"tgc/pkg/ir"
 )
 
+// cTypes spell the dtypes of values; float16 values live in float
+// registers (rounded by tg_round_half at each cast to float16, so no compiler's
+// excess precision can skip a rounding) and only buffers hold _Float16.
 var cTypes = map[ir.DType]string{
 	ir.Bool: "_Bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "_Float16", ir.Float32: "float",
+	ir.Float16: "float", ir.Float32: "float",
 }
+
+// cBufTypes spell the element types of buffers.
+var cBufTypes = map[ir.DType]string{
+	ir.Bool: "_Bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int32: "int",
+	ir.Float16: "_Float16", ir.Float32: "float",
+}
+
+// cHalfRound rounds a float to float16 and back. The copy of the bits
+// makes the rounding observable: a plain (float)(_Float16)x may be dropped
+// under GCC's default -fexcess-precision=fast.
+const cHalfRound = `static inline float tg_round_half(float x) {
+  _Float16 h = (_Float16)x; uint16_t u;
+  __builtin_memcpy(&u, &h, 2); __builtin_memcpy(&h, &u, 2);
+  return (float)h;
+}`
 
 // RandC is the counter-based generator (guarded: kernels share one
 // translation unit) behind Tensor.rand, in C. The GO
@@ -56,7 +74,7 @@ var C = &Lang{
 		}
 		fmt.Fprintf(&sb, "void %s(void **bufs, const int64_t *vars, int64_t start, int64_t end) {\n", k.Name)
 		for i, b := range k.Bufs {
-			t := cTypes[b.DType]
+			t := cBufTypes[b.DType]
 			if b.Output {
 				fmt.Fprintf(&sb, "  %s *restrict %s = (%s *)bufs[%d];\n", t, BufName(k, i), t, i)
 			} else {
@@ -68,9 +86,14 @@ var C = &Lang{
 		}
 		return sb.String()
 	},
-	OuterLoop: func(a *ir.Axis) string {
-		return fmt.Sprintf("for (int %s = start; %s < end; %s++) {", a.Name(), a.Name(), a.Name())
+	OuterLoop: func(a *ir.Axis, idx string) string {
+		return fmt.Sprintf("for (%s %s = start; %s < end; %s++) {", idx, a.Name(), a.Name(), a.Name())
 	},
+	Index:     [2]string{"int", "int64_t"},
+	Unsigned:  [2]string{"uint32_t", "uint64_t"},
+	FnQual:    "static inline",
+	LongSfx:   "LL",
+	HalfRound: cHalfRound,
 	FloatFns: map[ir.Op]string{
 		ir.OpExp2: cMathFns[ir.OpExp2].name, ir.OpLog2: cMathFns[ir.OpLog2].name, ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
 	},

@@ -18,6 +18,10 @@ var OpenCL = &Lang{
 		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
 	},
 	FloatSfx: "f",
+	Index:    [2]string{"int", "long"},
+	Unsigned: [2]string{"uint", "ulong"},
+	FnQual:   "inline",
+	LongSfx:  "L",
 	Limits:   DefaultLimits,
 	gpu:      clDialect,
 }
@@ -58,7 +62,7 @@ var clDialect = &gpuDialect{
 		return fmt.Sprintf("__kernel __attribute__((reqd_work_group_size(%d, %d, %d))) void %s(%s) {\n",
 			lt.Local[0], lt.Local[1], lt.Local[2], k.Name, strings.Join(ps, ", "))
 	},
-	globalID: func(d int, lt Launch) string { return fmt.Sprintf("get_global_id(%d)", d) },
+	globalID: func(d int, lt Launch, wide bool) string { return fmt.Sprintf("get_global_id(%d)", d) },
 	localID:  func(d int, lt Launch) string { return fmt.Sprintf("get_local_id(%d)", d) },
 	groupID:  func(d int, lt Launch) string { return fmt.Sprintf("get_group_id(%d)", d) },
 	shared:   "__local",
@@ -142,5 +146,5 @@ func OpenCLFor(lim Limits) *Lang {
 
 var clTypes = map[ir.DType]string{
 	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "half", ir.Float32: "float",
+	ir.Float16: "half", ir.Float32: "float",
 }

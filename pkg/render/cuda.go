@@ -20,6 +20,10 @@ var CUDA = &Lang{
 		ir.OpExp2: "exp2f", ir.OpLog2: "log2f", ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
 	},
 	FloatSfx: "f",
+	Index:    [2]string{"int", "long long"},
+	Unsigned: [2]string{"unsigned int", "unsigned long long"},
+	FnQual:   "__device__ static inline",
+	LongSfx:  "LL",
 	Limits:   DefaultLimits,
 	gpu:      cudaDialect,
 }
@@ -62,12 +66,15 @@ var cudaDialect = &gpuDialect{
 		}, func(i int) string { return fmt.Sprintf("long long var%d", i) })
 		return fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", lt.Threads(), k.Name, strings.Join(ps, ", "))
 	},
-	globalID: func(d int, lt Launch) string {
+	globalID: func(d int, lt Launch, wide bool) string {
 		if lt.Global[d] == lt.Local[d] {
 			return "threadIdx." + dimNames[d]
 		}
 		if lt.Local[d] == 1 {
 			return "blockIdx." + dimNames[d]
+		}
+		if wide { // blockIdx*blockDim is unsigned int: widen before it wraps
+			return fmt.Sprintf("((long long)blockIdx.%s*%d+threadIdx.%s)", dimNames[d], lt.Local[d], dimNames[d])
 		}
 		return fmt.Sprintf("(blockIdx.%s*%d+threadIdx.%s)", dimNames[d], lt.Local[d], dimNames[d])
 	},
@@ -142,7 +149,7 @@ func CUDAFor(lim Limits) *Lang { return CUDA.WithLimits(lim) }
 
 var cudaTypes = map[ir.DType]string{
 	ir.Bool: "bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "float", ir.Float32: "float",
+	ir.Float16: "float", ir.Float32: "float",
 }
 
 // CUDACheckPrelude stands in for the CUDA headers and NVRTC's built-ins

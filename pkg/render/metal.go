@@ -18,6 +18,10 @@ var Metal = &Lang{
 		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
 	},
 	FloatSfx: "f",
+	Index:    [2]string{"int", "long"},
+	Unsigned: [2]string{"uint", "ulong"},
+	FnQual:   "static inline",
+	LongSfx:  "L",
 	Limits:   DefaultLimits,
 	gpu:      metalDialect,
 }
@@ -45,7 +49,7 @@ var metalDialect = &gpuDialect{
 		}
 		return fmt.Sprintf("kernel void %s(%s) {\n", k.Name, strings.Join(ps, ", "))
 	},
-	globalID: func(d int, lt Launch) string { return "gid." + dimNames[d] },
+	globalID: func(d int, lt Launch, wide bool) string { return "gid." + dimNames[d] },
 	localID:  func(d int, lt Launch) string { return "lid." + dimNames[d] },
 	groupID:  func(d int, lt Launch) string { return "tgid." + dimNames[d] },
 	shared:   "threadgroup",
@@ -75,5 +79,5 @@ var metalVec = &vecDialect{
 
 var metalTypes = map[ir.DType]string{
 	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "half", ir.Float32: "float",
+	ir.Float16: "half", ir.Float32: "float",
 }
