@@ -78,6 +78,14 @@ func fromPython(v starlark.Value, dt dtypeArg) (*tensor.Tensor, error) {
 	case hasInt:
 		dtype = ir.Int32
 	}
+	if dtype.IsInt() {
+		lo, hi := dtype.Range()
+		for i, v := range vals {
+			if t := math.Trunc(v); t < float64(lo) || t > float64(hi) || math.IsNaN(v) {
+				return nil, fmt.Errorf("Tensor: element %d = %v does not fit %s (%d to %d)", i, v, dtype, lo, hi)
+			}
+		}
+	}
 	return tensor.FromFloats(dtype, shape, vals)
 }
 

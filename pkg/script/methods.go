@@ -339,11 +339,21 @@ func shift(t *tensor.Tensor, n starlark.Value, left bool) (*tensor.Tensor, error
 	if t.DType().IsFloat() {
 		return nil, fmt.Errorf("shift: needs a bool or integer tensor, got %s", t.DType())
 	}
-	p := t.Scalar(math.Ldexp(1, k), false)
-	if left {
-		return t.Mul(p), nil
+	if t.DType() == ir.Bool {
+		t = t.Cast(ir.Int32)
 	}
-	return t.FloorDiv(p), nil
+	dt := t.DType()
+	p := math.Ldexp(1, k)
+	if left { // wraps: 2^k as a two's complement constant of dt
+		return t.Mul(tensor.Const(p, dt)), nil
+	}
+	if _, hi := dt.Range(); p > float64(hi) { // every bit shifted out: the sign is left
+		if dt.IsUnsigned() {
+			return tensor.Const(0, dt).Expand(t.Shape()...), nil
+		}
+		return t.Lt(tensor.Const(0, dt)).Where(tensor.Const(-1, dt), tensor.Const(0, dt)), nil
+	}
+	return t.FloorDiv(tensor.Const(p, dt)), nil
 }
 
 // divMethod is div(x, reverse=False, rounding_mode=None).

@@ -20,6 +20,9 @@ func (t *Tensor) Scalar(v float64, isFloat bool) *Tensor {
 	if !isFloat && dt == ir.Bool && v != 0 && v != 1 {
 		dt = ir.Int32
 	}
+	if e := checkValue("constant", v, dt); e != nil {
+		return e
+	}
 	return Const(v, dt)
 }
 
@@ -30,9 +33,33 @@ func binary(name string, op ir.Op, a, b *Tensor) *Tensor {
 	return alu(name, op, ir.Promote(a.DType(), b.DType()), a, b)
 }
 
-func (t *Tensor) Add(o *Tensor) *Tensor { return binary("add", ir.OpAdd, t, o) }
-func (t *Tensor) Sub(o *Tensor) *Tensor { return binary("sub", ir.OpSub, t, o) }
-func (t *Tensor) Mul(o *Tensor) *Tensor { return binary("mul", ir.OpMul, t, o) }
+// bothBool: the operands promote to bool, whose arithmetic is logic
+// (tinygrad's rule, docs/language.md): + is or, * is and, a - b is
+// a + (-b), that is a or not b.
+func bothBool(a, b *Tensor) bool {
+	return firstErr(a, b) == nil && ir.Promote(a.DType(), b.DType()) == ir.Bool
+}
+
+func (t *Tensor) Add(o *Tensor) *Tensor {
+	if bothBool(t, o) {
+		return binary("add", ir.OpOr, t, o)
+	}
+	return binary("add", ir.OpAdd, t, o)
+}
+
+func (t *Tensor) Sub(o *Tensor) *Tensor {
+	if bothBool(t, o) {
+		return t.Add(o.Neg())
+	}
+	return binary("sub", ir.OpSub, t, o)
+}
+
+func (t *Tensor) Mul(o *Tensor) *Tensor {
+	if bothBool(t, o) {
+		return binary("mul", ir.OpAnd, t, o)
+	}
+	return binary("mul", ir.OpMul, t, o)
+}
 
 // Maximum is the elementwise max.
 func (t *Tensor) Maximum(o *Tensor) *Tensor { return binary("maximum", ir.OpMax, t, o) }

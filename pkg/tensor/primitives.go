@@ -132,6 +132,9 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 	if slices.Equal(out, t.node.Shape) {
 		return t
 	}
+	if e := checkNumel("expand", out); e != nil {
+		return e
+	}
 	return FromNode(newNode(ir.OpExpand, t.DType(), out, nil, t.node))
 }
 
@@ -155,6 +158,9 @@ func (t *Tensor) padZero(pads [][2]int) *Tensor {
 	}
 	if zero {
 		return t
+	}
+	if e := checkNumel("pad", shape); e != nil {
+		return e
 	}
 	return FromNode(newNode(ir.OpPad, t.DType(), shape, slices.Clone(pads), t.node))
 }

@@ -174,6 +174,9 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	if n == 0 {
 		return errorf("argmax", "cannot take the argmax of an empty dimension %d of shape %s", a, FormatShape(t.node.Shape))
 	}
+	if n > math.MaxInt32 {
+		return errorf("argmax", "dimension %d of shape %s has %d elements: int32 indices reach 2^31-1", a, FormatShape(t.node.Shape), n)
+	}
 	isMax := t.Eq(t.Max(true, a))
 	// reversed index n, n-1, ..., 1 along axis, broadcast over the rest
 	rev := Const(float64(n), ir.Int32).Sub(idxRange(n))

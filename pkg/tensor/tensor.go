@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"tgc/pkg/half"
 	"tgc/pkg/ir"
@@ -133,7 +134,9 @@ func GetValue(data []byte, dt ir.DType, i int) float64 {
 	return float64(data[i])
 }
 
-// Const is a scalar constant (shape ()) of dtype dt.
+// Const is a scalar constant (shape ()) of dtype dt. An integer constant
+// is truncated and wrapped to dt's width (two's complement: Const(-1,
+// uint8) is 255); user values are checked by Full and Scalar instead.
 func Const(v float64, dt ir.DType) *Tensor {
 	switch {
 	case dt == ir.Bool:
@@ -141,16 +144,46 @@ func Const(v float64, dt ir.DType) *Tensor {
 			v = 1
 		}
 	case !dt.IsFloat():
-		v = float64(ir.CastFloatToInt(dt, v))
-	case dt == ir.Float32:
-		v = float64(float32(v))
+		if t := math.Trunc(v); t >= -(1<<63) && t < 1<<63 {
+			v = float64(dt.Wrap(int64(t)))
+		} else {
+			v = float64(ir.CastFloatToInt(dt, v))
+		}
+	default:
+		v = ir.RoundFloat(dt, v)
 	}
 	return &Tensor{node: newNode(ir.OpConst, dt, nil, v)}
 }
 
+// checkValue refuses an integer value outside an integer dtype's range (a
+// Python int that cannot be an element of the tensor), where wrapping it
+// silently would give another number.
+func checkValue(op string, v float64, dt ir.DType) *Tensor {
+	if dt.IsFloat() || dt == ir.Bool || math.IsNaN(v) {
+		return nil
+	}
+	lo, hi := dt.Range()
+	if t := math.Trunc(v); t < float64(lo) || t > float64(hi) {
+		return errorf(op, "%s does not fit %s (%d to %d): use a wider dtype", formatValue(v), dt, lo, hi)
+	}
+	return nil
+}
+
+// formatValue prints a number the way Python would (ints without a point).
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+		return fmt.Sprint(int64(v))
+	}
+	return fmt.Sprint(v)
+}
+
 // Full is a tensor of shape filled with v: a broadcast constant, no memory.
+// v must be a value of dt (truncated toward zero for integer dtypes).
 func Full(shape []int, v float64, dt ir.DType) *Tensor {
 	if t := checkShape("full", shape); t != nil {
+		return t
+	}
+	if t := checkValue("full", v, dt); t != nil {
 		return t
 	}
 	c := Const(v, dt)
@@ -167,8 +200,29 @@ func checkShape(op string, shape []int) *Tensor {
 			return errorf(op, "negative dimension in shape %s", FormatShape(shape))
 		}
 	}
-	if len(shape) > 0 && prod(shape) > math.MaxInt32 {
-		return errorf(op, "shape %s has more than 2^31 elements", FormatShape(shape))
+	return checkNumel(op, shape)
+}
+
+// MaxNumel bounds the elements of a tensor: index arithmetic on it then
+// stays far inside int64 (kernels compute offsets and strides in 64 bits
+// when they pass 2^31).
+const MaxNumel = 1 << 60
+
+// checkNumel refuses shapes with more than MaxNumel elements (checking
+// every partial product, so an int overflow cannot hide one).
+func checkNumel(op string, shape []int) *Tensor {
+	n := uint64(1)
+	for _, d := range shape {
+		if d == 0 {
+			return nil
+		}
+	}
+	for _, d := range shape {
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > MaxNumel {
+			return errorf(op, "shape %s has more than 2^60 elements", FormatShape(shape))
+		}
+		n = lo
 	}
 	return nil
 }
