@@ -131,6 +131,8 @@ func runRefCase(c refCase, data map[string]safetensors.Tensor) (msg string) {
 		switch {
 		case exact:
 			bad = g != w
+		case c.Atol == 0 && c.Rtol == 0: // bit for bit: the sign of zero counts
+			bad = math.Float64bits(g) != math.Float64bits(w)
 		case math.IsNaN(w) || math.IsNaN(g):
 			bad = math.IsNaN(w) != math.IsNaN(g)
 		case math.IsInf(w, 0) || math.IsInf(g, 0):

@@ -437,6 +437,94 @@ def dtype_cases():
     x = c.f("x", S); y = c.f("y", S); c.expect(x.astype(np.float16).astype(np.float64) + y, "f32")
 
 
+def wrap_int(v, tag):
+    """Python ints (or int64 arrays) wrapped to an integer dtype, like C."""
+    return np.asarray(v, dtype=np.int64).astype(DTYPES[tag][0])
+
+
+def trunc_div(a, b):
+    """C division (toward zero) with tgc's rule x/0 = 0, in int64."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe) * np.sign(a) * np.sign(safe)
+    return np.where(b == 0, 0, q)
+
+
+def semantics_cases():
+    """The dtype rules of docs/language.md ("Dtype rules"): bool arithmetic,
+    narrow integers inside fused kernels, integer division by zero and
+    MIN / -1, float16 rounded after every op, the sign of zero in cat/stack.
+    numpy's own results where numpy has the rule (int // 0 is 0, float16 ops
+    round per op), explicit int64 arithmetic where it has none."""
+    S = (3, 4)
+    # bool: + is or, * is and, a - b is a + (-b) = a or not b (tinygrad)
+    c = case("bool_add_is_or", "((x > 0) + (y > 0)).cast(dtypes.int32)")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) | (y > 0)).astype(np.int64), "i32")
+    c = case("bool_add_sum_counts_or", "((x > 0) + (y > 0)).sum()")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) | (y > 0)).sum(), "i32")
+    c = case("bool_mul_is_and", "((x > 0) * (y > 0)).cast(dtypes.int32)")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) & (y > 0)).astype(np.int64), "i32")
+    c = case("bool_sub_is_or_not", "((x > 0) - (y > 0)).cast(dtypes.int32)")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) | ~(y > 0)).astype(np.int64), "i32")
+    c = case("bool_add_tensors", "a + b"); a = c.boolean("a", S); b = c.boolean("b", S); c.expect(a | b, "bool")
+    # narrow integers are narrowed inside a kernel, not only at the store
+    c = case("uint8_mul_narrowed_before_cast", "(x * 2).cast(dtypes.int32)")
+    x = c.raw("x", [250, 4, 128, 127, 255, 0], "u8"); c.expect(wrap_int(x * 2, "u8").astype(np.int64), "i32")
+    c = case("uint8_add_narrowed_before_compare", "(x + y) < 10")
+    x = c.u8("x", S); y = c.u8("y", S); c.expect(wrap_int(x + y, "u8") < 10, "bool")
+    c = case("int8_mul_narrowed_before_cast", "(x * y).cast(dtypes.int32)")
+    x = c.i8("x", S); y = c.i8("y", S); c.expect(wrap_int(x * y, "i8").astype(np.int64), "i32")
+    c = case("int8_sub_narrowed_before_float", "(x - y).cast(dtypes.float32) / 2")
+    x = c.i8("x", S); y = c.i8("y", S); c.expect(wrap_int(x - y, "i8").astype(np.float64) / 2, "f32")
+    c = case("int8_neg_of_min_wraps", "(-x).cast(dtypes.int32)")
+    x = c.raw("x", [-128, 127, 0, -1], "i8"); c.expect(wrap_int(-x, "i8").astype(np.int64), "i32")
+    c = case("uint8_neg_wraps", "(-x).cast(dtypes.int32)")
+    x = c.raw("x", [0, 1, 200, 255], "u8"); c.expect(wrap_int(-x, "u8").astype(np.int64), "i32")
+    c = case("int8_idiv_min_by_neg1_wraps", "x.idiv(y).cast(dtypes.int32)")
+    x = c.raw("x", [-128, -128, 100, -7], "i8"); y = c.raw("y", [-1, 2, -1, 2], "i8")
+    c.expect(wrap_int(trunc_div(x, y), "i8").astype(np.int64), "i32")
+    c = case("int32_mul_wraps", "x * y")
+    x = c.raw("x", [65536, -65536, 2147483647, 123456789], "i32"); y = c.raw("y", [65536, 65536, 2, 100], "i32")
+    c.expect(wrap_int(x * y, "i32"), "i32")
+    # integer division and modulo by zero give 0 (numpy's result too)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        c = case("int32_floordiv_by_zero_is_0", "x // y")
+        x = c.raw("x", [7, -7, 0, 5], "i32"); y = c.raw("y", [0, 0, 0, 2], "i32"); c.expect(np.floor_divide(x, y), "i32")
+        c = case("int32_mod_by_zero_is_0", "x % y")
+        x = c.raw("x", [7, -7, 0, 5], "i32"); y = c.raw("y", [0, 0, 0, 3], "i32"); c.expect(np.mod(x, y), "i32")
+        c = case("int32_floordiv_by_py_zero", "x // 0"); x = c.raw("x", [7, -7], "i32"); c.expect(np.zeros(2, np.int64), "i32")
+        c = case("int32_mod_by_py_zero", "x % 0"); x = c.raw("x", [7, -7], "i32"); c.expect(np.zeros(2, np.int64), "i32")
+        c = case("int32_idiv_by_zero_is_0", "x.idiv(y)")
+        x = c.raw("x", [7, -7, 9], "i32"); y = c.raw("y", [0, 0, 2], "i32"); c.expect(trunc_div(x, y), "i32")
+        c = case("int32_fmod_by_zero_is_0", "x.fmod(y)")
+        x = c.raw("x", [7, -7, -9], "i32"); y = c.raw("y", [0, 0, 2], "i32"); c.expect(np.fmod(x, np.where(y == 0, 1, y)) * (y != 0), "i32")
+        c = case("uint8_floordiv_by_zero_is_0", "x // y")
+        x = c.raw("x", [7, 255, 0], "u8"); y = c.raw("y", [0, 0, 3], "u8"); c.expect(np.floor_divide(x, y), "u8")
+        # MIN / -1 wraps to MIN, MIN % -1 is 0: no trap
+        c = case("int32_min_floordiv_neg1_wraps", "x // y")
+        x = c.raw("x", [-2147483648, 5, -2147483648], "i32"); y = c.raw("y", [-1, 1, 1], "i32")
+        c.expect(wrap_int([2147483648, 5, -2147483648], "i32"), "i32")
+        c = case("int32_min_mod_neg1_is_0", "x % y")
+        x = c.raw("x", [-2147483648, 5, -7], "i32"); y = c.raw("y", [-1, 3, -1], "i32"); c.expect(np.array([0, 2, 0]), "i32")
+        c = case("int32_min_idiv_neg1_wraps", "x.idiv(y)")
+        x = c.raw("x", [-2147483648, -2147483647], "i32"); y = c.raw("y", [-1, -1], "i32")
+        c.expect(wrap_int([2147483648, 2147483647], "i32"), "i32")
+    # float16: every op computed in float32 and rounded to float16 (numpy's rule)
+    c = case("f16_mul_add_rounds_each_op", "x * y + x", (0.0, 0.0))
+    x = c.raw("x", [-3.697265625], "f16"); y = c.raw("y", [-6.17578125], "f16")
+    c.expect((x.astype(np.float16) * y.astype(np.float16) + x.astype(np.float16)), "f16")
+    c = case("f16_chain_rounds_each_op", "((x * y + x) * y - x / y).sqrt()", (0.0, 0.0))
+    x = c.h("x", (4, 5), 1, 3); y = c.h("y", (4, 5), 1, 3)
+    h = lambda v: v.astype(np.float16)
+    c.expect(np.sqrt((h(x) * h(y) + h(x)) * h(y) - h(x) / h(y)), "f16")
+    # cat and stack select each piece: -0.0 keeps its sign
+    c = case("stack_keeps_negative_zero", "Tensor.stack(-x, y)", (0.0, 0.0))
+    x = c.raw("x", [0.0, 2.0], "f32"); y = c.raw("y", [1.0, -0.0], "f32"); c.expect(np.stack([-x, y]), "f32")
+    c = case("cat_keeps_negative_zero", "x.cat(y, dim=1)", (0.0, 0.0))
+    x = c.raw("x", [[-0.0], [0.0]], "f32"); y = c.raw("y", [[-0.0, 1.0], [0.0, -0.0]], "f32")
+    c.expect(np.concatenate([x, y], axis=1), "f32")
+
+
 def reduction_cases():
     S3 = (2, 3, 4)
     S2 = (3, 5)
@@ -730,6 +818,7 @@ def main():
     conv_pool_cases()
     nn_misc_cases()
     creation_cases()
+    semantics_cases()
 
     tensors = []
     for c in CASES:
