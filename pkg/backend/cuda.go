@@ -274,6 +274,8 @@ func openCUDA() (Device, error) {
 func (d *cudaDevice) Name() string               { return "CUDA" }
 func (d *cudaDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
+func (d *cudaDevice) Owns(b Buffer) bool { c, ok := b.(*cudaBuffer); return ok && c.d == d }
+
 type cudaBuffer struct {
 	d    *cudaDevice
 	ptr  uint64

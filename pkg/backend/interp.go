@@ -26,6 +26,9 @@ type goDevice struct{}
 func (goDevice) Name() string               { return "GO" }
 func (goDevice) Source(k *ir.Kernel) string { return k.Dump() }
 
+// Owns: every host buffer (GO's or the CPU's) is plain memory to GO.
+func (goDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
+
 // hostBuffer is memory the CPU can address: a Go slice (GO) or an mmap'd
 // region (CPU).
 type hostBuffer struct {

@@ -255,6 +255,8 @@ func openCL() (Device, error) {
 func (d *clDevice) Name() string               { return "CL" }
 func (d *clDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
+func (d *clDevice) Owns(b Buffer) bool { c, ok := b.(*clBuffer); return ok && c.d == d }
+
 type clBuffer struct {
 	d    *clDevice
 	mem  uintptr

@@ -228,13 +228,15 @@ func (k *Kernel) Verify() error {
 }
 
 // WideIndex says whether the kernel's index arithmetic needs 64 bits: some
-// index expression (a loop variable, an offset, a product of strides) can
-// leave the int32 range. Renderers write Index as a 32-bit int otherwise.
+// index expression (an offset, a product of strides) can leave the int32
+// range, or a loop counter must reach 2^31 to end its loop (a GPU's
+// flattened reduce loops count to their product). Renderers write Index as
+// a 32-bit int otherwise.
 func (k *Kernel) WideIndex() bool {
-	if k.GlobalSize() > math.MaxInt32 {
-		return true
-	}
 	wide := false
+	for _, a := range k.Global {
+		wide = wide || a.Size > math.MaxInt32
+	}
 	Walk(k.Stores, func(e *Expr) {
 		if e.DType == Index && e.Op != OpParam && (e.Min < math.MinInt32 || e.Max > math.MaxInt32) {
 			wide = true

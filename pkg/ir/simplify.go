@@ -235,7 +235,7 @@ func addTerms(ts []term, x *Expr, k int64) []term {
 	case x.Op == OpMul && x.Src[1].IsConst():
 		v, _ := x.Src[1].ConstInt()
 		return addTerms(ts, x.Src[0], k*v)
-	case x.Op == OpCast && losslessIntCast(x):
+	case x.Op == OpCast && losslessIntCast(x) && !wrapsInside(x.Src[0]):
 		return addTerms(ts, x.Src[0], k) // buildLinear casts terms back
 	}
 	return append(ts, term{x, k})
@@ -565,6 +565,17 @@ func ceilDiv(a, m int64) int64 {
 		q++
 	}
 	return q
+}
+
+// wrapsInside says whether a sum or product addTerms would decompose
+// wrapped somewhere (a uint8 u*2): its linear terms then equal its value
+// only modulo 2^bits, so a cast to a wider type must not be seen through.
+func wrapsInside(e *Expr) bool {
+	switch e.Op {
+	case OpAdd, OpMul:
+		return e.MayWrap() || wrapsInside(e.Src[0]) || wrapsInside(e.Src[1])
+	}
+	return false
 }
 
 // losslessIntCast: an integer-to-integer cast whose operand's bounds fit the

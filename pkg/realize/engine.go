@@ -311,17 +311,25 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	if b.Stale() {
 		return nil, staleError(n)
 	}
+	host := b.Host
 	if db, ok := b.Device.(backend.Buffer); ok {
-		return db, nil
-	}
-	if b.Device != nil {
+		if e.Dev.Owns(db) {
+			return db, nil
+		}
+		// Realized by another engine (an interned constant graph, say):
+		// its value moves to this device through the host.
+		host = make([]byte, b.Size*b.DType.Size())
+		if err := db.CopyOut(host); err != nil {
+			return nil, err
+		}
+	} else if b.Device != nil {
 		return nil, fmt.Errorf("buffer of %s lives on another device", n)
 	}
 	db, err := e.Dev.Alloc(b.DType, b.Size)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.CopyIn(b.Host); err != nil {
+	if err := db.CopyIn(host); err != nil {
 		return nil, err
 	}
 	b.Device = db

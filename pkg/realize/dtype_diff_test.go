@@ -1,0 +1,275 @@
+package realize
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// The randomized differential test of the dtype rules (docs/language.md,
+// "Dtype rules"): random op chains over bool, int8, uint8, int32, float16
+// and float32, fused into kernels as the engine fuses them, must give GO's
+// results bit for bit on the CPU and on CL. The only float difference the
+// rules allow, a float32 multiply fused into a following add (FMA
+// contraction), is kept out of the chains; TestContractionWithinAnUlp
+// checks it separately.
+
+var diffDTypes = []ir.DType{ir.Bool, ir.Int8, ir.Uint8, ir.Int32, ir.Float16, ir.Float32}
+
+// diffValue is one tensor of a chain: mul marks a float32 product (or its
+// negation), which a C compiler may contract into a following add.
+type diffValue struct {
+	t    *tensor.Tensor
+	desc string
+	mul  bool
+}
+
+// diffInput makes an input of dtype dt with edge values mixed in: the
+// extremes of each integer type, -1, 0, ±0.0, infinities, NaN, values
+// that saturate integer casts.
+func diffInput(r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float64, n)
+	lo, hi := dt.Range()
+	for i := range v {
+		switch {
+		case dt == ir.Bool:
+			v[i] = float64(r.IntN(2))
+		case dt.IsInt():
+			edges := []int64{lo, hi, -1, 0, 1, lo + 1, hi - 1}
+			if r.IntN(4) == 0 {
+				v[i] = float64(max(lo, min(hi, edges[r.IntN(len(edges))])))
+			} else if dt == ir.Int32 && r.IntN(2) == 0 {
+				v[i] = float64(r.IntN(201) - 100)
+			} else {
+				v[i] = float64(lo + r.Int64N(hi-lo+1))
+			}
+		default:
+			edges := []float64{0, math.Copysign(0, -1), 0.5, -2.5, 3e9, -3e9, 300.5, math.Inf(1), math.Inf(-1), math.NaN(), 65504}
+			if r.IntN(8) == 0 {
+				v[i] = edges[r.IntN(len(edges))]
+			} else {
+				v[i] = r.Float64()*8 - 4
+			}
+		}
+	}
+	t, err := tensor.FromFloats(dt, shape, v)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// diffGraph builds chain number seed: the same seed gives the same graph
+// (and input values) on every device.
+func diffGraph(seed uint64) (*tensor.Tensor, string) {
+	r := rand.New(rand.NewPCG(seed, 15))
+	shapes := [][]int{{3, 5}, {3, 5}, {4, 33}, {16, 64}}
+	shape := shapes[r.IntN(len(shapes))]
+	var pool []diffValue
+	for i := 0; i < 3; i++ {
+		dt := diffDTypes[r.IntN(len(diffDTypes))]
+		pool = append(pool, diffValue{t: diffInput(r, dt, shape), desc: fmt.Sprintf("in%d:%s", i, dt)})
+	}
+	pick := func() diffValue { return pool[r.IntN(len(pool))] }
+	isInt := func(v diffValue) bool { return !v.t.DType().IsFloat() }
+	steps := 4 + r.IntN(6)
+	for s := 0; s < steps; s++ {
+		a, b := pick(), pick()
+		var out diffValue
+		f32 := ir.Promote(a.t.DType(), b.t.DType()) == ir.Float32
+		switch op := r.IntN(17); {
+		case op <= 2: // add, sub, mul
+			name := []string{"+", "-", "*"}[op]
+			if f32 && op < 2 && (a.mul || b.mul) {
+				out = diffValue{t: a.t.Maximum(b.t), desc: "max(" + a.desc + "," + b.desc + ")"}
+				break
+			}
+			fns := []func(*tensor.Tensor) *tensor.Tensor{a.t.Add, a.t.Sub, a.t.Mul}
+			out = diffValue{t: fns[op](b.t), desc: "(" + a.desc + name + b.desc + ")", mul: f32 && op == 2}
+		case op == 3:
+			out = diffValue{t: a.t.Neg(), desc: "-" + a.desc, mul: a.mul}
+		case op == 4:
+			out = diffValue{t: a.t.Maximum(b.t), desc: "max(" + a.desc + "," + b.desc + ")"}
+		case op == 5:
+			out = diffValue{t: a.t.Minimum(b.t), desc: "min(" + a.desc + "," + b.desc + ")"}
+		case op == 6 && isInt(a) && isInt(b): // integer division, all four flavours
+			k := r.IntN(4)
+			fns := []func(*tensor.Tensor) *tensor.Tensor{a.t.IDiv, a.t.FloorDiv, a.t.Mod, a.t.Fmod}
+			out = diffValue{t: fns[k](b.t), desc: fmt.Sprintf("%s.%s(%s)", a.desc, []string{"idiv", "floordiv", "mod", "fmod"}[k], b.desc)}
+		case op == 6:
+			out = diffValue{t: a.t.Div(b.t), desc: "(" + a.desc + "/" + b.desc + ")"}
+		case op == 7:
+			k := r.IntN(3)
+			fns := []func(*tensor.Tensor) *tensor.Tensor{a.t.Lt, a.t.Eq, a.t.Ne}
+			out = diffValue{t: fns[k](b.t), desc: fmt.Sprintf("(%s%s%s)", a.desc, []string{"<", "==", "!="}[k], b.desc)}
+		case op == 8:
+			c := pick()
+			out = diffValue{t: c.t.Where(a.t, b.t), desc: fmt.Sprintf("where(%s,%s,%s)", c.desc, a.desc, b.desc)}
+		case op == 9, op == 10:
+			dt := diffDTypes[r.IntN(len(diffDTypes))]
+			out = diffValue{t: a.t.Cast(dt), desc: fmt.Sprintf("%s.cast(%s)", a.desc, dt), mul: a.mul && dt == ir.Float32}
+		case op == 11 && isInt(a) && isInt(b):
+			k := r.IntN(3)
+			fns := []func(*tensor.Tensor) *tensor.Tensor{a.t.And, a.t.Or, a.t.Xor}
+			out = diffValue{t: fns[k](b.t), desc: fmt.Sprintf("(%s%s%s)", a.desc, []string{"&", "|", "^"}[k], b.desc)}
+		case op == 11:
+			out = diffValue{t: a.t.Sqrt(), desc: a.desc + ".sqrt()"}
+		case op == 12:
+			out = diffValue{t: a.t.Abs(), desc: a.desc + ".abs()"}
+		case op == 13 && isInt(a): // an exact reduce, broadcast back by the next binary op
+			ax := r.IntN(2)
+			out = diffValue{t: a.t.Sum(true, ax), desc: fmt.Sprintf("%s.sum(%d)", a.desc, ax)}
+		case op == 13:
+			ax := r.IntN(2)
+			out = diffValue{t: a.t.Max(true, ax), desc: fmt.Sprintf("%s.max(%d)", a.desc, ax)}
+		case op == 14: // movement: flip, pad+shrink (guarded loads)
+			if a.t.Ndim() != 2 || a.t.Shape()[1] == 1 {
+				out = diffValue{t: a.t.Flip(0), desc: a.desc + ".flip(0)", mul: a.mul}
+				break
+			}
+			sh := a.t.Shape()
+			p := a.t.Pad([][2]int{{1, 0}, {0, 2}}, 0).Shrink([][2]int{{0, sh[0]}, {1, sh[1] + 1}})
+			out = diffValue{t: p, desc: a.desc + ".pad.shrink", mul: false}
+		case op == 15: // cat of two values, shrunk to a's shape across the seam
+			if a.t.Ndim() != 2 || b.t.Ndim() != 2 || a.t.Shape()[1] != b.t.Shape()[1] {
+				out = diffValue{t: a.t.Flip(1), desc: a.desc + ".flip(1)", mul: a.mul}
+				break
+			}
+			c := a.t.Cat(0, b.t) // rows 1.. of a, then b's first row
+			out = diffValue{t: c.Shrink([][2]int{{1, a.t.Shape()[0] + 1}, {0, a.t.Shape()[1]}}), desc: "cat(" + a.desc + "," + b.desc + ")[1:n+1]"}
+		default:
+			out = diffValue{t: a.t.Trunc(), desc: a.desc + ".trunc()"}
+		}
+		if out.t.Err() != nil {
+			panic(fmt.Sprintf("%s: %v", out.desc, out.t.Err()))
+		}
+		pool = append(pool, out)
+	}
+	last := pool[len(pool)-1]
+	return last.t.Contiguous(), last.desc
+}
+
+// sameBits compares two results as the rules require: integers and floats
+// bit for bit (the sign of zero included), any NaN equal to any NaN.
+func sameBits(a, b float64) bool {
+	if math.IsNaN(a) && math.IsNaN(b) {
+		return true
+	}
+	return math.Float64bits(a) == math.Float64bits(b)
+}
+
+// TestDTypeRulesMatchGO realizes every chain on each device in one
+// schedule (one compilation) and compares with GO.
+func TestDTypeRulesMatchGO(t *testing.T) {
+	count := 120
+	if testing.Short() {
+		count = 30
+	}
+	defer tensor.SetEngine(nil)
+	var ref [][]float64
+	var descs []string
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		if _, err := Install(dev, Options{}); err != nil {
+			if dev == "GO" || (os.Getenv("CI") != "" && dev != "CL") {
+				t.Fatalf("%s: %v", dev, err)
+			}
+			t.Logf("%s unavailable: %v", dev, err)
+			continue
+		}
+		outs := make([]*tensor.Tensor, count)
+		descs = descs[:0]
+		for i := range outs {
+			var d string
+			outs[i], d = diffGraph(uint64(i))
+			descs = append(descs, d)
+		}
+		start := time.Now()
+		if err := tensor.RealizeAll(outs...); err != nil {
+			t.Fatalf("%s: %v", dev, err)
+		}
+		t.Logf("%s: %d chains in %v", dev, count, time.Since(start))
+		bad := 0
+		for i, o := range outs {
+			got, err := o.Floats()
+			if err != nil {
+				t.Fatalf("%s: chain %d: %v", dev, i, err)
+			}
+			if dev == "GO" {
+				ref = append(ref, got)
+				continue
+			}
+			for j := range got {
+				if !sameBits(got[j], ref[i][j]) {
+					bad++
+					if bad <= 5 {
+						t.Errorf("%s chain %d %s (%s): element %d: GO %v, %s %v", dev, i, descs[i], o.DType(), j, ref[i][j], dev, got[j])
+					}
+					break
+				}
+			}
+		}
+		if bad > 5 {
+			t.Errorf("%s: %d of %d chains differ from GO", dev, bad, count)
+		}
+	}
+}
+
+// TestContractionWithinAnUlp: the one float difference the rules allow, a
+// float32 a*b+c fused into one FMA (rounded once), differs from GO's two
+// roundings by at most an ulp of the product plus an ulp of the result.
+func TestContractionWithinAnUlp(t *testing.T) {
+	defer tensor.SetEngine(nil)
+	r := rand.New(rand.NewPCG(5, 5))
+	n := 4096
+	vals := [3][]float64{}
+	for k := range vals {
+		vals[k] = make([]float64, n)
+		for i := range vals[k] {
+			vals[k][i] = r.Float64()*8 - 4
+		}
+	}
+	var ref []float64
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		if _, err := Install(dev, Options{}); err != nil {
+			continue
+		}
+		in := func(k int) *tensor.Tensor {
+			x, _ := tensor.FromFloats(ir.Float32, []int{n}, vals[k])
+			return x
+		}
+		a, b, c := in(0), in(1), in(2)
+		got, err := a.Mul(b).Add(c).Floats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = got
+			continue
+		}
+		var worst []string
+		ulp := func(v float64) float64 {
+			f := float32(math.Abs(v))
+			return float64(math.Nextafter32(f, float32(math.Inf(1))) - f)
+		}
+		for i := range got {
+			// unfused: round(round(a*b)+c); fused: round(a*b+c)
+			if d := math.Abs(got[i] - ref[i]); d > ulp(vals[0][i]*vals[1][i])+ulp(ref[i]) {
+				worst = append(worst, fmt.Sprintf("element %d: GO %v, %s %v", i, ref[i], dev, got[i]))
+			}
+		}
+		if len(worst) > 0 {
+			t.Errorf("%s: %d elements beyond an ulp: %s", dev, len(worst), strings.Join(worst[:min(3, len(worst))], "; "))
+		}
+	}
+}
