@@ -67,7 +67,7 @@ func (e *Expr) ConstFloat() float64 {
 	case float64:
 		return v
 	case int64:
-		return float64(v)
+		return e.DType.IntToFloat(v)
 	}
 	return 0
 }
@@ -131,6 +131,9 @@ func (b *Builder) Const(dt DType, v float64) *Expr {
 	return b.raw(OpConst, dt, dt.Wrap(int64(v)))
 }
 
+// ConstInt makes an integer (or bool) constant of dt, wrapped to its width.
+func (b *Builder) ConstInt(dt DType, v int64) *Expr { return b.raw(OpConst, dt, dt.Wrap(v)) }
+
 // Int makes an index constant.
 func (b *Builder) Int(v int64) *Expr { return b.raw(OpConst, Index, v) }
 
@@ -161,6 +164,28 @@ func (b *Builder) Load(buf int, dt DType, idx, valid *Expr) *Expr {
 
 func (b *Builder) Store(buf int, idx, val *Expr) *Expr {
 	return b.raw(OpStore, val.DType, buf, idx, val)
+}
+
+// Bitcast reads x's bits as dt (of the same size).
+func (b *Builder) Bitcast(dt DType, x *Expr) *Expr {
+	if x.DType == dt {
+		return x
+	}
+	if x.IsConst() {
+		var f float64
+		var i int64
+		if x.DType.IsFloat() {
+			f = x.ConstFloat()
+		} else {
+			i, _ = x.ConstInt()
+		}
+		f, i = FromBits(dt, Bits(x.DType, f, i))
+		if dt.IsFloat() {
+			return b.raw(OpConst, dt, f)
+		}
+		return b.raw(OpConst, dt, i)
+	}
+	return b.raw(OpBitcast, dt, nil, x)
 }
 
 // Cast converts x to dt.
@@ -241,10 +266,12 @@ func (b *Builder) Rebuild(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *E
 	}
 	var r *Expr
 	switch {
-	case e.Op.IsALU() && e.Op != OpCast:
+	case e.Op.IsALU() && e.Op != OpCast && e.Op != OpBitcast:
 		r = b.Alu(e.Op, src...)
 	case e.Op == OpCast:
 		r = b.Cast(e.DType, src[0])
+	case e.Op == OpBitcast:
+		r = b.Bitcast(e.DType, src[0])
 	case e.Op == OpLoad:
 		var valid *Expr
 		if len(src) > 1 {
@@ -286,8 +313,12 @@ func bounds(e *Expr) (int64, int64) {
 		return 0, 0
 	}
 	lo, hi := e.DType.Range()
+	if e.DType == Uint64 { // bit patterns: no order to bound
+		return lo, hi
+	}
+	// A bound at the saturation limit may stand for any larger value.
 	clamp := func(a, b int64) (int64, int64) {
-		if a < lo || b > hi || a > b {
+		if a < lo || b > hi || a > b || a <= -satLimit || b >= satLimit {
 			return lo, hi
 		}
 		return a, b
@@ -313,10 +344,10 @@ func bounds(e *Expr) (int64, int64) {
 			}
 			return clamp(s[0].Max/c, s[0].Min/c)
 		}
-		m := max(-s[0].Min, s[0].Max) // |x/y| <= |x| (x/0 is 0)
+		m := max(satNeg(s[0].Min), s[0].Max) // |x/y| <= |x| (x/0 is 0)
 		return clamp(-m, m)
 	case OpMod: // sign of the dividend, |x%y| < |y|, |x%y| <= |x|
-		m := min(max(-s[1].Min, s[1].Max)-1, max(-s[0].Min, s[0].Max))
+		m := min(max(satNeg(s[1].Min), s[1].Max)-1, max(satNeg(s[0].Min), s[0].Max))
 		if s[0].Min >= 0 {
 			return clamp(0, m)
 		}
@@ -328,7 +359,7 @@ func bounds(e *Expr) (int64, int64) {
 			return min(s[1].Min, s[2].Min), max(s[1].Max, s[2].Max)
 		}
 	case OpNeg:
-		return clamp(-s[0].Max, -s[0].Min)
+		return clamp(satNeg(s[0].Max), satNeg(s[0].Min))
 	case OpCast:
 		if !s[0].DType.IsFloat() && s[0].Min >= lo && s[0].Max <= hi {
 			return s[0].Min, s[0].Max
@@ -338,6 +369,9 @@ func bounds(e *Expr) (int64, int64) {
 }
 
 const satLimit = math.MaxInt64 / 4
+
+// satNeg is -a, saturating like satAdd.
+func satNeg(a int64) int64 { return satAdd(0, -max(a, -satLimit)) }
 
 func satAdd(a, b int64) int64 {
 	r := a + b
@@ -385,7 +419,8 @@ func maxOf(v []int64) int64 {
 // "Dtype rules"): the operands' bounds decide. A renderer computes such an
 // op in unsigned arithmetic and narrows the result; any other op is plain C.
 func (e *Expr) MayWrap() bool {
-	if !e.DType.IsInt() || e.DType == Index {
+	// unsigned int and wider unsigned types wrap in C itself
+	if !e.DType.IsInt() || e.DType == Index || e.DType == Uint32 || e.DType == Uint64 {
 		return false
 	}
 	lo, hi := e.DType.Range()
@@ -400,11 +435,11 @@ func (e *Expr) MayWrap() bool {
 		p := []int64{satMul(s[0].Min, s[1].Min), satMul(s[0].Min, s[1].Max), satMul(s[0].Max, s[1].Min), satMul(s[0].Max, s[1].Max)}
 		a, b = minOf(p), maxOf(p)
 	case OpNeg:
-		a, b = -s[0].Max, -s[0].Min
+		a, b = satNeg(s[0].Max), satNeg(s[0].Min)
 	case OpDiv: // only MIN / -1 leaves the range
 		return lo < 0 && s[0].Min == lo && s[1].Min <= -1 && s[1].Max >= -1
 	default:
 		return false
 	}
-	return a < lo || b > hi
+	return a < lo || b > hi || a <= -satLimit || b >= satLimit
 }

@@ -422,6 +422,6 @@ func ReduceIdentity(op Op, dt DType) float64 {
 	if dt.IsFloat() {
 		return math.Inf(-1)
 	}
-	lo, _ := dt.Range()
-	return float64(lo)
+	lo, _ := dt.ValueRange()
+	return lo
 }

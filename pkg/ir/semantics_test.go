@@ -229,3 +229,107 @@ func TestVerifyRefusesBoolArithmetic(t *testing.T) {
 		t.Fatalf("Verify = %v, want ADD on bool refused", err)
 	}
 }
+
+// Promote follows tinygrad's lattice.
+func TestPromoteLattice(t *testing.T) {
+	for _, tc := range []struct{ a, b, want DType }{
+		{Bool, Int8, Int8},
+		{Int8, Uint8, Int16},
+		{Uint8, Int16, Int16},
+		{Uint16, Int16, Int32},
+		{Uint32, Int32, Int64},
+		{Uint32, Uint8, Uint32},
+		{Int64, Uint64, Float16},
+		{Int64, Int8, Int64},
+		{Float16, BFloat16, Float32},
+		{BFloat16, Int32, BFloat16},
+		{Float16, Float64, Float64},
+		{Uint64, Float32, Float32},
+		{Bool, Bool, Bool},
+	} {
+		if got := Promote(tc.a, tc.b); got != tc.want {
+			t.Errorf("Promote(%s, %s) = %s, want %s", tc.a, tc.b, got, tc.want)
+		}
+		if got := Promote(tc.b, tc.a); got != tc.want {
+			t.Errorf("Promote(%s, %s) = %s, want %s", tc.b, tc.a, got, tc.want)
+		}
+	}
+}
+
+func TestUnsigned64Rules(t *testing.T) {
+	big := int64(-2) // 2^64-2 as a bit pattern
+	for _, tc := range []struct {
+		op   Op
+		a, b int64
+		want int64
+	}{
+		{OpDiv, big, 2, math.MaxInt64},
+		{OpMod, big, 3, int64(uint64(big) % 3)},
+		{OpMax, big, 5, big},
+		{OpDiv, big, -1, 0}, // 2^64-2 / (2^64-1)
+	} {
+		if got := IntOp(tc.op, Uint64, tc.a, tc.b); got != tc.want {
+			t.Errorf("uint64 %s(%d, %d) = %d, want %d", tc.op, tc.a, tc.b, got, tc.want)
+		}
+	}
+	if !CompareInt(OpCmpLt, Uint64, 5, big) || CompareInt(OpCmpLt, Int64, 5, big) {
+		t.Error("uint64 compares unsigned, int64 signed")
+	}
+	b := NewBuilder()
+	if c := b.Alu(OpCmpLt, b.ConstInt(Uint64, 5), b.ConstInt(Uint64, big)); c.String() != "1" {
+		t.Errorf("folded uint64 5 < 2^64-2 = %s", c)
+	}
+	if got := CastFloatToInt(Uint64, 1e20); got != -1 {
+		t.Errorf("(uint64)1e20 = %d, want the all-ones pattern", got)
+	}
+	if got := CastFloatToInt(Uint64, 1.8446744073709550e19); uint64(got) != 18446744073709549568 {
+		t.Errorf("(uint64)1.844674407370955e19 = %d", uint64(got))
+	}
+	if got := CastFloatToInt(Int64, -1e30); got != math.MinInt64 {
+		t.Errorf("(int64)-1e30 = %d", got)
+	}
+}
+
+func TestBitsRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		dt   DType
+		f    float64
+		i    int64
+		bits uint64
+	}{
+		{Float32, 1.5, 0, 0x3fc00000},
+		{Float16, -2, 0, 0xc000},
+		{BFloat16, 1, 0, 0x3f80},
+		{Float64, math.Copysign(0, -1), 0, 0x8000000000000000},
+		{Int16, 0, -1, 0xffff},
+		{Uint32, 0, 0xdeadbeef, 0xdeadbeef},
+		{Int8, 0, -128, 0x80},
+	} {
+		if got := Bits(tc.dt, tc.f, tc.i); got != tc.bits {
+			t.Errorf("Bits(%s, %v, %d) = %#x, want %#x", tc.dt, tc.f, tc.i, got, tc.bits)
+		}
+		f, i := FromBits(tc.dt, tc.bits)
+		if math.Float64bits(f) != math.Float64bits(tc.f) || i != tc.i {
+			t.Errorf("FromBits(%s, %#x) = %v, %d", tc.dt, tc.bits, f, i)
+		}
+	}
+	b := NewBuilder()
+	if c := b.Bitcast(Float16, b.ConstInt(Uint16, 0x3c00)); c.ConstFloat() != 1 {
+		t.Errorf("bitcast of 0x3c00 to float16 = %v, want 1", c.ConstFloat())
+	}
+}
+
+// Bounds of 64-bit integers never claim a range the arithmetic can leave.
+func TestBounds64(t *testing.T) {
+	b := NewBuilder()
+	x := b.Load(0, Int64, b.Int(0), nil)
+	s := b.Add(x, b.ConstInt(Int64, 1))
+	if lo, hi := Int64.Range(); s.Min != lo || s.Max != hi || !s.MayWrap() {
+		t.Errorf("int64 x+1: bounds [%d, %d], MayWrap %v", s.Min, s.Max, s.MayWrap())
+	}
+	u := b.Load(1, Uint64, b.Int(0), nil)
+	m := b.Alu(OpMax, u, b.ConstInt(Uint64, math.MinInt64))
+	if m.Op != OpMax {
+		t.Errorf("max(uint64 x, 2^63) simplified to %s", m)
+	}
+}

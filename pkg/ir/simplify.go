@@ -50,17 +50,18 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			return x
 		}
 	case OpMul:
-		if y.IsConst() {
-			c := y.ConstFloat()
-			if c == 1 {
+		if y.IsConst() && isInt {
+			switch c, _ := y.ConstInt(); c { // (a uint64 coefficient is its bit pattern)
+			case 1:
 				return x
+			case 0:
+				return b.Const(dt, 0)
+			default:
+				return b.linear(addTerms(nil, x, c), nil, dt)
 			}
-			if isInt {
-				if c == 0 {
-					return b.Const(dt, 0)
-				}
-				return b.linear(addTerms(nil, x, int64(c)), nil, dt)
-			}
+		}
+		if y.IsConst() && y.ConstFloat() == 1 {
+			return x
 		}
 	case OpDiv:
 		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
@@ -192,8 +193,12 @@ func (b *Builder) fold(op Op, dt DType, src []*Expr) *Expr {
 			return src[1]
 		}
 		return src[2]
-	case op.IsCompare():
+	case op.IsCompare() && x.DType.IsFloat():
 		return b.Const(Bool, b2f(Compare(op, x.ConstFloat(), src[1].ConstFloat())))
+	case op.IsCompare():
+		xv, _ := x.ConstInt()
+		yv, _ := src[1].ConstInt()
+		return b.Const(Bool, b2f(CompareInt(op, x.DType, xv, yv)))
 	case x.DType.IsFloat():
 		var y float64
 		if len(src) > 1 {

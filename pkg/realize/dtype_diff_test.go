@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,22 +15,27 @@ import (
 )
 
 // The randomized differential test of the dtype rules (docs/language.md,
-// "Dtype rules"): random op chains over bool, int8, uint8, int32, float16
-// and float32, fused into kernels as the engine fuses them, must give GO's
-// results bit for bit on the CPU and on CL. The only float difference the
-// rules allow, a float32 multiply fused into a following add (FMA
-// contraction), is kept out of the chains; TestContractionWithinAnUlp
-// checks it separately.
+// "Dtype rules"): random op chains over every dtype, fused into kernels as
+// the engine fuses them, must give GO's results bit for bit on the CPU and
+// on CL. The only float difference the rules allow, a float32 or float64
+// multiply fused into a following add (FMA contraction), is kept out of
+// the chains; TestContractionWithinAnUlp checks it separately.
 
-var diffDTypes = []ir.DType{ir.Bool, ir.Int8, ir.Uint8, ir.Int32, ir.Float16, ir.Float32}
+var diffDTypes = ir.AllDTypes
 
-// diffValue is one tensor of a chain: mul marks a float32 product (or its
-// negation), which a C compiler may contract into a following add.
+// diffValue is one tensor of a chain: mul marks a float32 or float64
+// product (or its negation), which a C compiler may contract into a
+// following add; input marks the chain's inputs (their NaNs have one bit
+// pattern everywhere, so they may be bitcast).
 type diffValue struct {
-	t    *tensor.Tensor
-	desc string
-	mul  bool
+	t     *tensor.Tensor
+	desc  string
+	mul   bool
+	input bool
 }
+
+// fusable: a product in this dtype may become half of an FMA.
+func fusable(dt ir.DType) bool { return dt == ir.Float32 || dt == ir.Float64 }
 
 // diffInput makes an input of dtype dt with edge values mixed in: the
 // extremes of each integer type, -1, 0, ±0.0, infinities, NaN, values
@@ -39,31 +45,39 @@ func diffInput(r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
 	for _, d := range shape {
 		n *= d
 	}
-	v := make([]float64, n)
-	lo, hi := dt.Range()
-	for i := range v {
-		switch {
-		case dt == ir.Bool:
-			v[i] = float64(r.IntN(2))
-		case dt.IsInt():
-			edges := []int64{lo, hi, -1, 0, 1, lo + 1, hi - 1}
-			if r.IntN(4) == 0 {
-				v[i] = float64(max(lo, min(hi, edges[r.IntN(len(edges))])))
-			} else if dt == ir.Int32 && r.IntN(2) == 0 {
-				v[i] = float64(r.IntN(201) - 100)
-			} else {
-				v[i] = float64(lo + r.Int64N(hi-lo+1))
-			}
-		default:
-			edges := []float64{0, math.Copysign(0, -1), 0.5, -2.5, 3e9, -3e9, 300.5, math.Inf(1), math.Inf(-1), math.NaN(), 65504}
+	var t *tensor.Tensor
+	var err error
+	if dt.IsFloat() {
+		v := make([]float64, n)
+		edges := []float64{0, math.Copysign(0, -1), 0.5, -2.5, 3e9, -3e9, 300.5, math.Inf(1), math.Inf(-1), math.NaN(), 65504, 1e300, 3e38, 1e-40}
+		for i := range v {
 			if r.IntN(8) == 0 {
 				v[i] = edges[r.IntN(len(edges))]
 			} else {
 				v[i] = r.Float64()*8 - 4
 			}
 		}
+		t, err = tensor.FromFloats(dt, shape, v)
+	} else {
+		v := make([]int64, n)
+		lo, hi := dt.Range()
+		for i := range v {
+			edges := []int64{lo, hi, -1, 0, 1, lo + 1, hi - 1}
+			switch {
+			case dt == ir.Bool:
+				v[i] = int64(r.IntN(2))
+			case r.IntN(4) == 0:
+				v[i] = edges[r.IntN(len(edges))]
+			case r.IntN(2) == 0:
+				v[i] = int64(r.IntN(201) - 100)
+			case dt.Size() == 8:
+				v[i] = int64(r.Uint64())
+			default:
+				v[i] = lo + r.Int64N(hi-lo+1)
+			}
+		}
+		t, err = tensor.FromInts(dt, shape, v)
 	}
-	t, err := tensor.FromFloats(dt, shape, v)
 	if err != nil {
 		panic(err)
 	}
@@ -79,7 +93,7 @@ func diffGraph(seed uint64) (*tensor.Tensor, string) {
 	var pool []diffValue
 	for i := 0; i < 3; i++ {
 		dt := diffDTypes[r.IntN(len(diffDTypes))]
-		pool = append(pool, diffValue{t: diffInput(r, dt, shape), desc: fmt.Sprintf("in%d:%s", i, dt)})
+		pool = append(pool, diffValue{t: diffInput(r, dt, shape), desc: fmt.Sprintf("in%d:%s", i, dt), input: true})
 	}
 	pick := func() diffValue { return pool[r.IntN(len(pool))] }
 	isInt := func(v diffValue) bool { return !v.t.DType().IsFloat() }
@@ -87,8 +101,8 @@ func diffGraph(seed uint64) (*tensor.Tensor, string) {
 	for s := 0; s < steps; s++ {
 		a, b := pick(), pick()
 		var out diffValue
-		f32 := ir.Promote(a.t.DType(), b.t.DType()) == ir.Float32
-		switch op := r.IntN(17); {
+		f32 := fusable(ir.Promote(a.t.DType(), b.t.DType()))
+		switch op := r.IntN(18); {
 		case op <= 2: // add, sub, mul
 			name := []string{"+", "-", "*"}[op]
 			if f32 && op < 2 && (a.mul || b.mul) {
@@ -118,8 +132,8 @@ func diffGraph(seed uint64) (*tensor.Tensor, string) {
 			out = diffValue{t: c.t.Where(a.t, b.t), desc: fmt.Sprintf("where(%s,%s,%s)", c.desc, a.desc, b.desc)}
 		case op == 9, op == 10:
 			dt := diffDTypes[r.IntN(len(diffDTypes))]
-			out = diffValue{t: a.t.Cast(dt), desc: fmt.Sprintf("%s.cast(%s)", a.desc, dt), mul: a.mul && dt == ir.Float32}
-		case op == 11 && isInt(a) && isInt(b):
+			out = diffValue{t: a.t.Cast(dt), desc: fmt.Sprintf("%s.cast(%s)", a.desc, dt), mul: a.mul && fusable(dt) && dt.Size() >= a.t.DType().Size()}
+		case op == 11 && !ir.Promote(a.t.DType(), b.t.DType()).IsFloat():
 			k := r.IntN(3)
 			fns := []func(*tensor.Tensor) *tensor.Tensor{a.t.And, a.t.Or, a.t.Xor}
 			out = diffValue{t: fns[k](b.t), desc: fmt.Sprintf("(%s%s%s)", a.desc, []string{"&", "|", "^"}[k], b.desc)}
@@ -148,6 +162,17 @@ func diffGraph(seed uint64) (*tensor.Tensor, string) {
 			}
 			c := a.t.Cat(0, b.t) // rows 1.. of a, then b's first row
 			out = diffValue{t: c.Shrink([][2]int{{1, a.t.Shape()[0] + 1}, {0, a.t.Shape()[1]}}), desc: "cat(" + a.desc + "," + b.desc + ")[1:n+1]"}
+		case op == 16 && a.t.DType() != ir.Bool && (a.input || !a.t.DType().IsFloat()):
+			// the same bits as another dtype of the size (a computed NaN's
+			// bits are not the rules' business: only inputs' floats)
+			var same []ir.DType
+			for _, dt := range diffDTypes {
+				if dt != ir.Bool && dt.Size() == a.t.DType().Size() {
+					same = append(same, dt)
+				}
+			}
+			dt := same[r.IntN(len(same))]
+			out = diffValue{t: a.t.Bitcast(dt), desc: fmt.Sprintf("%s.bitcast(%s)", a.desc, dt)}
 		default:
 			out = diffValue{t: a.t.Trunc(), desc: a.desc + ".trunc()"}
 		}
@@ -172,8 +197,10 @@ func sameBits(a, b float64) bool {
 // TestDTypeRulesMatchGO realizes every chain on each device in one
 // schedule (one compilation) and compares with GO.
 func TestDTypeRulesMatchGO(t *testing.T) {
-	count := 120
-	if testing.Short() {
+	count := 120 // TGC_DIFF_CHAINS=N runs more
+	if n, err := strconv.Atoi(os.Getenv("TGC_DIFF_CHAINS")); err == nil && n > 0 {
+		count = n
+	} else if testing.Short() {
 		count = 30
 	}
 	defer tensor.SetEngine(nil)

@@ -22,8 +22,14 @@ var OpenCL = &Lang{
 	Unsigned: [2]string{"uint", "ulong"},
 	FnQual:   "inline",
 	LongSfx:  "L",
-	Limits:   DefaultLimits,
-	gpu:      clDialect,
+	Bits: map[ir.DType][2]string{
+		ir.Float32: {"as_uint(%s)", "as_float(%s)"},
+		ir.Float64: {"as_ulong(%s)", "as_double(%s)"},
+		ir.Float16: {"as_ushort((half)(%s))", "as_half((ushort)(%s))"},
+	},
+	Float64Prelude: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+	Limits:         DefaultLimits,
+	gpu:            clDialect,
 }
 
 // clLang is OpenCL adjusted to the limits: without cl_khr_fp16, float16
@@ -34,6 +40,8 @@ func clBufType(dt ir.DType) string {
 		return "uchar"
 	case ir.Float16:
 		return "half"
+	case ir.BFloat16: // the bits
+		return "ushort"
 	}
 	return clTypes[dt]
 }
@@ -111,6 +119,7 @@ var lanes = [vecWidth]string{"x", "y", "z", "w"}
 // lim, and float16 through vload_half/vstore_half when !lim.Half.
 func OpenCLFor(lim Limits) *Lang {
 	l := OpenCL.WithLimits(lim)
+	l.NoFloat64 = lim.NoFloat64
 	if lim.Half {
 		return l
 	}
@@ -141,10 +150,21 @@ func OpenCLFor(lim Limits) *Lang {
 	}
 	d.vec = clVec(false)
 	l.gpu = &d
+	bits := map[ir.DType][2]string{}
+	for dt, b := range l.Bits {
+		bits[dt] = b
+	}
+	bits[ir.Float16] = [2]string{"tg_f16_bits(%s)", "tg_f16_from_bits(%s)"}
+	l.Bits = bits
+	l.Helpers = map[string]string{
+		"tg_f16_bits":      "inline ushort tg_f16_bits(float x) { ushort h; vstore_half(x, 0, (half *)&h); return h; }",
+		"tg_f16_from_bits": "inline float tg_f16_from_bits(ushort h) { return vload_half(0, (const half *)&h); }",
+	}
 	return l
 }
 
 var clTypes = map[ir.DType]string{
-	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
-	ir.Float16: "half", ir.Float32: "float",
+	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int16: "short", ir.Uint16: "ushort",
+	ir.Int32: "int", ir.Uint32: "uint", ir.Int64: "long", ir.Uint64: "ulong",
+	ir.Float16: "half", ir.BFloat16: "float", ir.Float32: "float", ir.Float64: "double",
 }

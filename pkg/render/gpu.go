@@ -41,6 +41,7 @@ type Limits struct {
 	MaxGroups    [3]int64 // number of work-groups per dimension (0: no limit)
 	LocalMem     int64    // bytes of local (shared) memory per work-group
 	Half         bool     // the device computes in half (OpenCL: cl_khr_fp16)
+	NoFloat64    bool     // the device has no float64 (OpenCL without cl_khr_fp64)
 	NoGroup      bool     // never split a reduce across a work-group
 }
 
@@ -270,6 +271,15 @@ func usesOp(k *ir.Kernel, f func(e *ir.Expr) bool) bool {
 	return found
 }
 
+func usesDType(k *ir.Kernel, dt ir.DType) bool {
+	for _, b := range k.Bufs {
+		if b.DType == dt {
+			return true
+		}
+	}
+	return usesOp(k, func(e *ir.Expr) bool { return e.DType == dt })
+}
+
 func usesHalf(k *ir.Kernel) bool {
 	for _, b := range k.Bufs {
 		if b.DType == ir.Float16 {
@@ -285,6 +295,9 @@ func (r *renderer) gpuKernel() string {
 	r.k, r.prog = k, prog
 	lt := planLaunch(r.k, r.prog, lim)
 	head := g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim)
+	if usesDType(r.k, ir.Float64) {
+		head = r.lang.Float64Prelude + head
+	}
 	if vp != nil {
 		head += g.vec.prelude
 		r.vecLoad = r.vecLoadHook(vp)
@@ -317,7 +330,11 @@ func (r *renderer) gpuKernel() string {
 		if vp != nil {
 			break
 		}
-		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(r.storeValue(s))
+		buf, idx := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0])
+		val := r.expr(r.storeValue(s))
+		if s.DType == ir.BFloat16 {
+			val = r.storeExpr(s)
+		}
 		if g.store != nil {
 			r.line("%s;", g.store(s.DType, buf, idx, val))
 		} else {

@@ -22,8 +22,13 @@ var Metal = &Lang{
 	Unsigned: [2]string{"uint", "ulong"},
 	FnQual:   "static inline",
 	LongSfx:  "L",
-	Limits:   DefaultLimits,
-	gpu:      metalDialect,
+	Bits: map[ir.DType][2]string{
+		ir.Float32: {"as_type<uint>(%s)", "as_type<float>(%s)"},
+		ir.Float16: {"as_type<ushort>((half)(%s))", "as_type<half>((ushort)(%s))"},
+	},
+	NoFloat64: true,
+	Limits:    DefaultLimits,
+	gpu:       metalDialect,
 }
 
 var metalDialect = &gpuDialect{
@@ -37,6 +42,9 @@ var metalDialect = &gpuDialect{
 	header: func(k *ir.Kernel, lt Launch, lim Limits) string {
 		ps := gpuParams(k, func(i int, b ir.BufParam) string {
 			t := metalTypes[b.DType]
+			if b.DType == ir.BFloat16 { // the bits
+				t = "ushort"
+			}
 			if b.Output {
 				return fmt.Sprintf("device %s *%s [[buffer(%d)]]", t, BufName(k, i), i)
 			}
@@ -78,6 +86,7 @@ var metalVec = &vecDialect{
 }
 
 var metalTypes = map[ir.DType]string{
-	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
-	ir.Float16: "half", ir.Float32: "float",
+	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int16: "short", ir.Uint16: "ushort",
+	ir.Int32: "int", ir.Uint32: "uint", ir.Int64: "long", ir.Uint64: "ulong",
+	ir.Float16: "half", ir.BFloat16: "float", ir.Float32: "float",
 }

@@ -7,6 +7,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -39,8 +40,20 @@ type Lang struct {
 	// HalfRound, when set, defines tg_round_half(float): float16 values live in
 	// float registers and a cast to float16 rounds through it.
 	HalfRound string
-	FloatFns  map[ir.Op]string // unary math functions by op
-	FloatSfx  string           // float literal suffix
+	// Bits spells, for each float dtype, its register value as the
+	// unsigned integer of its storage bits and back ([to, from], %s the
+	// operand). A pattern may call functions of Helpers, whose definitions
+	// are then emitted with the kernel.
+	Bits    map[ir.DType][2]string
+	Helpers map[string]string
+	// FloatFns64 are the float64 versions of FloatFns.
+	FloatFns64 map[ir.Op]string
+	// NoFloat64: the language has no float64 (Metal); Float64Prelude
+	// precedes kernels that use it (OpenCL's extension pragma).
+	NoFloat64      bool
+	Float64Prelude string
+	FloatFns       map[ir.Op]string // unary math functions by op
+	FloatSfx       string           // float literal suffix
 	// SIMD renders the lanes of upcast reduces as GCC vector extensions
 	// where they are isomorphic (c_vec.go), in vectors of VecWidth float32
 	// lanes (0: ir.DefaultVecWidth).
@@ -51,6 +64,23 @@ type Lang struct {
 	// limits the launch geometry is chosen within.
 	gpu    *gpuDialect
 	Limits Limits
+}
+
+// Supports says whether lang can express every dtype k uses (Metal has no
+// float64): an error names the dtype, before anything is rendered.
+func (l *Lang) Supports(k *ir.Kernel) error {
+	if !l.NoFloat64 {
+		return nil
+	}
+	uses := false
+	for _, b := range k.Bufs {
+		uses = uses || b.DType == ir.Float64
+	}
+	ir.Walk(k.Stores, func(e *ir.Expr) { uses = uses || e.DType == ir.Float64 })
+	if uses {
+		return fmt.Errorf("%s: kernel %s uses float64, which %s does not have (cast to float32 first)", l.Name, k.Name, l.Name)
+	}
+	return nil
 }
 
 // Render renders one kernel in lang.
@@ -145,7 +175,7 @@ func (r *renderer) kernel() string {
 			}
 			continue
 		}
-		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(s.Src[1]))
+		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.storeExpr(s))
 	}
 	for range r.k.Global {
 		r.indent--
@@ -338,7 +368,7 @@ func wrapSum(m *ir.Expr) bool {
 
 func (r *renderer) constant(dt ir.DType, v float64) string {
 	if !dt.IsFloat() {
-		return strconv.FormatInt(int64(v), 10)
+		return r.intLit(tensorInt(dt, v))
 	}
 	switch {
 	case math.IsInf(v, 1):
@@ -347,6 +377,13 @@ func (r *renderer) constant(dt ir.DType, v float64) string {
 		return "-INFINITY"
 	case math.IsNaN(v):
 		return "NAN"
+	}
+	if dt == ir.Float64 {
+		s := strconv.FormatFloat(v, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		return s
 	}
 	s := strconv.FormatFloat(v, 'g', -1, 32)
 	if !strings.ContainsAny(s, ".eE") {
@@ -384,6 +421,9 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if g := r.lang.gpu; g != nil && g.load != nil {
 			ld = g.load(e.DType, BufName(r.k, e.Arg.(int)), r.expr(s[0]))
 		}
+		if e.DType == ir.BFloat16 { // buffers hold the bits
+			ld = r.fromBits(ir.BFloat16, ld)
+		}
 		if len(s) > 1 {
 			return fmt.Sprintf("(%s?%s:%s)", r.expr(s[1]), ld, r.constant(e.DType, 0))
 		}
@@ -392,6 +432,8 @@ func (r *renderer) expr(e *ir.Expr) string {
 		return fmt.Sprintf("tg_rand(%s, %s, %s)", r.expr(s[1]), r.expr(s[2]), r.expr(s[0]))
 	case ir.OpCast:
 		return r.cast(e.DType, s[0].DType, r.expr(s[0]))
+	case ir.OpBitcast:
+		return r.bitcast(e.DType, s[0].DType, r.expr(s[0]))
 	case ir.OpNeg:
 		if e.MayWrap() {
 			return fmt.Sprintf("((%s)(-(%s)%s))", r.typ(e.DType), r.unsigned(e.DType), r.expr(s[0]))
@@ -439,8 +481,14 @@ func (r *renderer) expr(e *ir.Expr) string {
 			if r.lang.gpu != nil {
 				fn = r.lang.gpu.fmod
 			}
+			if e.DType == ir.Float64 {
+				fn = "fmod"
+			}
 			return fmt.Sprintf("%s(%s, %s)", fn, r.expr(s[0]), r.expr(s[1]))
 		}
+	}
+	if fn, ok := r.lang.FloatFns64[e.Op]; ok && e.DType == ir.Float64 {
+		return fmt.Sprintf("%s(%s)", fn, r.expr(s[0]))
 	}
 	if fn, ok := r.lang.FloatFns[e.Op]; ok {
 		return fmt.Sprintf("%s(%s)", fn, r.expr(s[0]))
@@ -485,6 +533,9 @@ func (r *renderer) intDivMod(e *ir.Expr) string {
 // undefined); float16 is rounded explicitly where the dialect keeps it in
 // float registers.
 func (r *renderer) cast(to, from ir.DType, x string) string {
+	if from == ir.Float64 && (to == ir.Float16 || to == ir.BFloat16) {
+		x = "((float)" + x + ")" // rounded through float32, as on every device
+	}
 	if g := r.lang.gpu; g != nil && g.cast != nil {
 		if c := g.cast(to, from, x); c != "" {
 			return c
@@ -494,6 +545,9 @@ func (r *renderer) cast(to, from ir.DType, x string) string {
 	case to == ir.Float16 && r.lang.HalfRound != "":
 		r.need("tg_round_half", r.lang.HalfRound)
 		return fmt.Sprintf("tg_round_half(%s)", x)
+	case to == ir.BFloat16:
+		r.needBFloat16()
+		return fmt.Sprintf("tg_round_bf16(%s)", x)
 	case from.IsFloat() && to.IsInt():
 		return r.satCast(to, from, x)
 	}
@@ -504,23 +558,33 @@ func (r *renderer) cast(to, from ir.DType, x string) string {
 // tg_sat_DTYPE: NaN gives 0, values beyond the range its end.
 func (r *renderer) satCast(to, from ir.DType, x string) string {
 	lo, hi := to.Range()
-	if to == ir.Index {
-		lo, hi = math.MinInt32, math.MaxInt32
-		if r.wide {
-			lo, hi = math.MinInt64, math.MaxInt64
-		}
-	}
-	if from == ir.Float16 { // half registers (OpenCL, Metal) convert through float
-		from, x = ir.Float32, "((float)"+x+")"
+	flo, fhi := to.ValueRange()
+	if to == ir.Uint64 {
+		lo, hi = 0, -1 // 2^64-1 as a bit pattern
 	}
 	name := "tg_sat_" + to.String()
+	if to == ir.Index {
+		lo, hi, name = math.MinInt32, math.MaxInt32, "tg_sat_index32"
+		if r.wide {
+			lo, hi, name = math.MinInt64, math.MaxInt64, "tg_sat_index64"
+		}
+		flo, fhi = float64(lo), float64(hi)
+	}
+	if from != ir.Float64 { // half registers (OpenCL, Metal) convert through float
+		from, x = ir.Float32, "((float)"+x+")"
+	} else {
+		name = strings.Replace(name, "tg_sat_", "tg_satd_", 1)
+	}
 	ft, sfx := r.typ(from), r.lang.FloatSfx
+	if from == ir.Float64 {
+		sfx = ""
+	}
 	// both limits are powers of two (or 0), exact in any float type
-	loF := strconv.FormatFloat(float64(lo), 'f', 1, 64) + sfx
-	hiF := strconv.FormatFloat(float64(hi)+1, 'f', 1, 64) + sfx
+	loF := strconv.FormatFloat(flo, 'f', 1, 64) + sfx
+	hiF := strconv.FormatFloat(fhi+1, 'f', 1, 64) + sfx
 	t := r.typ(to)
-	def := fmt.Sprintf("%s %s %s(%s x) { return x != x ? 0 : x <= %s ? %s : x >= %s ? %s : (%s)x; }",
-		r.lang.FnQual, t, name, ft, loF, r.intLit(lo), hiF, r.intLit(hi), t)
+	def := fmt.Sprintf("%s %s %s(%s x) { return x != x ? 0 : x <= %s ? %s : x >= %s ? (%s)%s : (%s)x; }",
+		r.lang.FnQual, t, name, ft, loF, r.intLit(lo), hiF, t, r.intLit(hi), t)
 	r.need(name, def)
 	return fmt.Sprintf("%s(%s)", name, x)
 }
@@ -536,4 +600,96 @@ func (r *renderer) intLit(v int64) string {
 		return strconv.FormatInt(v, 10) + r.lang.LongSfx
 	}
 	return strconv.FormatInt(v, 10)
+}
+
+// callHelpers records the definitions of the helper functions a rendered
+// expression calls (patterns of Lang.Bits name them).
+func (r *renderer) callHelpers(s string) string {
+	for _, name := range sortedHelperNames(r.lang.Helpers) {
+		if strings.Contains(s, name+"(") {
+			r.need(name, r.lang.Helpers[name])
+		}
+	}
+	return s
+}
+
+func sortedHelperNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toBits renders a float register value of dtype dt as its storage bits,
+// an unsigned integer of dt's size; fromBits the reverse.
+func (r *renderer) toBits(dt ir.DType, x string) string {
+	if dt == ir.BFloat16 {
+		r.needBFloat16()
+		return fmt.Sprintf("tg_f32_to_bf16(%s)", x)
+	}
+	return r.callHelpers(fmt.Sprintf(r.lang.Bits[dt][0], x))
+}
+
+func (r *renderer) fromBits(dt ir.DType, u string) string {
+	if dt == ir.BFloat16 {
+		r.needBFloat16()
+		return fmt.Sprintf("tg_bf16_to_f32(%s)", u)
+	}
+	return r.callHelpers(fmt.Sprintf(r.lang.Bits[dt][1], u))
+}
+
+// needBFloat16 defines the bfloat16 conversions from the dialect's float32
+// bit casts: widening is a shift, narrowing rounds to nearest even (a NaN
+// stays a NaN, quieted), without a branch so that loops vectorize.
+func (r *renderer) needBFloat16() {
+	q, u32, u16 := r.lang.FnQual, r.lang.Unsigned[0], r.typ(ir.Uint16)
+	as := r.callHelpers(fmt.Sprintf(r.lang.Bits[ir.Float32][1], "(("+u32+")h) << 16"))
+	bits := r.callHelpers(fmt.Sprintf(r.lang.Bits[ir.Float32][0], "f"))
+	r.need("tg_bf16_to_f32", fmt.Sprintf("%s float tg_bf16_to_f32(%s h) { return %s; }", q, u16, as))
+	r.need("tg_f32_to_bf16", fmt.Sprintf("%s %s tg_f32_to_bf16(float f) {\n  %s u = %s;\n  %s r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n  return (%s)(f != f ? ((u >> 16) | 0x40u) : r);\n}", q, u16, u32, bits, u32, u16))
+	r.need("tg_round_bf16", fmt.Sprintf("%s float tg_round_bf16(float f) { return tg_bf16_to_f32(tg_f32_to_bf16(f)); }", q))
+}
+
+// bitcast renders x (of dtype from) read as dtype to, of the same size.
+// Integers of one size convert as two's complement; a float goes through
+// its storage bits.
+func (r *renderer) bitcast(to, from ir.DType, x string) string {
+	if from.IsFloat() {
+		x = r.toBits(from, x)
+	}
+	if to.IsFloat() {
+		u := r.typ(ir.Uint16)
+		switch to.Size() {
+		case 4:
+			u = r.lang.Unsigned[0]
+		case 8:
+			u = r.lang.Unsigned[1]
+		}
+		return r.fromBits(to, fmt.Sprintf("((%s)%s)", u, x))
+	}
+	return fmt.Sprintf("((%s)%s)", r.typ(to), x)
+}
+
+// tensorInt is an integer constant of dt given as a float64 (a reduce's
+// identity): its two's complement value.
+func tensorInt(dt ir.DType, v float64) int64 {
+	if v >= 1<<63 {
+		return int64(uint64(v))
+	}
+	return int64(v)
+}
+
+// storeValue renders the value a store writes: bfloat16 as its bits (a
+// cast to bfloat16 from float32 rounds right there).
+func (r *renderer) storeExpr(s *ir.Expr) string {
+	v := s.Src[1]
+	if s.DType != ir.BFloat16 {
+		return r.expr(v)
+	}
+	if _, named := r.names[v]; !named && v.Op == ir.OpCast && v.Src[0].DType == ir.Float32 {
+		return r.toBits(ir.BFloat16, r.expr(v.Src[0]))
+	}
+	return r.toBits(ir.BFloat16, r.expr(v))
 }

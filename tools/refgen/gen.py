@@ -32,16 +32,45 @@ ST_PATH = os.path.join(OUT_DIR, "cases.safetensors")
 
 SEED_BASE = 20240601
 
-# dtype tag -> (numpy little-endian dtype, safetensors name)
+# dtype tag -> (numpy little-endian dtype, safetensors name); numpy has no
+# bfloat16: its values are stored as their uint16 bit patterns (bf16_bits).
 DTYPES = {
+    "f64": (np.dtype("<f8"), "F64"),
     "f32": (np.dtype("<f4"), "F32"),
     "f16": (np.dtype("<f2"), "F16"),
+    "bf16": (np.dtype("<u2"), "BF16"),
+    "i64": (np.dtype("<i8"), "I64"),
+    "u64": (np.dtype("<u8"), "U64"),
     "i32": (np.dtype("<i4"), "I32"),
+    "u32": (np.dtype("<u4"), "U32"),
+    "i16": (np.dtype("<i2"), "I16"),
+    "u16": (np.dtype("<u2"), "U16"),
     "i8": (np.dtype("i1"), "I8"),
     "u8": (np.dtype("u1"), "U8"),
     "bool": (np.dtype("?"), "BOOL"),
 }
 ST_TO_NP = {st: npd for npd, st in DTYPES.values()}
+FLOAT_TAGS = ("f64", "f32", "f16", "bf16")
+
+
+def bf16_bits(x):
+    """float values -> bfloat16 bit patterns: float32 first, then round to
+    nearest even on the upper 16 bits (a NaN stays a quiet NaN)."""
+    u = np.asarray(x, dtype=np.float64).astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(x, dtype=np.float64))
+    r = np.where(nan, (u >> 16) | 0x40, r)
+    return r.astype(np.uint16)
+
+
+def bf16_values(bits):
+    """bfloat16 bit patterns -> their values as float64."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def bf16(x):
+    """x rounded to bfloat16 (as float64 values)."""
+    return bf16_values(bf16_bits(x))
 
 # (atol, rtol)
 T_ARITH = (1e-6, 1e-5)  # correctly rounded float32 ops
@@ -51,7 +80,10 @@ T_F16 = (2e-3, 2e-3)  # float16 outputs (~1-2 ulp)
 T_F16_TRANS = (5e-3, 5e-3)  # float16 transcendental (argument rounding in half)
 T_EXACT = (0.0, 0.0)  # ints and bools
 
-DEFAULT_TOL = {"f32": T_ARITH, "f16": T_F16, "i32": T_EXACT, "i8": T_EXACT, "u8": T_EXACT, "bool": T_EXACT}
+T_F64 = (1e-12, 1e-12)  # float64 elementwise (composed transcendentals)
+DEFAULT_TOL = {"f64": T_F64, "f32": T_ARITH, "f16": T_F16, "bf16": (1e-2, 1e-2), "bool": T_EXACT}
+for _tag in ("i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8"):
+    DEFAULT_TOL[_tag] = T_EXACT
 
 NAME_RE = re.compile(r"^[a-z0-9_]+$")
 
@@ -71,17 +103,26 @@ class Case:
     # ---- inputs; each returns the stored values as float64 / int64 / bool for computing ----
     def _add(self, iname, arr, tag):
         assert NAME_RE.match(iname), iname
-        assert iname not in [n for n, _ in self.inputs], iname
+        assert iname not in [n for n, _, _ in self.inputs], iname
         npd = DTYPES[tag][0]
         arr = np.asarray(arr)
         # note: np.ascontiguousarray would turn 0-d arrays into shape (1,)
-        stored = arr.astype(npd).copy(order="C")
+        if tag == "bf16":
+            stored = bf16_bits(arr).copy(order="C")
+        elif tag in ("i64", "u64") and arr.dtype.kind in "iu":
+            stored = arr.astype(npd).copy(order="C")  # exactly, past 2^53
+        else:
+            stored = arr.astype(npd).copy(order="C")
         assert stored.shape == arr.shape
-        self.inputs.append((iname, stored))
-        if tag in ("f32", "f16"):
+        self.inputs.append((iname, stored, tag))
+        if tag == "bf16":
+            return bf16_values(stored)
+        if tag in FLOAT_TAGS:
             return stored.astype(np.float64)
         if tag == "bool":
             return stored.astype(bool)
+        if tag == "u64":
+            return stored  # uint64 values past 2^63 do not fit int64
         return stored.astype(np.int64)
 
     def f(self, iname, shape, lo=-2.0, hi=2.0):
@@ -112,6 +153,24 @@ class Case:
     def u8(self, iname, shape, lo=0, hi=255):
         return self._add(iname, self.rs.randint(lo, hi + 1, shape), "u8")
 
+    def ints(self, iname, shape, tag):
+        """integers of the full range of an integer dtype, edges mixed in."""
+        info = np.iinfo(DTYPES[tag][0])
+        v = self.rs.randint(0, 2**32, shape, dtype=np.uint64) * np.uint64(2**32) + self.rs.randint(0, 2**32, shape, dtype=np.uint64)
+        v = v.astype(DTYPES[tag][0])  # wraps to the width
+        edges = np.array([info.min, info.max, 0, 1], dtype=DTYPES[tag][0])
+        pick = self.rs.randint(0, 4, shape)
+        v = np.where(self.rs.uniform(0, 1, shape) < 0.3, edges[pick], v)
+        return self._add(iname, v, tag)
+
+    def d(self, iname, shape, lo=-2.0, hi=2.0):
+        """float64 input uniform in [lo, hi]."""
+        return self._add(iname, self.rs.uniform(lo, hi, shape), "f64")
+
+    def b(self, iname, shape, lo=-2.0, hi=2.0):
+        """bfloat16 input uniform in [lo, hi]."""
+        return self._add(iname, self.rs.uniform(lo, hi, shape), "bf16")
+
     def boolean(self, iname, shape):
         return self._add(iname, self.rs.uniform(0, 1, shape) < 0.5, "bool")
 
@@ -124,13 +183,19 @@ class Case:
         assert self.expected is None
         value = np.asarray(value)
         npd = DTYPES[tag][0]
-        if tag in ("f32", "f16"):
+        if tag == "bf16":
+            assert value.dtype.kind in "fiub", (self.name, value.dtype)
+            out = bf16_bits(value.astype(np.float64))
+            assert np.all(np.isfinite(bf16_values(out))), self.name
+        elif tag in FLOAT_TAGS:
             assert value.dtype.kind in "fiub", (self.name, value.dtype)
             out = value.astype(np.float64).astype(npd)
             assert np.all(np.isfinite(out)), self.name
         elif tag == "bool":
             assert value.dtype == bool, (self.name, value.dtype)
             out = value.astype(npd)
+        elif value.dtype.kind == "u":
+            out = value.astype(npd)  # wraps like C, past 2^63 too
         else:
             assert value.dtype.kind in "iub", (self.name, value.dtype)
             out = value.astype(np.int64).astype(npd)  # wraps like C
@@ -525,6 +590,108 @@ def semantics_cases():
     c.expect(np.concatenate([x, y], axis=1), "f32")
 
 
+def wide_dtype_cases():
+    """int16, uint16, uint32, int64, uint64, bfloat16, float64 and bitcast:
+    the dtypes of the ONNX and GGUF loaders. Integer results wrap like C
+    (numpy's fixed-width arithmetic); bfloat16 rounds after every op
+    (bf16() on float32 results); float64 against numpy's float64."""
+    S = (3, 4)
+    ints = ("i16", "u16", "u32", "i64", "u64")
+    with np.errstate(over="ignore"):
+        for tag in ints:
+            c = case(tag + "_add_wraps", "x + y"); x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]) + y.astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_sub_wraps", "x - y"); x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]) - y.astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_mul_wraps", "x * y"); x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]) * y.astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_max_min_compare", "x.maximum(y) - x.minimum(y) + (x < y).cast(x.dtype)")
+            x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            xs, ys = x.astype(DTYPES[tag][0]), y.astype(DTYPES[tag][0])
+            c.expect(np.maximum(xs, ys) - np.minimum(xs, ys) + (xs < ys).astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_max_reduce_axis1", "x.max(axis=1)"); x = c.ints("x", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]).max(axis=1), tag)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        c = case("i64_floordiv_mod", "(x // y) + (x % y)")
+        x = c.raw("x", [7, -7, 7, -7, -(2**63), 2**62, 5, 0], "i64"); y = c.raw("y", [2, 2, -2, -2, 3, -5, 0, 0], "i64")
+        xs, ys = x.astype(np.int64), y.astype(np.int64)
+        c.expect(np.floor_divide(xs, ys) + np.mod(xs, ys), "i64")
+        c = case("u64_floordiv_mod_unsigned", "(x // y) + (x % y)")
+        x = c.raw("x", np.array([2**64 - 1, 2**63, 10, 7], dtype=np.uint64), "u64")
+        y = c.raw("y", np.array([2, 3, 2**63 + 1, 0], dtype=np.uint64), "u64")
+        c.expect(np.floor_divide(x, y) + np.mod(x, y), "u64")
+        c = case("u32_floordiv", "x // y"); x = c.ints("x", S, "u32"); y = c.ints("y", S, "u32")
+        c.expect(np.floor_divide(x.astype(np.uint32), y.astype(np.uint32)), "u32")
+    # sums: tinygrad's accumulators (int16 in int32, uint8/uint16 in uint32)
+    c = case("i16_sum_is_int32", "x.sum(axis=1)"); x = c.ints("x", S, "i16"); c.expect(x.sum(axis=1), "i32")
+    c = case("u16_sum_is_uint32", "x.sum()"); x = c.ints("x", S, "u16"); c.expect(x.sum(), "u32")
+    c = case("u8_sum_is_uint32", "x.sum(axis=0)"); x = c.u8("x", S); c.expect(x.sum(axis=0), "u32")
+    c = case("i64_sum_wraps", "x.sum(axis=1)"); x = c.ints("x", S, "i64")
+    with np.errstate(over="ignore"):
+        c.expect(x.astype(np.int64).sum(axis=1), "i64")
+    # promotion (tinygrad's lattice)
+    c = case("promote_int8_uint8_is_int16", "x + y"); x = c.i8("x", S); y = c.u8("y", S); c.expect(x + y, "i16")
+    c = case("promote_uint32_int32_is_int64", "x + y"); x = c.ints("x", S, "u32"); y = c.i32("y", S, -1000, 1000)
+    c.expect(x + y, "i64")
+    c = case("promote_int64_uint64_is_float16", "x + y")
+    x = c.raw("x", [-5, 100, 2047, -1], "i64"); y = c.raw("y", np.array([3, 1000, 1, 30000], dtype=np.uint64), "u64")
+    f = lambda v: np.asarray(v, dtype=np.float64).astype(np.float16).astype(np.float32)
+    c.expect((f(x) + f(y)).astype(np.float16), "f16", (0.0, 0.0))
+    c = case("promote_float16_bfloat16_is_float32", "x + y", (0.0, 0.0)); x = c.h("x", S); y = c.b("y", S)
+    c.expect(x.astype(np.float32) + y.astype(np.float32), "f32")
+    c = case("promote_bfloat16_int32_is_bfloat16", "x + y", (0.0, 0.0)); x = c.b("x", S); y = c.i32("y", S)
+    c.expect(bf16(bf16(y) + x), "bf16")
+    # casts
+    c = case("cast_int64_to_int16_wraps", "x.cast(dtypes.int16)"); x = c.ints("x", S, "i64")
+    c.expect(x.astype(np.int64).astype(np.int16), "i16")
+    c = case("cast_uint64_to_int64_wraps", "x.cast(dtypes.int64)"); x = c.ints("x", S, "u64")
+    c.expect(x.astype(np.uint64).astype(np.int64), "i64")
+    c = case("cast_uint32_to_float32_rounds_once", "x.cast(dtypes.float32)", (0.0, 0.0)); x = c.ints("x", S, "u32")
+    c.expect(x.astype(np.uint32).astype(np.float32), "f32")
+    c = case("cast_int64_to_float32_rounds_once", "x.cast(dtypes.float32)", (0.0, 0.0)); x = c.ints("x", S, "i64")
+    c.expect(x.astype(np.int64).astype(np.float32), "f32")
+    c = case("cast_float64_to_int64_truncates", "x.cast(dtypes.int64)"); x = c.d("x", S, -1e15, 1e15)
+    c.expect(np.trunc(x).astype(np.int64), "i64")
+    c = case("cast_float32_to_bfloat16_rounds", "x.cast(dtypes.bfloat16)", (0.0, 0.0)); x = c.f("x", S)
+    c.expect(bf16(x), "bf16")
+    c = case("cast_float64_to_float32_rounds", "x.float()", (0.0, 0.0)); x = c.d("x", S)
+    c.expect(x.astype(np.float32), "f32")
+    # bfloat16: every op in float32, rounded to bfloat16 right after it
+    c = case("bf16_mul_add_rounds_each_op", "x * y + x", (0.0, 0.0)); x = c.b("x", S); y = c.b("y", S)
+    c.expect(bf16(bf16(x * y) + x), "bf16")
+    c = case("bf16_div_sqrt_rounds_each_op", "(x / y).abs().sqrt()", (0.0, 0.0)); x = c.b("x", S); y = c.b("y", S, 0.5, 2)
+    q = bf16((x.astype(np.float32) / y.astype(np.float32)).astype(np.float64))
+    c.expect(bf16(np.sqrt(np.abs(q).astype(np.float32)).astype(np.float64)), "bf16")
+    c = case("bf16_sum_accumulates_in_float32", "x.sum(axis=1)", (1e-2, 1e-2)); x = c.b("x", (3, 16))
+    c.expect(x.sum(axis=1), "bf16")
+    # float64
+    c = case("f64_arith_fma_within_an_ulp", "x * y + x / y - y", (2e-15, 1e-15)); x = c.d("x", S); y = c.d("y", S, 0.5, 2)
+    c.expect(x * y + x / y - y, "f64")
+    c = case("f64_sqrt_exact", "x.sqrt()", (0.0, 0.0)); x = c.d("x", S, 0.1, 3); c.expect(np.sqrt(x), "f64")
+    c = case("f64_exp_log_sin", "x.exp() + (x * x + 1).log() + x.sin()"); x = c.d("x", S)
+    c.expect(np.exp(x) + np.log(x * x + 1) + np.sin(x), "f64")
+    c = case("f64_matmul", "x.matmul(y)", (1e-12, 1e-12)); x = c.d("x", (3, 5)); y = c.d("y", (5, 4))
+    c.expect(x @ y, "f64")
+    c = case("f64_small_differences_survive", "(x + 1e-12) - x", (1e-20, 1e-4)); x = c.d("x", S, 0.5, 1)
+    c.expect((x + 1e-12) - x, "f64")
+    # bitcast: the same bits read as another dtype
+    c = case("bitcast_uint16_to_float16", "x.bitcast(dtypes.float16)", (0.0, 0.0))
+    x = c.raw("x", np.array([0x3C00, 0xC000, 0x7BFF, 0x0001, 0x8000], dtype=np.uint16), "u16")
+    c.expect(x.astype(np.uint16).view(np.float16), "f16")
+    c = case("bitcast_float32_to_int32", "x.bitcast(dtypes.int32)"); x = c.f("x", S)
+    c.expect(x.astype(np.float32).view(np.int32), "i32")
+    c = case("bitcast_float64_to_uint64", "x.bitcast(dtypes.uint64)"); x = c.d("x", S)
+    c.expect(x.view(np.uint64), "u64")
+    c = case("bitcast_int8_to_uint8", "x.bitcast(dtypes.uint8)"); x = c.i8("x", S)
+    c.expect(x.astype(np.int8).view(np.uint8), "u8")
+    c = case("bitcast_bfloat16_to_int16", "x.bitcast(dtypes.int16)"); x = c.b("x", S)
+    c.expect(bf16_bits(x).view(np.int16), "i16")
+    c = case("bitcast_f16_scales_from_bytes", "(x[:, 0].cast(dtypes.uint16) + x[:, 1].cast(dtypes.uint16) * 256).bitcast(dtypes.float16)", (0.0, 0.0))
+    h = np.array([0.5, -3.25, 1000.0, 6e-5], dtype=np.float16)
+    x = c.raw("x", h.view(np.uint8).reshape(4, 2), "u8")
+    c.expect(h, "f16")
+
+
 def reduction_cases():
     S3 = (2, 3, 4)
     S2 = (3, 5)
@@ -726,21 +893,15 @@ def creation_cases():
 # ---------------------------------------------------------------------------
 
 
-def st_name(arr):
-    for npd, st in DTYPES.values():
-        if arr.dtype == npd:
-            return st
-    raise ValueError("unsupported dtype %s" % arr.dtype)
-
-
 def write_safetensors(path, tensors):
-    """tensors: list of (name, contiguous little-endian numpy array)."""
+    """tensors: list of (name, contiguous little-endian numpy array, tag)."""
     header = {}
     blobs = []
     off = 0
-    for name, arr in tensors:
+    for name, arr, tag in tensors:
+        assert arr.dtype == DTYPES[tag][0], (name, arr.dtype, tag)
         data = arr.tobytes(order="C")
-        header[name] = {"dtype": st_name(arr), "shape": list(arr.shape), "data_offsets": [off, off + len(data)]}
+        header[name] = {"dtype": DTYPES[tag][1], "shape": list(arr.shape), "data_offsets": [off, off + len(data)]}
         blobs.append(data)
         off += len(data)
     hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -781,7 +942,7 @@ def cases_json():
         lines.append("    " + json.dumps({
             "name": c.name,
             "expr": c.expr,
-            "inputs": [n for n, _ in c.inputs],
+            "inputs": [n for n, _, _ in c.inputs],
             "atol": float(atol),
             "rtol": float(rtol),
         }))
@@ -790,8 +951,8 @@ def cases_json():
 
 def self_check(tensors):
     back = read_safetensors(ST_PATH)
-    assert list(back.keys()) == [n for n, _ in tensors], "tensor order/names differ"
-    for name, arr in tensors:
+    assert list(back.keys()) == [n for n, _, _ in tensors], "tensor order/names differ"
+    for name, arr, _ in tensors:
         got = back[name]
         assert got.dtype == arr.dtype, (name, got.dtype, arr.dtype)
         assert got.shape == arr.shape, (name, got.shape, arr.shape)
@@ -819,12 +980,13 @@ def main():
     nn_misc_cases()
     creation_cases()
     semantics_cases()
+    wide_dtype_cases()
 
     tensors = []
     for c in CASES:
-        for iname, arr in c.inputs:
-            tensors.append((c.name + "." + iname, arr))
-        tensors.append((c.name + ".expected", c.expected))
+        for iname, arr, tag in c.inputs:
+            tensors.append((c.name + "." + iname, arr, tag))
+        tensors.append((c.name + ".expected", c.expected, c.tag))
 
     os.makedirs(OUT_DIR, exist_ok=True)
     write_safetensors(ST_PATH, tensors)

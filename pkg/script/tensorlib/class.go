@@ -260,6 +260,14 @@ func fullFn(c *pyrt.Call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = pyDType(fill)
 	}
+	if n, ok := fill.(starlark.Int); ok && !dt.dt.IsFloat() && dt.dt != ir.Bool { // exactly, past 2^53 too
+		if i, ok := n.Int64(); ok {
+			return Wrap(tensor.FullInt(shape, i, dt.dt))
+		}
+		if u, ok := n.Uint64(); ok && dt.dt == ir.Uint64 {
+			return Wrap(tensor.FullOf(shape, tensor.ConstInt(int64(u), ir.Uint64)))
+		}
+	}
 	return Wrap(tensor.Full(shape, v, dt.dt))
 }
 

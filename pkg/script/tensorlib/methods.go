@@ -120,11 +120,16 @@ var coreMethods = map[string]methodFunc{
 	"hardtanh":    hardtanhMethod,
 
 	// ---- dtype ----
-	"cast":  castMethod,
-	"float": castTo(ir.Float32),
-	"half":  castTo(ir.Float16),
-	"int":   castTo(ir.Int32),
-	"bool":  castTo(ir.Bool),
+	"cast":     castMethod,
+	"bitcast":  bitcastMethod,
+	"float":    castTo(ir.Float32),
+	"half":     castTo(ir.Float16),
+	"bfloat16": castTo(ir.BFloat16),
+	"double":   castTo(ir.Float64),
+	"int":      castTo(ir.Int32),
+	"long":     castTo(ir.Int64),
+	"short":    castTo(ir.Int16),
+	"bool":     castTo(ir.Bool),
 
 	// ---- reductions ----
 	"sum":         reduceMethod((*tensor.Tensor).Sum),
@@ -501,6 +506,19 @@ func castMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("cast: dtype must not be None")
 	}
 	return Wrap(t.Cast(dt.dt))
+}
+
+// bitcastMethod is bitcast(dtype): the same bits read as a dtype of the
+// same size.
+func bitcastMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var dt DTypeArg
+	if err := c.Unpack("dtype", &dt); err != nil {
+		return nil, err
+	}
+	if !dt.set {
+		return nil, fmt.Errorf("bitcast: dtype must not be None")
+	}
+	return Wrap(t.Bitcast(dt.dt))
 }
 
 // reshapeMethod is reshape(shape, *args); None keeps that dimension.

@@ -127,13 +127,10 @@ var DTypes = func() *pyrt.Module {
 	for _, dt := range ir.AllDTypes {
 		m[dt.String()] = DType{dt}
 	}
-	m["float"] = DType{ir.Float32}
-	m["default_float"] = DType{ir.Float32}
-	m["half"] = DType{ir.Float16}
-	m["int"] = DType{ir.Int32}
-	m["default_int"] = DType{ir.Int32}
-	m["char"] = DType{ir.Int8}
-	m["uchar"] = DType{ir.Uint8}
+	for _, alias := range ir.DTypeAliases() {
+		dt, _ := ir.ParseDType(alias)
+		m[alias] = DType{dt}
+	}
 	m["is_float"] = pyrt.Builtin("is_float", func(c *pyrt.Call) (starlark.Value, error) {
 		var d DTypeArg
 		if err := c.Unpack("dtype", &d); err != nil {
