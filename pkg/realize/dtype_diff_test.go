@@ -40,7 +40,7 @@ func fusable(dt ir.DType) bool { return dt == ir.Float32 || dt == ir.Float64 }
 // diffInput makes an input of dtype dt with edge values mixed in: the
 // extremes of each integer type, -1, 0, ±0.0, infinities, NaN, values
 // that saturate integer casts.
-func diffInput(r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
+func diffInput(ctx *tensor.Context, r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
@@ -57,7 +57,7 @@ func diffInput(r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
 				v[i] = r.Float64()*8 - 4
 			}
 		}
-		t, err = tensor.FromFloats(dt, shape, v)
+		t, err = ctx.FromFloats(dt, shape, v)
 	} else {
 		v := make([]int64, n)
 		lo, hi := dt.Range()
@@ -76,7 +76,7 @@ func diffInput(r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
 				v[i] = lo + r.Int64N(hi-lo+1)
 			}
 		}
-		t, err = tensor.FromInts(dt, shape, v)
+		t, err = ctx.FromInts(dt, shape, v)
 	}
 	if err != nil {
 		panic(err)
@@ -86,14 +86,14 @@ func diffInput(r *rand.Rand, dt ir.DType, shape []int) *tensor.Tensor {
 
 // diffGraph builds chain number seed: the same seed gives the same graph
 // (and input values) on every device.
-func diffGraph(seed uint64) (*tensor.Tensor, string) {
+func diffGraph(ctx *tensor.Context, seed uint64) (*tensor.Tensor, string) {
 	r := rand.New(rand.NewPCG(seed, 15))
 	shapes := [][]int{{3, 5}, {3, 5}, {4, 33}, {16, 64}}
 	shape := shapes[r.IntN(len(shapes))]
 	var pool []diffValue
 	for i := 0; i < 3; i++ {
 		dt := diffDTypes[r.IntN(len(diffDTypes))]
-		pool = append(pool, diffValue{t: diffInput(r, dt, shape), desc: fmt.Sprintf("in%d:%s", i, dt), input: true})
+		pool = append(pool, diffValue{t: diffInput(ctx, r, dt, shape), desc: fmt.Sprintf("in%d:%s", i, dt), input: true})
 	}
 	pick := func() diffValue { return pool[r.IntN(len(pool))] }
 	isInt := func(v diffValue) bool { return !v.t.DType().IsFloat() }
@@ -203,22 +203,23 @@ func TestDTypeRulesMatchGO(t *testing.T) {
 	} else if testing.Short() {
 		count = 30
 	}
-	defer tensor.SetEngine(nil)
 	var ref [][]float64
 	var descs []string
 	for _, dev := range []string{"GO", "CPU", "CL"} {
-		if _, err := Install(dev, Options{}); err != nil {
+		e, err := Open(dev, Options{})
+		if err != nil {
 			if dev == "GO" || (os.Getenv("CI") != "" && dev != "CL") {
 				t.Fatalf("%s: %v", dev, err)
 			}
 			t.Logf("%s unavailable: %v", dev, err)
 			continue
 		}
+		ctx := tensor.NewContext(e)
 		outs := make([]*tensor.Tensor, count)
 		descs = descs[:0]
 		for i := range outs {
 			var d string
-			outs[i], d = diffGraph(uint64(i))
+			outs[i], d = diffGraph(ctx, uint64(i))
 			descs = append(descs, d)
 		}
 		start := time.Now()
@@ -256,7 +257,6 @@ func TestDTypeRulesMatchGO(t *testing.T) {
 // float32 a*b+c fused into one FMA (rounded once), differs from GO's two
 // roundings by at most an ulp of the product plus an ulp of the result.
 func TestContractionWithinAnUlp(t *testing.T) {
-	defer tensor.SetEngine(nil)
 	r := rand.New(rand.NewPCG(5, 5))
 	n := 4096
 	vals := [3][]float64{}
@@ -268,11 +268,13 @@ func TestContractionWithinAnUlp(t *testing.T) {
 	}
 	var ref []float64
 	for _, dev := range []string{"GO", "CPU", "CL"} {
-		if _, err := Install(dev, Options{}); err != nil {
+		e, err := Open(dev, Options{})
+		if err != nil {
 			continue
 		}
+		ctx := tensor.NewContext(e)
 		in := func(k int) *tensor.Tensor {
-			x, _ := tensor.FromFloats(ir.Float32, []int{n}, vals[k])
+			x, _ := ctx.FromFloats(ir.Float32, []int{n}, vals[k])
 			return x
 		}
 		a, b, c := in(0), in(1), in(2)

@@ -14,7 +14,6 @@ import (
 // TestEmitGPU: tracing for CL, CUDA and METAL needs no device and writes
 // kernels in the dialect plus launch sizes for each kernel.
 func TestEmitGPU(t *testing.T) {
-	defer tensor.SetEngine(nil)
 	for _, dev := range []struct{ name, ext, marker string }{
 		{"CL", "cl", "__kernel"}, {"CUDA", "cu", `extern "C" __global__`}, {"METAL", "metal", "kernel void"},
 	} {
@@ -22,9 +21,9 @@ func TestEmitGPU(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
 		}
-		tensor.SetEngine(tr)
-		x, _ := tensor.FromFloats(ir.Float32, []int{4, 4096}, make([]float64, 4*4096))
-		w, _ := tensor.FromFloats(ir.Float32, []int{4096, 8}, make([]float64, 4096*8))
+		ctx := tensor.NewContext(tr)
+		x, _ := ctx.FromFloats(ir.Float32, []int{4, 4096}, make([]float64, 4*4096))
+		w, _ := ctx.FromFloats(ir.Float32, []int{4096, 8}, make([]float64, 4096*8))
 		if _, err := x.Dot(w).Relu().Add(x.Sum(true, 1)).Floats(); err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
 		}
@@ -66,19 +65,18 @@ func TestEmitGPU(t *testing.T) {
 // TestEmitMetalRefusesFloat64: Metal has no float64; the trace says so
 // (naming the kernel) instead of writing a kernel Metal cannot compile.
 func TestEmitMetalRefusesFloat64(t *testing.T) {
-	defer tensor.SetEngine(nil)
 	tr, err := NewTracer("metal", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tensor.SetEngine(tr)
-	x, _ := tensor.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
+	ctx := tensor.NewContext(tr)
+	x, _ := ctx.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
 	err = x.Sqrt().Realize().Err()
 	if err == nil || !strings.Contains(err.Error(), "uses float64, which METAL does not have") {
 		t.Fatalf("got %v, want a float64 refusal", err)
 	}
 	// a float32 kernel reading a float64 buffer cannot declare it either
-	y, _ := tensor.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
+	y, _ := ctx.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
 	if err := y.Cast(ir.Float32).Sqrt().Realize().Err(); err == nil {
 		t.Fatal("a kernel with a float64 input was emitted for Metal")
 	}

@@ -19,7 +19,7 @@ func input(dt ir.DType, shape ...int) *tensor.Tensor {
 	for _, d := range shape {
 		n *= d
 	}
-	t, err := tensor.FromFloats(dt, shape, make([]float64, n))
+	t, err := tc.FromFloats(dt, shape, make([]float64, n))
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +32,7 @@ func goldenGraphs() map[string]*tensor.Tensor {
 	x := input(ir.Float32, 8, 10)
 	h := input(ir.Float16, 4, 4)
 	i := input(ir.Int32, 5, 6)
-	zero := tensor.Const(0, ir.Float32)
+	zero := tc.Const(0, ir.Float32)
 	e := x.Sub(x.Max(true, 1)).Exp2()
 	u8, i8 := input(ir.Uint8, 4, 4), input(ir.Int8, 4, 4)
 	j := input(ir.Int32, 5, 6)
@@ -40,12 +40,12 @@ func goldenGraphs() map[string]*tensor.Tensor {
 	f64 := input(ir.Float64, 8, 10)
 	l, ul := input(ir.Int64, 5, 6), input(ir.Uint64, 5, 6)
 	u16, f32 := input(ir.Uint16, 4, 4), input(ir.Float32, 4, 4)
-	tensor.ManualSeed(0)
+	tc.ManualSeed(0)
 	return map[string]*tensor.Tensor{
 		// the dtype rules of docs/language.md: narrowing inside the kernel,
 		// division guards, saturating float-to-int casts, bool logic,
 		// float16 rounded per op, 64-bit indices past 2^31
-		"narrow_ints":  u8.Mul(tensor.Const(2, ir.Uint8)).Cast(ir.Int32).Add(i8.Neg().Cast(ir.Int32)),
+		"narrow_ints":  u8.Mul(tc.Const(2, ir.Uint8)).Cast(ir.Int32).Add(i8.Neg().Cast(ir.Int32)),
 		"int_div":      i.IDiv(j).Add(i.Fmod(j)),
 		"float_to_int": x.Cast(ir.Int32).Add(x.Cast(ir.Uint8).Cast(ir.Int32)),
 		"bool_logic":   x.Gt(zero).Add(x.Lt(zero).Mul(x.Ne(zero))).Cast(ir.Int32),
@@ -55,14 +55,14 @@ func goldenGraphs() map[string]*tensor.Tensor {
 		// math, 64-bit and unsigned integer rules, bit reinterpretation
 		"bf16_chain":   bf.Mul(bf).Add(bf).Sqrt(),
 		"f64_math":     f64.Exp2().Add(f64.Sqrt()).Mul(f64.Cast(ir.Float32).Cast(ir.Float64)).Cast(ir.Int64),
-		"int64_ops":    l.IDiv(l.Add(tensor.ConstInt(1, ir.Int64))).Add(l.Mul(l)).Cast(ir.Uint64).Maximum(ul).Lt(ul.Add(ul)),
+		"int64_ops":    l.IDiv(l.Add(tc.ConstInt(1, ir.Int64))).Add(l.Mul(l)).Cast(ir.Uint64).Maximum(ul).Lt(ul.Add(ul)),
 		"bitcast":      u16.Bitcast(ir.Float16).Cast(ir.Float32).Mul(f32.Bitcast(ir.Int32).Cast(ir.Float32)).Add(bf.Bitcast(ir.Int16).Cast(ir.Float32)),
 		"matmul_relu":  a.Reshape(64, 32, 1).Mul(b.Reshape(1, 32, 16)).Sum(false, 1).Maximum(zero),
 		"softmax":      e.Div(e.Sum(true, 1)),
 		"pad_flip":     x.Pad([][2]int{{1, 1}, {0, 3}}, 0).Flip(1).Sqrt(),
 		"half_cast":    h.Cast(ir.Float32).Mul(h.Cast(ir.Float32)).Cast(ir.Float16),
-		"int_ops":      i.IDiv(tensor.Const(3, ir.Int32)).Add(i.Permute(1, 0).Reshape(5, 6)),
-		"rand_uniform": tensor.Rand(4, 8).Mul(tensor.Const(2, ir.Float32)),
+		"int_ops":      i.IDiv(tc.Const(3, ir.Int32)).Add(i.Permute(1, 0).Reshape(5, 6)),
+		"rand_uniform": tc.Rand(4, 8).Mul(tc.Const(2, ir.Float32)),
 		"where_cmp":    x.Lt(zero).Where(x.Neg(), x.Exp2()),
 	}
 }
@@ -106,3 +106,7 @@ func TestGoldenC(t *testing.T) {
 		}
 	}
 }
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)

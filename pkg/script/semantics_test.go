@@ -10,7 +10,6 @@ import (
 
 	"tgc/pkg/realize"
 	"tgc/pkg/safetensors"
-	"tgc/pkg/tensor"
 )
 
 // semanticsCases are the reproductions of issues 15 and 9 (the dtype rules
@@ -95,17 +94,17 @@ var semanticsErrors = []struct {
 // TestSemanticsOnEveryDevice runs each case on GO, CPU and CL (CI has a
 // compiler and PoCL) and compares the printed values exactly.
 func TestSemanticsOnEveryDevice(t *testing.T) {
-	defer tensor.SetEngine(nil)
 	for _, dev := range []string{"GO", "CPU", "CL"} {
 		t.Run(dev, func(t *testing.T) {
-			if err := realize.UseDevice(dev); err != nil {
+			ctx, _, err := realize.NewContext(dev, realize.Options{})
+			if err != nil {
 				if dev == "GO" || os.Getenv("CI") != "" {
 					t.Fatalf("%s device: %v", dev, err)
 				}
 				t.Skipf("device %s unavailable: %v", dev, err)
 			}
 			for _, c := range semanticsCases {
-				out, _, err := run(t, c.src, 0)
+				out, _, err := run(t, ctx, c.src, 0)
 				if err != nil {
 					t.Errorf("%s: %v", c.name, err)
 					continue
@@ -119,9 +118,9 @@ func TestSemanticsOnEveryDevice(t *testing.T) {
 }
 
 func TestSemanticsErrors(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	for _, c := range semanticsErrors {
-		_, _, err := run(t, c.src, 0)
+		_, _, err := run(t, ctx, c.src, 0)
 		if err == nil || !strings.Contains(firstLine(err), c.want) {
 			t.Errorf("%s: got %q, want an error containing %q", c.name, firstLine(err), c.want)
 		}
@@ -157,10 +156,10 @@ func TestMoreThan2To31Elements(t *testing.T) {
 	if m := memAvailable(); m < 10<<30 {
 		t.Skipf("needs 10 GiB of available memory, have %d MiB", m>>20)
 	}
-	if err := realize.UseDevice("CPU"); err != nil {
+	ctx, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
 		t.Skipf("CPU: %v", err)
 	}
-	defer tensor.SetEngine(nil)
 	src := `x = Tensor.ones(1, 1, dtype=dtypes.uint8).expand(1<<16, 1<<16).contiguous().realize()
 print(x[65535, 65535].item(), x[0, 0].item(), x[40000].sum().item(), x[:, 65535].sum().item())
 `
@@ -169,7 +168,7 @@ print(x[65535, 65535].item(), x[0, 0].item(), x[40000].sum().item(), x[:, 65535]
 		src += "print(Tensor.arange(1<<16).reshape(1, 1<<16).expand((1<<15)-1, 1<<16).argmax().item())\n"
 		want += "\n65535"
 	}
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +180,7 @@ print(x[65535, 65535].item(), x[0, 0].item(), x[40000].sum().item(), x[:, 65535]
 // TestSafetensorsEveryDType: safe_save then safe_load keeps every dtype
 // and its values, and the header names the dtype as the format does.
 func TestSafetensorsEveryDType(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	path := filepath.Join(t.TempDir(), "all.safetensors")
 	src := `vals = {
   "b": Tensor([True, False]), "i8": Tensor([-128, 127], dtype=dtypes.int8), "u8": Tensor([0, 255], dtype=dtypes.uint8),
@@ -196,7 +195,7 @@ back = nn.state.safe_load("` + path + `")
 for k in sorted(vals.keys()):
     print(k, back[k].dtype, back[k].tolist() == vals[k].tolist(), back[k].tolist())
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (t *Tensor) Scalar(v float64, isFloat bool) *Tensor {
 	if e := checkValue("constant", v, dt); e != nil {
 		return e
 	}
-	return Const(v, dt)
+	return t.Const(v, dt)
 }
 
 // ScalarInt is Scalar for an exact Python int (int64 and uint64 tensors
@@ -39,14 +39,14 @@ func (t *Tensor) ScalarInt(v int64, big bool) *Tensor {
 	switch {
 	case dt.IsFloat():
 		if big {
-			return Const(float64(uint64(v)), dt)
+			return t.Const(float64(uint64(v)), dt)
 		}
-		return Const(float64(v), dt)
+		return t.Const(float64(v), dt)
 	case dt == ir.Bool && v != 0 && v != 1:
 		dt = ir.Int32
 	}
 	if big && dt == ir.Uint64 {
-		return ConstInt(v, dt)
+		return t.ConstInt(v, dt)
 	}
 	if big || !dt.Fits(v) {
 		lo, hi := dt.ValueRange()
@@ -56,7 +56,7 @@ func (t *Tensor) ScalarInt(v int64, big bool) *Tensor {
 		}
 		return errorf("constant", "%s does not fit %s (%s to %s): use a wider dtype", n, dt, formatValue(lo), formatValue(hi))
 	}
-	return ConstInt(v, dt)
+	return t.ConstInt(v, dt)
 }
 
 func binary(name string, op ir.Op, a, b *Tensor) *Tensor {
@@ -149,7 +149,7 @@ func (t *Tensor) Neg() *Tensor {
 	if t.DType() == ir.Bool {
 		return t.LogicalNot()
 	}
-	return FromNode(newNode(ir.OpNeg, t.DType(), t.node.Shape, nil, t.node))
+	return FromNode(t.newNode(ir.OpNeg, t.DType(), t.node.Shape, nil, t.node))
 }
 
 // LogicalNot negates a bool tensor (others compare to 0).
@@ -158,9 +158,9 @@ func (t *Tensor) LogicalNot() *Tensor {
 		return t
 	}
 	if t.DType() != ir.Bool {
-		return t.Eq(Const(0, t.DType()))
+		return t.Eq(t.Const(0, t.DType()))
 	}
-	return FromNode(newNode(ir.OpNot, ir.Bool, t.node.Shape, nil, t.node))
+	return FromNode(t.newNode(ir.OpNot, ir.Bool, t.node.Shape, nil, t.node))
 }
 
 // Comparisons return bool tensors.
@@ -268,6 +268,6 @@ func (t *Tensor) Pad(pads [][2]int, value float64) *Tensor {
 		return p
 	}
 	// Padding with v is where(mask, x, v): mask is a padded ones tensor.
-	mask := Full(t.Shape(), 1, ir.Bool).padZero(pads)
-	return mask.Where(p, Const(value, t.DType()))
+	mask := t.node.ctx.Full(t.Shape(), 1, ir.Bool).padZero(pads)
+	return mask.Where(p, t.Const(value, t.DType()))
 }

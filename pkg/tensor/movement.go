@@ -222,7 +222,7 @@ func (t *Tensor) Cat(dim int, others ...*Tensor) *Tensor {
 		if out == nil {
 			out = p
 		} else {
-			inside := Full(o.Shape(), 1, ir.Bool).padZero(pads)
+			inside := t.node.ctx.Full(o.Shape(), 1, ir.Bool).padZero(pads)
 			out = inside.Where(p, out)
 		}
 	}

@@ -68,7 +68,7 @@ func (t *Tensor) inverse() *Tensor {
 	case dt == ir.Bool:
 		return t.LogicalNot()
 	default: // all ones: ~x
-		return t.Xor(ConstInt(-1, dt))
+		return t.Xor(t.ConstInt(-1, dt))
 	}
 }
 
@@ -124,7 +124,7 @@ func (t *Tensor) Mean(keepdim bool, axes ...int) *Tensor {
 	x := t.Cast(t.DType().Compute())
 	s := x.Sum(keepdim, norm...)
 	// 0 elements give 0/0 = NaN, like numpy and tinygrad.
-	return s.Div(Const(float64(t.reducedCount(norm)), ir.Float32)).Cast(out)
+	return s.Div(s.Const(float64(t.reducedCount(norm)), ir.Float32)).Cast(out)
 }
 
 // Var is the variance sum((x-mean)^2)/max(0, n-correction); tinygrad's
@@ -139,7 +139,7 @@ func (t *Tensor) Var(keepdim bool, correction int, axes ...int) *Tensor {
 	}
 	sq := t.Sub(t.Mean(true, norm...)).Square()
 	n := max(0, t.reducedCount(norm)-correction)
-	return sq.Sum(keepdim, norm...).Div(Const(float64(n), sq.DType()))
+	return sq.Sum(keepdim, norm...).Div(sq.Const(float64(n), sq.DType()))
 }
 
 // Std is sqrt(var).
@@ -164,7 +164,7 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 		return e
 	}
 	if t.Ndim() == 0 {
-		return Const(0, ir.Int32)
+		return t.Const(0, ir.Int32)
 	}
 	n := t.node.Shape[a]
 	if n == 0 {
@@ -176,10 +176,10 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	}
 	isMax := t.Eq(t.Max(true, a))
 	// reversed index n, n-1, ..., 1 along axis, broadcast over the rest
-	rev := ConstInt(int64(n), idt).Sub(idxRangeOf(n, idt))
+	rev := t.ConstInt(int64(n), idt).Sub(t.node.ctx.idxRangeOf(n, idt))
 	rev = rev.Reshape(append([]int{n}, ones(t.Ndim()-a-1)...)...)
 	best := isMax.Cast(idt).Mul(rev).Max(keepdim, a)
-	return ConstInt(int64(n), idt).Sub(best)
+	return t.ConstInt(int64(n), idt).Sub(best)
 }
 
 // Argmin is the argmax of the inverse.
@@ -245,7 +245,7 @@ func (t *Tensor) Logsumexp(keepdim bool, axes ...int) *Tensor {
 		return e
 	}
 	m := t.Max(true, norm...)
-	m = m.Isinf().Where(Const(0, m.DType()), m)
+	m = m.Isinf().Where(m.Const(0, m.DType()), m)
 	r := t.Sub(m).Exp().Sum(keepdim, norm...).Log()
 	return r.Add(m.Reshape(r.Shape()...))
 }

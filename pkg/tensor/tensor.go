@@ -20,17 +20,17 @@ type Tensor struct {
 	Grad         *Tensor
 }
 
-// OpError is a user error at one op (a shape or dtype mismatch).
+// OpError is a user error at one op (a shape or dtype mismatch). The
+// frontend adds the script position (it knows the call being made).
 type OpError struct {
 	Op  string
 	Msg string
-	Pos Pos
 }
 
 func (e *OpError) Error() string { return e.Op + ": " + e.Msg }
 
 func errorf(op, format string, args ...any) *Tensor {
-	return &Tensor{err: &OpError{Op: op, Msg: fmt.Sprintf(format, args...), Pos: currentPos()}}
+	return &Tensor{err: &OpError{Op: op, Msg: fmt.Sprintf(format, args...)}}
 }
 
 // Err returns the error this tensor carries, if any.
@@ -53,6 +53,7 @@ func (t *Tensor) Ndim() int       { return len(t.node.Shape) }
 func (t *Tensor) Numel() int      { return t.node.Numel() }
 
 // firstErr returns a tensor carrying the first error among ts, or nil.
+// Tensors of different contexts (two runs) never meet in one op.
 func firstErr(ts ...*Tensor) *Tensor {
 	for _, t := range ts {
 		if t == nil {
@@ -60,6 +61,11 @@ func firstErr(ts ...*Tensor) *Tensor {
 		}
 		if t.err != nil {
 			return t
+		}
+	}
+	for _, t := range ts[min(1, len(ts)):] {
+		if t.node.ctx != ts[0].node.ctx {
+			return &Tensor{err: errors.New("tensors of different contexts (runs) cannot be combined; make them in one context")}
 		}
 	}
 	return nil
@@ -74,42 +80,35 @@ type Engine interface {
 	Read(n *Node) ([]byte, error)
 }
 
-var engine Engine
-
-// SetEngine installs the engine that realizes tensors.
-func SetEngine(e Engine) { engine = e }
-
-// CurrentEngine returns the installed engine.
-func CurrentEngine() Engine { return engine }
-
-// FromBytes makes a realized tensor from little-endian host bytes.
-func FromBytes(dt ir.DType, shape []int, data []byte) (*Tensor, error) {
+// FromBytes makes a realized tensor from little-endian host bytes (the
+// tensor keeps data).
+func (c *Context) FromBytes(dt ir.DType, shape []int, data []byte) (*Tensor, error) {
 	n := prod(shape)
 	if len(data) != n*dt.Size() {
 		return nil, fmt.Errorf("data has %d bytes, shape %s of %s needs %d", len(data), FormatShape(shape), dt, n*dt.Size())
 	}
 	b := &Buffer{ID: NewID(), DType: dt, Size: n, Host: data}
-	return &Tensor{node: newNode(ir.OpBuffer, dt, shape, b)}, nil
+	return &Tensor{node: c.newNode(ir.OpBuffer, dt, shape, b)}, nil
 }
 
 // FromFloats makes a realized tensor from values (converted to dt with the
 // cast rules: floats to integers truncate and saturate).
-func FromFloats(dt ir.DType, shape []int, vals []float64) (*Tensor, error) {
+func (c *Context) FromFloats(dt ir.DType, shape []int, vals []float64) (*Tensor, error) {
 	data := make([]byte, len(vals)*dt.Size())
 	for i, v := range vals {
 		PutValue(data, dt, i, v)
 	}
-	return FromBytes(dt, shape, data)
+	return c.FromBytes(dt, shape, data)
 }
 
 // FromInts makes a realized tensor of an integer (or bool) dtype from exact
 // integer values, wrapped to dt (uint64 values are int64 bit patterns).
-func FromInts(dt ir.DType, shape []int, vals []int64) (*Tensor, error) {
+func (c *Context) FromInts(dt ir.DType, shape []int, vals []int64) (*Tensor, error) {
 	data := make([]byte, len(vals)*dt.Size())
 	for i, v := range vals {
 		PutInt(data, dt, i, v)
 	}
-	return FromBytes(dt, shape, data)
+	return c.FromBytes(dt, shape, data)
 }
 
 // putBits stores the low dt.Size() bytes of b as element i, little-endian.
@@ -181,20 +180,36 @@ func WrapFloat(dt ir.DType, v float64) int64 {
 // uint8) is 255); user values are checked by Full and Scalar instead.
 // Integer constants hold an int64 (ConstInt makes them exactly), float
 // constants a float64.
-func Const(v float64, dt ir.DType) *Tensor {
+func (c *Context) Const(v float64, dt ir.DType) *Tensor {
 	if !dt.IsFloat() {
-		return ConstInt(WrapFloat(dt, v), dt)
+		return c.ConstInt(WrapFloat(dt, v), dt)
 	}
-	return &Tensor{node: newNode(ir.OpConst, dt, nil, ir.RoundFloat(dt, v))}
+	return &Tensor{node: c.newNode(ir.OpConst, dt, nil, ir.RoundFloat(dt, v))}
 }
 
 // ConstInt is an integer (or bool) constant of dtype dt, wrapped to its
 // width (uint64 values are int64 bit patterns).
-func ConstInt(v int64, dt ir.DType) *Tensor {
+func (c *Context) ConstInt(v int64, dt ir.DType) *Tensor {
 	if dt.IsFloat() {
-		return Const(float64(v), dt)
+		return c.Const(float64(v), dt)
 	}
-	return &Tensor{node: newNode(ir.OpConst, dt, nil, dt.Wrap(v))}
+	return &Tensor{node: c.newNode(ir.OpConst, dt, nil, dt.Wrap(v))}
+}
+
+// Const is a scalar constant of dtype dt in t's context.
+func (t *Tensor) Const(v float64, dt ir.DType) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	return t.node.ctx.Const(v, dt)
+}
+
+// ConstInt is an integer constant of dtype dt in t's context.
+func (t *Tensor) ConstInt(v int64, dt ir.DType) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	return t.node.ctx.ConstInt(v, dt)
 }
 
 // ConstValue is the value of a constant node: its float (floats) or its
@@ -236,31 +251,25 @@ func formatValue(v float64) string {
 
 // Full is a tensor of shape filled with v: a broadcast constant, no memory.
 // v must be a value of dt (truncated toward zero for integer dtypes).
-func Full(shape []int, v float64, dt ir.DType) *Tensor {
-	if t := checkShape("full", shape); t != nil {
-		return t
-	}
+func (c *Context) Full(shape []int, v float64, dt ir.DType) *Tensor {
 	if t := checkValue("full", v, dt); t != nil {
 		return t
 	}
-	return FullOf(shape, Const(v, dt))
+	return FullOf(shape, c.Const(v, dt))
 }
 
 // FullInt is Full for an exact integer v of an integer dtype (v must be a
 // value of dt; uint64 values past 2^63 need ConstInt's bit patterns).
-func FullInt(shape []int, v int64, dt ir.DType) *Tensor {
-	if t := checkShape("full", shape); t != nil {
-		return t
-	}
+func (c *Context) FullInt(shape []int, v int64, dt ir.DType) *Tensor {
 	if !dt.IsFloat() && !dt.Fits(v) {
 		lo, hi := dt.Range()
 		return errorf("full", "%d does not fit %s (%d to %d): use a wider dtype", v, dt, lo, hi)
 	}
-	return FullOf(shape, ConstInt(v, dt))
+	return FullOf(shape, c.ConstInt(v, dt))
 }
 
-// FullOf broadcasts the scalar c to shape.
-func FullOf(shape []int, c *Tensor) *Tensor {
+// FullOf broadcasts the scalar k to shape.
+func FullOf(shape []int, k *Tensor) *Tensor {
 	if t := checkShape("full", shape); t != nil {
 		return t
 	}
@@ -268,7 +277,7 @@ func FullOf(shape []int, c *Tensor) *Tensor {
 	for i := range ones {
 		ones[i] = 1
 	}
-	return c.Reshape(ones...).Expand(shape...)
+	return k.Reshape(ones...).Expand(shape...)
 }
 
 func checkShape(op string, shape []int) *Tensor {
@@ -306,37 +315,44 @@ func checkNumel(op string, shape []int) *Tensor {
 
 // ---- realization ----
 
-// Realize computes the tensor on the current device.
+var errNoEngine = errors.New("no engine: the tensor's context cannot realize values")
+
+// Realize computes the tensor on its context's device.
 func (t *Tensor) Realize() *Tensor {
 	if t.err != nil {
 		return t
 	}
-	if engine == nil {
-		return &Tensor{err: errors.New("no engine installed")}
+	e := t.node.ctx.engine
+	if e == nil {
+		return &Tensor{err: errNoEngine}
 	}
-	if err := engine.Realize(t.node); err != nil {
+	if err := e.Realize(t.node); err != nil {
 		return &Tensor{err: err}
 	}
 	return t
 }
 
-// RealizeAll computes several tensors in one schedule.
+// RealizeAll computes several tensors (of one context) in one schedule.
 func RealizeAll(ts ...*Tensor) error {
+	if len(ts) == 0 {
+		return nil
+	}
 	if e := firstErr(ts...); e != nil {
 		return e.err
 	}
-	if engine == nil {
-		return errors.New("no engine installed")
+	e := ts[0].node.ctx.engine
+	if e == nil {
+		return errNoEngine
 	}
 	nodes := make([]*Node, len(ts))
 	for i, t := range ts {
 		nodes[i] = t.node
 	}
-	return engine.Realize(nodes...)
+	return e.Realize(nodes...)
 }
 
-// Bytes realizes the tensor and returns its elements' little-endian bytes
-// (GetValue and GetInt read them).
+// Bytes realizes the tensor and returns its elements as little-endian
+// host bytes.
 func (t *Tensor) Bytes() ([]byte, error) {
 	if t.err != nil {
 		return nil, t.err
@@ -344,24 +360,12 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	if r := t.Realize(); r.err != nil {
 		return nil, r.err
 	}
-	if engine == nil {
-		return nil, errors.New("no engine installed")
-	}
-	return engine.Read(t.node)
+	return t.node.ctx.engine.Read(t.node)
 }
 
 // Floats realizes the tensor and returns its elements as float64.
 func (t *Tensor) Floats() ([]float64, error) {
-	if t.err != nil {
-		return nil, t.err
-	}
-	if r := t.Realize(); r.err != nil {
-		return nil, r.err
-	}
-	if engine == nil {
-		return nil, errors.New("no engine installed")
-	}
-	data, err := engine.Read(t.node)
+	data, err := t.Bytes()
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +383,7 @@ func (t *Tensor) Item() (float64, error) {
 		return 0, t.err
 	}
 	if t.Numel() != 1 {
-		return 0, &OpError{Op: "item", Msg: fmt.Sprintf("tensor of shape %s has %d elements, item() needs exactly one", FormatShape(t.node.Shape), t.Numel()), Pos: currentPos()}
+		return 0, &OpError{Op: "item", Msg: fmt.Sprintf("tensor of shape %s has %d elements, item() needs exactly one", FormatShape(t.node.Shape), t.Numel())}
 	}
 	v, err := t.Floats()
 	if err != nil {

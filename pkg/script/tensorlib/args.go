@@ -235,7 +235,7 @@ func operand(like *tensor.Tensor, v starlark.Value) (*tensor.Tensor, error) {
 		return like.Scalar(float64(v.Float()), false), nil
 	case starlark.Bool:
 		if like.DType() == ir.Bool {
-			return tensor.Const(b2f(bool(v)), ir.Bool), nil
+			return like.Const(b2f(bool(v)), ir.Bool), nil
 		}
 		return like.Scalar(b2f(bool(v)), false), nil
 	case starlark.Float:
@@ -253,17 +253,17 @@ func b2f(b bool) float64 {
 
 // pyConst makes a scalar tensor from a Python number with tinygrad's
 // default dtypes: bool, int32, float32.
-func pyConst(v starlark.Value) (*tensor.Tensor, error) {
+func pyConst(ctx *tensor.Context, v starlark.Value) (*tensor.Tensor, error) {
 	switch v := v.(type) {
 	case starlark.Bool:
-		return tensor.Const(b2f(bool(v)), ir.Bool), nil
+		return ctx.Const(b2f(bool(v)), ir.Bool), nil
 	case starlark.Int:
 		if i, ok := v.Int64(); ok && ir.Int32.Fits(i) {
-			return tensor.ConstInt(i, ir.Int32), nil
+			return ctx.ConstInt(i, ir.Int32), nil
 		}
 		return nil, fmt.Errorf("%s does not fit int32 (-2147483648 to 2147483647): make it a tensor of a wider dtype", v)
 	case starlark.Float:
-		return tensor.Const(float64(v), ir.Float32), nil
+		return ctx.Const(float64(v), ir.Float32), nil
 	}
 	return nil, fmt.Errorf("got %s, want Tensor or number", v.Type())
 }

@@ -19,7 +19,7 @@ import (
 // of numbers. Without dtype, it is float32 if any element is a float, else
 // int32 if any is an int, else bool (an empty list is float32). Integers
 // convert exactly (int64 and uint64 included) and must fit the dtype.
-func fromPython(v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
+func fromPython(ctx *tensor.Context, v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
 	var shape []int
 	for x := v; IsSeq(x); {
 		n := starlark.Len(x)
@@ -92,7 +92,7 @@ func fromPython(v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
 		}
 		tensor.PutInt(data, dtype, i, n)
 	}
-	return tensor.FromBytes(dtype, shape, data)
+	return ctx.FromBytes(dtype, shape, data)
 }
 
 // intElement converts a Python number to an element of an integer (or
@@ -156,10 +156,10 @@ func ReadValues(c *pyrt.Call, t *tensor.Tensor) ([]float64, error) {
 
 // readBytes realizes t and returns its bytes, warning in trace mode.
 func readBytes(c *pyrt.Call, t *tensor.Tensor) ([]byte, error) {
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, errors.New("no device: the tensor cannot be computed (no engine is installed)")
 	}
-	if Tracing() {
+	if Tracing(t.Context()) {
 		WarnTraceRead(c)
 	}
 	return t.Bytes()
