@@ -681,7 +681,7 @@ func tensorInt(dt ir.DType, v float64) int64 {
 	return int64(v)
 }
 
-// storeValue renders the value a store writes: bfloat16 as its bits (a
+// storeExpr renders the value a store writes: bfloat16 as its bits (a
 // cast to bfloat16 from float32 rounds right there).
 func (r *renderer) storeExpr(s *ir.Expr) string {
 	v := s.Src[1]
