@@ -554,3 +554,13 @@ func targetOf(dev backend.Device) ir.Target {
 	}
 	return ir.Target{}
 }
+
+// SetBeam changes BEAM's width for the kernels compiled from now on (0:
+// off); a searcher of another width is dropped. Schedules already compiled
+// keep their kernels.
+func (e *Engine) SetBeam(width int) {
+	if width != e.Opts.Beam {
+		e.Opts.Beam = width
+		e.beam = nil
+	}
+}

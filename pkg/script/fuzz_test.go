@@ -37,9 +37,8 @@ func FuzzRun(f *testing.F) {
 	tensor.SetEngine(fuzzEngine{})
 	defer tensor.SetEngine(before)
 	f.Fuzz(func(t *testing.T, src []byte) {
-		out, _ := frontend.Translate(src)
-		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
-			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
+		if tr, err := frontend.Translate(src); err == nil && strings.Count(string(tr.Text), "\n") != strings.Count(string(src), "\n") {
+			t.Fatalf("the translation changed the line count:\n%q\n->\n%q", src, tr.Text)
 		}
 		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000})
 		if err == nil {
