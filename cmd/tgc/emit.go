@@ -45,6 +45,10 @@ func emitScript(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files, err := scriptFiles(cfg, file)
+	if err != nil {
+		return err
+	}
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	device := cfg.Device
 	if device == "" {
@@ -64,7 +68,7 @@ func emitScript(c *cobra.Command, args []string) error {
 	if cfg.SeedSet {
 		tensor.ManualSeed(cfg.Seed)
 	}
-	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:]})
+	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:], Files: files})
 	if err != nil {
 		return err
 	}

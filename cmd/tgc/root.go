@@ -13,6 +13,7 @@ import (
 
 	"tgc/pkg/backend"
 	"tgc/pkg/config"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/realize"
 	"tgc/pkg/script"
 )
@@ -28,7 +29,7 @@ Starlark; plain .py files of tinygrad code run too) builds a lazy graph that
 tgc fuses into kernels, renders as source, compiles and runs on a device.
 
 Settings come from flags, then TGC_* environment variables (TGC_DEVICE,
-TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE), then tinygrad's
+TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then tinygrad's
 (DEVICE, DEV, DEBUG, BEAM), then tgc.yaml in the current directory (or
 --config FILE), then defaults. NO_COLOR turns colours off.`,
 		Version:       versionString(),
@@ -155,6 +156,19 @@ func addScriptFlags(c *cobra.Command) {
 	addBeamFlags(c)
 	f.Uint64("max-steps", 0, "stop the script after this many execution steps (0 = default limit)")
 	f.BoolP("quiet", "q", false, "no summary line")
+	f.StringArray("allow-path", nil, "a folder (or file) the script may read and write besides its own folder and the current one (repeatable; see docs/language.md#file-access)")
+}
+
+// scriptFiles is the file access of a script: its folder, the current
+// folder and the allowed paths of the config.
+func scriptFiles(cfg *config.Config, file string) (*fileaccess.Policy, error) {
+	p := fileaccess.ForScript(file)
+	for _, dir := range cfg.AllowPath {
+		if err := p.Allow(dir, "allowed "+cfg.From["allow_path"]); err != nil {
+			return nil, fmt.Errorf("allow_path (%s): %v", cfg.From["allow_path"], err)
+		}
+	}
+	return p, nil
 }
 
 // addBeamFlags adds the kernel-search flags.
@@ -169,9 +183,21 @@ func engineOptions(cfg *config.Config, out io.Writer, color bool) realize.Option
 	return realize.Options{Debug: cfg.Debug, Out: out, Color: color, Beam: cfg.Beam, BeamBudget: cfg.BeamBudget}
 }
 
-// loadConfig loads the settings for a command.
+// loadConfig loads the settings for a command. With DEBUG=1 it lists what
+// tgc.yaml set: a config file in the current folder can redirect the
+// kernel cache or widen what scripts may access, which should not go
+// unnoticed.
 func loadConfig(c *cobra.Command) (*config.Config, error) {
-	return config.Load(config.Options{Flags: c.Flags(), Devices: knownDevices()})
+	cfg, err := config.Load(config.Options{Flags: c.Flags(), Devices: knownDevices()})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Debug >= 1 {
+		for _, s := range cfg.FileSettings() {
+			fmt.Fprintf(c.ErrOrStderr(), "tgc: %s sets %s\n", cfg.File, s)
+		}
+	}
+	return cfg, nil
 }
 
 // checkScript reports a missing or unreadable script clearly, before any
@@ -186,7 +212,7 @@ func checkScript(file string) error {
 	case st.IsDir():
 		return fmt.Errorf("%s is a directory, not a script (.tg or .py)", file)
 	}
-	f, err := os.Open(file)
+	f, err := fileaccess.Open(file) // a FIFO or device is refused, not waited on
 	if err != nil {
 		return fmt.Errorf("cannot read script: %v", err)
 	}

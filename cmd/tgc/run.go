@@ -43,6 +43,10 @@ func runScript(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files, err := scriptFiles(cfg, file)
+	if err != nil {
+		return err
+	}
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	device := cfg.RunDevice()
 	if !slices.Contains(backend.Names(), device) {
@@ -57,7 +61,7 @@ func runScript(c *cobra.Command, args []string) error {
 		tensor.ManualSeed(cfg.Seed)
 	}
 	before := compileStats()
-	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:]})
+	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:], Files: files})
 	if err != nil {
 		return err
 	}

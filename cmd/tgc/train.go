@@ -14,6 +14,8 @@ import (
 
 	"tgc/models"
 	"tgc/pkg/backend"
+	"tgc/pkg/config"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/mnist"
 	"tgc/pkg/realize"
 	"tgc/pkg/report"
@@ -200,6 +202,9 @@ func runTrain(c *cobra.Command, args []string) error {
 		tf.config["seed"] = int(cfg.Seed)
 	}
 	opts.Stdout, opts.Stderr, opts.MaxSteps = stdout, stderr, cfg.MaxSteps
+	if opts.Files, err = trainFiles(cfg, opts.File, tf); err != nil {
+		return err
+	}
 	sess := &script.TrainSession{Config: tf.config, Recorder: report.NewRecorder(), Every: tf.logEvery}
 
 	before := compileStats()
@@ -238,6 +243,26 @@ func runTrain(c *cobra.Command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// trainFiles is the file access of a training script: a script's, plus
+// the files the user named on the command line (--save, --data).
+func trainFiles(cfg *config.Config, file string, tf *trainFlags) (*fileaccess.Policy, error) {
+	p, err := scriptFiles(cfg, file)
+	if err != nil {
+		return nil, err
+	}
+	if tf.save != "" {
+		if err := p.AllowNew(tf.save, "--save"); err != nil {
+			return nil, fmt.Errorf("--save %s: %v", tf.save, err)
+		}
+	}
+	if data, _ := tf.config["data"].(string); data != "" {
+		if err := p.Allow(data, "--data"); err != nil {
+			return nil, fmt.Errorf("--data %s: %v", data, err)
+		}
+	}
+	return p, nil
 }
 
 // trainRows are the rows of the final table.

@@ -26,10 +26,14 @@ import (
 	"github.com/spf13/viper"
 
 	"tgc/pkg/backend"
+	"tgc/pkg/fileaccess"
 )
 
 // FileName is the configuration file looked for in the current directory.
 const FileName = "tgc.yaml"
+
+// MaxFileSize bounds a config file.
+const MaxFileSize = 1 << 20
 
 // MaxDebug is the highest DEBUG level.
 const MaxDebug = 7
@@ -46,6 +50,9 @@ type Config struct {
 	Cache      string        `mapstructure:"cache"`     // kernel cache directory ("" = backend default)
 	Quiet      bool          `mapstructure:"quiet"`     // no summary line
 	NoColor    bool          `mapstructure:"no_color"`  // no ANSI colours (also NO_COLOR)
+	// AllowPath are folders (or files) scripts may read and write besides
+	// their own folder and the current one (absolute, existing).
+	AllowPath []string `mapstructure:"allow_path"`
 
 	SeedSet bool   `mapstructure:"-"` // a seed was given somewhere
 	File    string `mapstructure:"-"` // the config file read, "" if none
@@ -72,6 +79,7 @@ var keys = []key{
 	{"cache", "cache", []string{"TGC_CACHE"}},
 	{"quiet", "quiet", nil},
 	{"no_color", "no-color", nil},
+	{"allow_path", "allow-path", []string{"TGC_ALLOW_PATH"}},
 }
 
 // Keys lists the keys tgc.yaml may hold.
@@ -139,6 +147,13 @@ func Load(opts Options) (*Config, error) {
 		if from == "" {
 			continue
 		}
+		if from == "--"+k.flag {
+			// A repeatable flag: its values as given (viper would split
+			// them at commas).
+			if vals, err := opts.Flags.GetStringArray(k.flag); err == nil {
+				raw = vals
+			}
+		}
 		cfg.From[k.name] = from
 		if err := set(cfg, k.name, raw, from, opts.Devices); err != nil {
 			return nil, err
@@ -158,7 +173,7 @@ func Load(opts Options) (*Config, error) {
 
 // readFile reads a config file into v, rejecting unknown keys.
 func readFile(v *viper.Viper, file string) error {
-	data, err := os.ReadFile(file)
+	data, err := fileaccess.ReadFile(file, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("config file %s does not exist", file)
@@ -282,6 +297,22 @@ func set(cfg *Config, name string, raw any, from string, devices []string) error
 			return fmt.Errorf("%sinvalid %s value %s: %v", prefix, from, quote(raw), err)
 		}
 		cfg.Cache = p
+	case "allow_path":
+		paths, ok := pathList(raw)
+		if !ok {
+			return bad("a folder path or a list of them")
+		}
+		cfg.AllowPath = cfg.AllowPath[:0]
+		for _, s := range paths {
+			p, err := expandPath(s)
+			if err == nil {
+				_, err = os.Stat(p)
+			}
+			if err != nil {
+				return fmt.Errorf("%sinvalid %s value %s: %v", prefix, from, strconv.Quote(s), unwrapAll(err))
+			}
+			cfg.AllowPath = append(cfg.AllowPath, p)
+		}
 	case "quiet", "no_color":
 		b, ok := boolean(raw)
 		if !ok {
@@ -294,6 +325,56 @@ func set(cfg *Config, name string, raw any, from string, devices []string) error
 		}
 	}
 	return nil
+}
+
+// pathList accepts a list of non-empty paths: a YAML list or string, a
+// repeated flag, or an environment value separated like PATH.
+func pathList(raw any) ([]string, bool) {
+	var out []string
+	switch x := raw.(type) {
+	case string:
+		out = filepath.SplitList(x)
+	case []string:
+		out = x
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+	default:
+		return nil, false
+	}
+	for _, s := range out {
+		if strings.TrimSpace(s) == "" {
+			return nil, false
+		}
+	}
+	return out, len(out) > 0
+}
+
+// FileSettings lists the settings the config file gave, as "key = value"
+// (DEBUG=1 prints them: a tgc.yaml can redirect the kernel cache or widen
+// what scripts may access).
+func (c *Config) FileSettings() []string {
+	if c.File == "" {
+		return nil
+	}
+	rv := reflect.ValueOf(c).Elem()
+	var out []string
+	for _, k := range keys {
+		if !strings.HasPrefix(c.From[k.name], c.File+": ") {
+			continue
+		}
+		for i := range rv.NumField() {
+			if rv.Type().Field(i).Tag.Get("mapstructure") == k.name {
+				out = append(out, fmt.Sprintf("%s = %v", k.name, rv.Field(i).Interface()))
+			}
+		}
+	}
+	return out
 }
 
 // duration accepts "30s"-style strings and plain numbers of seconds.

@@ -14,7 +14,7 @@ import (
 )
 
 var envVars = []string{"TGC_DEVICE", "DEVICE", "DEV", "TGC_DEBUG", "DEBUG", "TGC_BEAM", "BEAM",
-	"TGC_BEAM_BUDGET", "TGC_SEED", "TGC_MAX_STEPS", "TGC_CACHE", "NO_COLOR"}
+	"TGC_BEAM_BUDGET", "TGC_SEED", "TGC_MAX_STEPS", "TGC_CACHE", "TGC_ALLOW_PATH", "NO_COLOR"}
 
 // clearEnv unsets every variable Load reads (restored after the test).
 func clearEnv(t *testing.T) {
@@ -36,6 +36,7 @@ func flagSet() *pflag.FlagSet {
 	fs.Bool("quiet", false, "")
 	fs.Bool("no-color", false, "")
 	fs.String("config", "", "")
+	fs.StringArray("allow-path", nil, "")
 	return fs
 }
 
@@ -255,5 +256,66 @@ func TestDefaultDevices(t *testing.T) {
 	c, err = Load(Options{Dir: t.TempDir()})
 	if err != nil || c.RunDevice() != backend.Default() {
 		t.Errorf("no device: RunDevice %q, want %q (err %v)", c.RunDevice(), backend.Default(), err)
+	}
+}
+
+// TestAllowPath: allow_path comes from a repeated flag (paths with commas
+// intact), TGC_ALLOW_PATH (separated like PATH) or tgc.yaml (a path or a
+// list); paths are made absolute and must exist; DEBUG=1's list of what
+// tgc.yaml set includes it.
+func TestAllowPath(t *testing.T) {
+	a, b := t.TempDir(), filepath.Join(t.TempDir(), "with,comma")
+	if err := os.Mkdir(b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		setup
+		want []string
+		err  string
+	}{
+		{name: "flags", setup: setup{flags: []string{"--allow-path", a, "--allow-path", b}}, want: []string{a, b}},
+		{name: "env", setup: setup{env: map[string]string{"TGC_ALLOW_PATH": a + string(os.PathListSeparator) + b}}, want: []string{a, b}},
+		{name: "yaml list", setup: setup{yaml: "allow_path: [" + a + ", '" + b + "']\n"}, want: []string{a, b}},
+		{name: "yaml string", setup: setup{yaml: "allow_path: " + a + "\n"}, want: []string{a}},
+		{name: "flag over yaml", setup: setup{yaml: "allow_path: " + a + "\n", flags: []string{"--allow-path", b}}, want: []string{b}},
+		{name: "missing", setup: setup{flags: []string{"--allow-path", filepath.Join(a, "nope")}}, err: `invalid --allow-path value "` + filepath.Join(a, "nope") + `": no such file or directory`},
+		{name: "empty", setup: setup{yaml: "allow_path: ['']\n"}, err: "invalid allow_path value"},
+		{name: "number", setup: setup{yaml: "allow_path: 3\n"}, err: "want a folder path or a list of them"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := load(t, tc.setup)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(cfg.AllowPath, tc.want) {
+				t.Errorf("AllowPath %q, want %q", cfg.AllowPath, tc.want)
+			}
+			fromFile := strings.HasPrefix(cfg.From["allow_path"], cfg.File+": ") && cfg.File != ""
+			listed := slices.ContainsFunc(cfg.FileSettings(), func(s string) bool { return strings.HasPrefix(s, "allow_path = ") })
+			if listed != fromFile {
+				t.Errorf("FileSettings %q (allow_path from %q)", cfg.FileSettings(), cfg.From["allow_path"])
+			}
+		})
+	}
+}
+
+// TestFileSettings: what tgc.yaml set is listed (DEBUG=1 prints it), what
+// came from elsewhere is not.
+func TestFileSettings(t *testing.T) {
+	cache := t.TempDir()
+	cfg, err := load(t, setup{yaml: "cache: " + cache + "\nbeam: 2\ndebug: 1\n", env: map[string]string{"DEBUG": "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.FileSettings(), "; ")
+	if want := "beam = 2; cache = " + cache; got != want {
+		t.Errorf("FileSettings %q, want %q", got, want)
 	}
 }

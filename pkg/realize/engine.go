@@ -98,6 +98,16 @@ func New(dev backend.Device, opts Options) *Engine {
 	return &Engine{Dev: dev, Opts: opts, cache: map[string]*compiled{}}
 }
 
+// printWarnings prints what the device noticed while compiling (a corrupt
+// kernel cache entry it rebuilt, a cache it could not write).
+func (e *Engine) printWarnings() {
+	if d, ok := e.Dev.(interface{ TakeWarnings() []string }); ok {
+		for _, w := range d.TakeWarnings() {
+			fmt.Fprintf(e.Opts.Out, "tgc: warning: %s\n", w)
+		}
+	}
+}
+
 // UseDevice opens a device by name and installs an engine for it.
 func UseDevice(name string) error {
 	_, err := Install(name, Options{})
@@ -241,6 +251,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	cstart := time.Now()
 	e.Stats.Compiled += len(kernels)
 	progs, err := e.Dev.Compile(kernels)
+	e.printWarnings()
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/tensor"
 )
@@ -40,7 +41,7 @@ func FuzzRun(f *testing.F) {
 		if tr, err := frontend.Translate(src); err == nil && strings.Count(string(tr.Text), "\n") != strings.Count(string(src), "\n") {
 			t.Fatalf("the translation changed the line count:\n%q\n->\n%q", src, tr.Text)
 		}
-		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000})
+		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000, Files: &fileaccess.Policy{}}) // no file access
 		if err == nil {
 			return
 		}

@@ -28,6 +28,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/report"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/script/pyrt"
@@ -47,6 +48,10 @@ type Options struct {
 	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
 	Argv     []string      // script arguments, visible as the list argv
 	Train    *TrainSession // tgc train's session (RunTraining); nil: none
+	// Files is the file access of the script (safe_load, safe_save,
+	// mnist(dir=...)); nil: fileaccess.ForScript(File), the script's folder
+	// and the current folder.
+	Files *fileaccess.Policy
 }
 
 // Error is a script error: where it happened, what, and the call stack.
@@ -104,6 +109,7 @@ type interp struct {
 	argv     *starlark.List // the script's arguments
 	counters starlark.Value // GlobalCounters
 	imports  pyrt.Modules   // what import can bind
+	files    *fileaccess.Policy
 }
 
 // interpOf is the run of a thread.
@@ -129,6 +135,9 @@ func Run(opts Options) (err error) {
 	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
 	if opts.Train != nil {
 		in.train.sess = opts.Train
+	}
+	if in.files = opts.Files; in.files == nil {
+		in.files = fileaccess.ForScript(opts.File)
 	}
 
 	runMu.Lock()
@@ -226,7 +235,8 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
 		train:    trainState{sess: &TrainSession{Recorder: report.NewRecorder()}},
 		argv:     starlark.NewList(nil),
-		counters: tensorlib.NewGlobalCounters()}
+		counters: tensorlib.NewGlobalCounters(),
+		files:    fileaccess.ForScript("")}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -312,15 +322,6 @@ func syntaxMessage(msg string) string {
 	return msg
 }
 
-// Warn prints a warning at the current script position.
-func (in *interp) Warn(msg string) {
-	prefix := ""
-	if s := in.scriptPos().String(); s != "" {
-		prefix = s + ": "
-	}
-	fmt.Fprintf(in.stderr, "%swarning: %s\n", prefix, msg)
-}
-
 // suggestName adds the nearest predeclared or built-in name to the
 // resolver's "undefined: x" errors.
 func (in *interp) suggestName(msg string) string {
@@ -393,6 +394,11 @@ func (in *interp) InternalError(r any) string {
 
 // WarnTraceRead prints the trace-mode warning once per source line.
 func (in *interp) WarnTraceRead() {
+	in.Warnf("value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced")
+}
+
+// Warnf prints a warning at the current script position, once per line.
+func (in *interp) Warnf(format string, args ...any) {
 	p := in.scriptPos()
 	if in.warned[int32(p.Line)] {
 		return
@@ -402,5 +408,8 @@ func (in *interp) WarnTraceRead() {
 	if s := p.String(); s != "" {
 		prefix = s + ": "
 	}
-	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
+	fmt.Fprintf(in.stderr, "%swarning: %s\n", prefix, fmt.Sprintf(format, args...))
 }
+
+// Files is the file access of the script (docs/language.md#file-access).
+func (in *interp) Files() *fileaccess.Policy { return in.files }

@@ -10,6 +10,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/ir"
 	"tgc/pkg/realize"
 	"tgc/pkg/safetensors"
@@ -30,8 +31,18 @@ func useGO(t *testing.T) {
 func run(t *testing.T, src string, maxSteps uint64) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := Run(Options{File: "model.tg", Src: []byte(src), Stdout: &out, Stderr: &errOut, MaxSteps: maxSteps})
+	err := Run(Options{File: "model.tg", Src: []byte(src), Stdout: &out, Stderr: &errOut, MaxSteps: maxSteps, Files: testFiles(t)})
 	return out.String(), errOut.String(), err
+}
+
+// testFiles is the file access of test scripts: the current folder and the
+// temporary folders of tests.
+func testFiles(t *testing.T) *fileaccess.Policy {
+	p := fileaccess.ForScript("")
+	if err := p.Allow(os.TempDir(), "the tests' temporary folders"); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // firstLine is the first line of an error's text.

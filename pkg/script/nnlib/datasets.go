@@ -78,6 +78,12 @@ func mnistFn(c *pyrt.Call) (starlark.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("mnist: for parameter dir: got %s, want string or None", dirV.Type())
 		}
+		// A folder the script names is subject to its file access; the
+		// folder tgc finds itself (--data, $TGC_MNIST_DIR, the module
+		// cache) is the user's choice.
+		if _, err := files(c).CheckDir(s); err != nil {
+			return nil, fmt.Errorf("mnist: %v", err)
+		}
 		dir = s
 	}
 	configured := ""

@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/ir"
 	"tgc/pkg/safetensors"
 	"tgc/pkg/script/pyrt"
@@ -21,6 +22,22 @@ import (
 // collecting the tensors of a model made of objects, structs, lists and
 // dicts.
 
+// files is the file access of the running script (docs/language.md#file-access);
+// without a session, none.
+func files(c *pyrt.Call) *fileaccess.Policy {
+	if h, ok := pyrt.HostOf(c.Thread).(interface{ Files() *fileaccess.Policy }); ok {
+		return h.Files()
+	}
+	return &fileaccess.Policy{}
+}
+
+// warnf prints a warning at the calling script line (once per line).
+func warnf(c *pyrt.Call, format string, args ...any) {
+	if h, ok := pyrt.HostOf(c.Thread).(interface{ Warnf(string, ...any) }); ok {
+		h.Warnf(format, args...)
+	}
+}
+
 // safeLoad is nn.state.safe_load(path): a dict of name -> Tensor. Weights
 // of dtypes tgc does not store (F64, BF16, I64, I16, U16) are converted to
 // float32 or int32.
@@ -29,7 +46,12 @@ func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("path", &path); err != nil {
 		return nil, err
 	}
-	sts, _, err := safetensors.ReadFile(path)
+	f, err := files(c).Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("safe_load: %v", err)
+	}
+	sts, _, err := safetensors.ReadOpen(f)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("safe_load: %v", err)
 	}
@@ -129,8 +151,22 @@ func safeSave(c *pyrt.Call) (starlark.Value, error) {
 	if engine == nil {
 		return nil, errors.New("safe_save: no device: the tensors cannot be computed (no engine is installed)")
 	}
-	if tensorlib.Tracing() && len(ts) > 0 {
-		tensorlib.WarnTraceRead(c)
+	if _, err := files(c).CheckWrite(path); err != nil {
+		return nil, fmt.Errorf("safe_save: %v", err)
+	}
+	if tensorlib.Tracing() {
+		// tgc emit runs nothing: the tensors become outputs of the plan,
+		// and the file (which would hold zeros) is not written.
+		warnf(c, "safe_save in trace mode: %s is not written (tgc emit runs nothing); the tensors become outputs of the plan", path)
+		if err := tensor.RealizeAll(ts...); err != nil {
+			return nil, fmt.Errorf("safe_save: %v", err)
+		}
+		for _, t := range ts {
+			if _, err := engine.Read(t.Node()); err != nil {
+				return nil, fmt.Errorf("safe_save: %v", err)
+			}
+		}
+		return starlark.None, nil
 	}
 	if err := tensor.RealizeAll(ts...); err != nil {
 		return nil, fmt.Errorf("safe_save: %v", err)
@@ -143,7 +179,11 @@ func safeSave(c *pyrt.Call) (starlark.Value, error) {
 		}
 		out[i] = safetensors.Tensor{Name: names[i], DType: t.DType().SafetensorsName(), Shape: t.Shape(), Data: data}
 	}
-	if err := safetensors.WriteFile(path, out, metadata); err != nil {
+	data, err := safetensors.Encode(out, metadata)
+	if err != nil {
+		return nil, fmt.Errorf("safe_save: %v", err)
+	}
+	if err := files(c).WriteFile(path, data, 0o644); err != nil {
 		return nil, fmt.Errorf("safe_save: %v", err)
 	}
 	return starlark.None, nil

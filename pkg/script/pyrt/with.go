@@ -23,7 +23,9 @@ type ContextManager interface {
 
 // warner is implemented by the session to report an error that has no
 // caller to return to (an __exit__ that fails).
-type warner interface{ Warn(msg string) }
+type warner interface {
+	Warnf(format string, args ...any)
+}
 
 const withKey = "tgc.with"
 
@@ -43,7 +45,7 @@ func (b *block) exit() {
 	for i := len(b.managers) - 1; i >= 0; i-- {
 		if err := b.managers[i].Exit(b.th); err != nil {
 			if w, ok := HostOf(b.th).(warner); ok {
-				w.Warn(fmt.Sprintf("leaving a with block: %v", err))
+				w.Warnf("leaving a with block: %v", err)
 			}
 		}
 	}
