@@ -82,8 +82,8 @@ func (in *interp) tinygradNames() starlark.StringDict {
 		"dtypes":         tensorlib.DTypes,
 		"nn":             nnlib.Module,
 		"TinyJit":        pyrt.Builtin("TinyJit", tensorlib.TinyJit),
-		"Device":         tensorlib.Device,
-		"Context":        pyrt.Builtin("Context", tensorlib.Context),
+		"Device":         tensorlib.NewDevice(tensorlib.DeviceName),
+		"Context":        pyrt.Builtin("Context", tensorlib.ContextVars),
 		"GlobalCounters": in.counters,
 		"getenv":         pyrt.Builtin("getenv", in.getenv),
 	}

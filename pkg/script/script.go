@@ -29,6 +29,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"tgc/pkg/fileaccess"
+	"tgc/pkg/realize"
 	"tgc/pkg/report"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/script/pyrt"
@@ -233,10 +234,13 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 		maxSteps = DefaultMaxSteps
 	}
 	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
-		train:    trainState{sess: &TrainSession{Recorder: report.NewRecorder()}},
-		argv:     starlark.NewList(nil),
-		counters: tensorlib.NewGlobalCounters(),
-		files:    fileaccess.ForScript("")}
+		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}},
+		argv:  starlark.NewList(nil),
+		counters: tensorlib.NewGlobalCounters(func() *realize.Engine {
+			e, _ := tensor.CurrentEngine().(*realize.Engine)
+			return e
+		}),
+		files: fileaccess.ForScript("")}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {

@@ -45,7 +45,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 	if err := c.Unpack("data", &data, "dtype?", &dt, "device?", &device, "requires_grad?", &requiresGrad); err != nil {
 		return nil, err
 	}
-	if err := checkDevice("Tensor", device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	var t *tensor.Tensor
@@ -165,7 +165,7 @@ func shapeAndDType(c *pyrt.Call, def ir.DType, extra ...any) ([]int, ir.DType, e
 	if err := starlark.UnpackArgs(c.Name, nil, c.Kwargs, pairs...); err != nil {
 		return nil, 0, err
 	}
-	if err := checkDevice(c.Name, device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, 0, err
 	}
 	shape, err := varInts(c.Name, c.Args)
@@ -265,7 +265,7 @@ func fullFn(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("shape", &shapeV, "fill_value", &fill, "dtype?", &dt, "device?", &device); err != nil {
 		return nil, err
 	}
-	if err := checkDevice(c.Name, device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	shape, err := varInts(c.Name, starlark.Tuple{shapeV})
@@ -302,7 +302,7 @@ func arangeFn(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("start", &start, "stop?", &stop, "step?", &step, "dtype?", &dt, "device?", &device); err != nil {
 		return nil, err
 	}
-	if err := checkDevice(c.Name, device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	if stop == starlark.None {
@@ -337,7 +337,7 @@ func linspaceFn(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("start", &start, "stop", &stop, "steps", &steps, "dtype?", &dt, "device?", &device); err != nil {
 		return nil, err
 	}
-	if err := checkDevice(c.Name, device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	if !dt.set {
@@ -355,7 +355,7 @@ func eyeFn(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("n", &n, "m?", &m, "dtype?", &dt, "device?", &device); err != nil {
 		return nil, err
 	}
-	if err := checkDevice(c.Name, device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	cols := int(n)

@@ -20,47 +20,50 @@ import (
 
 // ---- Context ----
 
-// contextVar is one setting Context can change.
+// contextVar is one setting Context can change, in the run of a thread.
 type contextVar struct {
-	get func() int
-	set func(int)
+	get func(th *starlark.Thread) int
+	set func(th *starlark.Thread, v int)
 }
 
 // contextVars are the ContextVars of tinygrad that mean something in tgc.
 var contextVars = map[string]contextVar{
 	"TRAINING": {
-		get: func() int { return b2i(tensor.Training) },
-		set: func(v int) { tensor.Training = v != 0 },
+		get: func(th *starlark.Thread) int { return b2i(training(th)) },
+		set: func(th *starlark.Thread, v int) { setTraining(th, v != 0) },
 	},
 	"DEBUG": {
-		get: func() int {
-			if e := engine(); e != nil {
+		get: func(th *starlark.Thread) int {
+			if e := engineOf(th); e != nil {
 				return e.Opts.Debug
 			}
 			return 0
 		},
-		set: func(v int) {
-			if e := engine(); e != nil {
+		set: func(th *starlark.Thread, v int) {
+			if e := engineOf(th); e != nil {
 				e.Opts.Debug = v
 			}
 		},
 	},
 	"BEAM": {
-		get: func() int {
-			if e := engine(); e != nil {
+		get: func(th *starlark.Thread) int {
+			if e := engineOf(th); e != nil {
 				return e.Opts.Beam
 			}
 			return 0
 		},
-		set: func(v int) {
-			if e := engine(); e != nil {
+		set: func(th *starlark.Thread, v int) {
+			if e := engineOf(th); e != nil {
 				e.SetBeam(v)
 			}
 		},
 	},
 }
 
-func engine() *realize.Engine {
+// training, setTraining and engineOf are the run state Context changes.
+func training(*starlark.Thread) bool        { return tensor.Training }
+func setTraining(_ *starlark.Thread, b bool) { tensor.Training = b }
+func engineOf(*starlark.Thread) *realize.Engine {
 	e, _ := tensor.CurrentEngine().(*realize.Engine)
 	return e
 }
@@ -94,17 +97,17 @@ func (x *context) Freeze()               {}
 func (x *context) Truth() starlark.Bool  { return starlark.True }
 func (x *context) Hash() (uint32, error) { return starlark.String(x.desc).Hash() }
 
-func (x *context) Enter(*starlark.Thread) (starlark.Value, error) {
+func (x *context) Enter(th *starlark.Thread) (starlark.Value, error) {
 	old := make([]int, len(x.names))
 	for i, n := range x.names {
-		old[i] = contextVars[n].get()
-		contextVars[n].set(x.vals[i])
+		old[i] = contextVars[n].get(th)
+		contextVars[n].set(th, x.vals[i])
 	}
 	x.saved = append(x.saved, old)
 	return starlark.None, nil
 }
 
-func (x *context) Exit(*starlark.Thread) error {
+func (x *context) Exit(th *starlark.Thread) error {
 	n := len(x.saved)
 	if n == 0 {
 		return nil
@@ -112,7 +115,7 @@ func (x *context) Exit(*starlark.Thread) error {
 	old := x.saved[n-1]
 	x.saved = x.saved[:n-1]
 	for i := len(x.names) - 1; i >= 0; i-- {
-		contextVars[x.names[i]].set(old[i])
+		contextVars[x.names[i]].set(th, old[i])
 	}
 	return nil
 }
@@ -125,8 +128,8 @@ func (x *context) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs [
 	return pyrt.Decorate(x, args[0])
 }
 
-// Context is tinygrad's Context(**vars).
-func Context(c *pyrt.Call) (starlark.Value, error) {
+// ContextVars is tinygrad's Context(**vars).
+func ContextVars(c *pyrt.Call) (starlark.Value, error) {
 	if len(c.Args) > 0 {
 		return nil, fmt.Errorf("Context: takes keyword arguments only, e.g. Context(DEBUG=2)")
 	}
@@ -177,10 +180,12 @@ func testFn(c *pyrt.Call) (starlark.Value, error) {
 
 // deviceModule is Device: Device.DEFAULT is the device the script runs on,
 // Device["CPU"] a device.
-type deviceModule struct{}
+type deviceModule struct {
+	current func() string // the name of the run's device
+}
 
-// Device is the predeclared name Device.
-var Device starlark.Value = deviceModule{}
+// NewDevice makes the Device of a run whose device is named by current.
+func NewDevice(current func() string) starlark.Value { return deviceModule{current} }
 
 var (
 	_ starlark.HasAttrs    = deviceModule{}
@@ -195,10 +200,10 @@ func (deviceModule) Truth() starlark.Bool  { return starlark.True }
 func (deviceModule) Hash() (uint32, error) { return 0xde1ce, nil }
 func (deviceModule) AttrNames() []string   { return []string{"DEFAULT", "canonicalize"} }
 
-func (deviceModule) Attr(name string) (starlark.Value, error) {
+func (d deviceModule) Attr(name string) (starlark.Value, error) {
 	switch name {
 	case "DEFAULT":
-		return starlark.String(DeviceName()), nil
+		return starlark.String(d.current()), nil
 	case "canonicalize":
 		return pyrt.Builtin("canonicalize", func(c *pyrt.Call) (starlark.Value, error) {
 			var d string
@@ -268,7 +273,8 @@ func (d deviceValue) Attr(name string) (starlark.Value, error) {
 
 // checkDevice accepts a device= argument: None or the device the script
 // runs on (tgc runs a script on one device).
-func checkDevice(fn string, v starlark.Value) error {
+func checkDevice(c *pyrt.Call, v starlark.Value) error {
+	fn := c.Name
 	if v == nil || v == starlark.None {
 		return nil
 	}
@@ -295,12 +301,16 @@ func checkDevice(fn string, v starlark.Value) error {
 // globalCounters is tinygrad's GlobalCounters: kernel launches and device
 // time since the last reset().
 type globalCounters struct {
+	engine  func() *realize.Engine
 	kernels int
 	time    time.Duration
 }
 
-// NewGlobalCounters makes the GlobalCounters of one run.
-func NewGlobalCounters() starlark.Value { return &globalCounters{} }
+// NewGlobalCounters makes the GlobalCounters of one run, whose engine is
+// engine() (nil: none that counts).
+func NewGlobalCounters(engine func() *realize.Engine) starlark.Value {
+	return &globalCounters{engine: engine}
+}
 
 func (g *globalCounters) String() string        { return "<GlobalCounters>" }
 func (g *globalCounters) Type() string          { return "GlobalCounters" }
@@ -312,7 +322,7 @@ func (g *globalCounters) AttrNames() []string {
 }
 
 func (g *globalCounters) stats() realize.Stats {
-	if e := engine(); e != nil {
+	if e := g.engine(); e != nil {
 		return e.Stats
 	}
 	return realize.Stats{}

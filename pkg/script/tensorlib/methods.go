@@ -896,7 +896,7 @@ func toMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.Unpack("device", &device); err != nil {
 		return nil, err
 	}
-	if err := checkDevice(c.Name, device); err != nil {
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	return c.Self, nil
