@@ -3,6 +3,7 @@ package frontend
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConstructs is the table of Python constructs the translation
@@ -137,5 +138,21 @@ func TestLimits(t *testing.T) {
 	list := "\n\nx = [" + strings.Repeat("1,", MaxLiteral/2) + "]\n"
 	if _, err := Translate([]byte(list)); err == nil || !strings.HasPrefix(err.Error(), "3:5: a literal of 1048578 bytes; a literal may have at most 1048576 (1 MiB)") {
 		t.Errorf("big list: %v", err)
+	}
+}
+
+// Long chains translate in linear time (a ** b ** ... asks for the end of
+// each link's right side).
+func TestLongChains(t *testing.T) {
+	src := "y = " + strings.Repeat("x ** ", 200000) + "x\n"
+	done := make(chan struct{})
+	go func() {
+		Translate([]byte(src))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a chain of 200000 ** did not translate in 20 s")
 	}
 }

@@ -3,6 +3,7 @@ package frontend
 import (
 	"bytes"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -86,6 +87,17 @@ func apply(src []byte, edits []edit) ([]byte, *PosMap) {
 	for _, e := range edits {
 		if e.start < pos || e.end < pos {
 			continue // inside an earlier replacement
+		}
+		// A replacement keeps the newlines of what it replaces, so that
+		// line numbers stay exact (they land where the text was a
+		// continuation line inside brackets, or an empty line).
+		if missing := bytes.Count(src[e.start:e.end], []byte{'\n'}) - strings.Count(e.text, "\n"); missing > 0 {
+			e.text += strings.Repeat("\n", missing)
+			if e.origins != nil {
+				for range missing {
+					e.origins = append(e.origins, int32(e.end))
+				}
+			}
 		}
 		copyTo(pos, e.start)
 		for i := range len(e.text) {

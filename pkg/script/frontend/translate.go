@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -68,6 +69,7 @@ func Translate(src []byte) (*Translation, error) { return Options{}.Translate(sr
 
 // Translate translates a file.
 func (o Options) Translate(src []byte) (*Translation, error) {
+	src = unixNewlines(src)
 	toks, err := scan(src)
 	if err != nil {
 		return nil, err
@@ -81,6 +83,16 @@ func (o Options) Translate(src []byte) (*Translation, error) {
 		return nil, t.err
 	}
 	return t.finish(), nil
+}
+
+// unixNewlines turns \r\n and \r into \n, as Starlark's scanner reads
+// them; lines and columns stay the same.
+func unixNewlines(src []byte) []byte {
+	if bytes.IndexByte(src, '\r') < 0 {
+		return src
+	}
+	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	return bytes.ReplaceAll(src, []byte("\r"), []byte("\n"))
 }
 
 // translateExpr translates one expression (an f-string field); changed
@@ -103,6 +115,7 @@ func translateExpr(src []byte) ([]byte, bool, error) {
 }
 
 type translator struct {
+	ends  map[int]int // unaryEnd's answers: a ** chain asks for each link
 	opts  Options
 	src   []byte
 	toks  []token
@@ -816,6 +829,18 @@ func (t *translator) operandStart(j int) int {
 // unaryEnd is the last token of the unary expression starting at k: unary
 // operators, a primary with trailers, and a ** chain (right-associative).
 func (t *translator) unaryEnd(k, b int) int {
+	if e, ok := t.ends[k]; ok {
+		return e
+	}
+	e := t.unaryEndOnce(k, b)
+	if t.ends == nil {
+		t.ends = map[int]int{}
+	}
+	t.ends[k] = e
+	return e
+}
+
+func (t *translator) unaryEndOnce(k, b int) int {
 	for k < b && (t.isOp(k, "-") || t.isOp(k, "+") || t.isOp(k, "~")) && !t.toks[k].bol {
 		k++
 	}

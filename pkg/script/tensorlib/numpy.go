@@ -402,13 +402,16 @@ func shortestE(dt ir.DType, v float64) string {
 }
 
 // scientific is dragon4_scientific(v, precision=prec, min_digits=minDigits,
-// unique=True, trim) as (mantissa, exponent): "1.5", "-05".
+// unique=True) as (mantissa, exponent): "1.5", "-05". Digits past the
+// shortest unique ones, up to minDigits, are the value's own digits.
 func (f *elemFormat) scientific(v float64, prec, minDigits int) (string, string) {
 	s := f.digitsE(math.Abs(v), prec)
 	mant, exp, _ := strings.Cut(s, "e")
 	intPart, frac, _ := strings.Cut(mant, ".")
-	for len(frac) < minDigits {
-		frac += "0"
+	if len(frac) < minDigits {
+		s = strconv.FormatFloat(math.Abs(v), 'e', minDigits, bits(f.dt))
+		mant, exp, _ = strings.Cut(s, "e")
+		intPart, frac, _ = strings.Cut(mant, ".")
 	}
 	if math.Signbit(v) {
 		intPart = "-" + intPart
