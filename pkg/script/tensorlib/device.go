@@ -61,7 +61,7 @@ var contextVars = map[string]contextVar{
 }
 
 // training, setTraining and engineOf are the run state Context changes.
-func training(*starlark.Thread) bool        { return tensor.Training }
+func training(*starlark.Thread) bool         { return tensor.Training }
 func setTraining(_ *starlark.Thread, b bool) { tensor.Training = b }
 func engineOf(*starlark.Thread) *realize.Engine {
 	e, _ := tensor.CurrentEngine().(*realize.Engine)
