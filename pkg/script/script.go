@@ -42,13 +42,16 @@ const DefaultMaxSteps = 100_000_000
 
 // Options configures one run of a script.
 type Options struct {
-	File     string        // script path, used in positions and to read Src
-	Src      []byte        // source; nil: read File
-	Stdout   io.Writer     // print output; nil: os.Stdout
-	Stderr   io.Writer     // warnings; nil: os.Stderr
-	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
-	Argv     []string      // script arguments, visible as the list argv
-	Train    *TrainSession // tgc train's session (RunTraining); nil: none
+	File     string    // script path, used in positions and to read Src
+	Src      []byte    // source; nil: read File
+	Stdout   io.Writer // print output; nil: os.Stdout
+	Stderr   io.Writer // warnings; nil: os.Stderr
+	MaxSteps uint64    // Starlark step limit; 0: DefaultMaxSteps
+	// MemoryLimit bounds the memory of the script's values in bytes (0:
+	// what the system has available); see memory.go.
+	MemoryLimit uint64
+	Argv        []string      // script arguments, visible as the list argv
+	Train       *TrainSession // tgc train's session (RunTraining); nil: none
 	// Files is the file access of the script (safe_load, safe_save,
 	// mnist(dir=...)); nil: fileaccess.ForScript(File), the script's folder
 	// and the current folder.
@@ -105,6 +108,7 @@ type interp struct {
 	stderr   io.Writer
 	maxSteps uint64
 	stepsHit bool
+	mem      memoryGuard    // memory.go
 	warned   map[int32]bool // lines that already warned about a trace-mode read
 	train    trainState     // config, report() and trange (train.go)
 	argv     *starlark.List // the script's arguments
@@ -173,7 +177,10 @@ func Run(opts Options) (err error) {
 	if cerr != nil {
 		return in.convert(cerr)
 	}
-	if _, xerr := prog.Init(in.thread, predeclared); xerr != nil {
+	stop := in.mem.watch(in.thread, opts.MemoryLimit)
+	_, xerr := prog.Init(in.thread, predeclared)
+	stop()
+	if xerr != nil {
 		return in.convert(xerr)
 	}
 	return nil
@@ -355,6 +362,9 @@ func (in *interp) evalError(e *starlark.EvalError) *Error {
 	out.Stack = shortStack(out.Stack)
 	if strings.Contains(out.Msg, "Starlark stack overflow") {
 		out.Msg = "recursion too deep: more than 100000 nested calls"
+	}
+	if msg := in.mem.stopped(); msg != "" {
+		out.Msg = msg
 	}
 	if in.stepsHit {
 		out.Msg = fmt.Sprintf("script exceeded the step limit of %d steps (raise it with --max-steps)", in.maxSteps)

@@ -55,7 +55,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 			t = t.Cast(dt.dt)
 		}
 	} else {
-		if t, err = fromPython(data, dt); err != nil {
+		if t, err = fromPython(c, data, dt); err != nil {
 			return nil, err
 		}
 	}
