@@ -1,9 +1,13 @@
 package script
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
 )
 
 // TestPythonConstructs runs each construct of "Python you can use"
@@ -283,5 +287,101 @@ func TestPythonErrors(t *testing.T) {
 				t.Errorf("the script ran before the error: %q", out)
 			}
 		})
+	}
+}
+
+// Context(DEBUG=..., BEAM=...) sets the engine's settings inside its block
+// and restores them after.
+func TestContextEngineSettings(t *testing.T) {
+	var dbg bytes.Buffer
+	e, err := realize.Install("GO", realize.Options{Out: &dbg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tensor.SetEngine(nil) })
+	src := `with Context(DEBUG=2, BEAM=3):
+    a = (Tensor.ones(3) + 1).realize()
+b = (Tensor.ones(3) * 5).realize()
+print(a.tolist(), b.tolist())
+`
+	out, _, err := run(t, src, 0)
+	if err != nil || out != "[2.0, 2.0, 2.0] [5.0, 5.0, 5.0]\n" {
+		t.Fatalf("out %q, err %v", out, err)
+	}
+	t.Logf("DEBUG=2 inside the block:\n%s", dbg.String())
+	if !strings.Contains(dbg.String(), "GFLOP") && !strings.Contains(dbg.String(), "GB/s") {
+		t.Errorf("no DEBUG=2 launch line inside the block:\n%s", dbg.String())
+	}
+	lines := dbg.String()
+	dbg.Reset()
+	if _, _, err := run(t, "x = (Tensor.ones(4) * 7).realize()\n", 0); err != nil {
+		t.Fatal(err)
+	}
+	if dbg.Len() != 0 || e.Opts.Debug != 0 || e.Opts.Beam != 0 {
+		t.Errorf("settings not restored: debug %d beam %d, output after the block %q (inside: %q)", e.Opts.Debug, e.Opts.Beam, dbg.String(), lines)
+	}
+}
+
+// @TinyJit and @Context(TRAINING=1) on a method, as beautiful_mnist's
+// model code writes them.
+func TestJitMethod(t *testing.T) {
+	useGO(t)
+	src := `class Model:
+    def __init__(self):
+        self.w = Tensor([[1.0, 2.0], [3.0, 4.0]])
+        self.calls = 0
+
+    @TinyJit
+    @Context(TRAINING=1)
+    def step(self, x: Tensor) -> Tensor:
+        self.calls += 1
+        return (x @ self.w).dropout(0.0) * (2 if Tensor.training else 1)
+
+m = Model()
+outs = [m.step(Tensor([[1.0, float(i)]])).tolist() for i in range(4)]
+print(outs, m.calls, Tensor.training)
+`
+	out, _, err := run(t, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// calls 0 and 1 run the method, 2 and 3 replay its kernels
+	if want := "[[[2.0, 4.0]], [[8.0, 12.0]], [[14.0, 20.0]], [[20.0, 28.0]]] 2 False\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+// Objects work where structs do: nn.state walks their attributes, nested
+// objects, lists and dicts of them.
+func TestObjectsInState(t *testing.T) {
+	useGO(t)
+	src := `class Block:
+    def __init__(self, n):
+        self.lin = nn.Linear(n, n)
+        self.scale = Tensor.ones(n)
+        self.name = "block"
+class Net:
+    def __init__(self):
+        self.blocks = [Block(2), Block(2)]
+        self.head = {"out": nn.Linear(2, 1)}
+        self.cfg = {"depth": 2}
+net = Net()
+sd = nn.state.get_state_dict(net)
+print(sorted(sd.keys()))
+print(len(nn.state.get_parameters(net)))
+w = {k: v * 0 + 3 for k, v in sd.items()}
+nn.state.load_state_dict(net, w)
+print(net.blocks[1].lin.weight.tolist(), net.head["out"].bias.tolist())
+`
+	out, _, err := run(t, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["blocks.0.lin.bias", "blocks.0.lin.weight", "blocks.0.scale", "blocks.1.lin.bias", "blocks.1.lin.weight", "blocks.1.scale", "head.out.bias", "head.out.weight"]
+8
+[[3.0, 3.0], [3.0, 3.0]] [3.0]
+`
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
 	}
 }
