@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/tgc
 export CGO_ENABLED := 0
 
-.PHONY: build demo test vet fuzz bench refgen clean
+.PHONY: build demo test race vet fuzz bench refgen clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tgc
@@ -19,6 +19,14 @@ vet:
 test: vet
 	$(GO) mod download
 	$(GO) test ./...
+	$(MAKE) race
+
+# The tests that run scripts, contexts and builds concurrently, under the
+# race detector (which needs cgo; tgc itself stays CGO_ENABLED=0). The
+# rest of the suite is sequential: -race over all of it takes minutes and
+# checks little more.
+race:
+	CGO_ENABLED=1 $(GO) test -race -run 'Parallel|Context|Concurrent' ./pkg/tensor ./pkg/script ./pkg/backend
 
 # Short fuzzing runs of the parsers (seeds live in testdata/fuzz).
 fuzz:

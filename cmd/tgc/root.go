@@ -44,8 +44,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then t
 	})
 	pf := root.PersistentFlags()
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
-	pf.Bool("no-color", false, "no colours in the output (also NO_COLOR=1)")
-	pf.String("cache", "", "compiled-kernel cache directory (default $TGC_CACHE or the user cache dir)")
+	config.AddFlags(pf, "no_color", "cache")
 	root.AddCommand(newRunCmd(), newEmitCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
 	return root
 }
@@ -142,7 +141,8 @@ func knownDevices() []string {
 
 // addDeviceFlag adds --device with completion of the device names.
 func addDeviceFlag(c *cobra.Command, usage string) {
-	c.Flags().String("device", "", usage)
+	config.AddFlags(c.Flags(), "device")
+	c.Flags().Lookup("device").Usage = usage
 	_ = c.RegisterFlagCompletionFunc("device", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return knownDevices(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -150,13 +150,8 @@ func addDeviceFlag(c *cobra.Command, usage string) {
 
 // addScriptFlags adds the flags of commands that run a script.
 func addScriptFlags(c *cobra.Command) {
-	f := c.Flags()
-	f.Int("debug", 0, "debug output 0..7 like tinygrad's DEBUG: 1 schedule, 2 kernel launches, 3 sources, 4 machine code, 5 IR after each pass")
-	f.Uint64("seed", 0, "random seed (as Tensor.manual_seed)")
+	config.AddFlags(c.Flags(), "debug", "seed", "max_steps", "quiet", "allow_path")
 	addBeamFlags(c)
-	f.Uint64("max-steps", 0, "stop the script after this many execution steps (0 = default limit)")
-	f.BoolP("quiet", "q", false, "no summary line")
-	f.StringArray("allow-path", nil, "a folder (or file) the script may read and write besides its own folder and the current one (repeatable; see docs/language.md#file-access)")
 }
 
 // scriptFiles is the file access of a script: its folder, the current
@@ -172,15 +167,11 @@ func scriptFiles(cfg *config.Config, file string) (*fileaccess.Policy, error) {
 }
 
 // addBeamFlags adds the kernel-search flags.
-func addBeamFlags(c *cobra.Command) {
-	f := c.Flags()
-	f.Int("beam", 0, "search each kernel's optimizations with this beam width, timing candidates on the device (like tinygrad's BEAM); results are stored and reused")
-	f.String("beam-budget", "", "wall-clock limit of one kernel's search, e.g. 30s (default 20s)")
-}
+func addBeamFlags(c *cobra.Command) { config.AddFlags(c.Flags(), "beam", "beam_budget") }
 
 // engineOptions are the realize options a config asks for.
 func engineOptions(cfg *config.Config, out io.Writer, color bool) realize.Options {
-	return realize.Options{Debug: cfg.Debug, Out: out, Color: color, Beam: cfg.Beam, BeamBudget: cfg.BeamBudget}
+	return realize.Options{Debug: cfg.Debug, Out: out, Color: color, Beam: cfg.Beam, BeamBudget: cfg.BeamBudget, CacheDir: cfg.Cache}
 }
 
 // loadConfig loads the settings for a command. With DEBUG=1 it lists what

@@ -20,7 +20,6 @@ import (
 	"tgc/pkg/realize"
 	"tgc/pkg/report"
 	"tgc/pkg/script"
-	"tgc/pkg/tensor"
 )
 
 // trainModels are the models of `tgc train mnist --model` and their
@@ -192,16 +191,16 @@ func runTrain(c *cobra.Command, args []string) error {
 		return fmt.Errorf("device %s can only be emitted (tgc emit --device %s), not run; devices that run: %s",
 			device, device, strings.Join(backend.Names(), ", "))
 	}
-	eng, err := realize.Install(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
+	ctx, eng, err := realize.NewContext(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}
 	// A training run is reproducible: the default seed is 0.
-	tensor.ManualSeed(cfg.Seed)
+	ctx.ManualSeed(cfg.Seed)
 	if cfg.SeedSet {
 		tf.config["seed"] = int(cfg.Seed)
 	}
-	opts.Stdout, opts.Stderr, opts.MaxSteps = stdout, stderr, cfg.MaxSteps
+	opts.Stdout, opts.Stderr, opts.MaxSteps, opts.Context = stdout, stderr, cfg.MaxSteps, ctx
 	if opts.Files, err = trainFiles(cfg, opts.File, tf); err != nil {
 		return err
 	}

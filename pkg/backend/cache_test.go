@@ -42,7 +42,7 @@ func runAddN(t *testing.T, lib *library) []float32 {
 }
 
 func (d *cpuDevice) cachePath(src string) string {
-	return kcache.Path(filepath.Join(CacheDir(), "kernels"), d.cacheKey(src))
+	return kcache.Path(filepath.Join(d.cacheRoot(), "kernels"), d.cacheKey(src))
 }
 
 // store builds the cache entry of src without loading it into this

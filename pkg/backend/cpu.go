@@ -37,13 +37,13 @@ func init() {
 			}
 			return fmt.Sprintf("%s (%s), %d cores", cc.path, cc.version, runtime.NumCPU()), nil
 		},
-		open: func() (Device, error) {
+		open: func(opts Options) (Device, error) {
 			cc, err := findCompiler()
 			if err != nil {
 				return nil, err
 			}
 			w := hostVecWidth()
-			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w)}, nil
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w), cacheDir: opts.CacheDir}, nil
 		}})
 }
 
@@ -96,11 +96,12 @@ func probeCompiler() (compiler, error) {
 }
 
 type cpuDevice struct {
-	cc    compiler
-	width int          // float32 lanes of the host's vectors (hostVecWidth)
-	lang  *render.Lang // the C dialect at that width
-	mu    sync.Mutex
-	progs map[string]*cpuProgram // by source: compiled kernels in memory
+	cc       compiler
+	cacheDir string       // "" = CacheDir()
+	width    int          // float32 lanes of the host's vectors (hostVecWidth)
+	lang     *render.Lang // the C dialect at that width
+	mu       sync.Mutex
+	progs    map[string]*cpuProgram // by source: compiled kernels in memory
 
 	wmu        sync.Mutex
 	warnings   []string        // not yet taken by the engine
@@ -285,8 +286,10 @@ var CompileStats struct {
 	Time      time.Duration
 }
 
-// CacheDir is where compiled kernels live: $TGC_CACHE, else the user cache
-// directory.
+// CacheDir is where compiled kernels live by default (a device opened
+// without Options.CacheDir: tests, programs that load no configuration):
+// $TGC_CACHE, else the user cache directory. tgc passes its configured
+// directory explicitly.
 func CacheDir() string {
 	if d := os.Getenv("TGC_CACHE"); d != "" {
 		return d
@@ -372,7 +375,7 @@ func vecWidthFor(model string) int {
 // A bad entry is rebuilt with a warning; a cache folder that cannot be
 // written makes tgc compile into a private temporary folder instead.
 func (d *cpuDevice) build(src string) (*library, error) {
-	dir, key := filepath.Join(CacheDir(), "kernels"), d.cacheKey(src)
+	dir, key := filepath.Join(d.cacheRoot(), "kernels"), d.cacheKey(src)
 	path, bad := kcache.Lookup(dir, key)
 	if path != "" {
 		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
@@ -493,6 +496,15 @@ func (d *cpuDevice) cacheKey(src string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "kcache v1\x00%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// cacheRoot is the device's cache directory: the one it was opened with,
+// else the default.
+func (d *cpuDevice) cacheRoot() string {
+	if d.cacheDir != "" {
+		return d.cacheDir
+	}
+	return CacheDir()
 }
 
 // BuildError is a kernel that failed to compile: it carries the compiler's log.

@@ -33,7 +33,7 @@ func floats(r *rand.Rand, shape ...int) *tensor.Tensor {
 	for i := range v {
 		v[i] = r.Float64()*2 - 1
 	}
-	t, err := tensor.FromFloats(ir.Float32, shape, v)
+	t, err := tc.FromFloats(ir.Float32, shape, v)
 	if err != nil {
 		panic(err)
 	}
@@ -333,3 +333,7 @@ func TestStoredEntriesAreValidated(t *testing.T) {
 		}
 	}
 }
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)

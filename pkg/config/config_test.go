@@ -62,7 +62,7 @@ func load(t *testing.T, s setup) (*Config, error) {
 	if err := fs.Parse(s.flags); err != nil {
 		t.Fatal(err)
 	}
-	return Load(Options{Flags: fs, Dir: dir, Devices: []string{"CPU", "GO"}, NoExport: true})
+	return Load(Options{Flags: fs, Dir: dir, Devices: []string{"CPU", "GO"}})
 }
 
 func TestPrecedence(t *testing.T) {
@@ -136,7 +136,9 @@ func TestBoolsAndCache(t *testing.T) {
 	}
 }
 
-func TestCacheExported(t *testing.T) {
+// TestCacheNotExported: the cache directory is a value of the Config,
+// which tgc hands to the backend; loading changes no environment variable.
+func TestCacheNotExported(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
 	fs := flagSet()
@@ -147,8 +149,68 @@ func TestCacheExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Cache != dir || os.Getenv("TGC_CACHE") != dir || backend.CacheDir() != dir {
-		t.Errorf("cache %q, TGC_CACHE=%q, backend.CacheDir()=%q; want %q", c.Cache, os.Getenv("TGC_CACHE"), backend.CacheDir(), dir)
+	if c.Cache != dir || c.From["cache"] != "--cache" {
+		t.Errorf("cache %q from %q, want %q from --cache", c.Cache, c.From["cache"], dir)
+	}
+	if v, set := os.LookupEnv("TGC_CACHE"); set || backend.CacheDir() == dir {
+		t.Errorf("Load exported the cache: TGC_CACHE=%q (set %v), backend.CacheDir()=%q", v, set, backend.CacheDir())
+	}
+}
+
+// TestTableDrivesFlags: the flags AddFlags declares have the key's type,
+// and Load reads them with the precedence of every key.
+func TestTableDrivesFlags(t *testing.T) {
+	clearEnv(t)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlags(fs, Keys()...)
+	for _, k := range keys {
+		f := fs.Lookup(strings.ReplaceAll(k.name, "_", "-"))
+		if f == nil || f.Usage == "" {
+			t.Fatalf("key %s: no flag with a usage", k.name)
+		}
+	}
+	if fs.ShorthandLookup("q") == nil {
+		t.Error("--quiet has no -q")
+	}
+	t.Setenv("TGC_BEAM", "3")
+	t.Setenv("DEBUG", "4")
+	if err := fs.Parse([]string{"--debug=2", "-q", "--seed", "9", "--max-steps=100", "--beam-budget", "1m", "--device", "go", "--no-color"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(Options{Flags: fs, Dir: t.TempDir(), Devices: []string{"CPU", "GO"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Debug != 2 || !c.Quiet || c.Seed != 9 || !c.SeedSet || c.MaxSteps != 100 || c.BeamBudget != time.Minute ||
+		c.Device != "GO" || !c.NoColor || c.Beam != 3 {
+		t.Errorf("got %+v", c)
+	}
+	if err := fs.Parse([]string{"--debug=x"}); err == nil {
+		t.Error("an int flag accepted text")
+	}
+}
+
+// TestNoColor: NO_COLOR with any non-empty value turns colours off unless
+// a flag says otherwise (https://no-color.org); tgc.yaml is below it.
+func TestNoColor(t *testing.T) {
+	for _, tc := range []struct {
+		setup
+		want bool
+	}{
+		{setup{env: map[string]string{"NO_COLOR": "0"}}, true},
+		{setup{env: map[string]string{"NO_COLOR": "anything"}}, true},
+		{setup{env: map[string]string{"NO_COLOR": "1"}, flags: []string{"--no-color=false"}}, false},
+		{setup{env: map[string]string{"NO_COLOR": "1"}, yaml: "no_color: false\n"}, true},
+		{setup{yaml: "no_color: true\n"}, true},
+		{setup{}, false},
+	} {
+		c, err := load(t, tc.setup)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.setup, err)
+		}
+		if c.NoColor != tc.want {
+			t.Errorf("%+v: no_color %v, want %v", tc.setup, c.NoColor, tc.want)
+		}
 	}
 }
 

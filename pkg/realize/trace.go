@@ -304,11 +304,11 @@ func (t *Tracer) target() ir.Target {
 	tg := ir.CPUTarget
 	if t.Opts.Beam > 0 {
 		if t.beam == nil {
-			dev, err := backend.Open("CPU")
+			dev, err := backend.OpenWith("CPU", backend.Options{CacheDir: t.Opts.CacheDir})
 			if err != nil {
 				return tg // no compiler here: no fingerprint to look results up by
 			}
-			t.beam = beam.New(dev, beam.Options{Width: t.Opts.Beam, Debug: t.Opts.Debug, Out: t.Opts.Out})
+			t.beam = beam.New(dev, beam.Options{Width: t.Opts.Beam, Debug: t.Opts.Debug, Out: t.Opts.Out, Dir: t.Opts.beamDir()})
 		}
 		tg.Choose = func(k *ir.Kernel) []ir.Opt {
 			if opts, ok := t.beam.Lookup(k); ok {

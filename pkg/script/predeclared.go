@@ -78,11 +78,11 @@ func (in *interp) predeclared() starlark.StringDict {
 // and importable (from tinygrad import Tensor, nn).
 func (in *interp) tinygradNames() starlark.StringDict {
 	return starlark.StringDict{
-		"Tensor":         tensorlib.Class,
+		"Tensor":         tensorlib.NewClass(in.ctx),
 		"dtypes":         tensorlib.DTypes,
 		"nn":             nnlib.Module,
 		"TinyJit":        pyrt.Builtin("TinyJit", tensorlib.TinyJit),
-		"Device":         tensorlib.NewDevice(tensorlib.DeviceName),
+		"Device":         tensorlib.NewDevice(func() string { return tensorlib.DeviceName(in.ctx) }),
 		"Context":        pyrt.Builtin("Context", tensorlib.ContextVars),
 		"GlobalCounters": in.counters,
 		"getenv":         pyrt.Builtin("getenv", in.getenv),

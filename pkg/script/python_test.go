@@ -7,14 +7,13 @@ import (
 	"testing"
 
 	"tgc/pkg/realize"
-	"tgc/pkg/tensor"
 )
 
 // TestPythonConstructs runs each construct of "Python you can use"
 // (docs/language.md) and checks what it prints, as CPython with tinygrad
 // prints it.
 func TestPythonConstructs(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	tests := []struct{ name, src, want string }{
 		{"class", `
 class TinyNet:
@@ -215,7 +214,7 @@ print(y.realize(z).tolist(), z.tolist())
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := run(t, strings.TrimPrefix(tc.src, "\n"), 0)
+			out, _, err := run(t, ctx, strings.TrimPrefix(tc.src, "\n"), 0)
 			if err != nil {
 				t.Fatalf("error: %v", err)
 			}
@@ -229,7 +228,7 @@ print(y.realize(z).tolist(), z.tolist())
 // TestPythonErrors checks that errors inside translated constructs point at
 // the user's line and column, and the messages of the refused constructs.
 func TestPythonErrors(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	tests := []struct{ name, src, want string }{
 		{"shape error inside a method", "class M:\n    def __call__(self, x: Tensor) -> Tensor:\n        return x.dot(Tensor.ones(5, 2))\nM()(Tensor.ones(3, 4))\n",
 			"model.tg:3:18: dot: cannot multiply (3, 4) by (5, 2): inner dimensions 4 and 5 differ"},
@@ -268,7 +267,7 @@ func TestPythonErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := run(t, tc.src, 0)
+			out, _, err := run(t, ctx, tc.src, 0)
 			if err == nil {
 				t.Fatalf("no error (output %q), want %q", out, tc.want)
 			}
@@ -294,17 +293,16 @@ func TestPythonErrors(t *testing.T) {
 // and restores them after.
 func TestContextEngineSettings(t *testing.T) {
 	var dbg bytes.Buffer
-	e, err := realize.Install("GO", realize.Options{Out: &dbg})
+	ctx, e, err := realize.NewContext("GO", realize.Options{Out: &dbg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { tensor.SetEngine(nil) })
 	src := `with Context(DEBUG=2, BEAM=3):
     a = (Tensor.ones(3) + 1).realize()
 b = (Tensor.ones(3) * 5).realize()
 print(a.tolist(), b.tolist())
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil || out != "[2.0, 2.0, 2.0] [5.0, 5.0, 5.0]\n" {
 		t.Fatalf("out %q, err %v", out, err)
 	}
@@ -314,7 +312,7 @@ print(a.tolist(), b.tolist())
 	}
 	lines := dbg.String()
 	dbg.Reset()
-	if _, _, err := run(t, "x = (Tensor.ones(4) * 7).realize()\n", 0); err != nil {
+	if _, _, err := run(t, ctx, "x = (Tensor.ones(4) * 7).realize()\n", 0); err != nil {
 		t.Fatal(err)
 	}
 	if dbg.Len() != 0 || e.Opts.Debug != 0 || e.Opts.Beam != 0 {
@@ -325,7 +323,7 @@ print(a.tolist(), b.tolist())
 // @TinyJit and @Context(TRAINING=1) on a method, as beautiful_mnist's
 // model code writes them.
 func TestJitMethod(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `class Model:
     def __init__(self):
         self.w = Tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -341,7 +339,7 @@ m = Model()
 outs = [m.step(Tensor([[1.0, float(i)]])).tolist() for i in range(4)]
 print(outs, m.calls, Tensor.training)
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +352,7 @@ print(outs, m.calls, Tensor.training)
 // Objects work where structs do: nn.state walks their attributes, nested
 // objects, lists and dicts of them.
 func TestObjectsInState(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `class Block:
     def __init__(self, n):
         self.lin = nn.Linear(n, n)
@@ -373,7 +371,7 @@ w = {k: v * 0 + 3 for k, v in sd.items()}
 nn.state.load_state_dict(net, w)
 print(net.blocks[1].lin.weight.tolist(), net.head["out"].bias.tolist())
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
@@ -42,16 +41,21 @@ const DefaultMaxSteps = 100_000_000
 
 // Options configures one run of a script.
 type Options struct {
-	File     string    // script path, used in positions and to read Src
-	Src      []byte    // source; nil: read File
-	Stdout   io.Writer // print output; nil: os.Stdout
-	Stderr   io.Writer // warnings; nil: os.Stderr
-	MaxSteps uint64    // Starlark step limit; 0: DefaultMaxSteps
+	File     string        // script path, used in positions and to read Src
+	Src      []byte        // source; nil: read File
+	Stdout   io.Writer     // print output; nil: os.Stdout
+	Stderr   io.Writer     // warnings; nil: os.Stderr
+	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
+	Argv     []string      // script arguments, visible as the list argv
+	Train    *TrainSession // tgc train's session (RunTraining); nil: none
 	// MemoryLimit bounds the memory of the script's values in bytes (0:
 	// what the system has available); see memory.go.
 	MemoryLimit uint64
-	Argv        []string      // script arguments, visible as the list argv
-	Train       *TrainSession // tgc train's session (RunTraining); nil: none
+	// Context holds the run's tensors: their engine, the random stream,
+	// the training flag (set to False when the run starts). nil: a new
+	// context without an engine (values cannot be computed). Runs in
+	// parallel need contexts of their own.
+	Context *tensor.Context
 	// Files is the file access of the script (safe_load, safe_save,
 	// mnist(dir=...)); nil: fileaccess.ForScript(File), the script's folder
 	// and the current folder.
@@ -95,12 +99,9 @@ func (e *Error) Error() string {
 	return sb.String()
 }
 
-// runMu serializes runs: the tensor package's position hook, engine and
-// random state are process-wide.
-var runMu sync.Mutex
-
 // interp is the state of one run, reachable from builtins via the thread.
 type interp struct {
+	ctx      *tensor.Context // the run's tensors (engine, random stream, training flag)
 	thread   *starlark.Thread
 	file     string
 	pm       *frontend.PosMap
@@ -137,16 +138,13 @@ func Run(opts Options) (err error) {
 	if file == "" {
 		file = "<script>"
 	}
-	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
+	in := newInterp(opts.Context, file, opts.Stdout, opts.Stderr, opts.MaxSteps)
 	if opts.Train != nil {
 		in.train.sess = opts.Train
 	}
 	if in.files = opts.Files; in.files == nil {
 		in.files = fileaccess.ForScript(opts.File)
 	}
-
-	runMu.Lock()
-	defer runMu.Unlock()
 	restore := in.install()
 	defer restore()
 	defer func() {
@@ -186,12 +184,17 @@ func Run(opts Options) (err error) {
 	return nil
 }
 
-// Eval evaluates one expression with the predeclared names plus env (the
-// reference test suite's entry point). Its file name in errors is <expr>.
-func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
-	in := newInterp("<expr>", io.Discard, io.Discard, 0)
-	runMu.Lock()
-	defer runMu.Unlock()
+// Eval evaluates one expression with the predeclared names plus env, in
+// ctx (the reference test suite's entry point; nil: the context of env's
+// tensors, or a new one without an engine). Its file name in errors is
+// <expr>.
+func Eval(ctx *tensor.Context, expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
+	for _, t := range env {
+		if ctx == nil {
+			ctx = t.Context()
+		}
+	}
+	in := newInterp(ctx, "<expr>", io.Discard, io.Discard, 0)
 	restore := in.install()
 	defer restore()
 	defer func() {
@@ -230,7 +233,10 @@ func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err err
 	return t.Tensor(), nil
 }
 
-func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+func newInterp(ctx *tensor.Context, file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+	if ctx == nil {
+		ctx = tensor.NewContext(nil)
+	}
 	if stdout == nil {
 		stdout = os.Stdout
 	}
@@ -240,11 +246,11 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
+	in := &interp{ctx: ctx, file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
 		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}},
 		argv:  starlark.NewList(nil),
 		counters: tensorlib.NewGlobalCounters(func() *realize.Engine {
-			e, _ := tensor.CurrentEngine().(*realize.Engine)
+			e, _ := ctx.Engine().(*realize.Engine)
 			return e
 		}),
 		files: fileaccess.ForScript("")}
@@ -263,17 +269,17 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	return in
 }
 
-// install points the tensor package's position hook at this run and
-// returns the function that undoes it.
+// install points the context's position hook at this run and returns the
+// function that undoes it. Tensor.training starts False in every run.
 func (in *interp) install() func() {
-	tensor.SetPosFunc(in.scriptPos)
-	training := tensor.Training
-	tensor.Training = false // Tensor.training starts False in every run
-	return func() {
-		tensor.SetPosFunc(nil)
-		tensor.Training = training
-	}
+	in.ctx.SetPosFunc(in.scriptPos)
+	in.ctx.SetTraining(false)
+	return func() { in.ctx.SetPosFunc(nil) }
 }
+
+// Context is the tensor context of the run (tensorlib reaches it through
+// the thread's host).
+func (in *interp) Context() *tensor.Context { return in.ctx }
 
 // scriptPos is the position of the innermost script frame: the call that is
 // creating tensor nodes right now.

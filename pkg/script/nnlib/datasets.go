@@ -100,10 +100,10 @@ func mnistFn(c *pyrt.Call) (starlark.Value, error) {
 	}
 	// Copies: the tensors are the script's to modify.
 	images := func(im mnist.Images) (*tensor.Tensor, error) {
-		return tensor.FromBytes(ir.Uint8, []int{im.N, 1, im.Rows, im.Cols}, append([]byte{}, im.Pixels...))
+		return tensorlib.Context(c).FromBytes(ir.Uint8, []int{im.N, 1, im.Rows, im.Cols}, append([]byte{}, im.Pixels...))
 	}
 	labels := func(l []byte) (*tensor.Tensor, error) {
-		return tensor.FromBytes(ir.Uint8, []int{len(l)}, append([]byte{}, l...))
+		return tensorlib.Context(c).FromBytes(ir.Uint8, []int{len(l)}, append([]byte{}, l...))
 	}
 	out := make(starlark.Tuple, 4)
 	for i, mk := range []func() (*tensor.Tensor, error){

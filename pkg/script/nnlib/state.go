@@ -57,7 +57,7 @@ func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 	}
 	d := starlark.NewDict(len(sts))
 	for _, st := range sts {
-		t, err := FromSafetensors(st)
+		t, err := FromSafetensors(tensorlib.Context(c), st)
 		if err != nil {
 			return nil, fmt.Errorf("safe_load: %s: tensor %q: %v", path, st.Name, err)
 		}
@@ -72,10 +72,10 @@ func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 }
 
 // FromSafetensors converts one stored tensor (F64, BF16, I64, I16, U16 to
-// float32 or int32).
-func FromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
+// float32 or int32) into a tensor of ctx.
+func FromSafetensors(ctx *tensor.Context, st safetensors.Tensor) (*tensor.Tensor, error) {
 	if dt, ok := ir.DTypeFromSafetensors(st.DType); ok {
-		return tensor.FromBytes(dt, st.Shape, st.Data)
+		return ctx.FromBytes(dt, st.Shape, st.Data)
 	}
 	var conv func(i int) float64
 	var dt ir.DType
@@ -110,7 +110,7 @@ func FromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s value %v at index %d does not fit in int32", st.DType, vals[i], i)
 		}
 	}
-	return tensor.FromFloats(dt, st.Shape, vals)
+	return ctx.FromFloats(dt, st.Shape, vals)
 }
 
 // safeSave is nn.state.safe_save(tensors, path, metadata=None).
@@ -147,14 +147,14 @@ func safeSave(c *pyrt.Call) (starlark.Value, error) {
 			metadata[k] = v
 		}
 	}
-	engine := tensor.CurrentEngine()
-	if engine == nil {
+	ctx := tensorlib.Context(c)
+	if ctx.Engine() == nil {
 		return nil, errors.New("safe_save: no device: the tensors cannot be computed (no engine is installed)")
 	}
 	if _, err := files(c).CheckWrite(path); err != nil {
 		return nil, fmt.Errorf("safe_save: %v", err)
 	}
-	if tensorlib.Tracing() {
+	if tensorlib.Tracing(ctx) {
 		// tgc emit runs nothing: the tensors become outputs of the plan,
 		// and the file (which would hold zeros) is not written.
 		warnf(c, "safe_save in trace mode: %s is not written (tgc emit runs nothing); the tensors become outputs of the plan", path)
@@ -162,7 +162,7 @@ func safeSave(c *pyrt.Call) (starlark.Value, error) {
 			return nil, fmt.Errorf("safe_save: %v", err)
 		}
 		for _, t := range ts {
-			if _, err := engine.Read(t.Node()); err != nil {
+			if _, err := t.Bytes(); err != nil {
 				return nil, fmt.Errorf("safe_save: %v", err)
 			}
 		}
@@ -173,7 +173,7 @@ func safeSave(c *pyrt.Call) (starlark.Value, error) {
 	}
 	out := make([]safetensors.Tensor, len(ts))
 	for i, t := range ts {
-		data, err := engine.Read(t.Node())
+		data, err := t.Bytes()
 		if err != nil {
 			return nil, fmt.Errorf("safe_save: reading %q: %v", names[i], err)
 		}

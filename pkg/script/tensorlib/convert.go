@@ -20,6 +20,7 @@ import (
 // of numbers. Without dtype, it is float32 if any element is a float, else
 // int32 if any is an int, else bool (an empty list is float32).
 func fromPython(c *pyrt.Call, v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
+	ctx := Context(c)
 	var shape []int
 	count := uint64(1)
 	for x := v; IsSeq(x); {
@@ -86,7 +87,7 @@ func fromPython(c *pyrt.Call, v starlark.Value, dt DTypeArg) (*tensor.Tensor, er
 	case hasInt:
 		dtype = ir.Int32
 	}
-	return tensor.FromFloats(dtype, shape, vals)
+	return ctx.FromFloats(dtype, shape, vals)
 }
 
 // describe names a value for error messages.
@@ -99,10 +100,10 @@ func describe(x starlark.Value) string {
 
 // readValues realizes t and returns its elements, warning in trace mode.
 func ReadValues(c *pyrt.Call, t *tensor.Tensor) ([]float64, error) {
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, errors.New("no device: the tensor cannot be computed (no engine is installed)")
 	}
-	if Tracing() {
+	if Tracing(t.Context()) {
 		WarnTraceRead(c)
 	}
 	// the tensor's bytes, then its values as float64

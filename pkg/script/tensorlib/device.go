@@ -12,7 +12,6 @@ import (
 	"tgc/pkg/backend"
 	"tgc/pkg/realize"
 	"tgc/pkg/script/pyrt"
-	"tgc/pkg/tensor"
 )
 
 // tinygrad's Device, Context (with Tensor.train() and Tensor.test()) and
@@ -61,10 +60,10 @@ var contextVars = map[string]contextVar{
 }
 
 // training, setTraining and engineOf are the run state Context changes.
-func training(*starlark.Thread) bool         { return tensor.Training }
-func setTraining(_ *starlark.Thread, b bool) { tensor.Training = b }
-func engineOf(*starlark.Thread) *realize.Engine {
-	e, _ := tensor.CurrentEngine().(*realize.Engine)
+func training(th *starlark.Thread) bool       { return Context(&pyrt.Call{Thread: th}).Training() }
+func setTraining(th *starlark.Thread, b bool) { Context(&pyrt.Call{Thread: th}).SetTraining(b) }
+func engineOf(th *starlark.Thread) *realize.Engine {
+	e, _ := Context(&pyrt.Call{Thread: th}).Engine().(*realize.Engine)
 	return e
 }
 
@@ -290,7 +289,7 @@ func checkDevice(c *pyrt.Call, v starlark.Value) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", fn, err)
 	}
-	if cur := DeviceName(); n != cur && cur != "default" {
+	if cur := DeviceName(Context(c)); n != cur && cur != "default" {
 		return fmt.Errorf("%s: device=%q, but this script runs on %s (tgc runs a script on one device: choose it with --device)", fn, s, cur)
 	}
 	return nil

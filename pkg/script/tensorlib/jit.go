@@ -25,7 +25,7 @@ func TinyJit(c *pyrt.Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("TinyJit: fn must be a function, got %s", fn.Type())
 	}
 	j := &jitValue{fn: f, id: NextID()}
-	j.jit = realize.NewJit(pyrt.DisplayName(f), j.run)
+	j.jit = realize.NewJit(Context(c), pyrt.DisplayName(f), j.run)
 	return j, nil
 }
 

@@ -345,7 +345,7 @@ func bitwiseNot(t *tensor.Tensor) *tensor.Tensor {
 	case t.DType().IsFloat():
 		return tensor.Errorf("bitwise_not", "needs a bool or integer tensor, got %s", t.DType())
 	}
-	return t.Xor(tensor.Const(-1, t.DType()))
+	return t.Xor(t.Const(-1, t.DType()))
 }
 
 // shift is t << n (t * 2**n) or t >> n (t // 2**n) for a Python int n.
@@ -420,11 +420,11 @@ func pairOperands(c *pyrt.Call, x, y starlark.Value) (*tensor.Tensor, *tensor.Te
 		xt, err := tensorOrScalar(c, yv.t, x, "x")
 		return xt, yv.t, err
 	}
-	xt, err := pyConst(x)
+	xt, err := pyConst(Context(c), x)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter x: %v", c.Name, err)
 	}
-	yt, err := pyConst(y)
+	yt, err := pyConst(Context(c), y)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter y: %v", c.Name, err)
 	}
@@ -791,7 +791,7 @@ func likeMethod(v float64) methodFunc {
 		if !dt.set {
 			dt.dt = t.DType()
 		}
-		return Wrap(tensor.Full(t.Shape(), v, dt.dt))
+		return Wrap(t.Context().Full(t.Shape(), v, dt.dt))
 	}
 }
 
@@ -808,7 +808,7 @@ func fullLikeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = t.DType()
 	}
-	return Wrap(tensor.Full(t.Shape(), v, dt.dt))
+	return Wrap(t.Context().Full(t.Shape(), v, dt.dt))
 }
 
 // dropoutMethod is dropout(p=0.5): identity unless Tensor.training.
@@ -817,21 +817,20 @@ func dropoutMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.Unpack("p?", &p); err != nil {
 		return nil, err
 	}
-	if !tensor.Training {
+	if !t.Context().Training() {
 		return c.Self, nil
 	}
 	return Wrap(t.Dropout(float64(p)))
 }
 
-// realizeMethod computes the tensor now and returns it.
-// realize(*others) computes the tensor and others in one schedule; an
+// realizeMethod is realize(*others): it computes the tensor and others in one schedule; an
 // optimizer step among others (tinygrad's loss.realize(*opt.schedule_step()))
 // runs with them.
 func realizeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if len(c.Kwargs) > 0 {
 		return nil, fmt.Errorf("realize: unexpected keyword argument %s", c.Kwargs[0][0])
 	}
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, fmt.Errorf("realize: no device: the tensor cannot be computed (no engine is installed)")
 	}
 	all := []*tensor.Tensor{t}
@@ -850,7 +849,7 @@ func realizeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("realize: %d optimizer steps; one at a time", len(steps))
 	}
 	if len(steps) == 1 {
-		if Tracing() {
+		if Tracing(t.Context()) {
 			WarnTraceRead(c)
 		}
 		return c.Self, steps[0].StepWith(all)
