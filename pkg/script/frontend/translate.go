@@ -474,9 +474,12 @@ func (t *translator) with(a, b int) {
 			lo, hi = lo+1, hi-1
 		}
 	}
-	var targets []string
-	var origins []int32
-	for _, it := range t.split(lo, hi, func(k int) bool { return t.isOp(k, ",") }) {
+	// The head "for a, __tgw in __tgwith__(" names the targets first; each
+	// target's text keeps pointing at where it was written.
+	at := t.toks[a].start
+	var head textWithOrigins
+	head.add("for ", at)
+	for n, it := range t.split(lo, hi, func(k int) bool { return t.isOp(k, ",") }) {
 		if it[0] >= it[1] {
 			t.fail(it[0], "a with item needs a context manager")
 			return
@@ -486,40 +489,48 @@ func (t *translator) with(a, b int) {
 			t.fail(as, "with ... as needs a context manager and a target")
 			return
 		}
+		if n > 0 {
+			head.add(", ", at)
+		}
 		if as == it[1] {
-			targets = append(targets, withVar)
-			for range len(withVar) {
-				origins = append(origins, int32(t.toks[it[0]].start))
-			}
+			head.add(withVar, t.toks[it[0]].start)
 			continue
 		}
 		start, end := t.toks[as+1].start, t.toks[it[1]-1].end
-		targets = append(targets, strings.NewReplacer("\n", " ", "\r", " ").Replace(string(t.src[start:end])))
-		for i := start; i < end; i++ {
-			origins = append(origins, int32(i))
-		}
+		head.copy(t.src, start, end)
 		t.add(replace(t.toks[as].start, end, ""))
 	}
-	head := "for " + strings.Join(targets, ", ")
-	var headOrigins []int32
-	for range len("for ") {
-		headOrigins = append(headOrigins, int32(t.toks[a].start))
-	}
-	oi := 0
-	for i, tg := range targets {
-		if i > 0 {
-			headOrigins = append(headOrigins, int32(t.toks[a].start), int32(t.toks[a].start))
-		}
-		headOrigins = append(headOrigins, origins[oi:oi+len(tg)]...)
-		oi += len(tg)
-	}
-	tail := " in " + With + "("
-	for range len(tail) {
-		headOrigins = append(headOrigins, int32(t.toks[a].start))
-	}
-	head += tail
-	t.add(edit{start: t.toks[a].start, end: t.toks[a].end, text: head, origins: headOrigins})
+	head.add(" in "+With+"(", at)
+	t.add(edit{start: at, end: t.toks[a].end, text: string(head.text), origins: head.origins})
 	t.add(closeAt(t.toks[hi-1].end, t.toks[a].start, t.toks[a].start, ")"))
+}
+
+// textWithOrigins is the text of an edit whose bytes remember the source
+// offsets they stand for.
+type textWithOrigins struct {
+	text    []byte
+	origins []int32
+}
+
+// add appends s standing for offset at.
+func (o *textWithOrigins) add(s string, at int) {
+	o.text = append(o.text, s...)
+	for range len(s) {
+		o.origins = append(o.origins, int32(at))
+	}
+}
+
+// copy appends src[start:end] (newlines as spaces: the text moves to
+// another line), each byte standing for itself.
+func (o *textWithOrigins) copy(src []byte, start, end int) {
+	for i := start; i < end; i++ {
+		c := src[i]
+		if c == '\n' {
+			c = ' '
+		}
+		o.text = append(o.text, c)
+		o.origins = append(o.origins, int32(i))
+	}
 }
 
 // assert c, msg becomes Assert(c, lambda: msg).
