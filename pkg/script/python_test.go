@@ -255,6 +255,8 @@ func TestPythonErrors(t *testing.T) {
 		{"setting Device.DEFAULT", "Device.DEFAULT = \"CL\"\n", "model.tg:1:7: Device.DEFAULT cannot be set in a script"},
 		{"another device", "x = Tensor.ones(2, device=\"CPU\")\n", "model.tg:1:12: ones: device=\"CPU\", but this script runs on GO"},
 		{"chained comparison", "print(1 < 2 < 3)\n", "model.tg:1:14: chained comparisons (a < b < c) are not supported: write a < b and b < c"},
+		{"two base classes", "class A:\n    pass\nclass B:\n    pass\nclass C(A, B):\n    pass\n", "model.tg:5:7: class C: more than one base class is not supported"},
+		{"a base that is not a class", "class C(3):\n    pass\n", "model.tg:1:7: class C: the base 3 is a int, not a class defined in the script"},
 		{"subclassing an exception", "class E(ValueError):\n    pass\n", "model.tg:1:7: class E: subclassing ValueError is not supported"},
 		{"calling an instance without __call__", "class A:\n    pass\nA()(1)\n", "model.tg:3:4: a A object is not callable (the class has no __call__)"},
 		{"unknown attribute", "class A:\n    def __init__(self):\n        self.weight = 1\nprint(A().wieght)\n", `model.tg:4:11: A object has no attribute "wieght" (did you mean "weight"?)`},
