@@ -461,6 +461,12 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 	}
 	e.Stats.DeviceTime += total
+	for i := range c.items {
+		if c.items[i].dst >= 0 && len(outs) > 0 {
+			outs[0].Context().MemoryWritten() // before the new values are recorded: they are current
+			break
+		}
+	}
 	if keep {
 		for i := range c.items {
 			it := &c.items[i]
