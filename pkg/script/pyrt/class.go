@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"go.starlark.net/starlark"
+
+	"tgc/pkg/script/frontend"
 )
 
 // Classes. The frontend turns a class statement into a call of MakeClass
@@ -287,7 +289,7 @@ func (m *BoundMethod) String() string {
 	return fmt.Sprintf("<bound method %s of %s>", m.Name(), m.self)
 }
 func (m *BoundMethod) Type() string         { return "method" }
-func (m *BoundMethod) Name() string         { return displayName(m.fn.Name()) }
+func (m *BoundMethod) Name() string         { return frontend.DisplayName(m.fn.Name()) }
 func (m *BoundMethod) Freeze()              {}
 func (m *BoundMethod) Truth() starlark.Bool { return starlark.True }
 func (m *BoundMethod) Hash() (uint32, error) {
@@ -303,23 +305,8 @@ func (m *BoundMethod) CallInternal(th *starlark.Thread, args starlark.Tuple, kwa
 	return starlark.Call(th, m.fn, append(starlark.Tuple{m.self}, args...), kwargs)
 }
 
-// displayName turns the renamed members of a class body back into
-// Model.forward (see frontend.DisplayName).
-func displayName(s string) string {
-	out := []byte{}
-	for i := 0; i < len(s); i++ {
-		if i+6 <= len(s) && s[i:i+6] == "__tg__" {
-			out = append(out, '.')
-			i += 5
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
-
 // DisplayName is the name of a callable as the script wrote it.
-func DisplayName(c starlark.Callable) string { return displayName(c.Name()) }
+func DisplayName(c starlark.Callable) string { return frontend.DisplayName(c.Name()) }
 
 // Super is super() in a method of cls: the members of cls's base, bound to
 // self.
