@@ -18,7 +18,8 @@ import (
 )
 
 // nn.state: loading and saving weights in the safetensors format, and
-// collecting the tensors of a model made of structs, lists and dicts.
+// collecting the tensors of a model made of objects, structs, lists and
+// dicts.
 
 // files is the file access of the running script (docs/language.md#file-access);
 // without a session, none.
@@ -184,6 +185,17 @@ func stateDict(v starlark.Value, prefix string, out map[string]*tensorlib.Tensor
 		names, vals := v.tensors()
 		for i, n := range names {
 			if err := stateDict(vals[i], join(n), out, seen, depth+1); err != nil {
+				return err
+			}
+		}
+	case *pyrt.Instance:
+		if seen[v] {
+			return nil
+		}
+		seen[v] = true
+		names, vals := v.Fields()
+		for i, name := range names {
+			if err := stateDict(vals[i], join(name), out, seen, depth+1); err != nil {
 				return err
 			}
 		}

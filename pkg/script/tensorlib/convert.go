@@ -9,6 +9,7 @@ import (
 
 	"tgc/pkg/ir"
 	"tgc/pkg/script/pyrt"
+	"tgc/pkg/sysmem"
 	"tgc/pkg/tensor"
 )
 
@@ -19,15 +20,22 @@ import (
 // of numbers. Without dtype, it is float32 if any element is a float, else
 // int32 if any is an int, else bool (an empty list is float32). Integers
 // convert exactly (int64 and uint64 included) and must fit the dtype.
-func fromPython(ctx *tensor.Context, v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
+func fromPython(c *pyrt.Call, v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
+	ctx := Context(c)
 	var shape []int
+	count := uint64(1)
 	for x := v; IsSeq(x); {
 		n := starlark.Len(x)
 		shape = append(shape, n)
+		count *= uint64(n)
 		if n == 0 {
 			break
 		}
 		x = x.(starlark.Indexable).Index(0)
+	}
+	// the Python values, then the tensor's bytes
+	if err := CheckMemory(c, fmt.Sprintf("Tensor: a list of %d numbers", count), count*(16+8)); err != nil {
+		return nil, err
 	}
 	var elems []starlark.Value
 	var paths []string
@@ -162,7 +170,29 @@ func readBytes(c *pyrt.Call, t *tensor.Tensor) ([]byte, error) {
 	if Tracing(t.Context()) {
 		WarnTraceRead(c)
 	}
+	if err := CheckMemory(c, fmt.Sprintf("%s: reading the tensor of shape %s (%s)", c.Name, tensor.FormatShape(t.Shape()), t.DType()), uint64(t.Numel())*uint64(8+t.DType().Size())); err != nil {
+		return nil, err
+	}
 	return t.Bytes()
+}
+
+// memoryHost is implemented by the session: the memory a script may still
+// use (its limit, or what the system has left).
+type memoryHost interface {
+	MemoryAvailable() (uint64, bool)
+}
+
+// CheckMemory refuses to hold more bytes than the script may still use;
+// what names the request.
+func CheckMemory(c *pyrt.Call, what string, bytes uint64) error {
+	h, ok := pyrt.HostOf(c.Thread).(memoryHost)
+	if !ok {
+		return nil
+	}
+	if avail, ok := h.MemoryAvailable(); ok && bytes > avail {
+		return fmt.Errorf("%s needs %s of memory, and %s is available", what, sysmem.Size(bytes), sysmem.Size(avail))
+	}
+	return nil
 }
 
 // pyValue converts element i of data to the Python type of its dtype
@@ -197,6 +227,10 @@ func item(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 // tolist is t.tolist(): nested lists (a number for a 0-d tensor).
 func tolist(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.NoArgs(); err != nil {
+		return nil, err
+	}
+	// a Python number per element (about 32 bytes each)
+	if err := CheckMemory(c, fmt.Sprintf("tolist: the list of the %d elements of a tensor of shape %s", t.Numel(), tensor.FormatShape(t.Shape())), uint64(t.Numel())*32); err != nil {
 		return nil, err
 	}
 	data, err := readBytes(c, t)

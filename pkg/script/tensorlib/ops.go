@@ -53,10 +53,16 @@ func Cmp(c *pyrt.Call) (starlark.Value, error) {
 	}
 	opname, _ := starlark.AsString(c.Args[0])
 	op, ok := cmpOps[opname]
-	if !ok {
+	if !ok && opname != "is" && opname != "is not" {
 		return nil, fmt.Errorf("%s: unknown comparison %q", c.Name, opname)
 	}
 	x, y := c.Args[1], c.Args[2]
+	switch opname {
+	case "is":
+		return starlark.Bool(pyrt.Identical(x, y)), nil
+	case "is not":
+		return starlark.Bool(!pyrt.Identical(x, y)), nil
+	}
 	xt, xok := x.(*Tensor)
 	yt, yok := y.(*Tensor)
 	if !xok && !yok {
