@@ -16,9 +16,9 @@ import (
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "run FILE.tg [-- ARGS...]",
+		Use:   "run FILE.tg|FILE.py [-- ARGS...]",
 		Short: "Run a script on a device",
-		Long: `Run executes a .tg script. Afterwards it prints one summary line to stderr
+		Long: `Run executes a script (.tg, or tinygrad Python saved as .py). Afterwards it prints one summary line to stderr
 (kernels run, device time, compile time) unless --quiet. Arguments after
 the file are visible to the script as the list argv.`,
 		Example: `  tgc run models/matmul.tg

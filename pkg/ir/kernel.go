@@ -72,7 +72,7 @@ func (k *Kernel) ReduceAxes() []*Axis {
 func (k *Kernel) GlobalSize() int64 {
 	n := int64(1)
 	for _, a := range k.Global {
-		n *= a.Size
+		n = satMul(n, a.Size)
 	}
 	return n
 }
@@ -240,12 +240,17 @@ func (k *Kernel) Verify() error {
 			if e.Op.IsBinary() && !e.Op.IsCompare() && e.Src[0].DType != e.Src[1].DType {
 				err = fmt.Errorf("%s: %s mixes %s and %s", k.Name, e.Op, e.Src[0].DType, e.Src[1].DType)
 			} else if e.Op.IsALU() {
+				// The op table's dtype rule (ADD, SUB, MUL and NEG take no
+				// bool: the tensor layer writes OR, AND and NOT).
 				for _, s := range e.Src {
-					if !e.Op.Info().Types.Has(s.DType) {
-						err = fmt.Errorf("%s: %s of %s", k.Name, e.Op, s.DType)
+					if info := e.Op.Info(); !info.Types.Has(s.DType) && err == nil {
+						err = fmt.Errorf("%s: %s on %s (it takes %s operands)", k.Name, e.Op, s.DType, info.Types)
 					}
 				}
 			}
+		}
+		if e.DType == Index && e.Op != OpParam && (e.Min <= -satLimit || e.Max >= satLimit) {
+			err = fmt.Errorf("%s: index arithmetic may overflow int64 (%s)", k.Name, e)
 		}
 		if e.Op != OpReduce {
 			seen[e] = true // reduce bodies are checked with their own scope each time
@@ -284,6 +289,9 @@ func (k *Kernel) Verify() error {
 func (k *Kernel) checkIndex(e *Expr) error {
 	idx := e.Src[0]
 	lo, hi := idx.Min, idx.Max
+	if lo <= -satLimit || hi >= satLimit { // saturated bounds prove nothing
+		return fmt.Errorf("%s: index arithmetic may overflow int64 (%s)", k.Name, idx)
+	}
 	if e.Op == OpLoad && len(e.Src) > 1 {
 		var never bool
 		if lo, hi, never = NewBuilder().boundsGiven(idx, e.Src[1]); never {
@@ -306,6 +314,31 @@ func (k *Kernel) checkIndex(e *Expr) error {
 		return fmt.Errorf("%s: %s buf%d at index [%d..%d] outside its %d elements: %s", k.Name, what, i, lo, hi, n, at)
 	}
 	return nil
+}
+
+// WideIndex says whether the kernel's index arithmetic needs 64 bits: some
+// index expression (an offset, a product of strides) can leave the int32
+// range, or a loop counter must reach 2^31 to end its loop (a GPU's
+// flattened reduce loops count to their product). Renderers write Index as
+// a 32-bit int otherwise.
+func (k *Kernel) WideIndex() bool {
+	wide := false
+	for _, a := range k.Global {
+		wide = wide || a.Size > math.MaxInt32
+	}
+	Walk(k.Stores, func(e *Expr) {
+		if e.DType == Index && e.Op != OpParam && (e.Min < math.MinInt32 || e.Max > math.MaxInt32) {
+			wide = true
+		}
+		if e.Op == OpReduce {
+			n := int64(1)
+			for _, a := range e.Arg.(*ReduceArg).Axes {
+				n = satMul(n, a.Size)
+			}
+			wide = wide || n > math.MaxInt32
+		}
+	})
+	return wide
 }
 
 // Pass is one kernel-to-kernel transformation of the pass table. When is
@@ -523,13 +556,9 @@ func ReduceIdentity(op Op, dt DType) float64 {
 	if op == OpSum {
 		return 0
 	}
-	switch {
-	case dt.IsFloat():
+	if dt.IsFloat() {
 		return math.Inf(-1)
-	case dt == Bool, dt == Uint8:
-		return 0
-	case dt == Int8:
-		return math.MinInt8
 	}
-	return math.MinInt32
+	lo, _ := dt.ValueRange()
+	return lo
 }

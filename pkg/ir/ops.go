@@ -22,8 +22,9 @@ const (
 	OpSin
 	OpSqrt
 	OpTrunc
-	OpCast // Arg-free: the target dtype is the node's dtype
-	OpNot  // logical not on bool
+	OpCast    // Arg-free: the target dtype is the node's dtype
+	OpBitcast // the same bits read as the node's dtype (of the same size)
+	OpNot     // logical not on bool
 
 	// binary ALU
 	OpAdd
@@ -149,13 +150,17 @@ type OpInfo struct {
 	Commutative bool // the simplifier may reorder the operands
 
 	// Semantics, shared by constant folding and the GO interpreter (the
-	// renderers must agree): Float computes on float operands in float64
-	// before rounding to the dtype; Int on integer and bool operands before
-	// wrapping to the dtype; Cmp compares. nil where the op takes no such
-	// operands.
-	Float func(a, b float64) float64
-	Int   func(dt DType, a, b int64) int64
-	Cmp   func(a, b float64) bool
+	// renderers must agree; docs/language.md, "Dtype rules"): Float
+	// computes on float operands in float64 before rounding to the dtype;
+	// Int on integer and bool operands (int64 registers, uint64 as bit
+	// patterns) before wrapping to the dtype; Cmp compares floats, CmpInt
+	// integers (uint64 already mapped to signed order). nil where the op
+	// takes no such operands. CAST and BITCAST convert between dtypes
+	// (CastFloatToInt, Bits, FromBits).
+	Float  func(a, b float64) float64
+	Int    func(dt DType, a, b int64) int64
+	Cmp    func(a, b float64) bool
+	CmpInt func(a, b int64) bool
 
 	// Spellings in the C-family dialects: an expression over the operands
 	// $0 $1 $2. C is every dialect's unless CL, CUDA or Metal says
@@ -165,9 +170,13 @@ type OpInfo struct {
 	// where $T is the operand type, $U the unsigned type of the width the
 	// dialect computes it in and $W the dtype's bits. Ops whose rendering
 	// depends on more than the dialect (casts, loads, integer division's
-	// guards) are spelled by the renderer.
+	// guards, wrapping integer arithmetic) are spelled by the renderer.
 	C, CL, CUDA, Metal string
 	Helper             string
+	// Ints and F64 are the op's spellings, in every dialect, for integer
+	// and for float64 operands where they differ from the dialect's (whose
+	// math functions take float): MOD is % on integers, fmod on doubles.
+	Ints, F64 string
 	// SIMD is the op on GCC vectors of $w lanes (the simd pass vectorizes
 	// the ops that have it); "" when it stays scalar.
 	SIMD string
@@ -208,34 +217,35 @@ var opTable = [numOps]OpInfo{
 		Float: func(a, _ float64) float64 { return -a }, Int: func(_ DType, a, _ int64) int64 { return -a },
 		C: "(-$0)", SIMD: "(-$0)", Grad: "neg"},
 	OpRecip: {Name: "RECIP", Kind: KindALU, Arity: 1, Types: TFloat,
-		Float: func(a, _ float64) float64 { return 1 / a }, C: "(1.0f/$0)", Grad: "recip"},
+		Float: func(a, _ float64) float64 { return 1 / a }, C: "(1.0f/$0)", F64: "(1.0/$0)", Grad: "recip"},
 	OpExp2: {Name: "EXP2", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Exp2(a) },
-		C: "tg_exp2f($0)", CL: "exp2($0)", CUDA: "exp2f($0)", Metal: "exp2($0)", SIMD: "tg_exp2v(tg_i$w, tg_f$w, $0)", Grad: "exp2"},
+		C: "tg_exp2f($0)", CL: "exp2($0)", CUDA: "exp2f($0)", Metal: "exp2($0)", F64: "exp2($0)", SIMD: "tg_exp2v(tg_i$w, tg_f$w, $0)", Grad: "exp2"},
 	OpLog2: {Name: "LOG2", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Log2(a) },
-		C: "tg_log2f($0)", CL: "log2($0)", CUDA: "log2f($0)", Metal: "log2($0)", Grad: "log2"},
+		C: "tg_log2f($0)", CL: "log2($0)", CUDA: "log2f($0)", Metal: "log2($0)", F64: "log2($0)", Grad: "log2"},
 	OpSin: {Name: "SIN", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Sin(a) },
-		C: "sinf($0)", CL: "sin($0)", CUDA: "sinf($0)", Metal: "sin($0)", Grad: "sin"},
+		C: "sinf($0)", CL: "sin($0)", CUDA: "sinf($0)", Metal: "sin($0)", F64: "sin($0)", Grad: "sin"},
 	OpSqrt: {Name: "SQRT", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Sqrt(a) },
-		C: "sqrtf($0)", CL: "sqrt($0)", CUDA: "sqrtf($0)", Metal: "sqrt($0)", Grad: "sqrt"},
+		C: "sqrtf($0)", CL: "sqrt($0)", CUDA: "sqrtf($0)", Metal: "sqrt($0)", F64: "sqrt($0)", Grad: "sqrt"},
 	OpTrunc: {Name: "TRUNC", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Trunc(a) },
-		C: "truncf($0)", CL: "trunc($0)", CUDA: "truncf($0)", Metal: "trunc($0)"},
-	OpCast: {Name: "CAST", Kind: KindALU, Arity: 1, Types: TAny, Grad: "cast"},
+		C: "truncf($0)", CL: "trunc($0)", CUDA: "truncf($0)", Metal: "trunc($0)", F64: "trunc($0)"},
+	OpCast:    {Name: "CAST", Kind: KindALU, Arity: 1, Types: TAny, Grad: "cast"},
+	OpBitcast: {Name: "BITCAST", Kind: KindALU, Arity: 1, Types: TAny},
 	OpNot: {Name: "NOT", Kind: KindALU, Arity: 1, Types: TBool,
 		Int: func(_ DType, a, _ int64) int64 { return b2i(a == 0) }, C: "(!$0)"},
 
-	OpAdd: {Name: "ADD", Kind: KindALU, Arity: 2, Types: TAny, Commutative: true,
+	OpAdd: {Name: "ADD", Kind: KindALU, Arity: 2, Types: TInt | TFloat, Commutative: true,
 		Float: func(a, b float64) float64 { return a + b }, Int: func(_ DType, a, b int64) int64 { return a + b },
 		C: "($0+$1)", SIMD: "($0+$1)", Grad: "add"},
-	OpSub: {Name: "SUB", Kind: KindALU, Arity: 2, Types: TAny,
+	OpSub: {Name: "SUB", Kind: KindALU, Arity: 2, Types: TInt | TFloat,
 		Float: func(a, b float64) float64 { return a - b }, Int: func(_ DType, a, b int64) int64 { return a - b },
 		C: "($0-$1)", SIMD: "($0-$1)", Grad: "sub"},
-	OpMul: {Name: "MUL", Kind: KindALU, Arity: 2, Types: TAny, Commutative: true,
+	OpMul: {Name: "MUL", Kind: KindALU, Arity: 2, Types: TInt | TFloat, Commutative: true,
 		Float: func(a, b float64) float64 { return a * b }, Int: func(_ DType, a, b int64) int64 { return a * b },
 		C: "($0*$1)", SIMD: "($0*$1)", Grad: "mul"},
 	OpDiv: {Name: "DIV", Kind: KindALU, Arity: 2, Types: TAny,
 		Float: func(a, b float64) float64 { return a / b }, Int: idiv, C: "($0/$1)", Grad: "div"},
 	OpMod: {Name: "MOD", Kind: KindALU, Arity: 2, Types: TAny,
-		Float: math.Mod, Int: imod, C: "fmodf($0, $1)", CL: "fmod($0, $1)", Metal: "fmod($0, $1)"},
+		Float: math.Mod, Int: imod, C: "fmodf($0, $1)", CL: "fmod($0, $1)", Metal: "fmod($0, $1)", Ints: "($0%$1)", F64: "fmod($0, $1)"},
 	OpMax: {Name: "MAX", Kind: KindALU, Arity: 2, Types: TAny, Commutative: true,
 		Float: func(a, b float64) float64 {
 			if a > b {
@@ -243,14 +253,20 @@ var opTable = [numOps]OpInfo{
 			}
 			return b
 		},
-		Int: func(_ DType, a, b int64) int64 { return max(a, b) },
-		C:   "(($0>$1)?$0:$1)", SIMD: "tg_sel(tg_i$w, tg_f$w, ($0>$1), $0, $1)", Grad: "max"},
+		Int: func(dt DType, a, b int64) int64 {
+			if dt == Uint64 {
+				return int64(max(uint64(a), uint64(b)))
+			}
+			return max(a, b)
+		},
+		C: "(($0>$1)?$0:$1)", SIMD: "tg_sel(tg_i$w, tg_f$w, ($0>$1), $0, $1)", Grad: "max"},
 	OpCmpLt: {Name: "CMPLT", Kind: KindALU, Arity: 2, Types: TAny, Result: BoolResult,
-		Cmp: func(a, b float64) bool { return a < b }, C: "($0<$1)", SIMD: "($0<$1)"},
+		Cmp: func(a, b float64) bool { return a < b }, CmpInt: func(a, b int64) bool { return a < b },
+		C: "($0<$1)", SIMD: "($0<$1)"},
 	OpCmpNe: {Name: "CMPNE", Kind: KindALU, Arity: 2, Types: TAny, Result: BoolResult, Commutative: true,
-		Cmp: func(a, b float64) bool { return a != b }, C: "($0!=$1)"},
+		Cmp: func(a, b float64) bool { return a != b }, CmpInt: func(a, b int64) bool { return a != b }, C: "($0!=$1)"},
 	OpCmpEq: {Name: "CMPEQ", Kind: KindALU, Arity: 2, Types: TAny, Result: BoolResult, Commutative: true,
-		Cmp: func(a, b float64) bool { return a == b }, C: "($0==$1)"},
+		Cmp: func(a, b float64) bool { return a == b }, CmpInt: func(a, b int64) bool { return a == b }, C: "($0==$1)"},
 	OpAnd: {Name: "AND", Kind: KindALU, Arity: 2, Types: TBool | TInt, Commutative: true,
 		Int: func(_ DType, a, b int64) int64 { return a & b }, C: "($0&$1)"},
 	OpOr: {Name: "OR", Kind: KindALU, Arity: 2, Types: TBool | TInt, Commutative: true,
@@ -287,18 +303,28 @@ var opTable = [numOps]OpInfo{
 	OpStore:  {Name: "STORE"},
 }
 
-// idiv is C's truncating division; x/0 is 0.
-func idiv(_ DType, a, b int64) int64 {
-	if b == 0 {
+// idiv is C's truncating division, without its traps: x/0 is 0 and
+// MIN/-1 wraps to MIN; uint64 bit patterns divide unsigned.
+func idiv(dt DType, a, b int64) int64 {
+	switch {
+	case b == 0:
 		return 0
+	case dt == Uint64:
+		return int64(uint64(a) / uint64(b))
+	case b == -1: // -MIN wraps (Go's int64 division would too)
+		return -a
 	}
 	return a / b
 }
 
-// imod is C's remainder (the sign of the dividend); x%0 is 0.
-func imod(_ DType, a, b int64) int64 {
-	if b == 0 {
+// imod is C's remainder (the sign of the dividend), without its traps:
+// x%0 and MIN%-1 are 0; uint64 bit patterns divide unsigned.
+func imod(dt DType, a, b int64) int64 {
+	switch {
+	case b == 0, b == -1:
 		return 0
+	case dt == Uint64:
+		return int64(uint64(a) % uint64(b))
 	}
 	return a % b
 }
@@ -314,15 +340,18 @@ func shl(dt DType, a, b int64) int64 {
 }
 
 // shr is x >> n: arithmetic for signed dtypes, logical for unsigned ones
-// (their values are never negative); a count that is the width or more
-// (or negative) gives the sign fill, -1 or 0. The C helper shifts
-// ~x for negative x, as >> of a negative value is implementation-defined.
+// (their values are never negative, but uint64's bit patterns may look
+// so); a count that is the width or more (or negative) gives the sign
+// fill, -1 or 0. The C helper shifts ~x for negative x, as >> of a
+// negative value is implementation-defined.
 func shr(dt DType, a, b int64) int64 {
-	if uint64(b) >= uint64(dt.Bits()) {
-		if a < 0 {
-			return -1
-		}
+	switch {
+	case uint64(b) >= uint64(dt.Bits()) && a < 0 && dt != Uint64:
+		return -1
+	case uint64(b) >= uint64(dt.Bits()):
 		return 0
+	case dt == Uint64:
+		return int64(uint64(a) >> b)
 	}
 	return a >> b
 }

@@ -72,7 +72,7 @@ var brokenPasses = []struct {
 	// every guard lets one more row through: x < c becomes x < c+1
 	{"widen_guards", "load from buf1 at index", func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
 		return k.Rewrite(func(b *ir.Builder, e *ir.Expr) *ir.Expr {
-			if e.Op == ir.OpCmpLt && e.Src[0].DType == ir.Int64 {
+			if e.Op == ir.OpCmpLt && e.Src[0].DType == ir.Index {
 				if c, ok := e.Src[1].ConstInt(); ok && !e.Src[0].IsConst() {
 					return b.Lt(e.Src[0], b.Int(c+1))
 				}

@@ -171,6 +171,11 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	}
 	for i, it := range sched.Items {
 		k := kernels[i]
+		if lang, ok := Langs[t.Device]; ok {
+			if err := lang.Supports(k); err != nil {
+				return err
+			}
+		}
 		src, ext := t.lang(k)
 		for n := 1; ; n++ { // kernel names are unique across the whole plan
 			prev, taken := t.names[k.Name]

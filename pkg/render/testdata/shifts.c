@@ -27,7 +27,7 @@ void E_5_6(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
       int val0 = in1[alu0];
       int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
       signed char val2 = in2[alu0];
-      out0[alu0] = tg_shl_uint8(((unsigned char)tg_shr_int8(((signed char)(tg_shl_int32(val0, val1)+tg_shr_int32(val0, 3))), val2)), 1);
+      out0[alu0] = tg_shl_uint8(((unsigned char)tg_shr_int8(((signed char)((int)((uint32_t)tg_shl_int32(val0, val1)+(uint32_t)tg_shr_int32(val0, 3)))), val2)), 1);
     }
   }
 }

@@ -21,5 +21,5 @@ __kernel __attribute__((reqd_work_group_size(6, 5, 1))) void E_5_6(__global ucha
   int val0 = in1[alu0];
   int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
   char val2 = in2[alu0];
-  out0[alu0] = tg_shl_uint8(((uchar)tg_shr_int8(((char)(tg_shl_int32(val0, val1)+tg_shr_int32(val0, 3))), val2)), 1);
+  out0[alu0] = tg_shl_uint8(((uchar)tg_shr_int8(((char)((int)((uint)tg_shl_int32(val0, val1)+(uint)tg_shr_int32(val0, 3)))), val2)), 1);
 }

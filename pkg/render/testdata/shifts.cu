@@ -27,5 +27,5 @@ extern "C" __global__ void __launch_bounds__(30) E_5_6(unsigned char *__restrict
   int val0 = in1[alu0];
   int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
   signed char val2 = in2[alu0];
-  out0[alu0] = tg_shl_uint8(((unsigned char)tg_shr_int8(((signed char)(tg_shl_int32(val0, val1)+tg_shr_int32(val0, 3))), val2)), 1);
+  out0[alu0] = tg_shl_uint8(((unsigned char)tg_shr_int8(((signed char)((int)((unsigned int)tg_shl_int32(val0, val1)+(unsigned int)tg_shr_int32(val0, 3)))), val2)), 1);
 }

@@ -23,5 +23,5 @@ kernel void E_5_6(device uchar *out0 [[buffer(0)]], const device int *in1 [[buff
   int val0 = in1[alu0];
   int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
   char val2 = in2[alu0];
-  out0[alu0] = tg_shl_uint8(((uchar)tg_shr_int8(((char)(tg_shl_int32(val0, val1)+tg_shr_int32(val0, 3))), val2)), 1);
+  out0[alu0] = tg_shl_uint8(((uchar)tg_shr_int8(((char)((int)((uint)tg_shl_int32(val0, val1)+(uint)tg_shr_int32(val0, 3)))), val2)), 1);
 }
