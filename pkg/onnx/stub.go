@@ -1,0 +1,5 @@
+package onnx
+
+var nnOps = map[string]opDef{}
+var indexOps = map[string]opDef{}
+var miscOps = map[string]opDef{}
