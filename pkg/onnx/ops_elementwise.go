@@ -383,7 +383,7 @@ func dropout(n *node) []*tensor.Tensor {
 				ratio = n.scalar(1)
 			}
 			if ratio != 0 {
-				n.fail("%w: Dropout in training mode draws random numbers", errNotImplemented)
+				n.refuse(CatRandom, "in training mode it draws random numbers")
 				return nil
 			}
 		}

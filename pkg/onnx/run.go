@@ -76,6 +76,11 @@ func (m *Model) Run(inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor,
 			n.in = append(n.in, env[name])
 		}
 		outs, err := n.run()
+		var r *runRefusal
+		if errors.As(err, &r) {
+			return nil, &RefusedError{Model: m.Name, Refusals: []Refusal{{Op: np.GetOpType(), Opset: m.Opset, Node: n.label, Category: r.cat,
+				Reason: fmt.Sprintf("operator %s (opset %d) is not supported (%s): %s", np.GetOpType(), m.Opset, n.label, r.msg)}}}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s (%s): %w", m.Name, n.label, np.GetOpType(), err)
 		}
@@ -499,4 +504,16 @@ var errNotImplemented = errors.New("not implemented")
 
 func (n *node) unsupported(format string, args ...any) {
 	n.fail("%w: %s", errNotImplemented, fmt.Sprintf(format, args...))
+}
+
+// runRefusal is a refusal found while the graph is built (it depends on an
+// input's value, such as Dropout's training_mode).
+type runRefusal struct{ cat, msg string }
+
+func (r *runRefusal) Error() string { return r.msg }
+
+func (n *node) refuse(cat, format string, args ...any) {
+	if n.err == nil {
+		n.err = &runRefusal{cat, fmt.Sprintf(format, args...)}
+	}
 }

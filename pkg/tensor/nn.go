@@ -825,3 +825,125 @@ func (t *Tensor) ScaledDotProductAttention(key, value, mask *Tensor, causal bool
 	}
 	return qk.Cast(t.DType()).Softmax(-1).Dot(value)
 }
+
+// PoolWindows is a pool's sliding windows as a view of shape
+// (..., *out, *kernel), the input padded with value (and, with CeilMode,
+// grown so that a last partial window is kept): the building block of
+// custom pools (Lp pooling, a max pool's indices). It returns the number of
+// kernel dimensions.
+func (t *Tensor) PoolWindows(o PoolOpts, value float64) (*Tensor, int) {
+	if t.err != nil {
+		return t, 0
+	}
+	k, s, d, pads, _, e := t.poolSetup("pool_windows", o)
+	if e != nil {
+		return e, 0
+	}
+	return t.Pad(groupPads(pads, t.Ndim()), value).pool("pool_windows", k, s, d), len(k)
+}
+
+// ConvTransposeOpts are conv_transpose2d's keyword arguments (zero values
+// are tinygrad's defaults); OutputPadding adds to the end of each spatial
+// output dimension.
+type ConvTransposeOpts struct {
+	Groups        int
+	Stride        []int
+	Dilation      []int
+	Padding       []int
+	OutputPadding []int
+}
+
+// ConvTranspose2d is the transposed convolution of an (N, Cin, *spatial)
+// input with a (Cin, Cout/groups, *kernel) weight (the input gradient of
+// Conv2d): the input's elements are spread stride apart with zeros between,
+// padded by dilation*(kernel-1)-padding (a negative amount crops), and
+// convolved with the weight flipped spatially, in and out channels swapped
+// within each group. Any number of spatial dimensions.
+func (t *Tensor) ConvTranspose2d(weight, bias *Tensor, o ConvTransposeOpts) *Tensor {
+	const op = "conv_transpose2d"
+	if e := firstErr(t, weight); e != nil {
+		return e
+	}
+	xs, ws := t.node.Shape, weight.node.Shape
+	if t.Ndim() < 3 || weight.Ndim() != t.Ndim() {
+		return errorf(op, "input %s and weight %s must be (N, Cin, spatial...) and (Cin, Cout/groups, kernel...)", FormatShape(xs), FormatShape(ws))
+	}
+	g := o.Groups
+	if g == 0 {
+		g = 1
+	}
+	if g < 0 || ws[0] != xs[1] || ws[0]%g != 0 {
+		return errorf(op, "weight %s does not fit input %s with groups=%d (its first dimension is the input channels)", FormatShape(ws), FormatShape(xs), g)
+	}
+	hw := ws[2:]
+	n := len(hw)
+	stride, e := tupleArg(op, "stride", o.Stride, n, 1)
+	if e != nil {
+		return e
+	}
+	dil, e := tupleArg(op, "dilation", o.Dilation, n, 1)
+	if e != nil {
+		return e
+	}
+	outPad, e := tupleArg(op, "output_padding", o.OutputPadding, n, 0)
+	if e != nil {
+		return e
+	}
+	flat, e := poolPads(op, o.Padding, n)
+	if e != nil {
+		return e
+	}
+	for j := range n {
+		if stride[j] <= 0 || dil[j] <= 0 || outPad[j] < 0 {
+			return errorf(op, "stride %v and dilation %v must be positive, output_padding %v not negative", stride, dil, outPad)
+		}
+	}
+	cin, rcout := ws[0]/g, ws[1]
+	w := weight.Reshape(append([]int{g, cin, rcout}, hw...)...).Transpose(1, 2).
+		Reshape(append([]int{g * rcout, cin}, hw...)...)
+	spatial := make([]int, n)
+	for i := range n {
+		spatial[i] = 2 + i
+	}
+	w = w.Flip(spatial...)
+	x := t
+	// zeros between the elements: (L) -> (L, 1) -> pad to (L, s) -> (L*s) -> (L-1)*s+1
+	for j := range n {
+		s := stride[j]
+		if s == 1 {
+			continue
+		}
+		ax := 2 + j
+		shp := x.Shape()
+		l := shp[ax]
+		x = x.Unsqueeze(ax + 1)
+		p := make([][2]int, x.Ndim())
+		p[ax+1] = [2]int{0, s - 1}
+		x = x.padZero(p).Reshape(append(append(slices.Clone(shp[:ax]), l*s), shp[ax+1:]...)...)
+		x = x.Shrink(shrinkDim(x.node.Shape, ax, 0, max((l-1)*s+1, 0)))
+	}
+	// pads (k-1)*d - p, cropping where negative
+	bounds := make([][2]int, x.Ndim())
+	for i, s := range x.node.Shape {
+		bounds[i] = [2]int{0, s}
+	}
+	convPad := make([]int, 2*n)
+	for j := range n {
+		pB, pA := flat[2*(n-1-j)], flat[2*(n-1-j)+1]
+		before := (hw[j]-1)*dil[j] - pB
+		after := (hw[j]-1)*dil[j] - pA + outPad[j]
+		if before < 0 {
+			bounds[2+j][0] = -before
+			before = 0
+		}
+		if after < 0 {
+			bounds[2+j][1] += after
+			after = 0
+		}
+		if bounds[2+j][0] > bounds[2+j][1] {
+			return errorf(op, "padding %v crops more than the input %s has", o.Padding, FormatShape(xs))
+		}
+		convPad[2*(n-1-j)], convPad[2*(n-1-j)+1] = before, after
+	}
+	return x.Shrink(bounds).Conv2d(w, bias, ConvOpts{Groups: g, Dilation: dil, Padding: convPad})
+}

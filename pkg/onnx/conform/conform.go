@@ -112,6 +112,10 @@ func Run(c Case) (o Outcome) {
 	}
 	for _, set := range sets {
 		if err := runSet(m, set); err != nil {
+			if errors.As(err, &ref) {
+				o.Status, o.Category, o.Reason = Refused, ref.Category(), firstLine(ref.Error())
+				return o
+			}
 			o.Status, o.Reason = Fail, firstLine(fmt.Sprintf("%s: %v", filepath.Base(set), err))
 			return o
 		}

@@ -1,5 +1,4 @@
 package onnx
 
-var nnOps = map[string]opDef{}
 var indexOps = map[string]opDef{}
 var miscOps = map[string]opDef{}
