@@ -67,11 +67,11 @@ func (e *RefusedError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Category is the category of the first refusal that is a gap, else of the
-// first one.
+// Category is the category of the first refusal by design (such a model
+// is out of scope whatever else it uses), else of the first refusal.
 func (e *RefusedError) Category() string {
 	for _, r := range e.Refusals {
-		if !ByDesign(r.Category) {
+		if ByDesign(r.Category) {
 			return r.Category
 		}
 	}
