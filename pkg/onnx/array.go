@@ -112,6 +112,13 @@ func (a *Array) Tensor(name string, weight bool) (*tensor.Tensor, error) {
 
 // ArrayFrom reads a tensor's value (realizing it) into an array.
 func ArrayFrom(t *tensor.Tensor) (*Array, error) {
+	if t.Err() != nil {
+		return nil, t.Err()
+	}
+	typ := FromIR(t.DType())
+	if t.Numel() == 0 { // nothing to compute (tgc does not realize empty tensors)
+		return NewArray(typ, t.Shape()), nil
+	}
 	if err := t.Realize().Err(); err != nil {
 		return nil, err
 	}
@@ -119,7 +126,6 @@ func ArrayFrom(t *tensor.Tensor) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	typ := FromIR(t.DType())
 	if typ == Undefined {
 		return nil, fmt.Errorf("internal: no ONNX type for %s", t.DType())
 	}
