@@ -45,7 +45,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE), then tinygrad's
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
 	pf.Bool("no-color", false, "no colours in the output (also NO_COLOR=1)")
 	pf.String("cache", "", "compiled-kernel cache directory (default $TGC_CACHE or the user cache dir)")
-	root.AddCommand(newRunCmd(), newEmitCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
+	root.AddCommand(newRunCmd(), newEmitCmd(), newInfoCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
 	return root
 }
 
@@ -119,12 +119,12 @@ func scriptArgs(max int) cobra.PositionalArgs {
 	}
 }
 
-// completeScripts completes .tg file names.
+// completeScripts completes .tg and .onnx file names.
 func completeScripts(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
-	return []string{"tg"}, cobra.ShellCompDirectiveFilterFileExt
+	return []string{"tg", "onnx"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 // knownDevices are the device names a setting may hold: devices that run

@@ -35,6 +35,9 @@ type Model struct {
 	Init      map[string]*Array // initializers by name
 	InitOrder []string          // initializer names as the file lists them
 	Nodes     []*onnxpb.NodeProto
+	// Refusals lists what tgc cannot run (Load and Parse fail when there is
+	// any; Inspect keeps the model).
+	Refusals []Refusal
 }
 
 // ValueInfo is a graph input or output: name, element type and shape.
@@ -88,18 +91,44 @@ func (v ValueInfo) Describe() string {
 }
 
 // Load reads and checks an ONNX model file. External data files are read
-// relative to its folder.
+// relative to its folder. A model with anything tgc cannot run is refused
+// (a *RefusedError listing all of it).
 func Load(path string) (*Model, error) {
+	m, err := Inspect(path)
+	if err != nil {
+		return nil, err
+	}
+	return m.refused()
+}
+
+// Inspect reads and checks a model file like Load, but keeps a model that
+// tgc cannot run, with its Refusals (for tgc info).
+func Inspect(path string) (*Model, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, path, filepath.Dir(path))
+	return parse(data, path, filepath.Dir(path))
 }
 
 // Parse decodes and checks a serialized ModelProto. name is used in errors;
 // dir resolves external data ("" refuses it).
 func Parse(data []byte, name, dir string) (*Model, error) {
+	m, err := parse(data, name, dir)
+	if err != nil {
+		return nil, err
+	}
+	return m.refused()
+}
+
+func (m *Model) refused() (*Model, error) {
+	if len(m.Refusals) > 0 {
+		return nil, &RefusedError{Model: m.Name, Refusals: m.Refusals}
+	}
+	return m, nil
+}
+
+func parse(data []byte, name, dir string) (*Model, error) {
 	var mp onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &mp); err != nil {
 		return nil, fmt.Errorf("%s: not an ONNX model (protobuf decoding failed: %s)", name, wireError(data, mp.ProtoReflect().Descriptor(), err))
@@ -217,9 +246,7 @@ func (m *Model) check(mp *onnxpb.ModelProto, dir string) error {
 			return m.errorf("graph output %q is not computed by any node", o.Name)
 		}
 	}
-	if len(refused) > 0 {
-		return &RefusedError{Model: m.Name, Refusals: refused}
-	}
+	m.Refusals = refused
 	return nil
 }
 
