@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tgc/pkg/script/tensorlib"
 )
 
 // TestDocsListEveryName keeps docs/language.md complete: every method,
@@ -23,16 +25,7 @@ func TestDocsListEveryName(t *testing.T) {
 		}
 		return false
 	}
-	var names []string
-	for n := range methods {
-		names = append(names, n)
-	}
-	for n := range statics {
-		names = append(names, n)
-	}
-	for n := range properties {
-		names = append(names, n)
-	}
+	names := append(append(tensorlib.MethodNames(), tensorlib.StaticNames()...), tensorlib.PropertyNames()...)
 	for n := range newInterp("x", nil, nil, 0).predeclared() {
 		if !strings.HasPrefix(n, "__") {
 			names = append(names, n)

@@ -3,8 +3,6 @@ package script
 import (
 	"strings"
 	"testing"
-
-	"go.starlark.net/starlark"
 )
 
 // formatCases were computed with CPython's format(value, spec).
@@ -250,28 +248,6 @@ var formatCases = []struct{ value, spec, want string }{
 	{"0.1", ".0f", "0"},
 }
 
-func TestFormatSpec(t *testing.T) {
-	for _, tc := range formatCases {
-		v, err := starlark.EvalOptions(fileOptions, &starlark.Thread{}, "v", tc.value, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := formatSpec(v, tc.spec)
-		if err != nil {
-			t.Errorf("format(%s, %q): %v", tc.value, tc.spec, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("format(%s, %q) = %q, want %q", tc.value, tc.spec, got, tc.want)
-		}
-	}
-	for _, bad := range []string{"q", ".f", "10.2q", "d"} {
-		if _, err := formatSpec(starlark.Float(1), bad); err == nil {
-			t.Errorf("spec %q accepted for a float", bad)
-		}
-	}
-}
-
 func TestFStrings(t *testing.T) {
 	useGO(t)
 	src := `x = 1.23456
@@ -305,30 +281,5 @@ multi
 	_, _, err = run(t, "t = Tensor([1.0])\ns = f\"a {t.frob()}\"\n", 0)
 	if err == nil || !strings.HasPrefix(err.Error(), `model.tg:2:12: Tensor has no method "frob"`) {
 		t.Errorf("error in a field: %v", err)
-	}
-}
-
-func TestFStringRewrite(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`f"a{x}b"`, `__fstr__("a{}b", (x))`},
-		{`f'{x:.2f}'`, `__fstr__('{:.2f}', (x))`},
-		{`f"{x!r:>5}"`, `__fstr__("{!r:>5}", (x))`},
-		{`f"{x=}"`, `__fstr__("x={!r}", (x))`},
-		{`f"{x == 1}"`, `__fstr__("{}", (x == 1))`},
-		{`f"{d['k']}"`, `__fstr__("{}", (d['k']))`},
-		{`f"{a[1:2, 0]}"`, `__fstr__("{}", (a[__slice__(1, 2, None), 0]))`},
-		{`f"{{}}"`, `__fstr__("{{}}")`},
-		{`rf"\d{x}"`, `__fstr__(r"\d{}", (x))`},
-		{`f"{}"`, `f"{}"`},
-		{`f"{x"`, `f"{x"`},
-		{`f"}"`, `f"}"`},
-		{`f"{x:{w}}"`, `f"{x:{w}}"`},
-		{`f"{"x"}"`, `f"{"x"}"`},
-	}
-	for _, tc := range tests {
-		got, _ := preprocess([]byte(tc.in))
-		if string(got) != tc.want {
-			t.Errorf("preprocess(%s) = %s, want %s", tc.in, got, tc.want)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/script/frontend"
 	"tgc/pkg/tensor"
 )
 
@@ -36,7 +37,7 @@ func FuzzRun(f *testing.F) {
 	tensor.SetEngine(fuzzEngine{})
 	defer tensor.SetEngine(before)
 	f.Fuzz(func(t *testing.T, src []byte) {
-		out, _ := preprocess(src)
+		out, _ := frontend.Translate(src)
 		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
 			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"tgc/pkg/realize"
 	"tgc/pkg/render"
+	"tgc/pkg/script/nnlib"
 	"tgc/pkg/tensor"
 )
 
@@ -33,7 +34,7 @@ func TestReferenceCUDAPTX(t *testing.T) {
 	for _, c := range cases {
 		env := map[string]*tensor.Tensor{}
 		for _, in := range c.Inputs {
-			if env[in], err = fromSafetensors(data[c.Name+"."+in]); err != nil {
+			if env[in], err = nnlib.FromSafetensors(data[c.Name+"."+in]); err != nil {
 				t.Fatalf("%s: %v", c.Name, err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"tgc/pkg/realize"
 	"tgc/pkg/safetensors"
+	"tgc/pkg/script/nnlib"
 	"tgc/pkg/tensor"
 )
 
@@ -94,7 +95,7 @@ func runRefCase(c refCase, data map[string]safetensors.Tensor) (msg string) {
 		if !ok {
 			return fmt.Sprintf("input %s missing from cases.safetensors", in)
 		}
-		x, err := fromSafetensors(st)
+		x, err := nnlib.FromSafetensors(st)
 		if err != nil {
 			return fmt.Sprintf("input %s: %v", in, err)
 		}
@@ -104,7 +105,7 @@ func runRefCase(c refCase, data map[string]safetensors.Tensor) (msg string) {
 	if !ok {
 		return "expected value missing from cases.safetensors"
 	}
-	want, err := fromSafetensors(st)
+	want, err := nnlib.FromSafetensors(st)
 	if err != nil {
 		return fmt.Sprintf("expected: %v", err)
 	}

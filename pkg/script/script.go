@@ -1,13 +1,18 @@
-// Package script runs .tg model scripts: Starlark (go.starlark.net) with a
-// Tensor API that mirrors tinygrad's, so that tinygrad code ports line by
-// line. See docs/language.md for the language reference.
+// Package script runs .tg model scripts: Python-style code on Starlark
+// (go.starlark.net) with a Tensor API that mirrors tinygrad's, so that
+// tinygrad code runs as written. See docs/language.md.
 //
-// A script is loaded in three steps: a text preprocessor rewrites the Python
-// syntax Starlark's grammar rejects (t[1:4, ::2], ...), the AST is rewritten
-// so comparisons, slices and conditions go through hidden builtins that know
-// about tensors, and the result is compiled and run with the predeclared
-// names (Tensor, dtypes, nn, print, struct, math). Every error becomes an
-// *Error: "file.tg:LINE:COL: message" plus the Starlark call stack.
+// The work is split by job:
+//
+//	frontend   Python -> Starlark: the text translation, the AST rewrite, positions
+//	pyrt       the Python runtime under the translation: calls, modules, slices, formatting
+//	tensorlib  the Tensor value, class, methods, dtypes and TinyJit
+//	nnlib      the module nn: layers, optimizers, nn.state, nn.datasets
+//	script     a run (this package): the session, predeclared names, errors,
+//	           tgc train's config/trange/report
+//
+// Every error becomes an *Error: "file.tg:LINE:COL: message" plus the
+// script's call stack.
 package script
 
 import (
@@ -23,7 +28,10 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"tgc/pkg/realize"
+	"tgc/pkg/report"
+	"tgc/pkg/script/frontend"
+	"tgc/pkg/script/pyrt"
+	"tgc/pkg/script/tensorlib"
 	"tgc/pkg/tensor"
 )
 
@@ -32,12 +40,13 @@ const DefaultMaxSteps = 100_000_000
 
 // Options configures one run of a script.
 type Options struct {
-	File     string    // script path, used in positions and to read Src
-	Src      []byte    // source; nil: read File
-	Stdout   io.Writer // print output; nil: os.Stdout
-	Stderr   io.Writer // warnings; nil: os.Stderr
-	MaxSteps uint64    // Starlark step limit; 0: DefaultMaxSteps
-	Argv     []string  // script arguments, visible as the list argv
+	File     string        // script path, used in positions and to read Src
+	Src      []byte        // source; nil: read File
+	Stdout   io.Writer     // print output; nil: os.Stdout
+	Stderr   io.Writer     // warnings; nil: os.Stderr
+	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
+	Argv     []string      // script arguments, visible as the list argv
+	Train    *TrainSession // tgc train's session (RunTraining); nil: none
 }
 
 // Error is a script error: where it happened, what, and the call stack.
@@ -68,15 +77,6 @@ func (e *Error) Error() string {
 	return sb.String()
 }
 
-// fileOptions is the .tg dialect: top-level control flow, global
-// reassignment, while loops and sets; no recursion.
-var fileOptions = &syntax.FileOptions{
-	Set:             true,
-	While:           true,
-	TopLevelControl: true,
-	GlobalReassign:  true,
-}
-
 // runMu serializes runs: the tensor package's position hook, engine and
 // random state are process-wide.
 var runMu sync.Mutex
@@ -85,21 +85,19 @@ var runMu sync.Mutex
 type interp struct {
 	thread   *starlark.Thread
 	file     string
-	pm       *posMap
+	pm       *frontend.PosMap
 	stdout   io.Writer
 	stderr   io.Writer
 	maxSteps uint64
 	stepsHit bool
 	warned   map[int32]bool // lines that already warned about a trace-mode read
+	train    trainState     // config, report() and trange (train.go)
 }
 
-const interpKey = "tgc.interp"
-
+// interpOf is the run of a thread.
 func interpOf(thread *starlark.Thread) *interp {
-	if in, ok := thread.Local(interpKey).(*interp); ok {
-		return in
-	}
-	return nil
+	in, _ := pyrt.HostOf(thread).(*interp)
+	return in
 }
 
 // Run loads and executes a script.
@@ -117,6 +115,9 @@ func Run(opts Options) (err error) {
 		file = "<script>"
 	}
 	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
+	if opts.Train != nil {
+		in.train.sess = opts.Train
+	}
 
 	runMu.Lock()
 	defer runMu.Unlock()
@@ -124,17 +125,17 @@ func Run(opts Options) (err error) {
 	defer restore()
 	defer func() {
 		if r := recover(); r != nil {
-			err = in.internalError(r)
+			err = &Error{Pos: in.scriptPos(), Msg: in.InternalError(r)}
 		}
 	}()
 
-	text, pm := preprocess(src)
+	text, pm := frontend.Translate(src)
 	in.pm = pm
-	f, perr := fileOptions.Parse(file, text, 0)
+	f, perr := frontend.FileOptions.Parse(file, text, 0)
 	if perr != nil {
 		return in.convert(perr)
 	}
-	rewriteFile(f)
+	frontend.RewriteFile(f)
 	predeclared := in.predeclared()
 	argv := make([]starlark.Value, len(opts.Argv))
 	for i, a := range opts.Argv {
@@ -161,33 +162,33 @@ func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err err
 	defer restore()
 	defer func() {
 		if r := recover(); r != nil {
-			err = in.internalError(r)
+			err = &Error{Pos: in.scriptPos(), Msg: in.InternalError(r)}
 		}
 	}()
 
-	text, pm := preprocess([]byte(expr))
+	text, pm := frontend.Translate([]byte(expr))
 	in.pm = pm
-	e, perr := fileOptions.ParseExpr("<expr>", text, 0)
+	e, perr := frontend.FileOptions.ParseExpr("<expr>", text, 0)
 	if perr != nil {
 		return nil, in.convert(perr)
 	}
-	e = rewriteExpr(e)
+	e = frontend.RewriteExpr(e)
 	vars := in.predeclared()
 	for name, t := range env {
 		if t.Err() != nil {
 			return nil, &Error{Msg: fmt.Sprintf("input %s: %v", name, t.Err())}
 		}
-		vars[name] = NewTensor(t)
+		vars[name] = tensorlib.NewTensor(t)
 	}
-	v, xerr := starlark.EvalExprOptions(fileOptions, in.thread, e, vars)
+	v, xerr := starlark.EvalExprOptions(frontend.FileOptions, in.thread, e, vars)
 	if xerr != nil {
 		return nil, in.convert(xerr)
 	}
-	t, ok := v.(*Tensor)
+	t, ok := v.(*tensorlib.Tensor)
 	if !ok {
 		return nil, &Error{Msg: fmt.Sprintf("expression gives %s, not a Tensor", v.Type())}
 	}
-	return t.t, nil
+	return t.Tensor(), nil
 }
 
 func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
@@ -200,7 +201,8 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{}}
+	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
+		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}}}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -211,7 +213,7 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 		in.stepsHit = true
 		th.Cancel("step limit")
 	}
-	th.SetLocal(interpKey, in)
+	pyrt.SetHost(th, in)
 	in.thread = th
 	return in
 }
@@ -249,7 +251,7 @@ func (in *interp) pos(p syntax.Position) tensor.Pos {
 	}
 	col := p.Col
 	if p.Filename() == in.file {
-		col = in.pm.col(p.Line, p.Col)
+		col = in.pm.Col(p.Line, p.Col)
 	}
 	return tensor.Pos{File: p.Filename(), Line: int(p.Line), Col: int(col)}
 }
@@ -283,7 +285,7 @@ func (in *interp) suggestName(msg string) string {
 	}
 	names := in.predeclared().Keys()
 	names = append(names, starlark.Universe.Keys()...)
-	if n := nearest(name, names); n != "" {
+	if n := pyrt.Nearest(name, names); n != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", n)
 	}
 	return msg
@@ -309,17 +311,17 @@ func (in *interp) evalError(e *starlark.EvalError) *Error {
 	return out
 }
 
-// internalError converts a Go panic into an error that names the script
-// position; the Go stack goes to stderr only with TGC_PANIC_TRACE set.
-func (in *interp) internalError(r any) error {
+// InternalError is the message for a Go panic; the Go stack goes to stderr
+// only with TGC_PANIC_TRACE set.
+func (in *interp) InternalError(r any) string {
 	if os.Getenv("TGC_PANIC_TRACE") != "" {
 		fmt.Fprintf(in.stderr, "panic: %v\n%s", r, debug.Stack())
 	}
-	return &Error{Pos: in.scriptPos(), Msg: fmt.Sprintf("internal error: %v (this is a bug in tgc; please report it)", r)}
+	return fmt.Sprintf("internal error: %v (this is a bug in tgc; please report it)", r)
 }
 
-// warnTraceRead prints the trace-mode warning once per source line.
-func (in *interp) warnTraceRead() {
+// WarnTraceRead prints the trace-mode warning once per source line.
+func (in *interp) WarnTraceRead() {
 	p := in.scriptPos()
 	if in.warned[int32(p.Line)] {
 		return
@@ -330,21 +332,4 @@ func (in *interp) warnTraceRead() {
 		prefix = s + ": "
 	}
 	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
-}
-
-// tracing reports whether the installed engine only records a plan.
-func tracing() bool {
-	e, ok := tensor.CurrentEngine().(interface{ Tracing() bool })
-	return ok && e.Tracing()
-}
-
-// deviceName is the device of the installed engine.
-func deviceName() string {
-	switch e := tensor.CurrentEngine().(type) {
-	case *realize.Engine:
-		return e.Dev.Name()
-	case *realize.Tracer:
-		return e.Device
-	}
-	return "default"
 }

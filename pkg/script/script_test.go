@@ -13,6 +13,7 @@ import (
 	"tgc/pkg/ir"
 	"tgc/pkg/realize"
 	"tgc/pkg/safetensors"
+	"tgc/pkg/script/pyrt"
 	"tgc/pkg/tensor"
 )
 
@@ -138,7 +139,7 @@ func TestStepLimit(t *testing.T) {
 
 func TestPanicBecomesError(t *testing.T) {
 	in := newInterp("model.tg", nil, nil, 0)
-	boom := builtin("boom", func(c *call) (starlark.Value, error) { panic("kaboom") })
+	boom := pyrt.Builtin("boom", func(c *pyrt.Call) (starlark.Value, error) { panic("kaboom") })
 	_, err := starlark.Call(in.thread, boom, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "boom: internal error: kaboom") {
 		t.Errorf("panic gave %v", err)
@@ -483,11 +484,22 @@ func TestRunReadsFile(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	names := []string{"softmax", "log_softmax", "sum", "shape", "reshape"}
-	for name, want := range map[string]string{"sofmax": "softmax", "sun": "sum", "Reshape": "reshape", "xyzzy": "", "logsoftmax": "log_softmax"} {
-		if got := nearest(name, names); got != want {
-			t.Errorf("nearest(%q) = %q, want %q", name, got, want)
-		}
+func TestSequenceSlices(t *testing.T) {
+	src := `l = [0, 1, 2, 3, 4]
+s = "hello"
+print(l[1:3], l[::-1], l[-2:], l[:-3:-1], l[10:], s[1:4], s[::2], (1, 2, 3)[1:], l[3:1])
+`
+	out, _, err := run(t, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[1, 2] [4, 3, 2, 1, 0] [3, 4] [4, 3] [] ell hlo (2, 3) []\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+	if _, _, err := run(t, "l = [1, 2]\nprint(l[::0])\n", 0); err == nil || !strings.Contains(err.Error(), "slice step cannot be zero") {
+		t.Errorf("zero step: %v", err)
+	}
+	if _, _, err := run(t, "print(len[1:2])\n", 0); err == nil || !strings.Contains(err.Error(), "invalid slice operand builtin_function_or_method") {
+		t.Errorf("bad operand: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
-package script
+package tensorlib
 
 import (
 	"fmt"
 
 	"go.starlark.net/starlark"
 
+	"tgc/pkg/script/pyrt"
 	"tgc/pkg/tensor"
 )
 
@@ -32,22 +33,22 @@ func indexItems(k starlark.Value) ([]tensor.IndexItem, error) {
 func indexItem(x starlark.Value) (tensor.IndexItem, error) {
 	switch x := x.(type) {
 	case starlark.Int, starlark.Bool:
-		n, err := toInt(x)
+		n, err := ToInt(x)
 		if err != nil {
 			return tensor.IndexItem{}, fmt.Errorf("index: %v", err)
 		}
 		return tensor.IntIndex(n), nil
 	case starlark.NoneType:
 		return tensor.NewAxisIndex(), nil
-	case ellipsis:
+	case pyrt.Ellipsis:
 		return tensor.EllipsisIndex(), nil
-	case sliceValue:
+	case pyrt.Slice:
 		var bounds [3]*int
-		for i, b := range []starlark.Value{x.start, x.stop, x.step} {
+		for i, b := range []starlark.Value{x.Start, x.Stop, x.Step} {
 			if b == starlark.None {
 				continue
 			}
-			n, err := toInt(b)
+			n, err := ToInt(b)
 			if err != nil {
 				return tensor.IndexItem{}, fmt.Errorf("index: slice bounds must be ints or None: %v", err)
 			}

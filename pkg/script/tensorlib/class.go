@@ -1,13 +1,14 @@
-package script
+package tensorlib
 
 import (
 	"fmt"
+	"slices"
 	"sort"
-	"sync"
 
 	"go.starlark.net/starlark"
 
 	"tgc/pkg/ir"
+	"tgc/pkg/script/pyrt"
 	"tgc/pkg/tensor"
 )
 
@@ -15,7 +16,10 @@ import (
 // with the static creation methods as attributes (Tensor.rand, ...), the
 // training flag, and every instance method usable unbound
 // (Tensor.cat(x, y) is x.cat(y), as in Python).
-type tensorClass struct{ in *interp }
+type tensorClass struct{}
+
+// Class is the predeclared name Tensor.
+var Class starlark.Value = &tensorClass{}
 
 var (
 	_ starlark.Callable    = (*tensorClass)(nil)
@@ -33,12 +37,12 @@ func (*tensorClass) Name() string          { return "Tensor" }
 // CallInternal is Tensor(data, dtype=None): data is a number, a nested
 // list or tuple of numbers, or a Tensor (cast to dtype if given).
 func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (v starlark.Value, err error) {
-	c := &call{in: interpOf(th), name: "Tensor", args: args, kwargs: kwargs}
-	defer recoverPanic(c, &err)
+	c := &pyrt.Call{Thread: th, Name: "Tensor", Args: args, Kwargs: kwargs}
+	defer pyrt.Recover(c, &err)
 	var data starlark.Value
-	var dt dtypeArg
+	var dt DTypeArg
 	var device, requiresGrad starlark.Value
-	if err := c.unpack("data", &data, "dtype?", &dt, "device?", &device, "requires_grad?", &requiresGrad); err != nil {
+	if err := c.Unpack("data", &data, "dtype?", &dt, "device?", &device, "requires_grad?", &requiresGrad); err != nil {
 		return nil, err
 	}
 	var t *tensor.Tensor
@@ -52,7 +56,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 			return nil, err
 		}
 	}
-	r, err := wrap(t)
+	r, err := Wrap(t)
 	if err != nil {
 		return nil, err
 	}
@@ -67,19 +71,18 @@ func (tc *tensorClass) Attr(name string) (starlark.Value, error) {
 		return starlark.Bool(tensor.Training), nil
 	}
 	if f, ok := statics[name]; ok {
-		return builtin(name, f), nil
+		return pyrt.Builtin(name, f), nil
 	}
 	if _, ok := methods[name]; ok {
-		return builtin(name, unboundMethod(name)), nil
+		return pyrt.Builtin(name, unboundMethod(name)), nil
 	}
-	return nil, fmt.Errorf("%s", unknownAttr("Tensor", name, tc.AttrNames()))
+	return nil, fmt.Errorf("%s", unknownAttr(name, tc.AttrNames()))
 }
 
-func (tc *tensorClass) AttrNames() []string { return classAttrNames() }
+func (tc *tensorClass) AttrNames() []string { return slices.Clone(classAttrNames) }
 
-// classAttrNames is computed on first use: statics and methods are filled
-// by init.
-var classAttrNames = sync.OnceValue(func() []string {
+// classAttrNames are Tensor's class members, sorted.
+var classAttrNames = func() []string {
 	names := []string{"training"}
 	for n := range statics {
 		names = append(names, n)
@@ -91,7 +94,7 @@ var classAttrNames = sync.OnceValue(func() []string {
 	}
 	sort.Strings(names)
 	return names
-})
+}()
 
 // SetField allows Tensor.training = True (the flag dropout reads).
 func (tc *tensorClass) SetField(name string, v starlark.Value) error {
@@ -107,54 +110,50 @@ func (tc *tensorClass) SetField(name string, v starlark.Value) error {
 }
 
 // unboundMethod calls an instance method with the first argument as self.
-func unboundMethod(name string) builtinFunc {
-	return func(c *call) (starlark.Value, error) {
-		if len(c.args) == 0 {
+func unboundMethod(name string) pyrt.Func {
+	return func(c *pyrt.Call) (starlark.Value, error) {
+		if len(c.Args) == 0 {
 			return nil, fmt.Errorf("Tensor.%s: missing the tensor argument (self)", name)
 		}
-		self, ok := c.args[0].(*Tensor)
+		self, ok := c.Args[0].(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("Tensor.%s: the first argument must be a Tensor, got %s", name, c.args[0].Type())
+			return nil, fmt.Errorf("Tensor.%s: the first argument must be a Tensor, got %s", name, c.Args[0].Type())
 		}
-		c.args, c.self = c.args[1:], self
+		c.Args, c.Self = c.Args[1:], self
 		return methods[name](c, self.t)
 	}
 }
 
 // statics are the class-level functions: Tensor.rand(2, 3), ...
-var statics map[string]builtinFunc
-
-func init() {
-	statics = map[string]builtinFunc{
-		"rand":            randLike(func(shape []int) *tensor.Tensor { return tensor.Rand(shape...) }),
-		"randn":           randLike(func(shape []int) *tensor.Tensor { return tensor.Randn(shape...) }),
-		"uniform":         uniformFn,
-		"normal":          normalFn,
-		"randint":         randintFn,
-		"scaled_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.ScaledUniform(shape...) }),
-		"glorot_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.GlorotUniform(shape...) }),
-		"kaiming_uniform": kaimingFn(tensor.KaimingUniform),
-		"kaiming_normal":  kaimingFn(tensor.KaimingNormal),
-		"zeros":           fillFn(0),
-		"ones":            fillFn(1),
-		"empty":           fillFn(0),
-		"full":            fullFn,
-		"arange":          arangeFn,
-		"linspace":        linspaceFn,
-		"eye":             eyeFn,
-		"stack":           stackFn,
-		"manual_seed":     manualSeedFn,
-	}
+var statics = map[string]pyrt.Func{
+	"rand":            randLike(func(shape []int) *tensor.Tensor { return tensor.Rand(shape...) }),
+	"randn":           randLike(func(shape []int) *tensor.Tensor { return tensor.Randn(shape...) }),
+	"uniform":         uniformFn,
+	"normal":          normalFn,
+	"randint":         randintFn,
+	"scaled_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.ScaledUniform(shape...) }),
+	"glorot_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.GlorotUniform(shape...) }),
+	"kaiming_uniform": kaimingFn(tensor.KaimingUniform),
+	"kaiming_normal":  kaimingFn(tensor.KaimingNormal),
+	"zeros":           fillFn(0),
+	"ones":            fillFn(1),
+	"empty":           fillFn(0),
+	"full":            fullFn,
+	"arange":          arangeFn,
+	"linspace":        linspaceFn,
+	"eye":             eyeFn,
+	"stack":           stackFn,
+	"manual_seed":     manualSeedFn,
 }
 
 // shapeAndDType reads tinygrad's (*shape, dtype=...) plus extra keywords.
-func shapeAndDType(c *call, def ir.DType, extra ...any) ([]int, ir.DType, error) {
-	var dt dtypeArg
+func shapeAndDType(c *pyrt.Call, def ir.DType, extra ...any) ([]int, ir.DType, error) {
+	var dt DTypeArg
 	pairs := append([]any{"dtype?", &dt}, extra...)
-	if err := starlark.UnpackArgs(c.name, nil, c.kwargs, pairs...); err != nil {
+	if err := starlark.UnpackArgs(c.Name, nil, c.Kwargs, pairs...); err != nil {
 		return nil, 0, err
 	}
-	shape, err := varInts(c.name, c.args)
+	shape, err := varInts(c.Name, c.Args)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -165,8 +164,8 @@ func shapeAndDType(c *call, def ir.DType, extra ...any) ([]int, ir.DType, error)
 }
 
 // randLike binds a float32 random constructor; dtype= casts the result.
-func randLike(f func(shape []int) *tensor.Tensor) builtinFunc {
-	return func(c *call) (starlark.Value, error) {
+func randLike(f func(shape []int) *tensor.Tensor) pyrt.Func {
+	return func(c *pyrt.Call) (starlark.Value, error) {
 		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "requires_grad?", &requiresGrad)
 		if err != nil {
@@ -174,12 +173,12 @@ func randLike(f func(shape []int) *tensor.Tensor) builtinFunc {
 		}
 		t := f(shape).Cast(dt)
 		requiresGrad.apply(t)
-		return wrap(t)
+		return Wrap(t)
 	}
 }
 
-func uniformFn(c *call) (starlark.Value, error) {
-	low, high := floatArg(-1), floatArg(1)
+func uniformFn(c *pyrt.Call) (starlark.Value, error) {
+	low, high := FloatArg(-1), FloatArg(1)
 	var requiresGrad optBool
 	shape, dt, err := shapeAndDType(c, ir.Float32, "low?", &low, "high?", &high, "requires_grad?", &requiresGrad)
 	if err != nil {
@@ -187,11 +186,11 @@ func uniformFn(c *call) (starlark.Value, error) {
 	}
 	t := tensor.Uniform(float64(low), float64(high), shape...).Cast(dt)
 	requiresGrad.apply(t)
-	return wrap(t)
+	return Wrap(t)
 }
 
-func normalFn(c *call) (starlark.Value, error) {
-	mean, std := floatArg(0), floatArg(1)
+func normalFn(c *pyrt.Call) (starlark.Value, error) {
+	mean, std := FloatArg(0), FloatArg(1)
 	var requiresGrad optBool
 	shape, dt, err := shapeAndDType(c, ir.Float32, "mean?", &mean, "std?", &std, "requires_grad?", &requiresGrad)
 	if err != nil {
@@ -199,12 +198,12 @@ func normalFn(c *call) (starlark.Value, error) {
 	}
 	t := tensor.Normal(float64(mean), float64(std), shape...).Cast(dt)
 	requiresGrad.apply(t)
-	return wrap(t)
+	return Wrap(t)
 }
 
 // randintFn is Tensor.randint(*shape, low=0, high=10, dtype=int32).
-func randintFn(c *call) (starlark.Value, error) {
-	low, high := intArg(0), intArg(10)
+func randintFn(c *pyrt.Call) (starlark.Value, error) {
+	low, high := IntArg(0), IntArg(10)
 	shape, dt, err := shapeAndDType(c, ir.Int32, "low?", &low, "high?", &high)
 	if err != nil {
 		return nil, err
@@ -212,12 +211,12 @@ func randintFn(c *call) (starlark.Value, error) {
 	if high <= low {
 		return nil, fmt.Errorf("randint: high (%d) must be greater than low (%d)", high, low)
 	}
-	return wrap(tensor.Randint(int(low), int(high), shape...).Cast(dt))
+	return Wrap(tensor.Randint(int(low), int(high), shape...).Cast(dt))
 }
 
-func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) builtinFunc {
-	return func(c *call) (starlark.Value, error) {
-		a := floatArg(0.01)
+func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) pyrt.Func {
+	return func(c *pyrt.Call) (starlark.Value, error) {
+		a := FloatArg(0.01)
 		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "a?", &a, "requires_grad?", &requiresGrad)
 		if err != nil {
@@ -225,12 +224,12 @@ func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) builtinFunc {
 		}
 		t := f(float64(a), shape...).Cast(dt)
 		requiresGrad.apply(t)
-		return wrap(t)
+		return Wrap(t)
 	}
 }
 
-func fillFn(v float64) builtinFunc {
-	return func(c *call) (starlark.Value, error) {
+func fillFn(v float64) pyrt.Func {
+	return func(c *pyrt.Call) (starlark.Value, error) {
 		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "requires_grad?", &requiresGrad)
 		if err != nil {
@@ -238,30 +237,30 @@ func fillFn(v float64) builtinFunc {
 		}
 		t := tensor.Full(shape, v, dt)
 		requiresGrad.apply(t)
-		return wrap(t)
+		return Wrap(t)
 	}
 }
 
 // fullFn is Tensor.full(shape, fill_value, dtype=None); the dtype follows
 // the Python type of fill_value.
-func fullFn(c *call) (starlark.Value, error) {
+func fullFn(c *pyrt.Call) (starlark.Value, error) {
 	var shapeV, fill starlark.Value
-	var dt dtypeArg
-	if err := c.unpack("shape", &shapeV, "fill_value", &fill, "dtype?", &dt); err != nil {
+	var dt DTypeArg
+	if err := c.Unpack("shape", &shapeV, "fill_value", &fill, "dtype?", &dt); err != nil {
 		return nil, err
 	}
-	shape, err := varInts(c.name, starlark.Tuple{shapeV})
+	shape, err := varInts(c.Name, starlark.Tuple{shapeV})
 	if err != nil {
 		return nil, err
 	}
-	v, err := toFloat(fill)
+	v, err := ToFloat(fill)
 	if err != nil {
 		return nil, fmt.Errorf("full: for parameter fill_value: %v", err)
 	}
 	if !dt.set {
 		dt.dt = pyDType(fill)
 	}
-	return wrap(tensor.Full(shape, v, dt.dt))
+	return Wrap(tensor.Full(shape, v, dt.dt))
 }
 
 // pyDType is the default dtype of a Python number.
@@ -277,10 +276,10 @@ func pyDType(v starlark.Value) ir.DType {
 
 // arangeFn is Tensor.arange(start, stop=None, step=1, dtype=None): int32
 // when every argument is an int, else float32.
-func arangeFn(c *call) (starlark.Value, error) {
+func arangeFn(c *pyrt.Call) (starlark.Value, error) {
 	var start, stop, step starlark.Value = nil, starlark.None, starlark.MakeInt(1)
-	var dt dtypeArg
-	if err := c.unpack("start", &start, "stop?", &stop, "step?", &step, "dtype?", &dt); err != nil {
+	var dt DTypeArg
+	if err := c.Unpack("start", &start, "stop?", &stop, "step?", &step, "dtype?", &dt); err != nil {
 		return nil, err
 	}
 	if stop == starlark.None {
@@ -289,7 +288,7 @@ func arangeFn(c *call) (starlark.Value, error) {
 	vals := make([]float64, 3)
 	allInt := true
 	for i, v := range []starlark.Value{start, stop, step} {
-		f, err := toFloat(v)
+		f, err := ToFloat(v)
 		if err != nil {
 			return nil, fmt.Errorf("arange: %v", err)
 		}
@@ -304,33 +303,33 @@ func arangeFn(c *call) (starlark.Value, error) {
 			dt.dt = ir.Int32
 		}
 	}
-	return wrap(tensor.Arange(vals[0], vals[1], vals[2], dt.dt))
+	return Wrap(tensor.Arange(vals[0], vals[1], vals[2], dt.dt))
 }
 
-func linspaceFn(c *call) (starlark.Value, error) {
-	var start, stop floatArg
-	var steps intArg
-	var dt dtypeArg
-	if err := c.unpack("start", &start, "stop", &stop, "steps", &steps, "dtype?", &dt); err != nil {
+func linspaceFn(c *pyrt.Call) (starlark.Value, error) {
+	var start, stop FloatArg
+	var steps IntArg
+	var dt DTypeArg
+	if err := c.Unpack("start", &start, "stop", &stop, "steps", &steps, "dtype?", &dt); err != nil {
 		return nil, err
 	}
 	if !dt.set {
 		dt.dt = ir.Float32
 	}
-	return wrap(tensor.Linspace(float64(start), float64(stop), int(steps), dt.dt))
+	return Wrap(tensor.Linspace(float64(start), float64(stop), int(steps), dt.dt))
 }
 
 // eyeFn is Tensor.eye(n, m=None, dtype=float32).
-func eyeFn(c *call) (starlark.Value, error) {
-	var n intArg
+func eyeFn(c *pyrt.Call) (starlark.Value, error) {
+	var n IntArg
 	var m starlark.Value = starlark.None
-	var dt dtypeArg
-	if err := c.unpack("n", &n, "m?", &m, "dtype?", &dt); err != nil {
+	var dt DTypeArg
+	if err := c.Unpack("n", &n, "m?", &m, "dtype?", &dt); err != nil {
 		return nil, err
 	}
 	cols := int(n)
 	if m != starlark.None {
-		v, err := toInt(m)
+		v, err := ToInt(m)
 		if err != nil {
 			return nil, fmt.Errorf("eye: for parameter m: %v", err)
 		}
@@ -339,34 +338,34 @@ func eyeFn(c *call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = ir.Float32
 	}
-	return wrap(tensor.Eye(int(n), cols, dt.dt))
+	return Wrap(tensor.Eye(int(n), cols, dt.dt))
 }
 
 // stackFn is Tensor.stack(*tensors, dim=0); a single list argument works
 // too (torch's spelling).
-func stackFn(c *call) (starlark.Value, error) {
+func stackFn(c *pyrt.Call) (starlark.Value, error) {
 	dim, err := dimKwarg(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	args := c.args
-	if len(args) == 1 && isSeq(args[0]) {
-		args = seqElems(args[0])
+	args := c.Args
+	if len(args) == 1 && IsSeq(args[0]) {
+		args = SeqElems(args[0])
 	}
 	if len(args) == 0 {
 		return nil, fmt.Errorf("stack: needs at least one tensor")
 	}
-	ts, err := tensorList(c, args)
+	ts, err := TensorList(c, args)
 	if err != nil {
 		return nil, err
 	}
-	return wrap(tensor.Stack(dim, ts...))
+	return Wrap(tensor.Stack(dim, ts...))
 }
 
 // manualSeedFn is Tensor.manual_seed(seed=0).
-func manualSeedFn(c *call) (starlark.Value, error) {
+func manualSeedFn(c *pyrt.Call) (starlark.Value, error) {
 	var seed starlark.Int = starlark.MakeInt(0)
-	if err := c.unpack("seed?", &seed); err != nil {
+	if err := c.Unpack("seed?", &seed); err != nil {
 		return nil, err
 	}
 	s, ok := seed.Uint64()

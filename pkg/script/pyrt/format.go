@@ -1,4 +1,4 @@
-package script
+package pyrt
 
 import (
 	"fmt"
@@ -12,20 +12,20 @@ import (
 
 // Python's string formatting for f-strings and format(value, spec): the
 // preprocessor turns f"a {x:.3f}" into __fstr__("a {:.3f}", (x)), and
-// fstrFn fills the fields. Starlark's own % and str.format have no format
+// FString fills the fields. Starlark's own % and str.format have no format
 // specs, so this implements the format-spec mini-language:
 // [[fill]align][sign][#][0][width][,|_][.precision][type].
 
-// fstrFn is __fstr__(template, *values).
-func fstrFn(c *call) (starlark.Value, error) {
-	if len(c.args) == 0 || len(c.kwargs) > 0 {
-		return nil, fmt.Errorf("%s: want a template and values", c.name)
+// FString is the f-string builtin: __fstr__(template, *values).
+func FString(c *Call) (starlark.Value, error) {
+	if len(c.Args) == 0 || len(c.Kwargs) > 0 {
+		return nil, fmt.Errorf("%s: want a template and values", c.Name)
 	}
-	tmpl, ok := starlark.AsString(c.args[0])
+	tmpl, ok := starlark.AsString(c.Args[0])
 	if !ok {
-		return nil, fmt.Errorf("%s: template must be a string", c.name)
+		return nil, fmt.Errorf("%s: template must be a string", c.Name)
 	}
-	vals := c.args[1:]
+	vals := c.Args[1:]
 	var sb strings.Builder
 	n := 0
 	for i := 0; i < len(tmpl); i++ {
@@ -61,11 +61,11 @@ func fstrFn(c *call) (starlark.Value, error) {
 	return starlark.String(sb.String()), nil
 }
 
-// formatFn is Python's format(value, format_spec="").
-func formatFn(c *call) (starlark.Value, error) {
+// Format is Python's format(value, format_spec="").
+func Format(c *Call) (starlark.Value, error) {
 	var v starlark.Value
 	spec := ""
-	if err := c.unpack("value", &v, "format_spec?", &spec); err != nil {
+	if err := c.Unpack("value", &v, "format_spec?", &spec); err != nil {
 		return nil, err
 	}
 	s, err := formatField(v, "", spec)
@@ -87,6 +87,12 @@ func formatField(v starlark.Value, conv, spec string) (string, error) {
 		return "", fmt.Errorf("unknown conversion !%s", conv)
 	}
 	return formatSpec(v, spec)
+}
+
+// FormatHinter is a value that refuses format specs with a hint (a Tensor:
+// format t.item() instead).
+type FormatHinter interface {
+	FormatSpecHint(spec string) string
 }
 
 // str is Python's str(v).
@@ -162,8 +168,8 @@ func formatSpec(v starlark.Value, spec string) (string, error) {
 	if spec == "" {
 		return str(v), nil
 	}
-	if _, ok := v.(*Tensor); ok {
-		return "", fmt.Errorf("a Tensor has no format spec (%q): format t.item() instead", spec)
+	if h, ok := v.(FormatHinter); ok {
+		return "", fmt.Errorf("%s", h.FormatSpecHint(spec))
 	}
 	f, err := parseSpec(spec)
 	if err != nil {
@@ -173,7 +179,10 @@ func formatSpec(v starlark.Value, spec string) (string, error) {
 	neg := false
 	switch x := v.(type) {
 	case starlark.Bool: // Python formats a bool with a spec as an int
-		return formatSpec(starlark.MakeInt(int(b2f(bool(x)))), spec)
+		if x {
+			return formatSpec(starlark.MakeInt(1), spec)
+		}
+		return formatSpec(starlark.MakeInt(0), spec)
 	case starlark.Int:
 		i, ok := x.Int64()
 		if !ok {

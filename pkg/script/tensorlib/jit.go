@@ -1,4 +1,4 @@
-package script
+package tensorlib
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"tgc/pkg/realize"
+	"tgc/pkg/script/pyrt"
 	"tgc/pkg/tensor"
 )
 
@@ -14,16 +15,16 @@ import (
 // inputs without running the function. Its arguments must be Tensors; it
 // returns a Tensor, a tuple or list of Tensors, or None, the same each call.
 
-func tinyJitFn(c *call) (starlark.Value, error) {
+func TinyJit(c *pyrt.Call) (starlark.Value, error) {
 	var fn starlark.Value
-	if err := c.unpack("fn", &fn); err != nil {
+	if err := c.Unpack("fn", &fn); err != nil {
 		return nil, err
 	}
 	f, ok := fn.(starlark.Callable)
 	if !ok {
 		return nil, fmt.Errorf("TinyJit: fn must be a function, got %s", fn.Type())
 	}
-	j := &jitValue{fn: f, id: tensorIDs.Add(1)}
+	j := &jitValue{fn: f, id: NextID()}
 	j.jit = realize.NewJit(f.Name(), j.run)
 	return j, nil
 }
@@ -62,7 +63,7 @@ func (j *jitValue) run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		outs = []*tensor.Tensor{x.t}
 	case starlark.NoneType:
 	case starlark.Tuple, *starlark.List:
-		for i, e := range seqElems(x) {
+		for i, e := range SeqElems(x) {
 			t, ok := e.(*Tensor)
 			if !ok {
 				return nil, fmt.Errorf("TinyJit %s: returned %s with a %s at index %d; it may return a Tensor, a tuple or list of Tensors, or None", j.fn.Name(), kind, e.Type(), i)
@@ -80,8 +81,8 @@ func (j *jitValue) run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 }
 
 func (j *jitValue) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (v starlark.Value, err error) {
-	c := &call{in: interpOf(th), name: j.fn.Name(), args: args, kwargs: kwargs}
-	defer recoverPanic(c, &err)
+	c := &pyrt.Call{Thread: th, Name: j.fn.Name(), Args: args, Kwargs: kwargs}
+	defer pyrt.Recover(c, &err)
 	if len(kwargs) > 0 {
 		return nil, fmt.Errorf("TinyJit %s: keyword arguments are not supported (pass the tensors positionally)", j.fn.Name())
 	}

@@ -1,4 +1,9 @@
-package script
+// Package frontend translates the Python that .tg scripts are written in
+// into Starlark that go.starlark.net parses, and rewrites the parsed
+// syntax tree so that comparisons, slices and conditions reach the builtins
+// that give them their tensor meaning. Positions always point at the
+// original text.
+package frontend
 
 import (
 	"strconv"
@@ -20,16 +25,26 @@ import (
 // position of each call to the callee's name (x.dot(y) reports the column
 // of "dot"), so errors point at the function that failed.
 
+// The hidden builtins that translated code calls; the session binds them.
 const (
-	cmpBuiltin   = "__cmp__"
-	sliceBuiltin = "__getslice__"
-	truthBuiltin = "__truth__"
-	sliceMaker   = "__slice__"
-	fstrBuiltin  = "__fstr__"
+	Cmp       = "__cmp__"      // Cmp(op, x, y): a comparison
+	GetSlice  = "__getslice__" // GetSlice(x, lo, hi, step): x[lo:hi:step]
+	Truth     = "__truth__"    // Truth(c): c, or an error for a tensor
+	MakeSlice = "__slice__"    // MakeSlice(start, stop, step): a slice value
+	FStr      = "__fstr__"     // FStr(template, *values): an f-string
 )
 
-// rewriteFile rewrites every statement of f in place.
-func rewriteFile(f *syntax.File) {
+// FileOptions is the .tg dialect of Starlark: top-level control flow,
+// global reassignment, while loops and sets; no recursion.
+var FileOptions = &syntax.FileOptions{
+	Set:             true,
+	While:           true,
+	TopLevelControl: true,
+	GlobalReassign:  true,
+}
+
+// RewriteFile rewrites every statement of f in place.
+func RewriteFile(f *syntax.File) {
 	f.Stmts = rewriteStmts(f.Stmts)
 }
 
@@ -44,26 +59,26 @@ func rewriteStmt(s syntax.Stmt) {
 	switch s := s.(type) {
 	case *syntax.AssignStmt:
 		s.LHS = rewriteTarget(s.LHS)
-		s.RHS = rewriteExpr(s.RHS)
+		s.RHS = RewriteExpr(s.RHS)
 	case *syntax.DefStmt:
 		rewriteParams(s.Params)
 		s.Body = rewriteStmts(s.Body)
 	case *syntax.ExprStmt:
-		s.X = rewriteExpr(s.X)
+		s.X = RewriteExpr(s.X)
 	case *syntax.IfStmt:
 		s.Cond = truth(s.Cond)
 		s.True = rewriteStmts(s.True)
 		s.False = rewriteStmts(s.False)
 	case *syntax.ForStmt:
 		s.Vars = rewriteTarget(s.Vars)
-		s.X = rewriteExpr(s.X)
+		s.X = RewriteExpr(s.X)
 		s.Body = rewriteStmts(s.Body)
 	case *syntax.WhileStmt:
 		s.Cond = truth(s.Cond)
 		s.Body = rewriteStmts(s.Body)
 	case *syntax.ReturnStmt:
 		if s.Result != nil {
-			s.Result = rewriteExpr(s.Result)
+			s.Result = RewriteExpr(s.Result)
 		}
 	}
 }
@@ -73,10 +88,10 @@ func rewriteStmt(s syntax.Stmt) {
 func rewriteTarget(e syntax.Expr) syntax.Expr {
 	switch e := e.(type) {
 	case *syntax.IndexExpr:
-		e.X = rewriteExpr(e.X)
-		e.Y = rewriteExpr(e.Y)
+		e.X = RewriteExpr(e.X)
+		e.Y = RewriteExpr(e.Y)
 	case *syntax.DotExpr:
-		e.X = rewriteExpr(e.X)
+		e.X = RewriteExpr(e.X)
 	case *syntax.ParenExpr:
 		e.X = rewriteTarget(e.X)
 	case *syntax.TupleExpr:
@@ -95,31 +110,31 @@ func rewriteTarget(e syntax.Expr) syntax.Expr {
 func rewriteParams(params []syntax.Expr) {
 	for _, p := range params {
 		if b, ok := p.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
-			b.Y = rewriteExpr(b.Y)
+			b.Y = RewriteExpr(b.Y)
 		}
 	}
 }
 
 func rewriteExprs(list []syntax.Expr) {
 	for i, x := range list {
-		list[i] = rewriteExpr(x)
+		list[i] = RewriteExpr(x)
 	}
 }
 
-func rewriteExpr(e syntax.Expr) syntax.Expr {
+func RewriteExpr(e syntax.Expr) syntax.Expr {
 	switch e := e.(type) {
 	case nil:
 		return nil
 	case *syntax.ParenExpr:
-		e.X = rewriteExpr(e.X)
+		e.X = RewriteExpr(e.X)
 	case *syntax.CallExpr:
-		e.Fn = rewriteExpr(e.Fn)
+		e.Fn = RewriteExpr(e.Fn)
 		for i, a := range e.Args {
 			if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ { // name=value
-				b.Y = rewriteExpr(b.Y)
+				b.Y = RewriteExpr(b.Y)
 				continue
 			}
-			e.Args[i] = rewriteExpr(a)
+			e.Args[i] = RewriteExpr(a)
 		}
 		switch fn := e.Fn.(type) {
 		case *syntax.DotExpr:
@@ -128,60 +143,60 @@ func rewriteExpr(e syntax.Expr) syntax.Expr {
 			e.Lparen = fn.NamePos
 		}
 	case *syntax.DotExpr:
-		e.X = rewriteExpr(e.X)
+		e.X = RewriteExpr(e.X)
 		e.Dot = e.Name.NamePos // attribute errors point at the name
 	case *syntax.Comprehension:
 		for _, c := range e.Clauses {
 			switch c := c.(type) {
 			case *syntax.ForClause:
 				c.Vars = rewriteTarget(c.Vars)
-				c.X = rewriteExpr(c.X)
+				c.X = RewriteExpr(c.X)
 			case *syntax.IfClause:
 				c.Cond = truth(c.Cond)
 			}
 		}
-		e.Body = rewriteExpr(e.Body)
+		e.Body = RewriteExpr(e.Body)
 	case *syntax.DictExpr:
 		rewriteExprs(e.List)
 	case *syntax.DictEntry:
-		e.Key = rewriteExpr(e.Key)
-		e.Value = rewriteExpr(e.Value)
+		e.Key = RewriteExpr(e.Key)
+		e.Value = RewriteExpr(e.Value)
 	case *syntax.LambdaExpr:
 		rewriteParams(e.Params)
-		e.Body = rewriteExpr(e.Body)
+		e.Body = RewriteExpr(e.Body)
 	case *syntax.ListExpr:
 		rewriteExprs(e.List)
 	case *syntax.TupleExpr:
 		rewriteExprs(e.List)
 	case *syntax.CondExpr:
 		e.Cond = truth(e.Cond)
-		e.True = rewriteExpr(e.True)
-		e.False = rewriteExpr(e.False)
+		e.True = RewriteExpr(e.True)
+		e.False = RewriteExpr(e.False)
 	case *syntax.UnaryExpr:
 		if e.Op == syntax.NOT {
 			e.X = truth(e.X)
 		} else {
-			e.X = rewriteExpr(e.X)
+			e.X = RewriteExpr(e.X)
 		}
 	case *syntax.IndexExpr:
-		e.X = rewriteExpr(e.X)
-		e.Y = rewriteExpr(e.Y)
+		e.X = RewriteExpr(e.X)
+		e.Y = RewriteExpr(e.Y)
 	case *syntax.SliceExpr:
 		pos := e.Lbrack
-		return callExpr(sliceBuiltin, pos, e.Rbrack,
-			rewriteExpr(e.X), noneIfNil(rewriteExpr(e.Lo), pos), noneIfNil(rewriteExpr(e.Hi), pos), noneIfNil(rewriteExpr(e.Step), pos))
+		return callExpr(GetSlice, pos, e.Rbrack,
+			RewriteExpr(e.X), noneIfNil(RewriteExpr(e.Lo), pos), noneIfNil(RewriteExpr(e.Hi), pos), noneIfNil(RewriteExpr(e.Step), pos))
 	case *syntax.BinaryExpr:
 		if e.Op == syntax.AND || e.Op == syntax.OR {
 			e.X = truth(e.X)
 		} else {
-			e.X = rewriteExpr(e.X)
+			e.X = RewriteExpr(e.X)
 		}
-		e.Y = rewriteExpr(e.Y)
+		e.Y = RewriteExpr(e.Y)
 		switch e.Op {
 		case syntax.EQL, syntax.NEQ, syntax.LT, syntax.LE, syntax.GT, syntax.GE:
 			op := &syntax.Literal{Token: syntax.STRING, TokenPos: e.OpPos, Raw: strconv.Quote(e.Op.String()), Value: e.Op.String()}
 			_, end := e.Y.Span()
-			return callExpr(cmpBuiltin, e.OpPos, end, op, e.X, e.Y)
+			return callExpr(Cmp, e.OpPos, end, op, e.X, e.Y)
 		}
 	}
 	return e
@@ -201,7 +216,7 @@ func callExpr(fn string, pos, end syntax.Position, args ...syntax.Expr) *syntax.
 // tensors; errors point at the start of the condition.
 func truth(e syntax.Expr) syntax.Expr {
 	start, end := e.Span()
-	return callExpr(truthBuiltin, start, end, rewriteExpr(e))
+	return callExpr(Truth, start, end, RewriteExpr(e))
 }
 
 func noneIfNil(e syntax.Expr, pos syntax.Position) syntax.Expr {

@@ -1,4 +1,4 @@
-package script
+package nnlib
 
 import (
 	"encoding/binary"
@@ -12,6 +12,8 @@ import (
 
 	"tgc/pkg/ir"
 	"tgc/pkg/safetensors"
+	"tgc/pkg/script/pyrt"
+	"tgc/pkg/script/tensorlib"
 	"tgc/pkg/tensor"
 )
 
@@ -21,9 +23,9 @@ import (
 // safeLoad is nn.state.safe_load(path): a dict of name -> Tensor. Weights
 // of dtypes tgc does not store (F64, BF16, I64, I16, U16) are converted to
 // float32 or int32.
-func safeLoad(c *call) (starlark.Value, error) {
+func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 	var path string
-	if err := c.unpack("path", &path); err != nil {
+	if err := c.Unpack("path", &path); err != nil {
 		return nil, err
 	}
 	sts, _, err := safetensors.ReadFile(path)
@@ -32,22 +34,23 @@ func safeLoad(c *call) (starlark.Value, error) {
 	}
 	d := starlark.NewDict(len(sts))
 	for _, st := range sts {
-		t, err := fromSafetensors(st)
+		t, err := FromSafetensors(st)
 		if err != nil {
 			return nil, fmt.Errorf("safe_load: %s: tensor %q: %v", path, st.Name, err)
 		}
 		if b, ok := t.Node().Arg.(*tensor.Buffer); ok {
 			b.Name, b.Weight = st.Name, true
 		}
-		if err := d.SetKey(starlark.String(st.Name), NewTensor(t)); err != nil {
+		if err := d.SetKey(starlark.String(st.Name), tensorlib.NewTensor(t)); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
 }
 
-// fromSafetensors converts one stored tensor.
-func fromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
+// FromSafetensors converts one stored tensor (F64, BF16, I64, I16, U16 to
+// float32 or int32).
+func FromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
 	if dt, ok := ir.DTypeFromSafetensors(st.DType); ok {
 		return tensor.FromBytes(dt, st.Shape, st.Data)
 	}
@@ -88,11 +91,11 @@ func fromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
 }
 
 // safeSave is nn.state.safe_save(tensors, path, metadata=None).
-func safeSave(c *call) (starlark.Value, error) {
+func safeSave(c *pyrt.Call) (starlark.Value, error) {
 	var dict *starlark.Dict
 	var path string
 	var meta *starlark.Dict
-	if err := c.unpack("tensors", &dict, "path", &path, "metadata?", &meta); err != nil {
+	if err := c.Unpack("tensors", &dict, "path", &path, "metadata?", &meta); err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, dict.Len())
@@ -102,12 +105,12 @@ func safeSave(c *call) (starlark.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("safe_save: keys must be strings, got %s", kv[0].Type())
 		}
-		t, ok := kv[1].(*Tensor)
+		t, ok := kv[1].(*tensorlib.Tensor)
 		if !ok {
 			return nil, fmt.Errorf("safe_save: %q is %s, want Tensor", name, kv[1].Type())
 		}
 		names = append(names, name)
-		ts = append(ts, t.t)
+		ts = append(ts, t.Tensor())
 	}
 	var metadata map[string]string
 	if meta != nil {
@@ -125,8 +128,8 @@ func safeSave(c *call) (starlark.Value, error) {
 	if engine == nil {
 		return nil, errors.New("safe_save: no device: the tensors cannot be computed (no engine is installed)")
 	}
-	if tracing() && len(ts) > 0 {
-		c.in.warnTraceRead()
+	if tensorlib.Tracing() && len(ts) > 0 {
+		tensorlib.WarnTraceRead(c)
 	}
 	if err := tensor.RealizeAll(ts...); err != nil {
 		return nil, fmt.Errorf("safe_save: %v", err)
@@ -147,7 +150,7 @@ func safeSave(c *call) (starlark.Value, error) {
 
 // stateDict walks a model (structs, lists, tuples, dicts) and collects its
 // tensors under dotted names, like tinygrad's get_state_dict.
-func stateDict(v starlark.Value, prefix string, out map[string]*Tensor, seen map[starlark.Value]bool, depth int) error {
+func stateDict(v starlark.Value, prefix string, out map[string]*tensorlib.Tensor, seen map[starlark.Value]bool, depth int) error {
 	if depth > 64 {
 		return errors.New("get_state_dict: the model is nested too deeply (a cycle?)")
 	}
@@ -158,7 +161,7 @@ func stateDict(v starlark.Value, prefix string, out map[string]*Tensor, seen map
 		return prefix + "." + k
 	}
 	switch v := v.(type) {
-	case *Tensor:
+	case *tensorlib.Tensor:
 		out[prefix] = v
 	case *layer:
 		names, vals := v.tensors()
@@ -211,13 +214,13 @@ func stateDict(v starlark.Value, prefix string, out map[string]*Tensor, seen map
 	return nil
 }
 
-func collectState(c *call) (map[string]*Tensor, []string, error) {
+func collectState(c *pyrt.Call) (map[string]*tensorlib.Tensor, []string, error) {
 	var obj starlark.Value
 	prefix := ""
-	if err := c.unpack("obj", &obj, "prefix?", &prefix); err != nil {
+	if err := c.Unpack("obj", &obj, "prefix?", &prefix); err != nil {
 		return nil, nil, err
 	}
-	out := map[string]*Tensor{}
+	out := map[string]*tensorlib.Tensor{}
 	if err := stateDict(obj, prefix, out, map[starlark.Value]bool{}, 0); err != nil {
 		return nil, nil, err
 	}
@@ -230,7 +233,7 @@ func collectState(c *call) (map[string]*Tensor, []string, error) {
 }
 
 // getStateDict is nn.state.get_state_dict(obj): a dict of name -> Tensor.
-func getStateDict(c *call) (starlark.Value, error) {
+func getStateDict(c *pyrt.Call) (starlark.Value, error) {
 	m, names, err := collectState(c)
 	if err != nil {
 		return nil, err
@@ -245,7 +248,7 @@ func getStateDict(c *call) (starlark.Value, error) {
 }
 
 // getParameters is nn.state.get_parameters(obj): the tensors of the model.
-func getParameters(c *call) (starlark.Value, error) {
+func getParameters(c *pyrt.Call) (starlark.Value, error) {
 	m, names, err := collectState(c)
 	if err != nil {
 		return nil, err
@@ -255,4 +258,49 @@ func getParameters(c *call) (starlark.Value, error) {
 		list[i] = m[n]
 	}
 	return starlark.NewList(list), nil
+}
+
+// loadStateDict is nn.state.load_state_dict(model, state_dict, strict=True):
+// every tensor of the model takes the value of the same name (shapes must
+// match; dtypes are converted).
+func loadStateDict(c *pyrt.Call) (starlark.Value, error) {
+	var model starlark.Value
+	var sd *starlark.Dict
+	strict := true
+	if err := c.Unpack("model", &model, "state_dict", &sd, "strict?", &strict); err != nil {
+		return nil, err
+	}
+	own := map[string]*tensorlib.Tensor{}
+	if err := stateDict(model, "", own, map[starlark.Value]bool{}, 0); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(own))
+	for n := range own {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		v, found, err := sd.Get(starlark.String(n))
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			if strict {
+				return nil, fmt.Errorf("load_state_dict: %q is missing from the state dict", n)
+			}
+			continue
+		}
+		src, ok := v.(*tensorlib.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("load_state_dict: %q is %s, want Tensor", n, v.Type())
+		}
+		dst := own[n].Tensor()
+		if fmt.Sprint(src.Tensor().Shape()) != fmt.Sprint(dst.Shape()) {
+			return nil, fmt.Errorf("load_state_dict: %q has shape %s, the model's tensor has shape %s", n, tensor.FormatShape(src.Tensor().Shape()), tensor.FormatShape(dst.Shape()))
+		}
+		if r := dst.Assign(src.Tensor().Cast(dst.DType())); r.Err() != nil {
+			return nil, fmt.Errorf("load_state_dict: %q: %v", n, r.Err())
+		}
+	}
+	return starlark.None, nil
 }

@@ -1,10 +1,9 @@
-package script
+package tensorlib
 
 import (
 	"fmt"
+	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -20,10 +19,8 @@ type Tensor struct {
 	id uint32 // identity hash: tensors are hashable by identity, like Python's
 }
 
-var tensorIDs atomic.Uint32
-
 // NewTensor wraps a tensor (which must not carry an error).
-func NewTensor(t *tensor.Tensor) *Tensor { return &Tensor{t: t, id: tensorIDs.Add(1)} }
+func NewTensor(t *tensor.Tensor) *Tensor { return &Tensor{t: t, id: NextID()} }
 
 // Tensor returns the wrapped tensor.
 func (v *Tensor) Tensor() *tensor.Tensor { return v.t }
@@ -86,14 +83,14 @@ func (v *Tensor) Attr(name string) (starlark.Value, error) {
 	if _, ok := methods[name]; ok {
 		return starlark.NewBuiltin(name, callMethod).BindReceiver(v), nil
 	}
-	return nil, fmt.Errorf("%s", unknownAttr("Tensor", name, v.AttrNames()))
+	return nil, fmt.Errorf("%s", unknownAttr(name, v.AttrNames()))
 }
 
 // AttrNames lists the properties and methods, sorted.
-func (v *Tensor) AttrNames() []string { return tensorAttrNames() }
+func (v *Tensor) AttrNames() []string { return slices.Clone(tensorAttrNames) }
 
-// tensorAttrNames is computed on first use: methods is filled by init.
-var tensorAttrNames = sync.OnceValue(func() []string {
+// tensorAttrNames are the properties and methods, sorted.
+var tensorAttrNames = func() []string {
 	var names []string
 	for n := range properties {
 		names = append(names, n)
@@ -103,7 +100,7 @@ var tensorAttrNames = sync.OnceValue(func() []string {
 	}
 	sort.Strings(names)
 	return names
-})
+}()
 
 // SetField allows t.requires_grad = True.
 func (v *Tensor) SetField(name string, val starlark.Value) error {
@@ -132,7 +129,7 @@ func (v *Tensor) SetField(name string, val starlark.Value) error {
 	if _, ok := properties[name]; ok {
 		return fmt.Errorf("cannot assign to Tensor.%s: it is read-only", name)
 	}
-	return fmt.Errorf("%s", unknownAttr("Tensor", name, tensorAttrNames()))
+	return fmt.Errorf("%s", unknownAttr(name, tensorAttrNames))
 }
 
 // properties are the attributes that are values, not methods.
@@ -140,7 +137,7 @@ var properties = map[string]func(v *Tensor) (starlark.Value, error){
 	"shape":         func(v *Tensor) (starlark.Value, error) { return shapeTuple(v.t.Shape()), nil },
 	"dtype":         func(v *Tensor) (starlark.Value, error) { return DType{v.t.DType()}, nil },
 	"ndim":          func(v *Tensor) (starlark.Value, error) { return starlark.MakeInt(v.t.Ndim()), nil },
-	"T":             func(v *Tensor) (starlark.Value, error) { return wrap(v.t.T()) },
+	"T":             func(v *Tensor) (starlark.Value, error) { return Wrap(v.t.T()) },
 	"requires_grad": func(v *Tensor) (starlark.Value, error) { return starlark.Bool(v.t.RequiresGrad), nil },
 	"grad": func(v *Tensor) (starlark.Value, error) {
 		if v.t.Grad == nil {
@@ -148,7 +145,7 @@ var properties = map[string]func(v *Tensor) (starlark.Value, error){
 		}
 		return NewTensor(v.t.Grad), nil
 	},
-	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(deviceName()), nil },
+	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(DeviceName()), nil },
 }
 
 func shapeTuple(s []int) starlark.Tuple {
@@ -160,7 +157,7 @@ func shapeTuple(s []int) starlark.Tuple {
 }
 
 // wrap turns an op result into a value, raising the op's error.
-func wrap(t *tensor.Tensor) (starlark.Value, error) {
+func Wrap(t *tensor.Tensor) (starlark.Value, error) {
 	if err := t.Err(); err != nil {
 		return nil, err
 	}
@@ -183,23 +180,23 @@ func (v *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 	}
 	switch op {
 	case syntax.PLUS:
-		return wrap(a.Add(b))
+		return Wrap(a.Add(b))
 	case syntax.MINUS:
-		return wrap(a.Sub(b))
+		return Wrap(a.Sub(b))
 	case syntax.STAR:
-		return wrap(a.Mul(b))
+		return Wrap(a.Mul(b))
 	case syntax.SLASH:
-		return wrap(a.Div(b))
+		return Wrap(a.Div(b))
 	case syntax.SLASHSLASH:
-		return wrap(a.FloorDiv(b))
+		return Wrap(a.FloorDiv(b))
 	case syntax.PERCENT:
-		return wrap(a.Mod(b))
+		return Wrap(a.Mod(b))
 	case syntax.AMP:
-		return wrap(a.And(b))
+		return Wrap(a.And(b))
 	case syntax.PIPE:
-		return wrap(a.Or(b))
+		return Wrap(a.Or(b))
 	case syntax.CIRCUMFLEX:
-		return wrap(a.Xor(b))
+		return Wrap(a.Xor(b))
 	case syntax.LTLT, syntax.GTGT:
 		if side == starlark.Right {
 			return nil, fmt.Errorf("shift: the shift count must be a Python int, not a Tensor")
@@ -208,7 +205,7 @@ func (v *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 		if err != nil {
 			return nil, err
 		}
-		return wrap(r)
+		return Wrap(r)
 	}
 	return nil, nil
 }
@@ -217,11 +214,11 @@ func (v *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 func (v *Tensor) Unary(op syntax.Token) (starlark.Value, error) {
 	switch op {
 	case syntax.MINUS:
-		return wrap(v.t.Neg())
+		return Wrap(v.t.Neg())
 	case syntax.PLUS:
 		return v, nil
 	case syntax.TILDE:
-		return wrap(bitwiseNot(v.t))
+		return Wrap(bitwiseNot(v.t))
 	}
 	return nil, nil
 }
@@ -236,7 +233,7 @@ func (v *Tensor) Get(k starlark.Value) (starlark.Value, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	r, err := wrap(v.t.Index(items))
+	r, err := Wrap(v.t.Index(items))
 	return r, err == nil, err
 }
 
@@ -273,3 +270,23 @@ func (d DType) Attr(name string) (starlark.Value, error) {
 	return nil, nil
 }
 func (d DType) AttrNames() []string { return []string{"itemsize", "name"} }
+
+// MethodNames, StaticNames and PropertyNames list the Tensor members (for
+// the documentation check).
+func MethodNames() []string   { return keys(methods) }
+func StaticNames() []string   { return keys(statics) }
+func PropertyNames() []string { return keys(properties) }
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FormatSpecHint refuses f"{t:.3f}": a tensor has no format spec.
+func (v *Tensor) FormatSpecHint(spec string) string {
+	return fmt.Sprintf("a Tensor has no format spec (%q): format t.item() instead", spec)
+}

@@ -1,4 +1,4 @@
-package script
+package frontend
 
 import (
 	"sort"
@@ -17,7 +17,7 @@ import (
 // and a colon (a single slice x[1:4] is valid Starlark and is handled on the
 // AST). Strings and comments are skipped. Newlines are never added or
 // removed, so line numbers stay exact; columns shift on rewritten lines, and
-// the posMap the preprocessor returns maps them back to the original text.
+// the PosMap the preprocessor returns maps them back to the original text.
 
 // tokKind classifies the few token kinds the preprocessor cares about.
 type tokKind uint8
@@ -223,7 +223,7 @@ type bracket struct {
 // preprocess returns src with multi-dimensional subscripts, ellipses and
 // f-strings rewritten, and a map from positions in the result back to src (nil when
 // nothing changed).
-func preprocess(src []byte) ([]byte, *posMap) {
+func Translate(src []byte) ([]byte, *PosMap) {
 	toks := scanTokens(src)
 	var edits []edit
 	var stack []*bracket
@@ -349,7 +349,7 @@ func sliceEdits(toks []ptoken, elems []element) []edit {
 }
 
 // applyEdits builds the rewritten text and the position map.
-func applyEdits(src []byte, edits []edit) ([]byte, *posMap) {
+func applyEdits(src []byte, edits []edit) ([]byte, *PosMap) {
 	out := make([]byte, 0, len(src)+32*len(edits))
 	origin := make([]int32, 0, cap(out)) // source offset of each output byte
 	changed := map[int32]bool{}          // output lines that differ
@@ -383,7 +383,7 @@ func applyEdits(src []byte, edits []edit) ([]byte, *posMap) {
 	}
 	copyTo(len(src), pos)
 
-	m := &posMap{cols: map[int32][]int32{}}
+	m := &PosMap{cols: map[int32][]int32{}}
 	srcStarts, outStarts := lineStarts(src), lineStarts(out)
 	for l := range changed {
 		if int(l) > len(outStarts) || int(l) > len(srcStarts) {
@@ -412,10 +412,10 @@ func applyEdits(src []byte, edits []edit) ([]byte, *posMap) {
 	return out, m
 }
 
-// posMap maps a (line, column) in the preprocessed text back to the
+// PosMap maps a (line, column) in the preprocessed text back to the
 // original source. Lines are identical; only columns of rewritten lines
 // differ, so only those lines are stored.
-type posMap struct {
+type PosMap struct {
 	cols map[int32][]int32 // line -> original column of each output column
 }
 
@@ -431,7 +431,7 @@ func lineStarts(src []byte) []int {
 
 // col maps a 1-based column on a line of the preprocessed text to the
 // column in the original source.
-func (m *posMap) col(line, col int32) int32 {
+func (m *PosMap) Col(line, col int32) int32 {
 	if m == nil || col < 1 {
 		return col
 	}
@@ -552,7 +552,7 @@ func rewriteFString(src []byte, start, end int) (text string, origins []int32, o
 		}
 		sb.WriteString(s)
 	}
-	add(fstrBuiltin+"(", start, false)
+	add(FStr+"(", start, false)
 	add(string(prefix), start, false)
 	add(strings.Repeat(string(q), quote), i, false)
 	sb.Write(tmpl)
@@ -560,7 +560,7 @@ func rewriteFString(src []byte, start, end int) (text string, origins []int32, o
 	add(strings.Repeat(string(q), quote), bodyEnd, false)
 	for _, f := range fields {
 		add(", (", f.at, false)
-		expr, pm := preprocess(f.expr)
+		expr, pm := Translate(f.expr)
 		add(string(expr), f.at, pm == nil)
 		add(")", f.at+len(f.expr), false)
 	}

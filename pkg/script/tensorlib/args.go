@@ -1,4 +1,4 @@
-package script
+package tensorlib
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"tgc/pkg/ir"
+	"tgc/pkg/script/pyrt"
 	"tgc/pkg/tensor"
 )
 
@@ -14,25 +15,8 @@ import (
 // turn Python values into shapes, axes, dtypes and tensors. Every error
 // names what was expected and what was given.
 
-// call is one invocation of a builtin or method.
-type call struct {
-	in     *interp
-	name   string
-	args   starlark.Tuple
-	kwargs []starlark.Tuple
-	self   *Tensor // the receiver of a method call
-}
-
-// unpack is starlark.UnpackArgs for this call.
-func (c *call) unpack(pairs ...any) error {
-	return starlark.UnpackArgs(c.name, c.args, c.kwargs, pairs...)
-}
-
-// noArgs checks that the call has no arguments.
-func (c *call) noArgs() error { return c.unpack() }
-
 // toInt converts an int (or bool) value.
-func toInt(v starlark.Value) (int, error) {
+func ToInt(v starlark.Value) (int, error) {
 	switch v := v.(type) {
 	case starlark.Int:
 		i, ok := v.Int64()
@@ -50,7 +34,7 @@ func toInt(v starlark.Value) (int, error) {
 }
 
 // toFloat converts an int, float or bool value.
-func toFloat(v starlark.Value) (float64, error) {
+func ToFloat(v starlark.Value) (float64, error) {
 	switch v := v.(type) {
 	case starlark.Float:
 		return float64(v), nil
@@ -80,7 +64,7 @@ func intList(v starlark.Value) ([]int, error) {
 	}
 	out := make([]int, len(elems))
 	for i, e := range elems {
-		n, err := toInt(e)
+		n, err := ToInt(e)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %v", i, err)
 		}
@@ -90,7 +74,7 @@ func intList(v starlark.Value) ([]int, error) {
 }
 
 // isSeq reports whether v is a tuple or list.
-func isSeq(v starlark.Value) bool {
+func IsSeq(v starlark.Value) bool {
 	switch v.(type) {
 	case starlark.Tuple, *starlark.List:
 		return true
@@ -100,7 +84,7 @@ func isSeq(v starlark.Value) bool {
 
 // varInts reads tinygrad's "shape, *args" convention: f(2, 3) or f((2, 3)).
 func varInts(name string, args starlark.Tuple) ([]int, error) {
-	if len(args) == 1 && isSeq(args[0]) {
+	if len(args) == 1 && IsSeq(args[0]) {
 		s, err := intList(args[0])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
@@ -109,7 +93,7 @@ func varInts(name string, args starlark.Tuple) ([]int, error) {
 	}
 	out := make([]int, len(args))
 	for i, a := range args {
-		n, err := toInt(a)
+		n, err := ToInt(a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: argument %d: %v", name, i+1, err)
 		}
@@ -128,7 +112,7 @@ func (a *axisArg) Unpack(v starlark.Value) error {
 	if v == starlark.None {
 		return nil
 	}
-	if isSeq(v) {
+	if IsSeq(v) {
 		axes, err := intList(v)
 		if err != nil {
 			return err
@@ -139,7 +123,7 @@ func (a *axisArg) Unpack(v starlark.Value) error {
 		}
 		return nil
 	}
-	n, err := toInt(v)
+	n, err := ToInt(v)
 	if err != nil {
 		return fmt.Errorf("got %s, want int, tuple of ints or None", v.Type())
 	}
@@ -147,34 +131,40 @@ func (a *axisArg) Unpack(v starlark.Value) error {
 	return nil
 }
 
-// intArg is an int argument that also accepts bools.
-type intArg int
+// IntArg is an int argument that also accepts bools.
+type IntArg int
 
-func (a *intArg) Unpack(v starlark.Value) error {
-	n, err := toInt(v)
-	*a = intArg(n)
+func (a *IntArg) Unpack(v starlark.Value) error {
+	n, err := ToInt(v)
+	*a = IntArg(n)
 	return err
 }
 
-// floatArg is a float argument that also accepts ints.
-type floatArg float64
+// FloatArg is a float argument that also accepts ints.
+type FloatArg float64
 
-func (a *floatArg) Unpack(v starlark.Value) error {
-	f, err := toFloat(v)
-	*a = floatArg(f)
+func (a *FloatArg) Unpack(v starlark.Value) error {
+	f, err := ToFloat(v)
+	*a = FloatArg(f)
 	return err
 }
 
-// pairArg is an int or a pair of ints (kernel sizes, strides, paddings).
-type pairArg struct{ v []int }
+// PairArg is an int or a pair of ints (kernel sizes, strides, paddings).
+type PairArg struct{ v []int }
 
-func (a *pairArg) Unpack(v starlark.Value) error {
-	if isSeq(v) {
+// Ints is the value: one int or several.
+func (a PairArg) Ints() []int { return a.v }
+
+// Pair is a PairArg with a default value.
+func Pair(def ...int) PairArg { return PairArg{def} }
+
+func (a *PairArg) Unpack(v starlark.Value) error {
+	if IsSeq(v) {
 		l, err := intList(v)
 		a.v = l
 		return err
 	}
-	n, err := toInt(v)
+	n, err := ToInt(v)
 	if err != nil {
 		return fmt.Errorf("got %s, want int or tuple of ints", v.Type())
 	}
@@ -182,13 +172,16 @@ func (a *pairArg) Unpack(v starlark.Value) error {
 	return nil
 }
 
-// dtypeArg is a dtype= argument: a dtypes.X value or its name.
-type dtypeArg struct {
+// DTypeArg is a dtype= argument: a dtypes.X value or its name.
+type DTypeArg struct {
 	dt  ir.DType
 	set bool
 }
 
-func (a *dtypeArg) Unpack(v starlark.Value) error {
+// DType is the dtype given, and whether one was.
+func (a DTypeArg) DType() (ir.DType, bool) { return a.dt, a.set }
+
+func (a *DTypeArg) Unpack(v starlark.Value) error {
 	switch v := v.(type) {
 	case starlark.NoneType:
 		return nil
@@ -206,10 +199,13 @@ func (a *dtypeArg) Unpack(v starlark.Value) error {
 	return fmt.Errorf("got %s, want a dtype such as dtypes.float32", v.Type())
 }
 
-// tensorArg is an argument that must be a Tensor.
-type tensorArg struct{ t *tensor.Tensor }
+// TensorArg is an argument that must be a Tensor.
+type TensorArg struct{ t *tensor.Tensor }
 
-func (a *tensorArg) Unpack(v starlark.Value) error {
+// Tensor is the tensor given, or nil for None.
+func (a TensorArg) Tensor() *tensor.Tensor { return a.t }
+
+func (a *TensorArg) Unpack(v starlark.Value) error {
 	if v == starlark.None {
 		return nil
 	}
@@ -265,13 +261,13 @@ func pyConst(v starlark.Value) (*tensor.Tensor, error) {
 
 // tensorOrScalar converts an operand of a method (x.maximum(0.5)): a
 // tensor, or a number made relative to self.
-func tensorOrScalar(c *call, self *tensor.Tensor, v starlark.Value, what string) (*tensor.Tensor, error) {
+func tensorOrScalar(c *pyrt.Call, self *tensor.Tensor, v starlark.Value, what string) (*tensor.Tensor, error) {
 	t, err := operand(self, v)
 	if err != nil {
 		return nil, err
 	}
 	if t == nil {
-		return nil, fmt.Errorf("%s: for parameter %s: got %s, want Tensor or number", c.name, what, v.Type())
+		return nil, fmt.Errorf("%s: for parameter %s: got %s, want Tensor or number", c.Name, what, v.Type())
 	}
 	return t, nil
 }

@@ -1,4 +1,4 @@
-package script
+package frontend
 
 import (
 	"strings"
@@ -47,9 +47,9 @@ func TestPreprocess(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := preprocess([]byte(tc.in))
+			got, _ := Translate([]byte(tc.in))
 			if string(got) != tc.want {
-				t.Errorf("preprocess(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+				t.Errorf("Translate(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 			if strings.Count(string(got), "\n") != strings.Count(tc.in, "\n") {
 				t.Errorf("line count changed")
@@ -61,74 +61,79 @@ func TestPreprocess(t *testing.T) {
 // TestPreprocessParses checks that rewritten subscripts are valid Starlark.
 func TestPreprocessParses(t *testing.T) {
 	src := "y = x[1:4, ::2]\nz = x[..., 0, None, :]\nw = x[a[1:2, 0]:3, 1]\n"
-	out, _ := preprocess([]byte(src))
-	if _, err := fileOptions.Parse("t.tg", out, 0); err != nil {
+	out, _ := Translate([]byte(src))
+	if _, err := FileOptions.Parse("t.tg", out, 0); err != nil {
 		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
 	}
 }
 
 func TestPosMap(t *testing.T) {
 	src := "a = 1\ny = x[1:4, ::2].sum()\nz = 2"
-	out, pm := preprocess([]byte(src))
+	out, pm := Translate([]byte(src))
 	lines := strings.Split(string(out), "\n")
 	col := int32(strings.Index(lines[1], ".sum") + 2) // 1-based column of "sum"
-	if got, want := pm.col(2, col), int32(strings.Index(src, ".sum")-6+2); got != want {
+	if got, want := pm.Col(2, col), int32(strings.Index(src, ".sum")-6+2); got != want {
 		t.Errorf("sum: column %d maps to %d, want %d", col, got, want)
 	}
 	for _, c := range []int32{1, 5, 6} { // "y = x[" is unchanged
-		if got := pm.col(2, c); got != c {
+		if got := pm.Col(2, c); got != c {
 			t.Errorf("column %d maps to %d", c, got)
 		}
 	}
-	if got := pm.col(1, 3); got != 3 {
+	if got := pm.Col(1, 3); got != 3 {
 		t.Errorf("unchanged line: %d", got)
 	}
-	if got := pm.col(3, 5); got != 5 {
+	if got := pm.Col(3, 5); got != 5 {
 		t.Errorf("unchanged line 3: %d", got)
 	}
-	var none *posMap
-	if none.col(4, 7) != 7 {
+	var none *PosMap
+	if none.Col(4, 7) != 7 {
 		t.Errorf("nil map")
 	}
 }
 
 func TestRewriteKeepsPositions(t *testing.T) {
-	f, err := fileOptions.Parse("t.tg", "y = a < b\nif c:\n  z = x[1:2]\n", 0)
+	f, err := FileOptions.Parse("t.tg", "y = a < b\nif c:\n  z = x[1:2]\n", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rewriteFile(f)
+	RewriteFile(f)
 	as := f.Stmts[0].(*syntax.AssignStmt)
 	cmp, ok := as.RHS.(*syntax.CallExpr)
-	if !ok || cmp.Fn.(*syntax.Ident).Name != cmpBuiltin || cmp.Lparen.Col != 7 || cmp.Lparen.Line != 1 {
+	if !ok || cmp.Fn.(*syntax.Ident).Name != Cmp || cmp.Lparen.Col != 7 || cmp.Lparen.Line != 1 {
 		t.Errorf("comparison: %#v", as.RHS)
 	}
 	ifs := f.Stmts[1].(*syntax.IfStmt)
-	if c, ok := ifs.Cond.(*syntax.CallExpr); !ok || c.Fn.(*syntax.Ident).Name != truthBuiltin || c.Lparen.Line != 2 || c.Lparen.Col != 4 {
+	if c, ok := ifs.Cond.(*syntax.CallExpr); !ok || c.Fn.(*syntax.Ident).Name != Truth || c.Lparen.Line != 2 || c.Lparen.Col != 4 {
 		t.Errorf("condition: %#v", ifs.Cond)
 	}
 	sl := ifs.True[0].(*syntax.AssignStmt).RHS.(*syntax.CallExpr)
-	if sl.Fn.(*syntax.Ident).Name != sliceBuiltin || sl.Lparen.Line != 3 || sl.Lparen.Col != 8 || len(sl.Args) != 4 {
+	if sl.Fn.(*syntax.Ident).Name != GetSlice || sl.Lparen.Line != 3 || sl.Lparen.Col != 8 || len(sl.Args) != 4 {
 		t.Errorf("slice: %#v", sl)
 	}
 }
 
-func TestSequenceSlices(t *testing.T) {
-	src := `l = [0, 1, 2, 3, 4]
-s = "hello"
-print(l[1:3], l[::-1], l[-2:], l[:-3:-1], l[10:], s[1:4], s[::2], (1, 2, 3)[1:], l[3:1])
-`
-	out, _, err := run(t, src, 0)
-	if err != nil {
-		t.Fatal(err)
+func TestFStringRewrite(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`f"a{x}b"`, `__fstr__("a{}b", (x))`},
+		{`f'{x:.2f}'`, `__fstr__('{:.2f}', (x))`},
+		{`f"{x!r:>5}"`, `__fstr__("{!r:>5}", (x))`},
+		{`f"{x=}"`, `__fstr__("x={!r}", (x))`},
+		{`f"{x == 1}"`, `__fstr__("{}", (x == 1))`},
+		{`f"{d['k']}"`, `__fstr__("{}", (d['k']))`},
+		{`f"{a[1:2, 0]}"`, `__fstr__("{}", (a[__slice__(1, 2, None), 0]))`},
+		{`f"{{}}"`, `__fstr__("{{}}")`},
+		{`rf"\d{x}"`, `__fstr__(r"\d{}", (x))`},
+		{`f"{}"`, `f"{}"`},
+		{`f"{x"`, `f"{x"`},
+		{`f"}"`, `f"}"`},
+		{`f"{x:{w}}"`, `f"{x:{w}}"`},
+		{`f"{"x"}"`, `f"{"x"}"`},
 	}
-	if want := "[1, 2] [4, 3, 2, 1, 0] [3, 4] [4, 3] [] ell hlo (2, 3) []\n"; out != want {
-		t.Errorf("got %q, want %q", out, want)
-	}
-	if _, _, err := run(t, "l = [1, 2]\nprint(l[::0])\n", 0); err == nil || !strings.Contains(err.Error(), "slice step cannot be zero") {
-		t.Errorf("zero step: %v", err)
-	}
-	if _, _, err := run(t, "print(len[1:2])\n", 0); err == nil || !strings.Contains(err.Error(), "invalid slice operand builtin_function_or_method") {
-		t.Errorf("bad operand: %v", err)
+	for _, tc := range tests {
+		got, _ := Translate([]byte(tc.in))
+		if string(got) != tc.want {
+			t.Errorf("Translate(%s) = %s, want %s", tc.in, got, tc.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package script
+package tensorlib
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"tgc/pkg/ir"
+	"tgc/pkg/script/pyrt"
 	"tgc/pkg/tensor"
 )
 
@@ -17,9 +18,9 @@ import (
 // fromPython builds a realized tensor from a number or a nested list/tuple
 // of numbers. Without dtype, it is float32 if any element is a float, else
 // int32 if any is an int, else bool (an empty list is float32).
-func fromPython(v starlark.Value, dt dtypeArg) (*tensor.Tensor, error) {
+func fromPython(v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
 	var shape []int
-	for x := v; isSeq(x); {
+	for x := v; IsSeq(x); {
 		n := starlark.Len(x)
 		shape = append(shape, n)
 		if n == 0 {
@@ -32,7 +33,7 @@ func fromPython(v starlark.Value, dt dtypeArg) (*tensor.Tensor, error) {
 	var walk func(x starlark.Value, depth int, path string) error
 	walk = func(x starlark.Value, depth int, path string) error {
 		if depth < len(shape) {
-			if !isSeq(x) || starlark.Len(x) != shape[depth] {
+			if !IsSeq(x) || starlark.Len(x) != shape[depth] {
 				return fmt.Errorf("Tensor: the nested list is not rectangular: %s should be a list of %d elements, got %s", path, shape[depth], describe(x))
 			}
 			seq := x.(starlark.Indexable)
@@ -59,7 +60,7 @@ func fromPython(v starlark.Value, dt dtypeArg) (*tensor.Tensor, error) {
 		case *Tensor:
 			return fmt.Errorf("Tensor: %s is a Tensor; combine tensors with Tensor.stack or cat", path)
 		default:
-			if isSeq(x) {
+			if IsSeq(x) {
 				return fmt.Errorf("Tensor: the nested list is not rectangular: %s is a list, expected a number", path)
 			}
 			return fmt.Errorf("Tensor: %s is %s, want a number", path, x.Type())
@@ -83,19 +84,19 @@ func fromPython(v starlark.Value, dt dtypeArg) (*tensor.Tensor, error) {
 
 // describe names a value for error messages.
 func describe(x starlark.Value) string {
-	if isSeq(x) {
+	if IsSeq(x) {
 		return fmt.Sprintf("a %s of %d elements", x.Type(), starlark.Len(x))
 	}
 	return "a " + x.Type()
 }
 
 // readValues realizes t and returns its elements, warning in trace mode.
-func readValues(c *call, t *tensor.Tensor) ([]float64, error) {
+func ReadValues(c *pyrt.Call, t *tensor.Tensor) ([]float64, error) {
 	if tensor.CurrentEngine() == nil {
 		return nil, errors.New("no device: the tensor cannot be computed (no engine is installed)")
 	}
-	if tracing() && c.in != nil {
-		c.in.warnTraceRead()
+	if Tracing() {
+		WarnTraceRead(c)
 	}
 	return t.Floats()
 }
@@ -112,14 +113,14 @@ func pyValue(dt ir.DType, v float64) starlark.Value {
 }
 
 // item is t.item(): the single value as a Python number.
-func item(c *call, t *tensor.Tensor) (starlark.Value, error) {
-	if err := c.noArgs(); err != nil {
+func item(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	if err := c.NoArgs(); err != nil {
 		return nil, err
 	}
 	if t.Numel() != 1 {
 		return nil, fmt.Errorf("item: tensor of shape %s has %d elements, item() needs exactly one", tensor.FormatShape(t.Shape()), t.Numel())
 	}
-	vals, err := readValues(c, t)
+	vals, err := ReadValues(c, t)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +128,11 @@ func item(c *call, t *tensor.Tensor) (starlark.Value, error) {
 }
 
 // tolist is t.tolist(): nested lists (a number for a 0-d tensor).
-func tolist(c *call, t *tensor.Tensor) (starlark.Value, error) {
-	if err := c.noArgs(); err != nil {
+func tolist(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	if err := c.NoArgs(); err != nil {
 		return nil, err
 	}
-	vals, err := readValues(c, t)
+	vals, err := ReadValues(c, t)
 	if err != nil {
 		return nil, err
 	}
