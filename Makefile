@@ -24,6 +24,9 @@ test: vet
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/safetensors
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/script
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/npy
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/onnx
+	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/onnx
 
 # Benchmarks: fused vs unfused elementwise, matmul GFLOP/s.
 bench:

@@ -14,16 +14,17 @@ import (
 // value is one named value of the graph while it is built: a lazy tensor,
 // and its host copy when the value is known at load time.
 type value struct {
-	name string
-	t    *tensor.Tensor
-	h    *Array
+	name   string
+	t      *tensor.Tensor
+	h      *Array
+	weight bool // an initializer (a "weight" buffer in launch plans)
 }
 
 // tensor returns the value on the device (a buffer made from the host copy
 // the first time).
 func (v *value) tensor() (*tensor.Tensor, error) {
 	if v.t == nil {
-		t, err := v.h.Tensor(v.name, false)
+		t, err := v.h.Tensor(v.name, v.weight)
 		if err != nil {
 			return nil, fmt.Errorf("value %q: %w", v.name, err)
 		}
@@ -111,7 +112,7 @@ func (m *Model) Run(inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor,
 func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*value, error) {
 	env := map[string]*value{}
 	for name, a := range m.Init {
-		env[name] = &value{name: name, h: a}
+		env[name] = &value{name: name, h: a, weight: true}
 	}
 	known := map[string]bool{}
 	for _, vi := range append(slices.Clone(m.Inputs), m.Optional...) {

@@ -1,0 +1,325 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/onnx/onnxpb"
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
+)
+
+func TestMain(m *testing.M) {
+	if _, err := realize.Install("GO", realize.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// reluModel is y = Relu(x) for x: float32 (batch, 3).
+func reluModel() graphSpec {
+	return graphSpec{
+		nodes:   []*onnxpb.NodeProto{nodeOf("Relu", []string{"x"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, "batch", 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float, "batch", 3)},
+	}
+}
+
+func run(t *testing.T, m *Model, inputs map[string]*Array) []*Array {
+	t.Helper()
+	in := map[string]Input{}
+	for k, a := range inputs {
+		in[k] = Input{Array: a}
+	}
+	outs, err := m.Run(in, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrs, err := RealizeOutputs(outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return arrs
+}
+
+func TestRunRelu(t *testing.T) {
+	m := reluModel().parse(t)
+	got := run(t, m, map[string]*Array{"x": floatArray([]int{2, 3}, -1, 2, -3, 4, 0, 6)})
+	if !slices.Equal(got[0].Floats(), []float64{0, 2, 0, 4, 0, 6}) || !slices.Equal(got[0].Shape, []int{2, 3}) {
+		t.Fatalf("got %v %v", got[0].Shape, got[0].Floats())
+	}
+}
+
+func TestInputErrors(t *testing.T) {
+	m := reluModel().parse(t)
+	cases := []struct {
+		inputs map[string]Input
+		opts   RunOptions
+		want   []string
+	}{
+		{map[string]Input{}, RunOptions{}, []string{`missing input "x"`, "x: float32 (batch, 3)"}},
+		{map[string]Input{"x": {Array: floatArray([]int{2, 4})}}, RunOptions{}, []string{`input "x" has shape (2, 4), the model declares (batch, 3)`}},
+		{map[string]Input{"x": {Array: ArrayOfInts(Int32, []int{2, 3}, make([]int64, 6))}}, RunOptions{}, []string{`input "x" is int32 (2, 3), the model declares float32 (batch, 3)`}},
+		{map[string]Input{"x": {Array: floatArray([]int{2, 3})}}, RunOptions{Dims: map[string]int{"batch": 4}}, []string{"(batch is 4)"}},
+		{map[string]Input{"x": {Array: floatArray([]int{2, 3})}}, RunOptions{Dims: map[string]int{"time": 4}}, []string{`no input has a dimension named "time"`}},
+		{map[string]Input{"x": {Array: floatArray([]int{2, 3})}, "z": {Array: floatArray([]int{1})}}, RunOptions{}, []string{`no graph input named "z"`, "x: float32"}},
+	}
+	for _, c := range cases {
+		_, err := m.Run(c.inputs, c.opts)
+		if err == nil {
+			t.Errorf("%v: no error", c.want)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q lacks %q", err, w)
+			}
+		}
+	}
+	// a binding that agrees with --dim is fine
+	if _, err := m.Run(map[string]Input{"x": {Array: floatArray([]int{4, 3})}}, RunOptions{Dims: map[string]int{"batch": 4}}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	good := reluModel().bytes(t)
+	withOpset := reluModel()
+	withOpset.opset = MaxOpset + 1
+	undefined := reluModel()
+	undefined.nodes = []*onnxpb.NodeProto{nodeOf("Relu", []string{"w"}, []string{"y"})}
+	badInit := reluModel()
+	badInit.inits = []*onnxpb.TensorProto{{Name: proto.String("w"), DataType: proto.Int32(int32(Float)), Dims: []int64{4}, RawData: make([]byte, 15)}}
+	negDim := reluModel()
+	negDim.inits = []*onnxpb.TensorProto{{Name: proto.String("w"), DataType: proto.Int32(int32(Float)), Dims: []int64{-1}}}
+	huge := reluModel()
+	huge.inits = []*onnxpb.TensorProto{{Name: proto.String("w"), DataType: proto.Int32(int32(Float)), Dims: []int64{1 << 20, 1 << 20}}}
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not protobuf", []byte("hello, this is not a model"), "not an ONNX model"},
+		{"truncated", good[:len(good)-3], "at byte"},
+		{"empty", nil, "not an ONNX model"},
+		{"opset", withOpset.bytes(t), fmt.Sprintf("opset %d of ai.onnx is not supported", MaxOpset+1)},
+		{"undefined input", undefined.bytes(t), `input "w" is not defined`},
+		{"raw_data size", badInit.bytes(t), `initializer "w": raw_data has 15 bytes`},
+		{"negative dim", negDim.bytes(t), `initializer "w": dimension 0 is -1`},
+		{"too large", huge.bytes(t), "more than 2^31 elements"},
+	}
+	for _, c := range cases {
+		_, err := Parse(c.data, "m.onnx", "")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "m.onnx: ") {
+			t.Errorf("%s: error %v, want one with %q", c.name, err, c.want)
+		}
+	}
+	// the truncated file's error names the field where the data ends
+	_, err := Parse(good[:len(good)-3], "m.onnx", "")
+	if !strings.Contains(err.Error(), "opset_import[0] at byte") {
+		t.Errorf("truncated: %v names no field", err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	g := reluModel()
+	loop := nodeOf("Loop", []string{"", "", "x"}, []string{"z"})
+	loop.Name = proto.String("loop_1")
+	g.nodes = append(g.nodes, loop, nodeOf("FancyOp", []string{"x"}, []string{"q"}), nodeOf("Identity", []string{"x"}, []string{"s"}))
+	g.outputs = append(g.outputs, tensorInfo("s", String))
+	_, err := Parse(g.bytes(t), "model.onnx", "")
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("got %v, want a RefusedError", err)
+	}
+	for _, want := range []string{
+		`model.onnx: operator Loop (opset 13) is not supported (node "loop_1")`,
+		`model.onnx: operator FancyOp (opset 13) is not supported (node 2 (output "q"))`,
+		`model.onnx: value "s" is a string tensor`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n%v\nlacks %q", err, want)
+		}
+	}
+	if re.Category() != CatControlFlow || len(re.Refusals) != 3 {
+		t.Errorf("category %q, %d refusals", re.Category(), len(re.Refusals))
+	}
+	// Inspect keeps the model and its refusals
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.onnx")
+	if err := os.WriteFile(p, g.bytes(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Inspect(p)
+	if err != nil || len(m.Refusals) != 3 {
+		t.Fatalf("Inspect: %v, %v", m, err)
+	}
+}
+
+// Shape → Gather → Unsqueeze → Concat → Reshape folds on the host: the
+// reshape of the input is a view of its buffer, computed by no kernel.
+func TestShapeSubgraphFolds(t *testing.T) {
+	g := graphSpec{
+		nodes: []*onnxpb.NodeProto{
+			nodeOf("Shape", []string{"x"}, []string{"s"}),
+			nodeOf("Gather", []string{"s", "i0"}, []string{"d0"}, intAttr("axis", 0)),
+			nodeOf("Unsqueeze", []string{"d0", "ax"}, []string{"d0u"}),
+			nodeOf("Concat", []string{"d0u", "m1"}, []string{"target"}, intAttr("axis", 0)),
+			nodeOf("Reshape", []string{"x", "target"}, []string{"y"}),
+		},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 2, 3, 4)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float, 2, 12)},
+		inits:   []*onnxpb.TensorProto{int64Init("i0", nil, 0), int64Init("ax", []int{1}, 0), int64Init("m1", []int{1}, -1)},
+	}
+	m := g.parse(t)
+	x := floatArray([]int{2, 3, 4}, make([]float64, 24)...)
+	xt, _ := x.Tensor("x", false)
+	outs, err := m.Run(map[string]Input{"x": {Tensor: xt}}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := outs[0].Node()
+	if n.Op != ir.OpReshape || n.Src[0] != xt.Node() || !slices.Equal(n.Shape, []int{2, 12}) {
+		t.Fatalf("output is %v, want a reshape of the input", n)
+	}
+}
+
+// A Conv → BatchNormalization → Relu chain schedules into the kernels of
+// the convolution alone: the normalization and the activation fuse into
+// its reduce.
+func TestFusionAcrossOperators(t *testing.T) {
+	w := make([]float32, 4*3*3*3)
+	for i := range w {
+		w[i] = float32(i%7) - 3
+	}
+	stat := func(name string, v ...float32) *onnxpb.TensorProto { return floatInit(name, []int{4}, v...) }
+	g := graphSpec{
+		nodes: []*onnxpb.NodeProto{
+			nodeOf("Conv", []string{"x", "w"}, []string{"c"}, intsAttr("pads", 1, 1, 1, 1)),
+			nodeOf("BatchNormalization", []string{"c", "s", "b", "m", "v"}, []string{"n"}),
+			nodeOf("Relu", []string{"n"}, []string{"y"}),
+		},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 1, 3, 8, 8)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float, 1, 4, 8, 8)},
+		inits: []*onnxpb.TensorProto{floatInit("w", []int{4, 3, 3, 3}, w...),
+			stat("s", 1, 2, 3, 4), stat("b", 0, 1, 0, 1), stat("m", 1, 1, 1, 1), stat("v", 4, 4, 4, 4)},
+	}
+	m := g.parse(t)
+	xt, _ := floatArray([]int{1, 3, 8, 8}, make([]float64, 192)...).Tensor("x", false)
+	outs, err := m.Run(map[string]Input{"x": {Tensor: xt}}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := func(n *tensor.Node) int {
+		sched, err := fuse.Create([]*tensor.Node{n}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(sched.Items)
+	}
+	wt, _ := m.Init["w"].Tensor("w", true)
+	conv := xt.Conv2d(wt, nil, tensor.ConvOpts{Padding: []int{1}})
+	if got, want := kernels(outs[0].Node()), kernels(conv.Node()); got != want {
+		t.Errorf("conv+bn+relu is %d kernels, the conv alone %d", got, want)
+	}
+}
+
+func TestExternalData(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 16+12)
+	copy(data[16:], floatArray([]int{3}, 1, 2, 3).Data)
+	if err := os.WriteFile(filepath.Join(dir, "w.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ext := func(loc, offset string) *onnxpb.TensorProto {
+		return &onnxpb.TensorProto{Name: proto.String("w"), DataType: proto.Int32(int32(Float)), Dims: []int64{3},
+			DataLocation: onnxpb.TensorProto_EXTERNAL.Enum(),
+			ExternalData: []*onnxpb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String(loc)}, {Key: proto.String("offset"), Value: proto.String(offset)}}}
+	}
+	g := graphSpec{
+		nodes:   []*onnxpb.NodeProto{nodeOf("Add", []string{"x", "w"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float, 3)},
+		inits:   []*onnxpb.TensorProto{ext("w.bin", "16")},
+	}
+	path := filepath.Join(dir, "m.onnx")
+	write := func(g graphSpec) {
+		if err := os.WriteFile(path, g.bytes(t), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(g)
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := run(t, m, map[string]*Array{"x": floatArray([]int{3}, 10, 20, 30)})
+	if !slices.Equal(got[0].Floats(), []float64{11, 22, 33}) {
+		t.Fatalf("got %v", got[0].Floats())
+	}
+	for _, c := range []struct{ loc, offset, want string }{
+		{"missing.bin", "0", "missing.bin"},
+		{"../w.bin", "0", "must be a path inside the model's folder"},
+		{"/etc/passwd", "0", "must be a path inside the model's folder"},
+		{"w.bin", "20", "past its end"},
+		{"w.bin", "-4", "not a byte count"},
+	} {
+		g.inits = []*onnxpb.TensorProto{ext(c.loc, c.offset)}
+		write(g)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `initializer "w"`) {
+			t.Errorf("%s@%s: %v, want %q", c.loc, c.offset, err, c.want)
+		}
+	}
+}
+
+// raw_data and the typed fields give the same values for every type.
+func TestTensorEncodings(t *testing.T) {
+	for _, typ := range []DataType{Float, Double, Float16, BFloat16, Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Bool} {
+		vals := []float64{0, 1, 5, 2}
+		raw := ArrayOfFloats(typ, []int{4}, vals)
+		tp := &onnxpb.TensorProto{DataType: proto.Int32(int32(typ)), Dims: []int64{4}}
+		for _, v := range vals {
+			switch typ {
+			case Float:
+				tp.FloatData = append(tp.FloatData, float32(v))
+			case Double:
+				tp.DoubleData = append(tp.DoubleData, v)
+			case Int64:
+				tp.Int64Data = append(tp.Int64Data, int64(v))
+			case Uint32:
+				tp.Uint64Data = append(tp.Uint64Data, uint64(v))
+			case Float16, BFloat16:
+				one := ArrayOfFloats(typ, []int{1}, []float64{v})
+				tp.Int32Data = append(tp.Int32Data, int32(one.Data[0])|int32(one.Data[1])<<8)
+			default:
+				tp.Int32Data = append(tp.Int32Data, int32(v))
+			}
+		}
+		a, err := externalDir{}.tensor(tp)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		want := vals
+		if typ == Bool {
+			want = []float64{0, 1, 1, 1}
+		}
+		if !slices.Equal(a.Floats(), want) || !slices.Equal(raw.Floats(), want) || string(a.Data) != string(raw.Data) {
+			t.Errorf("%s: typed %v, raw %v", typ, a.Floats(), raw.Floats())
+		}
+	}
+	// a type tgc cannot hold is refused by name
+	_, err := externalDir{}.tensor(&onnxpb.TensorProto{DataType: proto.Int32(int32(Complex64)), Dims: []int64{1}})
+	if err == nil || !strings.Contains(err.Error(), "COMPLEX64") {
+		t.Errorf("complex64: %v", err)
+	}
+}
