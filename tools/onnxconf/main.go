@@ -3,6 +3,7 @@
 //
 //	go run ./tools/onnxconf                  # every case on CPU, summary and failures
 //	go run ./tools/onnxconf -md docs/onnx.md # regenerate the table in the docs
+//	go run ./tools/onnxconf -expect pkg/onnx/conform/testdata/expected.txt
 package main
 
 import (
@@ -20,15 +21,24 @@ func main() {
 	device := flag.String("device", "CPU", "device to run on")
 	run := flag.String("run", "", "only cases whose group/name matches this regexp")
 	md := flag.String("md", "", "rewrite the conformance section of this markdown file")
+	expect := flag.String("expect", "", "write the expectations file of the Go test (every case that does not pass)")
 	verbose := flag.Bool("v", false, "print every case")
+	opsOnly := flag.Bool("ops", false, "with -md: rewrite only the operator table (runs no case)")
 	flag.Parse()
-	if err := mainErr(*root, *device, *run, *md, *verbose); err != nil {
+	if *opsOnly && *md != "" {
+		if err := writeOperators(*md); err != nil {
+			fmt.Fprintln(os.Stderr, "onnxconf:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := mainErr(*root, *device, *run, *md, *expect, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "onnxconf:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(root, device, run, md string, verbose bool) error {
+func mainErr(root, device, run, md, expect string, verbose bool) error {
 	cases, err := conform.Cases(root, conform.Groups...)
 	if err != nil {
 		return err
@@ -55,7 +65,15 @@ func mainErr(root, device, run, md string, verbose bool) error {
 	}
 	t := conform.Summarize(outs)
 	fmt.Print(t.Text())
+	if expect != "" {
+		if err := conform.WriteExpectations(expect, outs); err != nil {
+			return err
+		}
+	}
 	if md != "" {
+		if err := writeOperators(md); err != nil {
+			return err
+		}
 		return conform.WriteMarkdown(md, device, t)
 	}
 	return nil

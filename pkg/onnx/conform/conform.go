@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -83,6 +84,8 @@ func Cases(root string, groups ...string) ([]Case, error) {
 	return cs, nil
 }
 
+var modelPath = regexp.MustCompile(`\S*/model\.onnx: `)
+
 // Run runs one case on the installed engine. A panic is caught and
 // reported as a failure (it is a bug: tgc must never panic on a model).
 func Run(c Case) (o Outcome) {
@@ -124,8 +127,9 @@ func Run(c Case) (o Outcome) {
 	return o
 }
 
+// firstLine is the error's first line without the case's own path.
 func firstLine(s string) string {
-	s = strings.ReplaceAll(s, "/usr/share/libonnx-testdata/data/", "")
+	s = modelPath.ReplaceAllString(s, "")
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}
