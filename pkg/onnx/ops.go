@@ -21,7 +21,7 @@ type opDef struct {
 }
 
 // ops is the operator table, merged from one table per family.
-var ops = mergeOps(elementwiseOps, reduceOps, shapeOps, nnOps, indexOps, miscOps, rnnOps)
+var ops = mergeOps(elementwiseOps, reduceOps, shapeOps, nnOps, indexOps, miscOps, rnnOps, visionOps)
 
 func mergeOps(tables ...map[string]opDef) map[string]opDef {
 	all := map[string]opDef{}

@@ -27,6 +27,7 @@ var miscOps = map[string]opDef{
 	"DFT":                   {since: 17, run: one(dftOp)},
 	"STFT":                  {since: 17, run: one(stftOp)},
 	"Det":                   {since: 11, run: one(det)},
+	"TfIdfVectorizer":       {since: 9, run: one(tfIdf)},
 }
 
 // ---- quantization ----
@@ -457,4 +458,114 @@ func det(n *node) *tensor.Tensor {
 		a = below.Where(a.Sub(f.Mul(pivotRow.Unsqueeze(1))), a).Contiguous()
 	}
 	return d.Mul(sign).Reshape(batch...).Cast(x.DType())
+}
+
+// tfIdf counts the pool's n-grams of integer tokens (n-grams of each length
+// from min_gram_length to max_gram_length, their elements skip apart for
+// each skip up to max_skip_count; unigrams once) by comparing shifted views,
+// and weighs the counts as mode says.
+func tfIdf(n *node) *tensor.Tensor {
+	x := n.x(0)
+	if n.err != nil {
+		return x
+	}
+	if n.hasAttr("pool_strings") {
+		n.refuse(CatString, "string n-grams are not supported")
+		return x
+	}
+	minN, maxN, maxSkip := n.int("min_gram_length", 1), n.int("max_gram_length", 1), n.int("max_skip_count", 0)
+	counts, indexes := n.intList("ngram_counts", nil), n.intList("ngram_indexes", nil)
+	pool := n.intList("pool_int64s", nil)
+	weights := n.floatList("weights", nil)
+	mode := n.str("mode", "TF")
+	if n.err != nil {
+		return x
+	}
+	squeeze := x.Ndim() == 1
+	if squeeze {
+		x = x.Unsqueeze(0)
+	}
+	if x.Ndim() != 2 || minN < 1 || maxN < minN || maxSkip < 0 || len(counts) == 0 {
+		n.fail("input %s, gram lengths [%d, %d] and skip %d", tensor.FormatShape(x.Shape()), minN, maxN, maxSkip)
+		return x
+	}
+	rows, l := x.Shape()[0], x.Shape()[1]
+	width := 0
+	for _, ix := range indexes {
+		width = max(width, ix+1)
+	}
+	if width > 1<<20 {
+		n.fail("ngram_indexes up to %d", width)
+		return x
+	}
+	xi := x.Cast(ir.Int32)
+	cols := make([]*tensor.Tensor, width)
+	k := 0 // n-gram number in pool order
+	for g := range counts {
+		size := g + 1
+		start := counts[g]
+		end := len(pool)
+		if g+1 < len(counts) {
+			end = counts[g+1]
+		}
+		if start < 0 || end > len(pool) || start > end || (end-start)%size != 0 {
+			n.fail("ngram_counts %v do not cut a pool of %d", counts, len(pool))
+			return x
+		}
+		for p := start; p < end; p, k = p+size, k+1 {
+			if k >= len(indexes) || size < minN || size > maxN {
+				continue
+			}
+			skips := maxSkip
+			if size == 1 {
+				skips = 0
+			}
+			for s := 0; s <= skips; s++ {
+				span := (size-1)*(s+1) + 1
+				if span > l {
+					break
+				}
+				m := tensor.Full([]int{rows, l - span + 1}, 1, ir.Bool)
+				for j := range size {
+					off := j * (s + 1)
+					part := xi.Shrink([][2]int{{0, rows}, {off, off + l - span + 1}})
+					m = m.And(part.Eq(tensor.Const(float64(pool[p+j]), ir.Int32)))
+				}
+				c := m.Sum(false, 1).Cast(ir.Float32)
+				if cols[indexes[k]] == nil {
+					cols[indexes[k]] = c
+				} else {
+					cols[indexes[k]] = cols[indexes[k]].Add(c)
+				}
+			}
+		}
+	}
+	for i, c := range cols {
+		if c == nil {
+			cols[i] = tensor.Zeros([]int{rows}, ir.Float32)
+		}
+	}
+	y := tensor.Stack(1, cols...)
+	w := tensor.Ones([]int{width}, ir.Float32)
+	if weights != nil {
+		if len(weights) != width {
+			n.fail("%d weights for %d outputs", len(weights), width)
+			return x
+		}
+		w, _ = tensor.FromFloats(ir.Float32, []int{width}, weights)
+	}
+	switch mode {
+	case "TF":
+	case "IDF":
+		y = y.Gt(tensor.Const(0, ir.Float32)).Cast(ir.Float32).Mul(w)
+	case "TFIDF":
+		y = y.Mul(w)
+	default:
+		n.fail("unknown mode %q", mode)
+		return x
+	}
+	if squeeze {
+		y = y.Reshape(width)
+	}
+	return y
 }

@@ -469,7 +469,7 @@ func (r *renderer) vexpr(t vtuple) string {
 			s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, %s, %s, %s)", t.w, t.w, src[0], src[1], src[2])
 		}
 	default:
-		s = "(" + src[0] + infixOps[e0.Op] + src[1] + ")"
+		s = infix(src[0], infixOps[e0.Op], src[1])
 	}
 	if v.uses[t] > 1 {
 		return v.declare(r, t, "valu", s)

@@ -261,6 +261,15 @@ func (r *renderer) constant(dt ir.DType, v float64) string {
 	return s + r.lang.FloatSfx
 }
 
+// infix writes (a op b); a negative right operand gets parentheses, so
+// x - -0.5f is not read as a decrement (x--0.5f).
+func infix(a, op, b string) string {
+	if strings.HasPrefix(b, "-") {
+		b = "(" + b + ")"
+	}
+	return "(" + a + op + b + ")"
+}
+
 var infixOps = map[ir.Op]string{
 	ir.OpAdd: "+", ir.OpSub: "-", ir.OpMul: "*", ir.OpDiv: "/", ir.OpMod: "%",
 	ir.OpCmpLt: "<", ir.OpCmpNe: "!=", ir.OpCmpEq: "==", ir.OpAnd: "&", ir.OpOr: "|", ir.OpXor: "^",
@@ -347,7 +356,7 @@ func (r *renderer) expr(e *ir.Expr) string {
 		return fmt.Sprintf("%s(%s)", fn, r.expr(s[0]))
 	}
 	if op, ok := infixOps[e.Op]; ok {
-		return "(" + r.expr(s[0]) + op + r.expr(s[1]) + ")"
+		return infix(r.expr(s[0]), op, r.expr(s[1]))
 	}
 	panic(fmt.Sprintf("render: no rendering for %s", e.Op))
 }
