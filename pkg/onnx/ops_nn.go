@@ -214,18 +214,36 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 	if len(n.proto.GetOutput()) < 2 || n.proto.GetOutput()[1] == "" {
 		return []*tensor.Tensor{y}
 	}
-	if n.int("storage_order", 0) != 0 {
-		n.unsupported("MaxPool indices with storage_order=1")
-		return nil
-	}
-	// The index of each element, pooled alongside: where the window value
-	// equals the maximum, the smallest index (as the maximum of -index).
+	// The index of each element (row-major within its image plane, or
+	// column-major with storage_order=1), pooled alongside: where the
+	// window value equals the maximum, the smallest index (as the maximum
+	// of -index).
 	shape := x.Shape()
 	sp := 1
 	for _, d := range shape[2:] {
 		sp *= d
 	}
-	idx := tensor.Arange(0, float64(sp), 1, ir.Int32).Reshape(shape[2:]...).Expand(shape...)
+	vals := make([]float64, sp)
+	dims := shape[2:]
+	for flat := range sp {
+		v, rest, st := 0, flat, 1
+		if n.int("storage_order", 0) == 1 { // column-major: the first spatial axis varies fastest
+			pos := make([]int, len(dims))
+			for j := len(dims) - 1; j >= 0; j-- {
+				pos[j] = rest % dims[j]
+				rest /= dims[j]
+			}
+			for j := range dims {
+				v += pos[j] * st
+				st *= dims[j]
+			}
+		} else {
+			v = flat
+		}
+		vals[flat] = float64(v)
+	}
+	it, _ := tensor.FromFloats(ir.Int32, dims, vals)
+	idx := it.Expand(shape...)
 	c := shape[1]
 	base := tensor.Arange(0, float64(shape[0]*c), 1, ir.Int32).Mul(tensor.Const(float64(sp), ir.Int32)).Reshape(append([]int{shape[0], c}, ones(len(shape)-2)...)...)
 	win, k := x.PoolWindows(o, math.Inf(-1))
