@@ -57,6 +57,9 @@ type Input struct {
 // RunOptions are the bindings of a run beyond the inputs.
 type RunOptions struct {
 	Dims map[string]int // symbolic dimensions bound by name (--dim)
+	// Weights replace initializers by tensors (a script's parameters, which
+	// it may train); they are never folded on the host.
+	Weights map[string]*tensor.Tensor
 }
 
 // Run builds the model's graph on the given inputs and returns its outputs
@@ -113,6 +116,12 @@ func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*valu
 	env := map[string]*value{}
 	for name, a := range m.Init {
 		env[name] = &value{name: name, h: a, weight: true}
+		if w, ok := opts.Weights[name]; ok {
+			if !slices.Equal(w.Shape(), a.Shape) || FromIR(w.DType()) != a.Type {
+				return nil, fmt.Errorf("%s: weight %q is %s %s, the model's initializer %s %s", m.Name, name, w.DType(), tensor.FormatShape(w.Shape()), a.Type.Name(), tensor.FormatShape(a.Shape))
+			}
+			env[name] = &value{name: name, t: w, weight: true}
+		}
 	}
 	known := map[string]bool{}
 	for _, vi := range append(slices.Clone(m.Inputs), m.Optional...) {

@@ -41,6 +41,10 @@ type ptoken struct {
 	nl         bool // a statement-ending newline precedes this token
 }
 
+// LoadAttr is how an attribute named load (a Starlark keyword, a plain
+// name in Python) reaches the object: modules answer it as "load".
+const LoadAttr = "load_"
+
 // keywords after which "[" starts a list, not a subscript.
 var keywords = map[string]bool{
 	"and": true, "or": true, "not": true, "in": true, "is": true, "if": true,
@@ -249,8 +253,13 @@ func Translate(src []byte) ([]byte, *PosMap) {
 				edits = append(edits, edit{start: t.start, end: t.end, text: text, origins: origins})
 			}
 		case tName:
-			if top != nil && string(src[t.start:t.end]) == "lambda" {
+			name := string(src[t.start:t.end])
+			if top != nil && name == "lambda" {
 				top.lambda = true
+			}
+			if name == "load" && k > 0 && toks[k-1].end == t.start && src[toks[k-1].start] == '.' {
+				// Python's attribute .load (nn.onnx.load) is a keyword to Starlark
+				edits = append(edits, edit{start: t.start, end: t.end, text: LoadAttr})
 			}
 		case tComma:
 			if top != nil {
