@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -38,6 +39,8 @@ type Model struct {
 	// Refusals lists what tgc cannot run (Load and Parse fail when there is
 	// any; Inspect keeps the model).
 	Refusals []Refusal
+
+	tensors sync.Map // initializer tensors, made once (run.go initTensor)
 }
 
 // ValueInfo is a graph input or output: name, element type and shape.

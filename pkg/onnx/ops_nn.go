@@ -105,7 +105,39 @@ func convOp(n *node) *tensor.Tensor {
 	if n.err != nil {
 		return x
 	}
+	w = n.convWeight(w, s.strides)
 	return x.Conv2d(w, b, tensor.ConvOpts{Groups: n.int("group", 1), Stride: s.strides, Dilation: s.dilations, Padding: flatPads(s.pads)})
+}
+
+// convWeight prepares a strided convolution's initializer weight with the
+// output channels last, on the host and once per model: tensor.Conv2d
+// would otherwise copy it into that layout on the device every run (it
+// does so on engines that repack matmul operands; see outputChannelsLast).
+func (n *node) convWeight(w *tensor.Tensor, strides []int) *tensor.Tensor {
+	v := n.in[1]
+	pe, ok := tensor.CurrentEngine().(tensor.PanelEngine)
+	strided := false
+	for _, st := range strides {
+		strided = strided || st > 1
+	}
+	if v.init == nil || v.h == nil || !ok || pe.MatmulPanel() <= 0 || !strided {
+		return w
+	}
+	r := len(v.h.Shape)
+	last := append(allAxesOf(r)[1:], 0)
+	back := append([]int{r - 1}, allAxesOf(r - 1)...)
+	t, err := v.init.initTensor(v.name, "output channels last", func() (*tensor.Tensor, error) {
+		t, err := transposeArray(v.h, last).Tensor(v.name, true)
+		if err != nil {
+			return nil, err
+		}
+		return t.Permute(back...), nil
+	})
+	if err != nil {
+		n.fail("%v", err)
+		return w
+	}
+	return t
 }
 
 // convTransposeOp is the gradient of a convolution with respect to its

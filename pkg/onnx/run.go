@@ -14,17 +14,24 @@ import (
 // value is one named value of the graph while it is built: a lazy tensor,
 // and its host copy when the value is known at load time.
 type value struct {
-	name   string
-	t      *tensor.Tensor
-	h      *Array
-	weight bool // an initializer (a "weight" buffer in launch plans)
+	name string
+	t    *tensor.Tensor
+	h    *Array
+	init *Model // set for an initializer: its tensor is the model's, made once
 }
 
 // tensor returns the value on the device (a buffer made from the host copy
 // the first time).
 func (v *value) tensor() (*tensor.Tensor, error) {
+	if v.t == nil && v.init != nil {
+		t, err := v.init.initTensor(v.name, "", func() (*tensor.Tensor, error) { return v.h.Tensor(v.name, true) })
+		if err != nil {
+			return nil, fmt.Errorf("initializer %q: %w", v.name, err)
+		}
+		v.t = t
+	}
 	if v.t == nil {
-		t, err := v.h.Tensor(v.name, v.weight)
+		t, err := v.h.Tensor(v.name, false)
 		if err != nil {
 			return nil, fmt.Errorf("value %q: %w", v.name, err)
 		}
@@ -115,12 +122,12 @@ func (m *Model) Run(inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor,
 func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*value, error) {
 	env := map[string]*value{}
 	for name, a := range m.Init {
-		env[name] = &value{name: name, h: a, weight: true}
+		env[name] = &value{name: name, h: a, init: m}
 		if w, ok := opts.Weights[name]; ok {
 			if !slices.Equal(w.Shape(), a.Shape) || FromIR(w.DType()) != a.Type {
 				return nil, fmt.Errorf("%s: weight %q is %s %s, the model's initializer %s %s", m.Name, name, w.DType(), tensor.FormatShape(w.Shape()), a.Type.Name(), tensor.FormatShape(a.Shape))
 			}
-			env[name] = &value{name: name, t: w, weight: true}
+			env[name] = &value{name: name, t: w}
 		}
 	}
 	known := map[string]bool{}
@@ -184,6 +191,22 @@ func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*valu
 		}
 	}
 	return env, nil
+}
+
+// initTensor returns the model's tensor of an initializer (in a form: ""
+// as stored, or a layout an operator asked for), made by make the first
+// time: the buffers are shared by every run, so weights are uploaded once.
+func (m *Model) initTensor(name, form string, make func() (*tensor.Tensor, error)) (*tensor.Tensor, error) {
+	key := name + "\x00" + form
+	if t, ok := m.tensors.Load(key); ok {
+		return t.(*tensor.Tensor), nil
+	}
+	t, err := make()
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := m.tensors.LoadOrStore(key, t)
+	return actual.(*tensor.Tensor), nil
 }
 
 // HasInput says whether name is a graph input (required or optional).
