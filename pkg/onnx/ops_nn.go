@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -27,7 +28,7 @@ var nnOps = map[string]opDef{
 	"LRN":                       {since: 1, run: one(lrn)},
 	"MeanVarianceNormalization": {since: 9, run: one(mvn)},
 	"Gemm":                      {since: 1, run: one(gemm)},
-	"MatMul":                    {since: 1, run: one(func(n *node) *tensor.Tensor { return n.x(0).Dot(n.x(1)) })},
+	"MatMul":                    {since: 1, run: one(matMul)},
 	"NegativeLogLikelihoodLoss": {since: 12, run: one(nllLoss)},
 	"SoftmaxCrossEntropyLoss":   {since: 12, run: softmaxCrossEntropy},
 	"Einsum":                    {since: 12, run: one(einsumOp)},
@@ -125,7 +126,7 @@ func (n *node) convWeight(w *tensor.Tensor, strides []int) *tensor.Tensor {
 	}
 	r := len(v.h.Shape)
 	last := append(allAxesOf(r)[1:], 0)
-	back := append([]int{r - 1}, allAxesOf(r - 1)...)
+	back := append([]int{r - 1}, allAxesOf(r-1)...)
 	t, err := v.init.initTensor(v.name, "output channels last", func() (*tensor.Tensor, error) {
 		t, err := transposeArray(v.h, last).Tensor(v.name, true)
 		if err != nil {
@@ -509,7 +510,9 @@ func gemm(n *node) *tensor.Tensor {
 		a = a.T()
 	}
 	if n.int("transB", 0) == 1 {
-		b = b.T()
+		b = n.matmulWeight(1, b.T(), true, a.Shape()[0])
+	} else {
+		b = n.matmulWeight(1, b, false, a.Shape()[0])
 	}
 	dt := a.DType()
 	y := a.Dot(b)
@@ -523,6 +526,52 @@ func gemm(n *node) *tensor.Tensor {
 		y = y.Add(c)
 	}
 	return y
+}
+
+func matMul(n *node) *tensor.Tensor {
+	a, b := n.x(0), n.x(1)
+	if n.err != nil || b.Ndim() != 2 || a.Ndim() < 2 {
+		return a.Dot(b)
+	}
+	m := 1
+	for _, d := range a.Shape()[:a.Ndim()-1] {
+		m *= d
+	}
+	return a.Dot(n.matmulWeight(1, b, false, m))
+}
+
+// matmulWeight returns the (k, n) right operand b of a matrix product (input
+// i, transposed in the file when trans), packed into panels on the host
+// once per model when it is an initializer and Dot would repack it on the
+// device every run (tensor.WantsPanels).
+func (n *node) matmulWeight(i int, b *tensor.Tensor, trans bool, m int) *tensor.Tensor {
+	v := n.in[i]
+	if b.Ndim() != 2 || v.init == nil || v.h == nil || !tensor.WantsPanels(b.Shape()[0], b.Shape()[1], m) {
+		return b
+	}
+	k, cols, p := b.Shape()[0], b.Shape()[1], tensor.PanelWidth()
+	form := fmt.Sprintf("panels of %d", p)
+	if trans {
+		form += ", transposed"
+	}
+	t, err := v.init.initTensor(v.name, form, func() (*tensor.Tensor, error) {
+		a := v.h
+		if !trans { // (k, n) -> (n, k)
+			a = transposeArray(a, []int{1, 0})
+		}
+		// (n, k) -> (n/p, k, p): panel j holds columns j*p..j*p+p-1, row by row
+		packed := transposeArray(reshaped(a, []int{cols / p, p, k}), []int{0, 2, 1})
+		t, err := packed.Tensor(v.name, true)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.PanelView(t), nil
+	})
+	if err != nil {
+		n.fail("%v", err)
+		return b
+	}
+	return t
 }
 
 // classPick returns, for scores (N, C, d...) and int labels (N, d...), the

@@ -122,10 +122,47 @@ func packPanels(w *Tensor, m int) *Tensor {
 	}
 	p := pe.MatmulPanel()
 	k, n := w.node.Shape[0], w.node.Shape[1]
-	if p <= 0 || n%p != 0 || n < 4*p || k < 64 || m < 64 || k*n < 1<<16 {
+	if !WantsPanels(k, n, m) || isPanelView(w.node, p) {
 		return w
 	}
 	return w.Reshape(k, n/p, p).Permute(1, 0, 2).Contiguous().Permute(1, 0, 2).Reshape(k, n)
+}
+
+// WantsPanels says whether Dot repacks a (k, n) right operand multiplied by
+// m rows into panels on the current engine (packPanels), so that a caller
+// holding the operand on the host can pack it once instead
+// (PanelView).
+func WantsPanels(k, n, m int) bool {
+	pe, ok := engine.(PanelEngine)
+	if !ok {
+		return false
+	}
+	p := pe.MatmulPanel()
+	return p > 0 && n%p == 0 && n >= 4*p && k >= 64 && m >= 64 && k*n >= 1<<16
+}
+
+// PanelWidth is the current engine's panel width (0: no repacking).
+func PanelWidth() int {
+	if pe, ok := engine.(PanelEngine); ok {
+		return max(pe.MatmulPanel(), 0)
+	}
+	return 0
+}
+
+// PanelView views a buffer of packed panels (n/p, k, p) as the (k, n)
+// operand it holds; Dot uses such a view as it is.
+func PanelView(packed *Tensor) *Tensor {
+	s := packed.node.Shape
+	return packed.Permute(1, 0, 2).Reshape(s[1], s[0]*s[2])
+}
+
+// isPanelView reports a PanelView of realized panels of width p.
+func isPanelView(n *Node, p int) bool {
+	if n.Op != ir.OpReshape || n.Src[0].Op != ir.OpPermute {
+		return false
+	}
+	b := n.Src[0].Src[0]
+	return b.Realized() != nil && len(b.Shape) == 3 && b.Shape[2] == p && slices.Equal(n.Src[0].Arg.([]int), []int{1, 0, 2})
 }
 
 func numel(shape []int) int {
