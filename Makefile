@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/tgc
 export CGO_ENABLED := 0
 
-.PHONY: build demo test vet fuzz bench refgen clean
+.PHONY: build demo test race vet fuzz bench refgen clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tgc
@@ -19,11 +19,24 @@ vet:
 test: vet
 	$(GO) mod download
 	$(GO) test ./...
+	$(MAKE) race
+
+# The tests that run scripts, contexts and builds concurrently, under the
+# race detector (which needs cgo; tgc itself stays CGO_ENABLED=0). The
+# rest of the suite is sequential: -race over all of it takes minutes and
+# checks little more.
+race:
+	CGO_ENABLED=1 $(GO) test -race -run 'Parallel|Context|Concurrent' ./pkg/tensor ./pkg/script ./pkg/backend
 
 # Short fuzzing runs of the parsers (seeds live in testdata/fuzz).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/safetensors
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/script
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./pkg/backend/kcache
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/gguf
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pkg/llama2c
+	$(GO) test -run '^$$' -fuzz FuzzParseTokenizer -fuzztime 30s ./pkg/llama2c
+	$(GO) test -run '^$$' -fuzz FuzzEncode -fuzztime 30s ./pkg/tokenizer
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/npy
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/onnx
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/onnx

@@ -76,7 +76,7 @@ func runBench(c *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	eng, err := realize.Install(cfg.RunDevice(), engineOptions(cfg, stderr, false))
+	eng, err := realize.Open(cfg.RunDevice(), engineOptions(cfg, stderr, false))
 	if err != nil {
 		return err
 	}

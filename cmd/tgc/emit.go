@@ -56,6 +56,10 @@ func emitScript(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files, err := scriptFiles(cfg, file)
+	if err != nil {
+		return err
+	}
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	device := cfg.Device
 	if device == "" {
@@ -69,13 +73,11 @@ func emitScript(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	prev := tensor.CurrentEngine()
-	tensor.SetEngine(tr)
-	defer tensor.SetEngine(prev)
+	ctx := tensor.NewContext(tr)
 	if cfg.SeedSet {
-		tensor.ManualSeed(cfg.Seed)
+		ctx.ManualSeed(cfg.Seed)
 	}
-	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:]})
+	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:], Files: files, Context: ctx})
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,31 @@ func TestRunCPU(t *testing.T) {
 	}
 }
 
+// TestCacheFlag: --cache reaches the CPU device explicitly: kernels are
+// stored there, not in $TGC_CACHE, and the environment is left alone.
+func TestCacheFlag(t *testing.T) {
+	setup(t)
+	if !available("CPU") {
+		t.Skip("CPU device unavailable (no C compiler)")
+	}
+	env := os.Getenv("TGC_CACHE")
+	dir := t.TempDir()
+	f := writeScript(t, "cache.tg", "print((Tensor.arange(7) * 3 + 2).sum().item())\n")
+	out, errs, st := tgc(t, "run", f, "--device=cpu", "-q", "--cache", dir)
+	if st != 0 || strings.TrimSpace(out) != "77" {
+		t.Fatalf("status %d, stdout %q, stderr:\n%s", st, out, errs)
+	}
+	if sos, _ := filepath.Glob(filepath.Join(dir, "kernels", "*.so")); len(sos) == 0 {
+		t.Errorf("no kernel stored under --cache %s", dir)
+	}
+	if _, err := os.Stat(filepath.Join(env, "kernels")); err == nil {
+		t.Errorf("kernels stored under $TGC_CACHE %s despite --cache", env)
+	}
+	if got := os.Getenv("TGC_CACHE"); got != env {
+		t.Errorf("TGC_CACHE changed from %q to %q", env, got)
+	}
+}
+
 func available(dev string) bool {
 	for _, d := range backend.List() {
 		if d.Name == dev {

@@ -89,12 +89,12 @@ func runModel(c *cobra.Command, args []string) error {
 		return err
 	}
 	device := cfg.RunDevice()
-	eng, err := realize.Install(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
+	ctx, eng, err := realize.NewContext(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}
 	before := compileStats()
-	outs, err := m.Run(inputs, onnx.RunOptions{Dims: dims})
+	outs, err := m.Run(ctx, inputs, onnx.RunOptions{Dims: dims})
 	if err != nil {
 		return err
 	}
@@ -171,18 +171,16 @@ func emitModel(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	inputs, err := m.Placeholders(shapes, dims)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
 	tr, err := realize.NewTracer(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}
-	prev := tensor.CurrentEngine()
-	tensor.SetEngine(tr)
-	defer tensor.SetEngine(prev)
-	outs, err := m.Run(inputs, onnx.RunOptions{Dims: dims})
+	ctx := tensor.NewContext(tr)
+	inputs, err := m.Placeholders(ctx, shapes, dims)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	outs, err := m.Run(ctx, inputs, onnx.RunOptions{Dims: dims})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"tgc/pkg/backend"
 	"tgc/pkg/config"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/realize"
 	"tgc/pkg/script"
 )
@@ -28,7 +29,7 @@ builds a lazy graph that tgc fuses into kernels, renders as source, compiles
 and runs on a device.
 
 Settings come from flags, then TGC_* environment variables (TGC_DEVICE,
-TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE), then tinygrad's
+TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then tinygrad's
 (DEVICE, DEV, DEBUG, BEAM), then tgc.yaml in the current directory (or
 --config FILE), then defaults. NO_COLOR turns colours off.`,
 		Version:       versionString(),
@@ -43,8 +44,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE), then tinygrad's
 	})
 	pf := root.PersistentFlags()
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
-	pf.Bool("no-color", false, "no colours in the output (also NO_COLOR=1)")
-	pf.String("cache", "", "compiled-kernel cache directory (default $TGC_CACHE or the user cache dir)")
+	config.AddFlags(pf, "no_color", "cache")
 	root.AddCommand(newRunCmd(), newEmitCmd(), newInfoCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
 	return root
 }
@@ -141,7 +141,8 @@ func knownDevices() []string {
 
 // addDeviceFlag adds --device with completion of the device names.
 func addDeviceFlag(c *cobra.Command, usage string) {
-	c.Flags().String("device", "", usage)
+	config.AddFlags(c.Flags(), "device")
+	c.Flags().Lookup("device").Usage = usage
 	_ = c.RegisterFlagCompletionFunc("device", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return knownDevices(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -149,29 +150,45 @@ func addDeviceFlag(c *cobra.Command, usage string) {
 
 // addScriptFlags adds the flags of commands that run a script.
 func addScriptFlags(c *cobra.Command) {
-	f := c.Flags()
-	f.Int("debug", 0, "debug output 0..7 like tinygrad's DEBUG: 1 schedule, 2 kernel launches, 3 sources, 4 machine code, 5 IR after each pass")
-	f.Uint64("seed", 0, "random seed (as Tensor.manual_seed)")
+	config.AddFlags(c.Flags(), "debug", "seed", "max_steps", "quiet", "allow_path")
 	addBeamFlags(c)
-	f.Uint64("max-steps", 0, "stop the script after this many execution steps (0 = default limit)")
-	f.BoolP("quiet", "q", false, "no summary line")
+}
+
+// scriptFiles is the file access of a script: its folder, the current
+// folder and the allowed paths of the config.
+func scriptFiles(cfg *config.Config, file string) (*fileaccess.Policy, error) {
+	p := fileaccess.ForScript(file)
+	for _, dir := range cfg.AllowPath {
+		if err := p.Allow(dir, "allowed "+cfg.From["allow_path"]); err != nil {
+			return nil, fmt.Errorf("allow_path (%s): %v", cfg.From["allow_path"], err)
+		}
+	}
+	return p, nil
 }
 
 // addBeamFlags adds the kernel-search flags.
-func addBeamFlags(c *cobra.Command) {
-	f := c.Flags()
-	f.Int("beam", 0, "search each kernel's optimizations with this beam width, timing candidates on the device (like tinygrad's BEAM); results are stored and reused")
-	f.String("beam-budget", "", "wall-clock limit of one kernel's search, e.g. 30s (default 20s)")
-}
+func addBeamFlags(c *cobra.Command) { config.AddFlags(c.Flags(), "beam", "beam_budget") }
 
 // engineOptions are the realize options a config asks for.
 func engineOptions(cfg *config.Config, out io.Writer, color bool) realize.Options {
-	return realize.Options{Debug: cfg.Debug, Out: out, Color: color, Beam: cfg.Beam, BeamBudget: cfg.BeamBudget}
+	return realize.Options{Debug: cfg.Debug, Out: out, Color: color, Beam: cfg.Beam, BeamBudget: cfg.BeamBudget, CacheDir: cfg.Cache}
 }
 
-// loadConfig loads the settings for a command.
+// loadConfig loads the settings for a command. With DEBUG=1 it lists what
+// tgc.yaml set: a config file in the current folder can redirect the
+// kernel cache or widen what scripts may access, which should not go
+// unnoticed.
 func loadConfig(c *cobra.Command) (*config.Config, error) {
-	return config.Load(config.Options{Flags: c.Flags(), Devices: knownDevices()})
+	cfg, err := config.Load(config.Options{Flags: c.Flags(), Devices: knownDevices()})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Debug >= 1 {
+		for _, s := range cfg.FileSettings() {
+			fmt.Fprintf(c.ErrOrStderr(), "tgc: %s sets %s\n", cfg.File, s)
+		}
+	}
+	return cfg, nil
 }
 
 // checkScript reports a missing or unreadable script clearly, before any
@@ -186,7 +203,7 @@ func checkScript(file string) error {
 	case st.IsDir():
 		return fmt.Errorf("%s is a directory, not a .tg script", file)
 	}
-	f, err := os.Open(file)
+	f, err := fileaccess.Open(file) // a FIFO or device is refused, not waited on
 	if err != nil {
 		return fmt.Errorf("cannot read script: %v", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"tgc/pkg/backend"
 	"tgc/pkg/realize"
 	"tgc/pkg/script"
-	"tgc/pkg/tensor"
 )
 
 func newRunCmd() *cobra.Command {
@@ -63,21 +62,25 @@ func runScript(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	files, err := scriptFiles(cfg, file)
+	if err != nil {
+		return err
+	}
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	device := cfg.RunDevice()
 	if !slices.Contains(backend.Names(), device) {
 		return fmt.Errorf("device %s can only be emitted (tgc emit --device %s), not run; devices that run: %s",
 			device, device, strings.Join(backend.Names(), ", "))
 	}
-	eng, err := realize.Install(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
+	ctx, eng, err := realize.NewContext(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}
 	if cfg.SeedSet {
-		tensor.ManualSeed(cfg.Seed)
+		ctx.ManualSeed(cfg.Seed)
 	}
 	before := compileStats()
-	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:]})
+	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:], Files: files, Context: ctx})
 	if err != nil {
 		return err
 	}

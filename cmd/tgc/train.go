@@ -14,11 +14,12 @@ import (
 
 	"tgc/models"
 	"tgc/pkg/backend"
+	"tgc/pkg/config"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/mnist"
 	"tgc/pkg/realize"
 	"tgc/pkg/report"
 	"tgc/pkg/script"
-	"tgc/pkg/tensor"
 )
 
 // trainModels are the models of `tgc train mnist --model` and their
@@ -189,16 +190,19 @@ func runTrain(c *cobra.Command, args []string) error {
 		return fmt.Errorf("device %s can only be emitted (tgc emit --device %s), not run; devices that run: %s",
 			device, device, strings.Join(backend.Names(), ", "))
 	}
-	eng, err := realize.Install(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
+	ctx, eng, err := realize.NewContext(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
 	if err != nil {
 		return err
 	}
 	// A training run is reproducible: the default seed is 0.
-	tensor.ManualSeed(cfg.Seed)
+	ctx.ManualSeed(cfg.Seed)
 	if cfg.SeedSet {
 		tf.config["seed"] = int(cfg.Seed)
 	}
-	opts.Stdout, opts.Stderr, opts.MaxSteps = stdout, stderr, cfg.MaxSteps
+	opts.Stdout, opts.Stderr, opts.MaxSteps, opts.Context = stdout, stderr, cfg.MaxSteps, ctx
+	if opts.Files, err = trainFiles(cfg, opts.File, tf); err != nil {
+		return err
+	}
 	sess := &script.TrainSession{Config: tf.config, Recorder: report.NewRecorder(), Every: tf.logEvery}
 
 	before := compileStats()
@@ -237,6 +241,26 @@ func runTrain(c *cobra.Command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// trainFiles is the file access of a training script: a script's, plus
+// the files the user named on the command line (--save, --data).
+func trainFiles(cfg *config.Config, file string, tf *trainFlags) (*fileaccess.Policy, error) {
+	p, err := scriptFiles(cfg, file)
+	if err != nil {
+		return nil, err
+	}
+	if tf.save != "" {
+		if err := p.AllowNew(tf.save, "--save"); err != nil {
+			return nil, fmt.Errorf("--save %s: %v", tf.save, err)
+		}
+	}
+	if data, _ := tf.config["data"].(string); data != "" {
+		if err := p.Allow(data, "--data"); err != nil {
+			return nil, fmt.Errorf("--data %s: %v", data, err)
+		}
+	}
+	return p, nil
 }
 
 // trainRows are the rows of the final table.

@@ -70,7 +70,7 @@ func GradientWith(out, seed *tensor.Tensor, targets []*tensor.Tensor, materializ
 		case g != nil:
 			res[i] = g
 		case materialize:
-			res[i] = tensor.Zeros(t.Shape(), t.DType())
+			res[i] = t.ZerosLike()
 		default:
 			return nil, fmt.Errorf("gradient: target %d (%s %s) is not used to compute the loss through a differentiable path", i, t.DType(), tensor.FormatShape(t.Shape()))
 		}
@@ -92,7 +92,7 @@ func Backward(loss *tensor.Tensor) error {
 	}
 	used := ancestors(loss.Node())
 	var ts []*tensor.Tensor
-	for _, t := range tensor.GradTensors() {
+	for _, t := range loss.Context().GradTensors() {
 		if used[t.Node()] {
 			if !t.DType().IsFloat() {
 				return fmt.Errorf("backward: a tensor %s %s requires grad, but only float tensors have gradients", t.DType(), tensor.FormatShape(t.Shape()))
@@ -103,7 +103,7 @@ func Backward(loss *tensor.Tensor) error {
 	if len(ts) == 0 {
 		return fmt.Errorf("backward: the loss does not depend on any tensor that requires grad (set requires_grad = True on the parameters before computing the loss)")
 	}
-	tensor.NoteBackward(loss) // the next optimizer step realizes it before writing parameters
+	loss.Context().NoteBackward(loss) // the next optimizer step realizes it before writing parameters
 	gs, err := GradientWith(loss, seed, ts, true)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func scalarSeed(op string, loss *tensor.Tensor) (*tensor.Tensor, error) {
 	if loss.Numel() != 1 {
 		return nil, fmt.Errorf("%s: the loss must be a scalar, got shape %s (reduce it first, e.g. with .mean() or .sum())", op, tensor.FormatShape(loss.Shape()))
 	}
-	return tensor.Full(loss.Shape(), 1, loss.DType()), nil
+	return loss.OnesLike(), nil
 }
 
 // ancestors is every node the root is computed from, through realized

@@ -13,8 +13,12 @@ import (
 	"tgc/pkg/tensor"
 )
 
+// tc is the context of the tests' tensors, realized on the GO device.
+var tc *tensor.Context
+
 func TestMain(m *testing.M) {
-	if _, err := realize.Install("GO", realize.Options{}); err != nil {
+	var err error
+	if tc, _, err = realize.NewContext("GO", realize.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -43,7 +47,7 @@ func pseudo(n int, lo, hi float64, seed uint64) []float64 {
 
 func mustTensor(tb testing.TB, dt ir.DType, shape []int, vals []float64) *tensor.Tensor {
 	tb.Helper()
-	t, err := tensor.FromFloats(dt, shape, vals)
+	t, err := tc.FromFloats(dt, shape, vals)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -140,7 +144,7 @@ func TestGradientsOfPrimitives(t *testing.T) {
 		{"sqrt", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Sqrt() }, []in{u(0.2, 3, 4)}},
 		{"trunc_plus_x", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Trunc().Add(x[0].Mul(x[0])) }, []in{u(-3, 3, 5)}},
 		{"cast_f16", func(x []*tensor.Tensor) *tensor.Tensor {
-			return x[0].Cast(ir.Float16).Mul(tensor.Const(3, ir.Float16)).Cast(ir.Float32)
+			return x[0].Cast(ir.Float16).Mul(tc.Const(3, ir.Float16)).Cast(ir.Float32)
 		}, []in{u(-2, 2, 4)}},
 		{"maximum", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Maximum(x[1]) }, []in{u(-2, 2, 2, 4), u(-2, 2, 2, 4)}},
 		{"where", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Gt(x[1]).Where(x[0].Mul(x[1]), x[1]) }, []in{u(-2, 2, 6), u(-2, 2, 6)}},
@@ -167,7 +171,7 @@ func TestGradientsOfFunctions(t *testing.T) {
 		return func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Conv2d(x[1], x[2], o) }
 	}
 	labels := func(vals ...float64) *tensor.Tensor {
-		l, _ := tensor.FromFloats(ir.Int32, []int{len(vals)}, vals)
+		l, _ := tc.FromFloats(ir.Int32, []int{len(vals)}, vals)
 		return l
 	}
 	cases := []struct {
@@ -191,9 +195,9 @@ func TestGradientsOfFunctions(t *testing.T) {
 		{"erf", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Erf() }, []in{u(-2, 2, 6)}},
 		{"abs", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Abs() }, []in{u(-2, 2, 6)}},
 		{"clip", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Clip(-0.5, 0.7) }, []in{u(-2, 2, 8)}},
-		{"pow_const", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Pow(tensor.Const(3, ir.Float32)) }, []in{u(-2, 2, 6)}},
+		{"pow_const", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Pow(tc.Const(3, ir.Float32)) }, []in{u(-2, 2, 6)}},
 		{"pow_tensor", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Pow(x[1]) }, []in{u(0.3, 2, 6), u(-2, 2, 6)}},
-		{"pow_half", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Pow(tensor.Const(2.5, ir.Float32)) }, []in{u(0.3, 2, 6)}},
+		{"pow_half", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Pow(tc.Const(2.5, ir.Float32)) }, []in{u(0.3, 2, 6)}},
 		{"rsqrt", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Rsqrt() }, []in{u(0.3, 2, 6)}},
 		{"div_broadcast", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Div(x[1]) }, []in{u(-2, 2, 2, 3), u(0.5, 2, 3)}},
 		{"maximum_minimum", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Maximum(x[1]).Add(x[0].Minimum(x[1]).Mul(x[1])) }, []in{u(-2, 2, 8), u(-2, 2, 8)}},
@@ -235,7 +239,7 @@ func TestGradientsOfFunctions(t *testing.T) {
 		{"batchnorm", func(x []*tensor.Tensor) *tensor.Tensor {
 			m := x[0].Mean(false, 0, 2, 3)
 			v := x[0].Var(false, 0, 0, 2, 3)
-			invstd := v.Add(tensor.Const(1e-5, ir.Float32)).Rsqrt()
+			invstd := v.Add(tc.Const(1e-5, ir.Float32)).Rsqrt()
 			return x[0].Batchnorm(x[1], x[2], m, invstd)
 		}, []in{u(-2, 2, 2, 3, 2, 2), u(0.5, 1.5, 3), u(-1, 1, 3)}},
 		{"sparse_categorical_crossentropy", func(x []*tensor.Tensor) *tensor.Tensor {
@@ -254,7 +258,7 @@ func TestGradientsOfFunctions(t *testing.T) {
 			return x[0].Index([]tensor.IndexItem{tensor.SliceIndex(ip(1), nil, ip(2)), tensor.IntIndex(-1), tensor.NewAxisIndex(), tensor.SliceIndex(nil, nil, ip(-1))}).Exp()
 		}, []in{u(-2, 2, 5, 3, 4)}},
 		{"gather", func(x []*tensor.Tensor) *tensor.Tensor {
-			idx, _ := tensor.FromFloats(ir.Int32, []int{2, 3}, []float64{0, 2, 2, 1, 0, 1})
+			idx, _ := tc.FromFloats(ir.Int32, []int{2, 3}, []float64{0, 2, 2, 1, 0, 1})
 			return x[0].Gather(1, idx)
 		}, []in{u(-2, 2, 2, 3)}},
 		{"repeat", func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Repeat(2, 3).Mul(x[0].Repeat(2, 3)) }, []in{u(-2, 2, 2, 2)}},
@@ -395,7 +399,7 @@ func TestBackwardAccumulatesAndErrors(t *testing.T) {
 	}
 	// the only path goes through a comparison: no gradient, Backward gives zeros
 	v := mustTensor(t, ir.Float32, []int{2}, []float64{1, -1}).SetRequiresGrad(true)
-	if err := autograd.Backward(v.Gt(tensor.Const(0, ir.Float32)).Cast(ir.Float32).Sum(false)); err != nil {
+	if err := autograd.Backward(v.Gt(tc.Const(0, ir.Float32)).Cast(ir.Float32).Sum(false)); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, v.Grad); !near(got, []float64{0, 0}, 0) {
@@ -406,8 +410,8 @@ func TestBackwardAccumulatesAndErrors(t *testing.T) {
 // Equal lazy values are one interned node; marking two of them as
 // parameters must still give each its own gradient.
 func TestRequiresGradGivesDistinctLeaves(t *testing.T) {
-	a := tensor.Zeros([]int{3}, ir.Float32).SetRequiresGrad(true)
-	b := tensor.Zeros([]int{3}, ir.Float32).SetRequiresGrad(true)
+	a := tc.Zeros([]int{3}, ir.Float32).SetRequiresGrad(true)
+	b := tc.Zeros([]int{3}, ir.Float32).SetRequiresGrad(true)
 	if a.Node() == b.Node() {
 		t.Fatal("two parameters share a node")
 	}
@@ -425,8 +429,8 @@ func TestRequiresGradGivesDistinctLeaves(t *testing.T) {
 // gradient rule (so the finite-difference cases above exercise it); the
 // others differentiate through their primitives.
 func TestConvCustomGradient(t *testing.T) {
-	x, _ := tensor.FromFloats(ir.Float32, []int{1, 2, 6, 6}, make([]float64, 72))
-	w, _ := tensor.FromFloats(ir.Float32, []int{3, 2, 3, 3}, make([]float64, 54))
+	x, _ := tc.FromFloats(ir.Float32, []int{1, 2, 6, 6}, make([]float64, 72))
+	w, _ := tc.FromFloats(ir.Float32, []int{3, 2, 3, 3}, make([]float64, 54))
 	for _, tc := range []struct {
 		name string
 		o    tensor.ConvOpts

@@ -88,7 +88,7 @@ func eval64(n *tensor.Node, memo map[*tensor.Node][]float64) []float64 {
 		data := b.Host
 		if data == nil {
 			var err error
-			if data, err = tensor.CurrentEngine().Read(n); err != nil {
+			if data, err = tc.Engine().Read(n); err != nil {
 				panic(err)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 func rule(n *tensor.Node, g *tensor.Tensor) []*tensor.Tensor {
 	src := func(i int) *tensor.Tensor { return tensor.FromNode(n.Src[i]) }
 	self := tensor.FromNode(n)
-	c := func(v float64) *tensor.Tensor { return tensor.Const(v, n.DType) }
+	c := func(v float64) *tensor.Tensor { return self.Const(v, n.DType) }
 	switch n.Op {
 	// ---- elementwise ----
 	case ir.OpAdd:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"tgc/pkg/backend/kcache"
 	"tgc/pkg/ir"
 	"tgc/pkg/render"
 )
@@ -36,13 +37,13 @@ func init() {
 			}
 			return fmt.Sprintf("%s (%s), %d cores", cc.path, cc.version, runtime.NumCPU()), nil
 		},
-		open: func() (Device, error) {
+		open: func(opts Options) (Device, error) {
 			cc, err := findCompiler()
 			if err != nil {
 				return nil, err
 			}
 			w := hostVecWidth()
-			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w)}, nil
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w), cacheDir: opts.CacheDir}, nil
 		}})
 }
 
@@ -95,11 +96,17 @@ func probeCompiler() (compiler, error) {
 }
 
 type cpuDevice struct {
-	cc    compiler
-	width int          // float32 lanes of the host's vectors (hostVecWidth)
-	lang  *render.Lang // the C dialect at that width
-	mu    sync.Mutex
-	progs map[string]*cpuProgram // by source: compiled kernels in memory
+	cc       compiler
+	cacheDir string       // "" = CacheDir()
+	width    int          // float32 lanes of the host's vectors (hostVecWidth)
+	lang     *render.Lang // the C dialect at that width
+	mu       sync.Mutex
+	progs    map[string]*cpuProgram // by source: compiled kernels in memory
+
+	wmu        sync.Mutex
+	warnings   []string        // not yet taken by the engine
+	warnedOnce map[string]bool // warnings given once per device
+	cleaned    map[string]bool // cache folders cleaned of stale builds
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
@@ -279,8 +286,10 @@ var CompileStats struct {
 	Time      time.Duration
 }
 
-// CacheDir is where compiled kernels live: $TGC_CACHE, else the user cache
-// directory.
+// CacheDir is where compiled kernels live by default (a device opened
+// without Options.CacheDir: tests, programs that load no configuration):
+// $TGC_CACHE, else the user cache directory. tgc passes its configured
+// directory explicitly.
 func CacheDir() string {
 	if d := os.Getenv("TGC_CACHE"); d != "" {
 		return d
@@ -361,50 +370,40 @@ func vecWidthFor(model string) int {
 	return 8
 }
 
-// build compiles source to a shared object through the content-addressed
-// cache and loads it. Entries are written to a temp file and renamed into
-// place, so concurrent tgc processes are safe; an entry that fails to load
-// is deleted and rebuilt.
+// build compiles source to a shared object through the kernel cache
+// (kcache: verified before it is loaded, written atomically) and loads it.
+// A bad entry is rebuilt with a warning; a cache folder that cannot be
+// written makes tgc compile into a private temporary folder instead.
 func (d *cpuDevice) build(src string) (*library, error) {
-	path := d.cachePath(src)
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
-	}
-	if _, err := os.Stat(path); err == nil {
-		if handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
+	dir, key := filepath.Join(d.cacheRoot(), "kernels"), d.cacheKey(src)
+	path, bad := kcache.Lookup(dir, key)
+	if path != "" {
+		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
 			CompileStats.Lock()
 			CompileStats.CacheHits++
 			CompileStats.Unlock()
 			return &library{path: path, handle: handle}, nil
 		}
-		_ = os.Remove(path) // corrupt entry: rebuild it
+		bad = fmt.Errorf("%s does not load: %v", path, err)
 	}
-	start := time.Now()
-	tmp, err := os.MkdirTemp(dir, "build-")
+	path, b, stored, err := d.compile(src, dir, key)
+	switch {
+	case err != nil && bad != nil:
+		d.warnf("", "kernel cache: %v", bad)
+	case bad != nil && stored != nil:
+		d.warnf("", "kernel cache: %v; it cannot be replaced (%v): the kernel is compiled for this run only", bad, stored)
+	case bad != nil && b.Private:
+		d.warnf("", "kernel cache: %v; the kernel is compiled for this run only", bad)
+	case bad != nil:
+		d.warnf("", "kernel cache: %v; rebuilt it", bad)
+	case stored != nil:
+		d.warnf("", "kernel cache: cannot store %s (%v): the kernel is compiled for this run only", kcache.Path(dir, key), stored)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	cfile := filepath.Join(tmp, "kernels.c")
-	if err := os.WriteFile(cfile, []byte(src), 0o600); err != nil {
 		return nil, err
 	}
-	sofile := filepath.Join(tmp, "kernels.so")
-	args := append(append([]string{}, CFlags...), "-o", sofile, cfile, "-lm")
-	cmd := exec.Command(d.cc.path, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, &BuildError{Compiler: d.cc.path, Log: stderr.String(), Source: src, Err: err}
-	}
-	if err := os.Rename(sofile, path); err != nil {
-		return nil, fmt.Errorf("CPU: kernel cache: %w", err)
-	}
-	CompileStats.Lock()
-	CompileStats.Builds++
-	CompileStats.Time += time.Since(start)
-	CompileStats.Unlock()
+	defer b.Close() // a loaded object's file may go
 	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return nil, fmt.Errorf("CPU: loading %s: %w", path, err)
@@ -412,12 +411,100 @@ func (d *cpuDevice) build(src string) (*library, error) {
 	return &library{path: path, handle: handle}, nil
 }
 
-// cachePath is the content address of a translation unit's shared object:
+// compile builds the cache entry for key and returns the path to load: the
+// entry, or an object in the build folder b that the caller closes once it
+// is loaded. stored says why the object could not be kept in the cache
+// (nil when it was, or when the folder is not writable: that is warned
+// about once here).
+func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build, stored, err error) {
+	start := time.Now()
+	d.cleanStale(dir)
+	b, reason := kcache.NewBuild(dir)
+	if b == nil {
+		return "", nil, nil, fmt.Errorf("CPU: %w", reason)
+	}
+	if reason != nil {
+		d.warnf("readonly "+dir, "kernel cache %s is not writable (%v): kernels are compiled into a temporary folder and not kept", dir, reason)
+	}
+	cfile := filepath.Join(b.Dir, "kernels.c")
+	sofile := filepath.Join(b.Dir, "kernels"+kcache.Ext)
+	if err := os.WriteFile(cfile, []byte(src), 0o600); err != nil {
+		b.Close()
+		return "", nil, nil, err
+	}
+	args := append(append([]string{}, CFlags...), "-o", sofile, cfile, "-lm")
+	cmd := exec.Command(d.cc.path, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		b.Close()
+		return "", nil, nil, &BuildError{Compiler: d.cc.path, Log: stderr.String(), Source: src, Err: err}
+	}
+	path, stored = b.Commit(filepath.Base(sofile), key)
+	CompileStats.Lock()
+	CompileStats.Builds++
+	CompileStats.Time += time.Since(start)
+	CompileStats.Unlock()
+	return path, b, stored, nil
+}
+
+// cleanStale removes the build folders of killed runs, once per cache
+// folder and device.
+func (d *cpuDevice) cleanStale(dir string) {
+	d.wmu.Lock()
+	done := d.cleaned[dir]
+	if d.cleaned == nil {
+		d.cleaned = map[string]bool{}
+	}
+	d.cleaned[dir] = true
+	d.wmu.Unlock()
+	if !done {
+		kcache.CleanStale(dir)
+	}
+}
+
+// warnf records a warning for the engine to print (TakeWarnings); one with
+// a non-empty once key is recorded once per device.
+func (d *cpuDevice) warnf(once, format string, args ...any) {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	if once != "" {
+		if d.warnedOnce[once] {
+			return
+		}
+		if d.warnedOnce == nil {
+			d.warnedOnce = map[string]bool{}
+		}
+		d.warnedOnce[once] = true
+	}
+	d.warnings = append(d.warnings, fmt.Sprintf(format, args...))
+}
+
+// TakeWarnings returns the warnings recorded since the last call (the
+// engine prints them).
+func (d *cpuDevice) TakeWarnings() []string {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	w := d.warnings
+	d.warnings = nil
+	return w
+}
+
+// cacheKey is the content address of a translation unit's shared object:
 // source, compiler identity, flags and CPU model.
-func (d *cpuDevice) cachePath(src string) string {
+func (d *cpuDevice) cacheKey(src string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
-	return filepath.Join(CacheDir(), "kernels", hex.EncodeToString(h.Sum(nil))+".so")
+	fmt.Fprintf(h, "kcache v1\x00%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// cacheRoot is the device's cache directory: the one it was opened with,
+// else the default.
+func (d *cpuDevice) cacheRoot() string {
+	if d.cacheDir != "" {
+		return d.cacheDir
+	}
+	return CacheDir()
 }
 
 // BuildError is a kernel that failed to compile: it carries the compiler's log.

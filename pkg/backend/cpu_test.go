@@ -164,3 +164,41 @@ func TestSplitUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentOpen: devices are opened once per name and settings, also
+// when many runs open them at once; a CPU device opened with a cache
+// directory stores its kernels there.
+func TestConcurrentOpen(t *testing.T) {
+	if _, err := findCompiler(); err != nil {
+		t.Skipf("no C compiler: %v", err)
+	}
+	a, b := Options{CacheDir: t.TempDir()}, Options{CacheDir: t.TempDir()}
+	devs := make([]Device, 16)
+	var wg sync.WaitGroup
+	for i := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opts := a
+			if i%2 == 1 {
+				opts = b
+			}
+			d, err := OpenWith("cpu", opts)
+			if err != nil {
+				t.Error(err)
+			}
+			devs[i] = d
+		}()
+	}
+	wg.Wait()
+	if devs[0] != devs[2] || devs[1] != devs[3] || devs[0] == devs[1] {
+		t.Fatal("OpenWith does not give one device per name and settings")
+	}
+	lib, err := devs[1].(*cpuDevice).build(addOne + "/* open test */\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(lib.path, filepath.Join(b.CacheDir, "kernels")+string(filepath.Separator)) {
+		t.Errorf("kernel stored at %s, want under %s", lib.path, b.CacheDir)
+	}
+}

@@ -45,7 +45,7 @@ func init() {
 			}
 			return info.String(), nil
 		},
-		open: openCUDA})
+		open: func(Options) (Device, error) { return openCUDA() }})
 }
 
 // Driver API constants (cuda.h).

@@ -101,7 +101,7 @@ func TestClangPTXKernels(t *testing.T) {
 		for _, d := range shape {
 			n *= d
 		}
-		x, err := tensor.FromFloats(dt, shape, make([]float64, n))
+		x, err := tc.FromFloats(dt, shape, make([]float64, n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestClangPTXKernels(t *testing.T) {
 	}
 	x, y := in(ir.Float32, 16, 64), in(ir.Float32, 16, 64)
 	h := in(ir.Float16, 8, 32)
-	tensor.ManualSeed(1)
+	tc.ManualSeed(1)
 	graphs := []*tensor.Tensor{
 		x.Exp2().Add(y.Log2()).Mul(x.Sin()).Sub(y.Abs().Sqrt()),
 		x.Mod(y).Add(x.Trunc()),
@@ -119,7 +119,7 @@ func TestClangPTXKernels(t *testing.T) {
 		in(ir.Float32, 4, 4096).Sum(false, 1).Sqrt(),
 		in(ir.Float32, 33, 70).Dot(in(ir.Float32, 70, 44)).Relu(),
 		in(ir.Float32, 7, 9).Pad([][2]int{{1, 1}, {0, 3}}, 0).Flip(1).Log2(),
-		tensor.Rand(8, 32).Mul(x.Shrink([][2]int{{0, 8}, {0, 32}})),
+		tc.Rand(8, 32).Mul(x.Shrink([][2]int{{0, 8}, {0, 32}})),
 	}
 	small := render.Limits{MaxWorkGroup: 64, MaxLocal: [3]int64{64, 64, 64}, MaxGroups: [3]int64{0, 2, 2}, LocalMem: 1 << 10}
 	type job struct{ name, src string }
@@ -179,3 +179,7 @@ func runParallel(t *testing.T, n int, f func(i int)) {
 	close(next)
 	wg.Wait()
 }
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)

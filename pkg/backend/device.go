@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"tgc/pkg/ir"
@@ -52,7 +53,13 @@ type entry struct {
 	name  string
 	rank  int // lower is preferred as the default
 	probe func() (string, error)
-	open  func() (Device, error)
+	open  func(Options) (Device, error)
+}
+
+// Options are the settings a device is opened with.
+type Options struct {
+	// CacheDir is where compiled kernels are stored ("" = CacheDir()).
+	CacheDir string
 }
 
 var registry = map[string]entry{}
@@ -101,12 +108,24 @@ func Names() []string {
 	return n
 }
 
-var opened = map[string]Device{}
+// A device is opened once per process and settings (a GPU context, the
+// compiled programs in memory) and shared by every engine that uses it.
+var (
+	openMu sync.Mutex
+	opened = map[Options]map[string]Device{}
+)
 
-// Open returns the named device (case-insensitive), opening it once.
-func Open(name string) (Device, error) {
+// Open returns the named device (case-insensitive) with default settings,
+// opening it once.
+func Open(name string) (Device, error) { return OpenWith(name, Options{}) }
+
+// OpenWith returns the named device (case-insensitive) with the given
+// settings, opening it once for them.
+func OpenWith(name string, opts Options) (Device, error) {
 	name = strings.ToUpper(name)
-	if d, ok := opened[name]; ok {
+	openMu.Lock()
+	defer openMu.Unlock()
+	if d, ok := opened[opts][name]; ok {
 		return d, nil
 	}
 	e, ok := registry[name]
@@ -116,11 +135,14 @@ func Open(name string) (Device, error) {
 	if _, err := e.probe(); err != nil {
 		return nil, fmt.Errorf("device %s is not available: %v", name, err)
 	}
-	d, err := e.open()
+	d, err := e.open(opts)
 	if err != nil {
 		return nil, err
 	}
-	opened[name] = d
+	if opened[opts] == nil {
+		opened[opts] = map[string]Device{}
+	}
+	opened[opts][name] = d
 	return d, nil
 }
 

@@ -18,7 +18,7 @@ import (
 func init() {
 	register(entry{name: "GO", rank: 90,
 		probe: func() (string, error) { return "pure-Go interpreter of the kernel IR (reference, slow)", nil },
-		open:  func() (Device, error) { return goDevice{}, nil }})
+		open:  func(Options) (Device, error) { return goDevice{}, nil }})
 }
 
 type goDevice struct{}

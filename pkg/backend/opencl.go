@@ -30,7 +30,7 @@ func init() {
 			}
 			return info.String(), nil
 		},
-		open: openCL})
+		open: func(Options) (Device, error) { return openCL() }})
 }
 
 // OpenCL constants (cl.h).

@@ -10,8 +10,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	"time"
 
 	"tgc/pkg/backend"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/ir"
 )
 
@@ -153,21 +156,66 @@ func (s *Searcher) key(k *ir.Kernel) string {
 
 func (s *Searcher) path(key string) string { return filepath.Join(s.opts.Dir, key+".json") }
 
-// load reads a stored entry; one that does not parse or whose opts do not
-// apply to k is ignored (and overwritten by the new search).
+// maxEntrySize bounds a stored entry (they are a few hundred bytes).
+const maxEntrySize = 1 << 16
+
+// maxOpts bounds a stored opts list (a search adds one per round).
+const maxOpts = 32
+
+// load reads a stored entry. One that is not a regular file, does not
+// parse, or whose opts are not a list ApplyOpts accepts for k is ignored
+// with a warning (and overwritten by the new search): a stored file is
+// input like any other, never trusted.
 func (s *Searcher) load(key string, k *ir.Kernel) (Entry, bool) {
-	data, err := os.ReadFile(s.path(key))
-	if err != nil {
+	path := s.path(key)
+	data, err := fileaccess.ReadFile(path, maxEntrySize)
+	if errors.Is(err, fs.ErrNotExist) {
 		return Entry{}, false
 	}
 	var e Entry
-	if json.Unmarshal(data, &e) != nil {
-		return Entry{}, false
+	if err == nil {
+		err = json.Unmarshal(data, &e)
 	}
-	if _, err := ir.ApplyOpts(k, e.Opts); err != nil {
+	if err == nil {
+		err = validate(e, k)
+	}
+	if err != nil {
+		s.logf(0, "tgc: warning: BEAM: ignoring the stored result %s: %v\n", path, err)
 		return Entry{}, false
 	}
 	return e, true
+}
+
+// validate checks a stored entry against the kernel it is for: the opts
+// kinds and amounts (checked before any arithmetic on them), then the whole
+// list through ApplyOpts, and the timings (printed) are finite.
+func validate(e Entry, k *ir.Kernel) error {
+	if len(e.Opts) > maxOpts {
+		return fmt.Errorf("%d opts, more than %d", len(e.Opts), maxOpts)
+	}
+	for _, o := range e.Opts {
+		switch o.Kind {
+		case ir.OptUpcast, ir.OptUnroll:
+			if o.Amt < 2 || o.Amt > ir.MaxLanes {
+				return fmt.Errorf("%s: amount out of range 2..%d", o, ir.MaxLanes)
+			}
+		case ir.OptOuter:
+			if o.Amt != 0 {
+				return fmt.Errorf("%s: an amount (%d) where none belongs", o, o.Amt)
+			}
+		default:
+			return fmt.Errorf("unknown opt kind %q", o.Kind)
+		}
+	}
+	if _, err := ir.ApplyOpts(k, e.Opts); err != nil {
+		return err
+	}
+	for _, v := range []float64{e.Seconds, e.Heuristic, e.Base} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("timing %v is not a duration", v)
+		}
+	}
+	return nil
 }
 
 // store writes an entry atomically (temp file, then rename), so concurrent

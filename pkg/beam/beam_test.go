@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func floats(r *rand.Rand, shape ...int) *tensor.Tensor {
 	for i := range v {
 		v[i] = r.Float64()*2 - 1
 	}
-	t, err := tensor.FromFloats(ir.Float32, shape, v)
+	t, err := tc.FromFloats(ir.Float32, shape, v)
 	if err != nil {
 		panic(err)
 	}
@@ -257,3 +258,82 @@ func TestSearchStoresAndReuses(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredEntriesAreValidated is issue 9 row 4: a crafted store entry
+// (amounts that overflow when multiplied, negative or unknown ones, a
+// FIFO, an oversized file) is ignored with a warning, never a panic, a
+// hang or a wrong kernel. A good entry is still used.
+func TestStoredEntriesAreValidated(t *testing.T) {
+	cpu := cpuDevice(t)
+	k := testKernels(t)["matmul+bias+relu/0"]
+	if k == nil {
+		t.Fatal("no matmul kernel")
+	}
+	huge := `4611686018427387904`
+	for _, tc := range []struct {
+		name, entry string
+		ok          bool
+	}{
+		{"good", `{"opts":[{"kind":"UPCAST","axis":0,"amt":4}],"seconds":1e-5}`, true},
+		{"product overflows to 0", `{"opts":[{"kind":"UPCAST","axis":0,"amt":4},{"kind":"UPCAST","axis":0,"amt":` + huge + `}]}`, false},
+		{"unroll product overflows", `{"opts":[{"kind":"UNROLL","axis":0,"amt":4},{"kind":"UNROLL","axis":0,"amt":` + huge + `}]}`, false},
+		{"huge amount", `{"opts":[{"kind":"UPCAST","axis":0,"amt":` + huge + `}]}`, false},
+		{"negative amount", `{"opts":[{"kind":"UPCAST","axis":0,"amt":-4}]}`, false},
+		{"huge axis", `{"opts":[{"kind":"UPCAST","axis":` + huge + `,"amt":4}]}`, false},
+		{"negative axis", `{"opts":[{"kind":"OUTER","axis":-1}]}`, false},
+		{"outer with an amount", `{"opts":[{"kind":"OUTER","axis":0,"amt":3}]}`, false},
+		{"unknown kind", `{"opts":[{"kind":"LOCAL","axis":0,"amt":4}]}`, false},
+		{"too many opts", `{"opts":[` + strings.Repeat(`{"kind":"OUTER","axis":0},`, 40) + `{"kind":"OUTER","axis":0}]}`, false},
+		{"negative time", `{"opts":[],"seconds":-1}`, false},
+		{"oversized", `{"opts":[],"kernel":"` + strings.Repeat("x", 1<<17) + `"}`, false},
+		{"fifo", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log strings.Builder
+			s := New(cpu, Options{Dir: t.TempDir(), Out: &log})
+			path := s.path(s.key(k))
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "fifo" {
+				if err := syscall.Mkfifo(path, 0o600); err != nil {
+					t.Skip(err)
+				}
+			} else if err := os.WriteFile(path, []byte(tc.entry), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan bool)
+			var opts []ir.Opt
+			var ok bool
+			go func() {
+				opts, ok = s.Lookup(k)
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Lookup hangs")
+			}
+			if ok != tc.ok {
+				t.Fatalf("entry used: %v (opts %s), want %v", ok, ir.FormatOpts(opts), tc.ok)
+			}
+			if warned := strings.Contains(log.String(), "warning: BEAM: ignoring the stored result "+path); warned == tc.ok {
+				t.Errorf("warning %q", log.String())
+			}
+		})
+	}
+	// ApplyOpts itself refuses amounts whose product overflows.
+	for _, opts := range [][]ir.Opt{
+		{{Kind: ir.OptUpcast, Axis: 0, Amt: 4}, {Kind: ir.OptUpcast, Axis: 0, Amt: 1 << 62}},
+		{{Kind: ir.OptUpcast, Axis: 0, Amt: 2}, {Kind: ir.OptUpcast, Axis: 0, Amt: 1<<63 - 1}},
+		{{Kind: ir.OptUnroll, Axis: 0, Amt: 2}, {Kind: ir.OptUnroll, Axis: 0, Amt: 1<<63 - 1}},
+	} {
+		if _, err := ir.ApplyOpts(k, opts); err == nil {
+			t.Errorf("ApplyOpts accepted %s", ir.FormatOpts(opts))
+		}
+	}
+}
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)

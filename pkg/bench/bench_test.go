@@ -8,7 +8,7 @@ import (
 
 func engine(b *testing.B, opts realize.Options) *realize.Engine {
 	b.Helper()
-	e, err := realize.Install("CPU", opts)
+	e, err := realize.Open("CPU", opts)
 	if err != nil {
 		b.Skipf("CPU device unavailable: %v", err)
 	}
@@ -49,14 +49,15 @@ func BenchmarkSum16M(b *testing.B)     { bench(b, "sum_16M", realize.Options{}) 
 
 // TestSuiteBuilds: every workload builds a valid graph (cheap: nothing runs).
 func TestSuiteBuilds(t *testing.T) {
-	if _, err := realize.Install("GO", realize.Options{}); err != nil {
+	ctx, _, err := realize.NewContext("GO", realize.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range Suite() {
 		if w.Name == "conv2d_resnet" || w.Name == "matmul_2048" || w.Build == nil {
 			continue // inputs too large for the GO device in a unit test
 		}
-		if out := w.Build(); out.Err() != nil {
+		if out := w.Build(ctx); out.Err() != nil {
 			t.Errorf("%s: %v", w.Name, out.Err())
 		}
 	}
@@ -65,7 +66,7 @@ func TestSuiteBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := ws[0].Setup()
+	step, err := ws[0].Setup(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

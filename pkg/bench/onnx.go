@@ -64,7 +64,7 @@ func pattern(name string, shape []int) *onnx.Array {
 }
 
 func (o ONNXWorkload) workload() Workload {
-	return Workload{Name: o.Name, FLOPs: o.FLOPs, Setup: func() (func() error, error) {
+	return Workload{Name: o.Name, FLOPs: o.FLOPs, Setup: func(ctx *tensor.Context) (func() error, error) {
 		m, err := onnx.Load(o.Path())
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s is missing: write the benchmark models with /usr/bin/python3 bench/onnx/gen.py (Debian's python3-onnx), or set TGC_ONNX_MODELS", o.Path())
@@ -81,13 +81,13 @@ func (o ONNXWorkload) workload() Workload {
 			// buffers is one interned, already computed node.
 			inputs := map[string]onnx.Input{}
 			for name, a := range arrays {
-				t, err := a.Tensor(name, false)
+				t, err := a.Tensor(ctx, name, false)
 				if err != nil {
 					return err
 				}
 				inputs[name] = onnx.Input{Tensor: t}
 			}
-			outs, err := m.Run(inputs, onnx.RunOptions{})
+			outs, err := m.Run(ctx, inputs, onnx.RunOptions{})
 			if err != nil {
 				return err
 			}

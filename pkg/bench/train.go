@@ -6,6 +6,7 @@ import (
 
 	"tgc/pkg/autograd"
 	"tgc/pkg/nn"
+	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
 )
 
@@ -20,14 +21,14 @@ type mnistCNN struct {
 	L              *nn.Linear
 }
 
-func newMnistCNN() (*mnistCNN, error) {
-	m := &mnistCNN{B1: nn.NewBatchNorm(32), B2: nn.NewBatchNorm(64), L: nn.NewLinear(576, 10, true)}
+func newMnistCNN(ctx *tensor.Context) (*mnistCNN, error) {
+	m := &mnistCNN{B1: nn.NewBatchNorm(ctx, 32), B2: nn.NewBatchNorm(ctx, 64), L: nn.NewLinear(ctx, 576, 10, true)}
 	var err error
 	for _, c := range []struct {
 		dst        **nn.Conv2d
 		in, out, k int
 	}{{&m.C1, 1, 32, 5}, {&m.C2, 32, 32, 5}, {&m.C3, 32, 64, 3}, {&m.C4, 64, 64, 3}} {
-		if *c.dst, err = nn.NewConv2d(c.in, c.out, []int{c.k, c.k}, tensor.ConvOpts{}, true); err != nil {
+		if *c.dst, err = nn.NewConv2d(ctx, c.in, c.out, []int{c.k, c.k}, tensor.ConvOpts{}, true); err != nil {
 			return nil, err
 		}
 	}
@@ -43,17 +44,17 @@ func (m *mnistCNN) forward(x *tensor.Tensor) *tensor.Tensor {
 	return m.L.Forward(x.Flatten(1, -1))
 }
 
-// trainStep builds a model and returns one Adam step on a random batch.
-func trainStep(batch int, shape []int, forward func(*tensor.Tensor) *tensor.Tensor, params []*tensor.Tensor) (func() error, error) {
+// trainStep builds a model and returns one Adam step on a random batch
+// (the context is training from now on).
+func trainStep(ctx *tensor.Context, batch int, shape []int, forward func(*tensor.Tensor) *tensor.Tensor, params []*tensor.Tensor) (func() error, error) {
 	opt, err := nn.NewAdam(params, 1e-3, 0.9, 0.999, 1e-8)
 	if err != nil {
 		return nil, err
 	}
-	x := tensor.Rand(append([]int{batch}, shape...)...).Realize()
-	y := tensor.Randint(0, 10, batch).Realize()
+	x := ctx.Rand(append([]int{batch}, shape...)...).Realize()
+	y := ctx.Randint(0, 10, batch).Realize()
+	ctx.SetTraining(true)
 	return func() error {
-		tensor.Training = true
-		defer func() { tensor.Training = false }()
 		loss := forward(x).SparseCategoricalCrossentropy(y, -1, 0, "mean")
 		if err := loss.Err(); err != nil {
 			return err
@@ -71,26 +72,28 @@ func trainStep(batch int, shape []int, forward func(*tensor.Tensor) *tensor.Tens
 func StepWorkloads() []Workload {
 	return []Workload{
 		{Name: "mnist_cnn_step", FLOPs: 3 * 512 * 2 * (24*24*32*25 + 20*20*32*32*25 + 8*8*64*32*9 + 6*6*64*64*9 + 576*10),
-			Setup: func() (func() error, error) {
-				m, err := newMnistCNN()
+			Setup: func(ctx *tensor.Context) (func() error, error) {
+				m, err := newMnistCNN(ctx)
 				if err != nil {
 					return nil, err
 				}
-				return trainStep(512, []int{1, 28, 28}, m.forward, nn.Parameters(m))
+				return trainStep(ctx, 512, []int{1, 28, 28}, m.forward, nn.Parameters(m))
 			}},
 		{Name: "mnist_mlp_step", FLOPs: 3 * 64 * 2 * (784*128 + 128*10),
-			Setup: func() (func() error, error) {
-				l1, l2 := nn.NewLinear(784, 128, true), nn.NewLinear(128, 10, true)
+			Setup: func(ctx *tensor.Context) (func() error, error) {
+				l1, l2 := nn.NewLinear(ctx, 784, 128, true), nn.NewLinear(ctx, 128, 10, true)
 				fwd := func(x *tensor.Tensor) *tensor.Tensor { return l2.Forward(l1.Forward(x).LeakyRelu(0.01)) }
-				return trainStep(64, []int{784}, fwd, append(nn.Parameters(l1), nn.Parameters(l2)...))
+				return trainStep(ctx, 64, []int{784}, fwd, append(nn.Parameters(l1), nn.Parameters(l2)...))
 			}},
 	}
 }
 
-// RunStep times a training-step workload: one warm-up step (compiles),
-// then iters steps; the median wall time is reported.
-func RunStep(device string, w Workload, iters int) (Result, error) {
-	step, err := w.Setup()
+// RunStep times a training-step workload on the engine's device: one
+// warm-up step (compiles), then iters steps; the median wall time is
+// reported.
+func RunStep(e *realize.Engine, w Workload, iters int) (Result, error) {
+	device := e.Dev.Name()
+	step, err := w.Setup(tensor.NewContext(e))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}

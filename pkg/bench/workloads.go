@@ -18,10 +18,10 @@ type Workload struct {
 	Name  string
 	FLOPs float64 // floating-point operations of one run
 	Bytes float64 // minimum memory traffic of one run
-	Build func() *tensor.Tensor
+	Build func(ctx *tensor.Context) *tensor.Tensor
 	// Setup, for training-step workloads instead of Build, returns one
 	// whole step, timed by the wall clock (see train.go).
-	Setup func() (func() error, error)
+	Setup func(ctx *tensor.Context) (func() error, error)
 }
 
 // Result is one measured workload.
@@ -34,12 +34,12 @@ type Result struct {
 	Kernels int     `json:"kernels"`
 }
 
-func input(shape ...int) *tensor.Tensor { return tensor.Rand(shape...).Realize() }
+func input(ctx *tensor.Context, shape ...int) *tensor.Tensor { return ctx.Rand(shape...).Realize() }
 
 func matmul(n int) Workload {
 	return Workload{
 		Name: fmt.Sprintf("matmul_%d", n), FLOPs: 2 * float64(n*n*n), Bytes: 3 * 4 * float64(n*n),
-		Build: func() *tensor.Tensor { return input(n, n).Dot(input(n, n)) },
+		Build: func(ctx *tensor.Context) *tensor.Tensor { return input(ctx, n, n).Dot(input(ctx, n, n)) },
 	}
 }
 
@@ -47,7 +47,7 @@ func matmul(n int) Workload {
 func unary(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
 	const m16 = 16 << 20
 	return Workload{Name: name, Bytes: 2 * 4 * m16,
-		Build: func() *tensor.Tensor { return f(input(m16)) }}
+		Build: func(ctx *tensor.Context) *tensor.Tensor { return f(input(ctx, m16)) }}
 }
 
 // Suite is the fixed benchmark suite, in order.
@@ -56,17 +56,17 @@ func Suite() []Workload {
 	return []Workload{
 		matmul(512), matmul(1024), matmul(2048),
 		{Name: "elementwise_16M", Bytes: 3 * 4 * m16, FLOPs: 3 * m16,
-			Build: func() *tensor.Tensor {
-				a, b := input(m16), input(m16)
+			Build: func(ctx *tensor.Context) *tensor.Tensor {
+				a, b := input(ctx, m16), input(ctx, m16)
 				return a.Mul(b).Add(a).Relu()
 			}},
 		{Name: "sum_16M", Bytes: 4 * m16, FLOPs: m16,
-			Build: func() *tensor.Tensor { return input(m16).Sum(false) }},
+			Build: func(ctx *tensor.Context) *tensor.Tensor { return input(ctx, m16).Sum(false) }},
 		{Name: "softmax_4096", Bytes: 2 * 4 * 4096 * 4096, FLOPs: 5 * 4096 * 4096,
-			Build: func() *tensor.Tensor { return input(4096, 4096).Softmax(-1) }},
+			Build: func(ctx *tensor.Context) *tensor.Tensor { return input(ctx, 4096, 4096).Softmax(-1) }},
 		{Name: "conv2d_resnet", FLOPs: 2 * 32 * 64 * 56 * 56 * 64 * 9, Bytes: 4 * (2*32*64*56*56 + 64*64*9),
-			Build: func() *tensor.Tensor {
-				x, w := input(32, 64, 56, 56), input(64, 64, 3, 3)
+			Build: func(ctx *tensor.Context) *tensor.Tensor {
+				x, w := input(ctx, 32, 64, 56, 56), input(ctx, 64, 64, 3, 3)
 				return x.Conv2d(w, nil, tensor.ConvOpts{Padding: []int{1}})
 			}},
 	}
@@ -107,12 +107,13 @@ func Find(names []string) ([]Workload, error) {
 }
 
 // Run times a workload iters times on the engine's device (after one
-// warm-up run that compiles it) and reports the median.
+// warm-up run that compiles it) and reports the median. The workload's
+// tensors live in a context of their own on e.
 func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
 	if w.Setup != nil {
-		return RunStep(e.Dev.Name(), w, iters)
+		return RunStep(e, w, iters)
 	}
-	out := w.Build()
+	out := w.Build(tensor.NewContext(e))
 	if err := out.Err(); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}

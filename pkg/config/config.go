@@ -26,52 +26,109 @@ import (
 	"github.com/spf13/viper"
 
 	"tgc/pkg/backend"
+	"tgc/pkg/fileaccess"
 )
 
 // FileName is the configuration file looked for in the current directory.
 const FileName = "tgc.yaml"
 
+// MaxFileSize bounds a config file.
+const MaxFileSize = 1 << 20
+
 // MaxDebug is the highest DEBUG level.
 const MaxDebug = 7
 
-// Config is tgc's configuration.
+// Config is tgc's configuration. Each field is one key of the table below.
 type Config struct {
-	Device string `mapstructure:"device"` // "" = best available (backend.Default)
-	Debug  int    `mapstructure:"debug"`  // tinygrad's DEBUG 0..7
-	Beam   int    `mapstructure:"beam"`   // kernel search width (0 = heuristics)
-	// BeamBudget bounds the search of one kernel (wall clock).
-	BeamBudget time.Duration `mapstructure:"beam_budget"`
-	Seed       uint64        `mapstructure:"seed"`      // random seed, used when SeedSet
-	MaxSteps   uint64        `mapstructure:"max_steps"` // script step limit, 0 = the script default
-	Cache      string        `mapstructure:"cache"`     // kernel cache directory ("" = backend default)
-	Quiet      bool          `mapstructure:"quiet"`     // no summary line
-	NoColor    bool          `mapstructure:"no_color"`  // no ANSI colours (also NO_COLOR)
+	Device     string        // "" = best available (backend.Default)
+	Debug      int           // tinygrad's DEBUG 0..7
+	Beam       int           // kernel search width (0 = heuristics)
+	BeamBudget time.Duration // bounds the search of one kernel (wall clock)
+	Seed       uint64        // random seed, used when SeedSet
+	MaxSteps   uint64        // script step limit, 0 = the script default
+	Cache      string        // kernel cache directory ("" = backend default), absolute
+	Quiet      bool          // no summary line
+	NoColor    bool          // no ANSI colours (also NO_COLOR)
+	// AllowPath are folders (or files) scripts may read and write besides
+	// their own folder and the current one (absolute, existing).
+	AllowPath []string
 
-	SeedSet bool   `mapstructure:"-"` // a seed was given somewhere
-	File    string `mapstructure:"-"` // the config file read, "" if none
+	SeedSet bool   // a seed was given somewhere
+	File    string // the config file read, "" if none
 	// From names the source of each key that did not come from the
 	// defaults: "--debug", "DEBUG", "tgc.yaml: debug", ...
-	From map[string]string `mapstructure:"-"`
+	From map[string]string
 }
 
-// key describes one setting: its name in tgc.yaml and viper, its flag and
-// the environment variables that set it, highest precedence first.
+// key is one setting: its name in tgc.yaml (the flag is the name with -
+// for _), the environment variables that set it (highest precedence
+// first: TGC_*, then tinygrad's), how its flag is declared, the Config
+// field it fills, and check, which turns a raw value (flag: typed;
+// environment: text; tgc.yaml: a YAML value) into the field's type or
+// says what was wrong ("want an integer 0..7"); Load adds where the value
+// came from.
 type key struct {
-	name string
-	flag string
-	env  []string
+	name  string
+	env   []string
+	flag  flagSpec
+	field func(c *Config) any // a pointer to the key's field
+	check func(raw any, o *Options) (any, error)
+	// envTrue: any non-empty value of the environment variables means
+	// true (NO_COLOR).
+	envTrue bool
 }
 
+// flagSpec declares a key's command-line flag.
+type flagSpec struct {
+	kind  flagKind
+	short string
+	usage string
+}
+
+type flagKind int
+
+const (
+	stringFlag flagKind = iota
+	intFlag
+	uintFlag
+	boolFlag
+	listFlag // repeatable: --allow-path A --allow-path B
+)
+
+// keys is every setting, in the order tgc.yaml's keys are listed.
 var keys = []key{
-	{"device", "device", []string{"TGC_DEVICE", "DEVICE", "DEV"}},
-	{"debug", "debug", []string{"TGC_DEBUG", "DEBUG"}},
-	{"beam", "beam", []string{"TGC_BEAM", "BEAM"}},
-	{"beam_budget", "beam-budget", []string{"TGC_BEAM_BUDGET"}},
-	{"seed", "seed", []string{"TGC_SEED"}},
-	{"max_steps", "max-steps", []string{"TGC_MAX_STEPS"}},
-	{"cache", "cache", []string{"TGC_CACHE"}},
-	{"quiet", "quiet", nil},
-	{"no_color", "no-color", nil},
+	{name: "device", env: []string{"TGC_DEVICE", "DEVICE", "DEV"},
+		field: func(c *Config) any { return &c.Device }, check: checkDevice,
+		flag: flagSpec{stringFlag, "", "device (default: the best available; see tgc devices)"}},
+	{name: "debug", env: []string{"TGC_DEBUG", "DEBUG"},
+		field: func(c *Config) any { return &c.Debug }, check: intIn(0, MaxDebug, fmt.Sprintf("an integer 0..%d", MaxDebug)),
+		flag: flagSpec{intFlag, "", "debug output 0..7 like tinygrad's DEBUG: 1 schedule, 2 kernel launches, 3 sources, 4 machine code, 5 IR after each pass"}},
+	{name: "beam", env: []string{"TGC_BEAM", "BEAM"},
+		field: func(c *Config) any { return &c.Beam }, check: intIn(0, math.MaxInt32, "a non-negative integer"),
+		flag: flagSpec{intFlag, "", "search each kernel's optimizations with this beam width, timing candidates on the device (like tinygrad's BEAM); results are stored and reused"}},
+	{name: "beam_budget", env: []string{"TGC_BEAM_BUDGET"},
+		field: func(c *Config) any { return &c.BeamBudget }, check: checkDuration,
+		flag: flagSpec{stringFlag, "", "wall-clock limit of one kernel's search, e.g. 30s (default 20s)"}},
+	{name: "seed", env: []string{"TGC_SEED"},
+		field: func(c *Config) any { return &c.Seed }, check: checkUnsigned("an integer 0..18446744073709551615"),
+		flag: flagSpec{uintFlag, "", "random seed (as Tensor.manual_seed)"}},
+	{name: "max_steps", env: []string{"TGC_MAX_STEPS"},
+		field: func(c *Config) any { return &c.MaxSteps }, check: checkUnsigned("a non-negative integer (0 = default limit)"),
+		flag: flagSpec{uintFlag, "", "stop the script after this many execution steps (0 = default limit)"}},
+	{name: "cache", env: []string{"TGC_CACHE"},
+		field: func(c *Config) any { return &c.Cache }, check: checkDir,
+		flag: flagSpec{stringFlag, "", "compiled-kernel cache directory (default $TGC_CACHE or the user cache dir)"}},
+	{name: "quiet",
+		field: func(c *Config) any { return &c.Quiet }, check: checkBool,
+		flag: flagSpec{boolFlag, "q", "no summary line"}},
+	// https://no-color.org: NO_COLOR set to any non-empty value turns
+	// colours off; a flag (or tgc.yaml below it) says otherwise.
+	{name: "no_color", env: []string{"NO_COLOR"}, envTrue: true,
+		field: func(c *Config) any { return &c.NoColor }, check: checkBool,
+		flag: flagSpec{boolFlag, "", "no colours in the output (also NO_COLOR=1)"}},
+	{name: "allow_path", env: []string{"TGC_ALLOW_PATH"},
+		field: func(c *Config) any { return &c.AllowPath }, check: checkPaths,
+		flag: flagSpec{listFlag, "", "a folder (or file) the script may read and write besides its own folder and the current one (repeatable; see docs/language.md#file-access)"}},
 }
 
 // Keys lists the keys tgc.yaml may hold.
@@ -83,11 +140,47 @@ func Keys() []string {
 	return out
 }
 
+func lookupKey(name string) (key, bool) {
+	for _, k := range keys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
+
+func flagName(name string) string { return strings.ReplaceAll(name, "_", "-") }
+
+// AddFlags declares the flags of the named keys (tgc.yaml names, e.g.
+// "max_steps" declares --max-steps) on fs, with their usage text. It
+// panics on an unknown name: the command tree is fixed at build time.
+func AddFlags(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		k, ok := lookupKey(n)
+		if !ok {
+			panic("config: no key " + n)
+		}
+		name, f := flagName(k.name), k.flag
+		switch f.kind {
+		case intFlag:
+			fs.IntP(name, f.short, 0, f.usage)
+		case uintFlag:
+			fs.Uint64P(name, f.short, 0, f.usage)
+		case boolFlag:
+			fs.BoolP(name, f.short, false, f.usage)
+		case listFlag:
+			fs.StringArrayP(name, f.short, nil, f.usage)
+		default:
+			fs.StringP(name, f.short, "", f.usage)
+		}
+	}
+}
+
 // Options says where Load looks.
 type Options struct {
 	// Flags are the command's flags; those named like a key (device,
-	// debug, beam, seed, max-steps, cache, quiet, no-color) are bound
-	// when present. A "config" flag names the config file.
+	// debug, beam, seed, max-steps, cache, quiet, no-color, allow-path)
+	// are read when set. A "config" flag names the config file.
 	Flags *pflag.FlagSet
 	// ConfigFile is an explicit config file (it must exist); "" looks for
 	// tgc.yaml in Dir. A changed "config" flag overrides it.
@@ -96,27 +189,11 @@ type Options struct {
 	Dir string
 	// Devices are the valid device names (nil = backend.Names()).
 	Devices []string
-	// NoExport keeps Load from setting TGC_CACHE in the environment.
-	NoExport bool
 }
 
-// Load reads, merges and validates the configuration.
+// Load reads, merges and validates the configuration. It changes nothing
+// outside the returned Config (the environment included).
 func Load(opts Options) (*Config, error) {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	for _, k := range keys {
-		if err := v.BindEnv(append([]string{k.name}, k.env...)...); err != nil {
-			return nil, err
-		}
-		if opts.Flags != nil {
-			if f := opts.Flags.Lookup(k.flag); f != nil {
-				if err := v.BindPFlag(k.name, f); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-
 	file, explicit := opts.ConfigFile, opts.ConfigFile != ""
 	if opts.Flags != nil {
 		if f := opts.Flags.Lookup("config"); f != nil && f.Changed {
@@ -127,54 +204,108 @@ func Load(opts Options) (*Config, error) {
 		file = filepath.Join(opts.Dir, FileName)
 	}
 	cfg := &Config{From: map[string]string{}}
+	var yaml *viper.Viper
 	if _, err := os.Stat(file); err == nil || explicit {
-		if err := readFile(v, file); err != nil {
+		v, err := readFile(file)
+		if err != nil {
 			return nil, err
 		}
-		cfg.File = file
+		yaml, cfg.File = v, file
 	}
-
 	for _, k := range keys {
-		raw, from := v.Get(k.name), source(k, v, opts.Flags, cfg.File)
-		if from == "" {
+		raw, from, ok := k.lookup(opts.Flags, yaml, cfg.File)
+		if !ok {
 			continue
 		}
 		cfg.From[k.name] = from
-		if err := set(cfg, k.name, raw, from, opts.Devices); err != nil {
-			return nil, err
+		v, err := k.check(raw, &opts)
+		if err != nil {
+			// from is "--flag", "ENV" or "FILE: key"; errors read
+			// `invalid DEBUG value "abc": want ...` or
+			// `tgc.yaml: invalid debug value ...`.
+			prefix := ""
+			if file, name, ok := strings.Cut(from, ": "); ok {
+				prefix, from = file+": ", name
+			}
+			shown := quote(raw)
+			var part *badPart
+			if errors.As(err, &part) {
+				shown, err = strconv.Quote(part.value), part.err
+			}
+			return nil, fmt.Errorf("%sinvalid %s value %s: %v", prefix, from, shown, err)
 		}
+		reflect.ValueOf(k.field(cfg)).Elem().Set(reflect.ValueOf(v))
 	}
-	if os.Getenv("NO_COLOR") != "" { // https://no-color.org: any non-empty value
-		cfg.NoColor = true
-	}
-	if cfg.Cache != "" && !opts.NoExport {
-		// The backend reads the cache directory from the environment.
-		if err := os.Setenv("TGC_CACHE", cfg.Cache); err != nil {
-			return nil, err
-		}
-	}
+	_, cfg.SeedSet = cfg.From["seed"]
 	return cfg, nil
 }
 
-// readFile reads a config file into v, rejecting unknown keys.
-func readFile(v *viper.Viper, file string) error {
-	data, err := os.ReadFile(file)
+// lookup finds k's value by precedence: its flag when set, then its
+// environment variables in order (an empty one counts as unset), then the
+// config file. from names the source (see Config.From).
+func (k key) lookup(flags *pflag.FlagSet, yaml *viper.Viper, file string) (raw any, from string, ok bool) {
+	if flags != nil {
+		if f := flags.Lookup(flagName(k.name)); f != nil && f.Changed {
+			return flagValue(f), "--" + f.Name, true
+		}
+	}
+	for _, e := range k.env {
+		if v := os.Getenv(e); v != "" {
+			if k.envTrue {
+				return true, e, true
+			}
+			return v, e, true
+		}
+	}
+	if yaml != nil && yaml.InConfig(k.name) {
+		return yaml.Get(k.name), file + ": " + k.name, true
+	}
+	return nil, "", false
+}
+
+// flagValue is a set flag's value, typed as the flag is (so errors print
+// --debug=9 as 9, --beam-budget=-3s as "-3s"; a repeated flag gives its
+// values as given).
+func flagValue(f *pflag.Flag) any {
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		return sv.GetSlice()
+	}
+	s := f.Value.String()
+	switch f.Value.Type() {
+	case "int", "int8", "int16", "int32", "int64":
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return int(n)
+		}
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return n
+		}
+	case "bool":
+		if b, err := strconv.ParseBool(s); err == nil {
+			return b
+		}
+	}
+	return s
+}
+
+// readFile reads a config file, rejecting unknown keys.
+func readFile(file string) (*viper.Viper, error) {
+	data, err := fileaccess.ReadFile(file, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("config file %s does not exist", file)
+			return nil, fmt.Errorf("config file %s does not exist", file)
 		}
-		return fmt.Errorf("cannot read config file: %w", err)
+		return nil, fmt.Errorf("cannot read config file: %w", err)
 	}
+	v := viper.New()
+	v.SetConfigType("yaml")
 	if err := v.ReadConfig(strings.NewReader(string(data))); err != nil {
-		return fmt.Errorf("%s: %v", file, unwrapAll(err))
+		return nil, fmt.Errorf("%s: %v", file, unwrapAll(err))
 	}
 	// Typo protection: every key of the file must be one we know.
-	fv := viper.New()
-	fv.SetConfigType("yaml")
-	_ = fv.ReadConfig(strings.NewReader(string(data)))
 	known := Keys()
 	var bad []string
-	for _, k := range fv.AllKeys() {
+	for _, k := range v.AllKeys() {
 		if slices.Contains(known, k) {
 			continue
 		}
@@ -186,9 +317,9 @@ func readFile(v *viper.Viper, file string) error {
 	}
 	if len(bad) > 0 {
 		slices.Sort(bad)
-		return fmt.Errorf("%s: %s; known keys: %s", file, strings.Join(bad, ", "), strings.Join(known, ", "))
+		return nil, fmt.Errorf("%s: %s; known keys: %s", file, strings.Join(bad, ", "), strings.Join(known, ", "))
 	}
-	return nil
+	return v, nil
 }
 
 func unwrapAll(err error) error {
@@ -201,99 +332,148 @@ func unwrapAll(err error) error {
 	}
 }
 
-// source names where viper's value for k comes from ("" = default), by the
-// same precedence viper applies.
-func source(k key, v *viper.Viper, flags *pflag.FlagSet, file string) string {
-	if flags != nil {
-		if f := flags.Lookup(k.flag); f != nil && f.Changed {
-			return "--" + k.flag
+// FileSettings lists the settings the config file gave, as "key = value"
+// (DEBUG=1 prints them: a tgc.yaml can redirect the kernel cache or widen
+// what scripts may access).
+func (c *Config) FileSettings() []string {
+	if c.File == "" {
+		return nil
+	}
+	var out []string
+	for _, k := range keys {
+		if strings.HasPrefix(c.From[k.name], c.File+": ") {
+			out = append(out, fmt.Sprintf("%s = %v", k.name, reflect.ValueOf(k.field(c)).Elem().Interface()))
 		}
 	}
-	for _, e := range k.env {
-		if os.Getenv(e) != "" {
-			return e
-		}
-	}
-	if file != "" && v.InConfig(k.name) {
-		return file + ": " + k.name
-	}
-	return ""
+	return out
 }
 
-// set validates one raw value and stores it.
-func set(cfg *Config, name string, raw any, from string, devices []string) error {
-	// from is "--flag", "ENV" or "FILE: key"; errors read
-	// `invalid DEBUG value "abc": want ...` or `tgc.yaml: invalid debug value ...`.
-	prefix := ""
-	if file, k, ok := strings.Cut(from, ": "); ok {
-		prefix, from = file+": ", k
+// ---- checking values ----
+
+// want is the error of a value that is not what the key takes.
+func want(what string) error { return errors.New("want " + what) }
+
+// badPart is an error about one element of a value (a path of a list):
+// Load shows that element rather than the whole value.
+type badPart struct {
+	value string
+	err   error
+}
+
+func (e *badPart) Error() string { return e.err.Error() }
+
+func intIn(lo, hi int64, what string) func(any, *Options) (any, error) {
+	return func(raw any, _ *Options) (any, error) {
+		n, ok := integer(raw, lo, hi)
+		if !ok {
+			return nil, want(what)
+		}
+		return int(n), nil
 	}
-	bad := func(want string) error {
-		return fmt.Errorf("%sinvalid %s value %s: want %s", prefix, from, quote(raw), want)
-	}
-	switch name {
-	case "device":
-		s, ok := raw.(string)
-		if !ok {
-			return bad("a device name")
-		}
-		d, err := checkDevice(s, prefix, from, devices)
-		if err != nil {
-			return err
-		}
-		cfg.Device = d
-	case "debug":
-		n, ok := integer(raw, 0, MaxDebug)
-		if !ok {
-			return bad(fmt.Sprintf("an integer 0..%d", MaxDebug))
-		}
-		cfg.Debug = int(n)
-	case "beam":
-		n, ok := integer(raw, 0, math.MaxInt32)
-		if !ok {
-			return bad("a non-negative integer")
-		}
-		cfg.Beam = int(n)
-	case "beam_budget":
-		d, ok := duration(raw)
-		if !ok {
-			return bad("a positive duration such as 30s or 2m")
-		}
-		cfg.BeamBudget = d
-	case "seed":
+}
+
+func checkUnsigned(what string) func(any, *Options) (any, error) {
+	return func(raw any, _ *Options) (any, error) {
 		n, ok := unsigned(raw)
 		if !ok {
-			return bad("an integer 0..18446744073709551615")
+			return nil, want(what)
 		}
-		cfg.Seed, cfg.SeedSet = n, true
-	case "max_steps":
-		n, ok := unsigned(raw)
-		if !ok {
-			return bad("a non-negative integer (0 = default limit)")
+		return n, nil
+	}
+}
+
+func checkBool(raw any, _ *Options) (any, error) {
+	b, ok := boolean(raw)
+	if !ok {
+		return nil, want("true or false")
+	}
+	return b, nil
+}
+
+func checkDuration(raw any, _ *Options) (any, error) {
+	d, ok := duration(raw)
+	if !ok {
+		return nil, want("a positive duration such as 30s or 2m")
+	}
+	return d, nil
+}
+
+// checkDevice normalizes a device name and checks that it is known.
+func checkDevice(raw any, o *Options) (any, error) {
+	s, ok := raw.(string)
+	if !ok {
+		return nil, want("a device name")
+	}
+	devices := o.Devices
+	if devices == nil {
+		devices = backend.Names()
+	}
+	d := strings.ToUpper(strings.TrimSpace(s))
+	if !slices.Contains(devices, d) {
+		msg := "unknown device"
+		if sug := suggest(d, devices); sug != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", sug)
 		}
-		cfg.MaxSteps = n
-	case "cache":
-		s, ok := raw.(string)
-		if !ok || strings.TrimSpace(s) == "" {
-			return bad("a directory path")
-		}
+		return nil, fmt.Errorf("%s; known devices: %s", msg, strings.Join(devices, ", "))
+	}
+	return d, nil
+}
+
+// checkDir makes a directory path absolute (~ expanded).
+func checkDir(raw any, _ *Options) (any, error) {
+	s, ok := raw.(string)
+	if !ok || strings.TrimSpace(s) == "" {
+		return nil, want("a directory path")
+	}
+	return expandPath(s)
+}
+
+// checkPaths takes existing paths, made absolute.
+func checkPaths(raw any, _ *Options) (any, error) {
+	paths, ok := pathList(raw)
+	if !ok {
+		return nil, want("a folder path or a list of them")
+	}
+	var out []string
+	for _, s := range paths {
 		p, err := expandPath(s)
+		if err == nil {
+			_, err = os.Stat(p)
+		}
 		if err != nil {
-			return fmt.Errorf("%sinvalid %s value %s: %v", prefix, from, quote(raw), err)
+			return nil, &badPart{s, unwrapAll(err)}
 		}
-		cfg.Cache = p
-	case "quiet", "no_color":
-		b, ok := boolean(raw)
-		if !ok {
-			return bad("true or false")
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// pathList accepts a list of non-empty paths: a YAML list or string, a
+// repeated flag, or an environment value separated like PATH.
+func pathList(raw any) ([]string, bool) {
+	var out []string
+	switch x := raw.(type) {
+	case string:
+		out = filepath.SplitList(x)
+	case []string:
+		out = x
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
 		}
-		if name == "quiet" {
-			cfg.Quiet = b
-		} else {
-			cfg.NoColor = b
+	default:
+		return nil, false
+	}
+	for _, s := range out {
+		if strings.TrimSpace(s) == "" {
+			return nil, false
 		}
 	}
-	return nil
+	return out, len(out) > 0
 }
 
 // duration accepts "30s"-style strings and plain numbers of seconds.
@@ -327,22 +507,6 @@ func quote(raw any) string {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprintf("%v", raw)
-}
-
-// checkDevice normalizes a device name and checks that it is known.
-func checkDevice(s, prefix, from string, devices []string) (string, error) {
-	if devices == nil {
-		devices = backend.Names()
-	}
-	d := strings.ToUpper(strings.TrimSpace(s))
-	if slices.Contains(devices, d) {
-		return d, nil
-	}
-	msg := fmt.Sprintf("%sinvalid %s value %q: unknown device", prefix, from, s)
-	if sug := suggest(d, devices); sug != "" {
-		msg += fmt.Sprintf(" (did you mean %s?)", sug)
-	}
-	return "", fmt.Errorf("%s; known devices: %s", msg, strings.Join(devices, ", "))
 }
 
 // integer accepts an integer in [lo, hi] from a string (env, flag text) or

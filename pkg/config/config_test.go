@@ -14,7 +14,7 @@ import (
 )
 
 var envVars = []string{"TGC_DEVICE", "DEVICE", "DEV", "TGC_DEBUG", "DEBUG", "TGC_BEAM", "BEAM",
-	"TGC_BEAM_BUDGET", "TGC_SEED", "TGC_MAX_STEPS", "TGC_CACHE", "NO_COLOR"}
+	"TGC_BEAM_BUDGET", "TGC_SEED", "TGC_MAX_STEPS", "TGC_CACHE", "TGC_ALLOW_PATH", "NO_COLOR"}
 
 // clearEnv unsets every variable Load reads (restored after the test).
 func clearEnv(t *testing.T) {
@@ -36,6 +36,7 @@ func flagSet() *pflag.FlagSet {
 	fs.Bool("quiet", false, "")
 	fs.Bool("no-color", false, "")
 	fs.String("config", "", "")
+	fs.StringArray("allow-path", nil, "")
 	return fs
 }
 
@@ -61,7 +62,7 @@ func load(t *testing.T, s setup) (*Config, error) {
 	if err := fs.Parse(s.flags); err != nil {
 		t.Fatal(err)
 	}
-	return Load(Options{Flags: fs, Dir: dir, Devices: []string{"CPU", "GO"}, NoExport: true})
+	return Load(Options{Flags: fs, Dir: dir, Devices: []string{"CPU", "GO"}})
 }
 
 func TestPrecedence(t *testing.T) {
@@ -135,7 +136,9 @@ func TestBoolsAndCache(t *testing.T) {
 	}
 }
 
-func TestCacheExported(t *testing.T) {
+// TestCacheNotExported: the cache directory is a value of the Config,
+// which tgc hands to the backend; loading changes no environment variable.
+func TestCacheNotExported(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
 	fs := flagSet()
@@ -146,8 +149,68 @@ func TestCacheExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Cache != dir || os.Getenv("TGC_CACHE") != dir || backend.CacheDir() != dir {
-		t.Errorf("cache %q, TGC_CACHE=%q, backend.CacheDir()=%q; want %q", c.Cache, os.Getenv("TGC_CACHE"), backend.CacheDir(), dir)
+	if c.Cache != dir || c.From["cache"] != "--cache" {
+		t.Errorf("cache %q from %q, want %q from --cache", c.Cache, c.From["cache"], dir)
+	}
+	if v, set := os.LookupEnv("TGC_CACHE"); set || backend.CacheDir() == dir {
+		t.Errorf("Load exported the cache: TGC_CACHE=%q (set %v), backend.CacheDir()=%q", v, set, backend.CacheDir())
+	}
+}
+
+// TestTableDrivesFlags: the flags AddFlags declares have the key's type,
+// and Load reads them with the precedence of every key.
+func TestTableDrivesFlags(t *testing.T) {
+	clearEnv(t)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlags(fs, Keys()...)
+	for _, k := range keys {
+		f := fs.Lookup(strings.ReplaceAll(k.name, "_", "-"))
+		if f == nil || f.Usage == "" {
+			t.Fatalf("key %s: no flag with a usage", k.name)
+		}
+	}
+	if fs.ShorthandLookup("q") == nil {
+		t.Error("--quiet has no -q")
+	}
+	t.Setenv("TGC_BEAM", "3")
+	t.Setenv("DEBUG", "4")
+	if err := fs.Parse([]string{"--debug=2", "-q", "--seed", "9", "--max-steps=100", "--beam-budget", "1m", "--device", "go", "--no-color"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(Options{Flags: fs, Dir: t.TempDir(), Devices: []string{"CPU", "GO"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Debug != 2 || !c.Quiet || c.Seed != 9 || !c.SeedSet || c.MaxSteps != 100 || c.BeamBudget != time.Minute ||
+		c.Device != "GO" || !c.NoColor || c.Beam != 3 {
+		t.Errorf("got %+v", c)
+	}
+	if err := fs.Parse([]string{"--debug=x"}); err == nil {
+		t.Error("an int flag accepted text")
+	}
+}
+
+// TestNoColor: NO_COLOR with any non-empty value turns colours off unless
+// a flag says otherwise (https://no-color.org); tgc.yaml is below it.
+func TestNoColor(t *testing.T) {
+	for _, tc := range []struct {
+		setup
+		want bool
+	}{
+		{setup{env: map[string]string{"NO_COLOR": "0"}}, true},
+		{setup{env: map[string]string{"NO_COLOR": "anything"}}, true},
+		{setup{env: map[string]string{"NO_COLOR": "1"}, flags: []string{"--no-color=false"}}, false},
+		{setup{env: map[string]string{"NO_COLOR": "1"}, yaml: "no_color: false\n"}, true},
+		{setup{yaml: "no_color: true\n"}, true},
+		{setup{}, false},
+	} {
+		c, err := load(t, tc.setup)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.setup, err)
+		}
+		if c.NoColor != tc.want {
+			t.Errorf("%+v: no_color %v, want %v", tc.setup, c.NoColor, tc.want)
+		}
 	}
 }
 
@@ -255,5 +318,66 @@ func TestDefaultDevices(t *testing.T) {
 	c, err = Load(Options{Dir: t.TempDir()})
 	if err != nil || c.RunDevice() != backend.Default() {
 		t.Errorf("no device: RunDevice %q, want %q (err %v)", c.RunDevice(), backend.Default(), err)
+	}
+}
+
+// TestAllowPath: allow_path comes from a repeated flag (paths with commas
+// intact), TGC_ALLOW_PATH (separated like PATH) or tgc.yaml (a path or a
+// list); paths are made absolute and must exist; DEBUG=1's list of what
+// tgc.yaml set includes it.
+func TestAllowPath(t *testing.T) {
+	a, b := t.TempDir(), filepath.Join(t.TempDir(), "with,comma")
+	if err := os.Mkdir(b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		setup
+		want []string
+		err  string
+	}{
+		{name: "flags", setup: setup{flags: []string{"--allow-path", a, "--allow-path", b}}, want: []string{a, b}},
+		{name: "env", setup: setup{env: map[string]string{"TGC_ALLOW_PATH": a + string(os.PathListSeparator) + b}}, want: []string{a, b}},
+		{name: "yaml list", setup: setup{yaml: "allow_path: [" + a + ", '" + b + "']\n"}, want: []string{a, b}},
+		{name: "yaml string", setup: setup{yaml: "allow_path: " + a + "\n"}, want: []string{a}},
+		{name: "flag over yaml", setup: setup{yaml: "allow_path: " + a + "\n", flags: []string{"--allow-path", b}}, want: []string{b}},
+		{name: "missing", setup: setup{flags: []string{"--allow-path", filepath.Join(a, "nope")}}, err: `invalid --allow-path value "` + filepath.Join(a, "nope") + `": no such file or directory`},
+		{name: "empty", setup: setup{yaml: "allow_path: ['']\n"}, err: "invalid allow_path value"},
+		{name: "number", setup: setup{yaml: "allow_path: 3\n"}, err: "want a folder path or a list of them"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := load(t, tc.setup)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(cfg.AllowPath, tc.want) {
+				t.Errorf("AllowPath %q, want %q", cfg.AllowPath, tc.want)
+			}
+			fromFile := strings.HasPrefix(cfg.From["allow_path"], cfg.File+": ") && cfg.File != ""
+			listed := slices.ContainsFunc(cfg.FileSettings(), func(s string) bool { return strings.HasPrefix(s, "allow_path = ") })
+			if listed != fromFile {
+				t.Errorf("FileSettings %q (allow_path from %q)", cfg.FileSettings(), cfg.From["allow_path"])
+			}
+		})
+	}
+}
+
+// TestFileSettings: what tgc.yaml set is listed (DEBUG=1 prints it), what
+// came from elsewhere is not.
+func TestFileSettings(t *testing.T) {
+	cache := t.TempDir()
+	cfg, err := load(t, setup{yaml: "cache: " + cache + "\nbeam: 2\ndebug: 1\n", env: map[string]string{"DEBUG": "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.FileSettings(), "; ")
+	if want := "beam = 2; cache = " + cache; got != want {
+		t.Errorf("FileSettings %q, want %q", got, want)
 	}
 }

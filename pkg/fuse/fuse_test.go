@@ -13,14 +13,14 @@ func input(shape ...int) *tensor.Tensor {
 	for _, d := range shape {
 		n *= d
 	}
-	t, err := tensor.FromFloats(ir.Float32, shape, make([]float64, n))
+	t, err := tc.FromFloats(ir.Float32, shape, make([]float64, n))
 	if err != nil {
 		panic(err)
 	}
 	return t
 }
 
-func relu(x *tensor.Tensor) *tensor.Tensor { return x.Maximum(tensor.Const(0, x.DType())) }
+func relu(x *tensor.Tensor) *tensor.Tensor { return x.Maximum(tc.Const(0, x.DType())) }
 
 func matmul(a, b *tensor.Tensor) *tensor.Tensor {
 	m, k, n := a.Shape()[0], a.Shape()[1], b.Shape()[1]
@@ -47,16 +47,16 @@ func TestKernelCounts(t *testing.T) {
 		{"a.dot(b).relu()", relu(matmul(a, b)), 1},
 		{"a.dot(b) + bias", matmul(a, b).Add(v), 1},
 		{"softmax", softmax(a), 3},
-		{"x - x.mean()", a.Sub(a.Sum(true, 0, 1).Mul(tensor.Const(1.0/256, ir.Float32))), 2},
+		{"x - x.mean()", a.Sub(a.Sum(true, 0, 1).Mul(tc.Const(1.0/256, ir.Float32))), 2},
 		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2},
 		// Two uses in one kernel at the same index are one expression.
 		{"reduce used twice in one kernel", a.Sum(false, 1).Add(a.Sum(false, 1).Exp2()), 1},
-		{"relu of a keepdim=false sum", a.Sum(false, 1).Maximum(tensor.Const(0, ir.Float32)).Add(a.Sum(false, 1)), 1},
+		{"relu of a keepdim=false sum", a.Sum(false, 1).Maximum(tc.Const(0, ir.Float32)).Add(a.Sum(false, 1)), 1},
 		{"movement only", a.Permute(1, 0).Reshape(256).Flip(0), 1},
 		{"padded elementwise", a.Pad([][2]int{{1, 1}, {2, 2}}, 0).Exp2(), 1},
 		{"broadcast elementwise", a.Add(v).Mul(v.Reshape(16, 1)), 1},
 		{"contiguous splits", a.Mul(b).Contiguous().Add(c), 2},
-		{"rand", tensor.Rand(16, 16).Add(a), 1},
+		{"rand", tc.Rand(16, 16).Add(a), 1},
 		// conv2d: one kernel; with padding the padded input is stored first
 		// so the conv's loads need no bounds tests.
 		{"conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{}).Relu(), 1},
@@ -141,6 +141,10 @@ func TestConvInputGradient(t *testing.T) {
 		}
 	}
 }
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)
 
 // A conv's elementwise epilogue (BatchNorm, ReLU) that the next, padded
 // conv reads is stored at its own size: the first conv's kernel computes

@@ -71,11 +71,10 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
 			}
 			a := raxes[o.Axis]
-			u := max(unroll[a], 1) * o.Amt
-			if o.Amt < 2 || a.Size%u != 0 {
-				return nil, fmt.Errorf("%s: %d lanes do not divide axis size %d", o, u, a.Size)
+			u, err := splitLanes(o, unroll[a], a.Size, &lanes)
+			if err != nil {
+				return nil, err
 			}
-			lanes *= o.Amt
 			unroll[a] = u
 			continue
 		}
@@ -85,11 +84,10 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		a := k.Global[o.Axis]
 		switch o.Kind {
 		case OptUpcast:
-			u := max(plan[a], 1) * o.Amt
-			if o.Amt < 2 || a.Size%u != 0 {
-				return nil, fmt.Errorf("%s: %d lanes do not divide axis size %d", o, u, a.Size)
+			u, err := splitLanes(o, plan[a], a.Size, &lanes)
+			if err != nil {
+				return nil, err
 			}
-			lanes *= o.Amt
 			plan[a] = u
 		case OptOuter:
 			if outer >= 0 {
@@ -99,9 +97,6 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		default:
 			return nil, fmt.Errorf("unknown opt kind %q", o.Kind)
 		}
-	}
-	if lanes > MaxLanes {
-		return nil, fmt.Errorf("%s: %d lanes exceed %d", FormatOpts(opts), lanes, MaxLanes)
 	}
 	if len(plan) > 0 {
 		k = UpcastAxes(k, plan)
@@ -121,6 +116,21 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		k = &nk
 	}
 	return k, nil
+}
+
+// splitLanes checks one more split of an axis of size by o.Amt (prev: the
+// lanes the axis has so far, 0 for none) and returns the axis's lanes. The
+// amount is bounded before any product is formed, so an amount read from a
+// file (4611686018427387904) cannot overflow into a division by zero.
+func splitLanes(o Opt, prev, size int64, lanes *int64) (int64, error) {
+	prev = max(prev, 1)
+	if o.Amt < 2 || o.Amt > size/prev || size%(prev*o.Amt) != 0 {
+		return 0, fmt.Errorf("%s: %d×%d lanes do not divide axis size %d", o, prev, o.Amt, size)
+	}
+	if *lanes *= o.Amt; *lanes > MaxLanes {
+		return 0, fmt.Errorf("%s: more than %d lanes", o, MaxLanes)
+	}
+	return prev * o.Amt, nil
 }
 
 // searchable says whether a kernel has decisions worth making: a reduce

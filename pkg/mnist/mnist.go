@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"tgc/pkg/fileaccess"
 )
 
 // Module and Version name the Go module that carries the data files.
@@ -50,7 +52,7 @@ type Dataset struct {
 
 // open returns a reader of the file's contents, gunzipping .gz files.
 func open(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, err := fileaccess.Open(path)
 	if err != nil {
 		return nil, err
 	}

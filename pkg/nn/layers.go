@@ -2,7 +2,8 @@
 // tensors, with tinygrad's initialization), losses, optimizers and state
 // dicts. There is no Module class: parameters are found by walking struct
 // fields, slices and maps (Parameters, StateDict), as tinygrad walks
-// attributes. Layers read tensor.Training (dropout, batch statistics).
+// attributes. Constructors take the tensor.Context the layer's tensors live
+// in; layers read its training flag (dropout, batch statistics).
 package nn
 
 import (
@@ -16,7 +17,7 @@ import (
 // filled is a tensor of shape filled with v that owns its memory (a host
 // buffer, not a broadcast constant), so that two layers' parameters are
 // never the same node.
-func filled(v float64, dt ir.DType, shape ...int) *tensor.Tensor {
+func filled(ctx *tensor.Context, v float64, dt ir.DType, shape ...int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
@@ -25,7 +26,7 @@ func filled(v float64, dt ir.DType, shape ...int) *tensor.Tensor {
 	for i := range vals {
 		vals[i] = v
 	}
-	t, err := tensor.FromFloats(dt, shape, vals)
+	t, err := ctx.FromFloats(dt, shape, vals)
 	if err != nil {
 		return tensor.Errorf("nn", "%v", err)
 	}
@@ -43,11 +44,11 @@ type Linear struct {
 }
 
 // NewLinear makes a Linear layer.
-func NewLinear(in, out int, bias bool) *Linear {
+func NewLinear(ctx *tensor.Context, in, out int, bias bool) *Linear {
 	bound := 1 / math.Sqrt(float64(in))
-	l := &Linear{Weight: param(tensor.Uniform(-bound, bound, out, in))}
+	l := &Linear{Weight: param(ctx.Uniform(-bound, bound, out, in))}
 	if bias {
-		l.Bias = param(tensor.Uniform(-bound, bound, out))
+		l.Bias = param(ctx.Uniform(-bound, bound, out))
 	}
 	return l
 }
@@ -66,7 +67,7 @@ type Conv2d struct {
 }
 
 // NewConv2d makes a Conv2d layer. kernel is (k) or (kh, kw).
-func NewConv2d(in, out int, kernel []int, opts tensor.ConvOpts, bias bool) (*Conv2d, error) {
+func NewConv2d(ctx *tensor.Context, in, out int, kernel []int, opts tensor.ConvOpts, bias bool) (*Conv2d, error) {
 	if len(kernel) == 1 {
 		kernel = []int{kernel[0], kernel[0]}
 	}
@@ -78,9 +79,9 @@ func NewConv2d(in, out int, kernel []int, opts tensor.ConvOpts, bias bool) (*Con
 		return nil, fmt.Errorf("Conv2d: in_channels %d and out_channels %d must be positive multiples of groups %d", in, out, groups)
 	}
 	scale := 1 / math.Sqrt(float64(in*kernel[0]*kernel[1]))
-	c := &Conv2d{Weight: param(tensor.Uniform(-scale, scale, out, in/groups, kernel[0], kernel[1])), Opts: opts}
+	c := &Conv2d{Weight: param(ctx.Uniform(-scale, scale, out, in/groups, kernel[0], kernel[1])), Opts: opts}
 	if bias {
-		c.Bias = param(tensor.Uniform(-scale, scale, out))
+		c.Bias = param(ctx.Uniform(-scale, scale, out))
 	}
 	return c, nil
 }
@@ -90,8 +91,8 @@ func (c *Conv2d) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return x.Conv2d(c.Weight, c.Bias, c.Opts)
 }
 
-// BatchNorm normalizes over every axis but 1 (the channels). While
-// tensor.Training it uses the batch statistics and updates the running
+// BatchNorm normalizes over every axis but 1 (the channels). While the
+// context is training it uses the batch statistics and updates the running
 // ones (running = (1-momentum)*running + momentum*batch, the variance
 // unbiased); otherwise it uses the running statistics.
 type BatchNorm struct {
@@ -104,21 +105,21 @@ type BatchNorm struct {
 
 // NewBatchNorm makes a BatchNorm over sz channels with tinygrad's defaults
 // (eps 1e-5, momentum 0.1, affine, tracking running statistics).
-func NewBatchNorm(sz int) *BatchNorm {
-	return NewBatchNormWith(sz, 1e-5, 0.1, true, true)
+func NewBatchNorm(ctx *tensor.Context, sz int) *BatchNorm {
+	return NewBatchNormWith(ctx, sz, 1e-5, 0.1, true, true)
 }
 
 // NewBatchNormWith makes a BatchNorm with explicit options.
-func NewBatchNormWith(sz int, eps, momentum float64, affine, trackRunningStats bool) *BatchNorm {
+func NewBatchNormWith(ctx *tensor.Context, sz int, eps, momentum float64, affine, trackRunningStats bool) *BatchNorm {
 	b := &BatchNorm{Eps: eps, Momentum: momentum, Affine: affine, TrackRunningStats: trackRunningStats}
 	if affine {
-		b.Weight, b.Bias = param(filled(1, ir.Float32, sz)), param(filled(0, ir.Float32, sz))
+		b.Weight, b.Bias = param(filled(ctx, 1, ir.Float32, sz)), param(filled(ctx, 0, ir.Float32, sz))
 	}
 	if trackRunningStats {
-		b.RunningMean = filled(0, ir.Float32, sz).SetRequiresGrad(false)
-		b.RunningVar = filled(1, ir.Float32, sz).SetRequiresGrad(false)
+		b.RunningMean = filled(ctx, 0, ir.Float32, sz).SetRequiresGrad(false)
+		b.RunningVar = filled(ctx, 1, ir.Float32, sz).SetRequiresGrad(false)
 	}
-	b.NumBatchesTracked = filled(0, ir.Int32, 1).SetRequiresGrad(false)
+	b.NumBatchesTracked = filled(ctx, 0, ir.Int32, 1).SetRequiresGrad(false)
 	return b
 }
 
@@ -130,8 +131,9 @@ func (b *BatchNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Ndim() < 2 {
 		return tensor.Errorf("BatchNorm", "input %s needs a channel dimension (N, C, ...)", tensor.FormatShape(x.Shape()))
 	}
-	if b.TrackRunningStats && !tensor.Training {
-		return x.Batchnorm(b.Weight, b.Bias, b.RunningMean, b.RunningVar.Add(tensor.Const(b.Eps, ir.Float32)).Rsqrt())
+	training := x.Context().Training()
+	if b.TrackRunningStats && !training {
+		return x.Batchnorm(b.Weight, b.Bias, b.RunningMean, b.RunningVar.Add(x.Const(b.Eps, ir.Float32)).Rsqrt())
 	}
 	var axes []int
 	for i := range x.Ndim() {
@@ -149,15 +151,15 @@ func (b *BatchNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	// the variance is exactly zero, so this graph is the same function.
 	y := x.Sub(mean.Reshape(shape...))
 	variance := y.Mul(y).Mean(false, axes...)
-	if b.TrackRunningStats && tensor.Training {
+	if b.TrackRunningStats && training {
 		m := b.Momentum
 		n := float64(x.Numel())
 		unbias := n / (n - float64(x.Shape()[1]))
-		b.RunningMean.Assign(b.RunningMean.Mul(tensor.Const(1-m, ir.Float32)).Add(mean.Detach().Mul(tensor.Const(m, ir.Float32))))
-		b.RunningVar.Assign(b.RunningVar.Mul(tensor.Const(1-m, ir.Float32)).Add(variance.Detach().Mul(tensor.Const(m*unbias, ir.Float32))))
-		b.NumBatchesTracked.Assign(b.NumBatchesTracked.Add(tensor.Const(1, ir.Int32)))
+		b.RunningMean.Assign(b.RunningMean.Mul(x.Const(1-m, ir.Float32)).Add(mean.Detach().Mul(x.Const(m, ir.Float32))))
+		b.RunningVar.Assign(b.RunningVar.Mul(x.Const(1-m, ir.Float32)).Add(variance.Detach().Mul(x.Const(m*unbias, ir.Float32))))
+		b.NumBatchesTracked.Assign(b.NumBatchesTracked.Add(x.Const(1, ir.Int32)))
 	}
-	return x.Batchnorm(b.Weight, b.Bias, mean, variance.Add(tensor.Const(b.Eps, ir.Float32)).Rsqrt())
+	return x.Batchnorm(b.Weight, b.Bias, mean, variance.Add(x.Const(b.Eps, ir.Float32)).Rsqrt())
 }
 
 // LayerNorm normalizes over the last len(shape) axes, then scales and
@@ -169,10 +171,10 @@ type LayerNorm struct {
 }
 
 // NewLayerNorm makes a LayerNorm over the trailing shape (eps 1e-5).
-func NewLayerNorm(shape []int, eps float64, affine bool) *LayerNorm {
+func NewLayerNorm(ctx *tensor.Context, shape []int, eps float64, affine bool) *LayerNorm {
 	l := &LayerNorm{Shape: append([]int{}, shape...), Eps: eps}
 	if affine {
-		l.Weight, l.Bias = param(filled(1, ir.Float32, shape...)), param(filled(0, ir.Float32, shape...))
+		l.Weight, l.Bias = param(filled(ctx, 1, ir.Float32, shape...)), param(filled(ctx, 0, ir.Float32, shape...))
 	}
 	return l
 }
@@ -205,10 +207,10 @@ type RMSNorm struct {
 }
 
 // NewRMSNorm makes an RMSNorm over the last dimension of size dim (tinygrad's eps is 1e-6).
-func NewRMSNorm(dim int, eps float64, affine bool) *RMSNorm {
+func NewRMSNorm(ctx *tensor.Context, dim int, eps float64, affine bool) *RMSNorm {
 	r := &RMSNorm{Eps: eps}
 	if affine {
-		r.Weight = param(filled(1, ir.Float32, dim))
+		r.Weight = param(filled(ctx, 1, ir.Float32, dim))
 	}
 	return r
 }
@@ -219,7 +221,7 @@ func (r *RMSNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 		return x
 	}
 	f := x.Cast(ir.Float32)
-	y := f.Mul(f.Mul(f).Mean(true, -1).Add(tensor.Const(r.Eps, ir.Float32)).Rsqrt()).Cast(x.DType())
+	y := f.Mul(f.Mul(f).Mean(true, -1).Add(x.Const(r.Eps, ir.Float32)).Rsqrt()).Cast(x.DType())
 	if r.Weight == nil {
 		return y
 	}
@@ -235,8 +237,8 @@ type Embedding struct {
 }
 
 // NewEmbedding makes an Embedding.
-func NewEmbedding(vocab, size int) *Embedding {
-	return &Embedding{Weight: param(tensor.GlorotUniform(vocab, size)), Vocab: vocab, Size: size}
+func NewEmbedding(ctx *tensor.Context, vocab, size int) *Embedding {
+	return &Embedding{Weight: param(ctx.GlorotUniform(vocab, size)), Vocab: vocab, Size: size}
 }
 
 // Forward looks up idx (any shape of ints) and returns idx.shape + (size,).
@@ -248,14 +250,14 @@ func (e *Embedding) Forward(idx *tensor.Tensor) *tensor.Tensor {
 		return tensor.Errorf("Embedding", "indices must be integers, got %s", idx.DType())
 	}
 	shape := append(idx.Shape(), 1, 1)
-	ar := tensor.Arange(0, float64(e.Vocab), 1, idx.DType()).Reshape(e.Vocab, 1)
+	ar := idx.Context().Arange(0, float64(e.Vocab), 1, idx.DType()).Reshape(e.Vocab, 1)
 	hit := idx.Reshape(shape...).Eq(ar)
-	return hit.Where(e.Weight, tensor.Const(0, e.Weight.DType())).Sum(false, -2)
+	return hit.Where(e.Weight, idx.Const(0, e.Weight.DType())).Sum(false, -2)
 }
 
-// Dropout is x.Dropout(p) while tensor.Training, else x.
+// Dropout is x.Dropout(p) while x's context is training, else x.
 func Dropout(x *tensor.Tensor, p float64) *tensor.Tensor {
-	if !tensor.Training {
+	if x.Err() != nil || !x.Context().Training() {
 		return x
 	}
 	return x.Dropout(p)

@@ -16,22 +16,25 @@ import (
 	"tgc/pkg/tensor"
 )
 
-var engine *realize.Engine
+var (
+	engine *realize.Engine
+	tc     *tensor.Context // the tests' tensors (GO device), training
+)
 
 func TestMain(m *testing.M) {
-	e, err := realize.Install("GO", realize.Options{})
+	var err error
+	tc, engine, err = realize.NewContext("GO", realize.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	engine = e
-	tensor.Training = true
+	tc.SetTraining(true)
 	os.Exit(m.Run())
 }
 
 func buf(t *testing.T, dt ir.DType, shape []int, vals ...float64) *tensor.Tensor {
 	t.Helper()
-	x, err := tensor.FromFloats(dt, shape, vals)
+	x, err := tc.FromFloats(dt, shape, vals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +159,8 @@ func TestOptimizerErrors(t *testing.T) {
 	if _, err := nn.NewAdam([]*tensor.Tensor{buf(t, ir.Float32, []int{2}, 1, 2)}, 0.1, 0.9, 0.999, 1e-8); err == nil {
 		t.Errorf("optimizer without a parameter that requires grad: no error")
 	}
-	tensor.Training = false
-	defer func() { tensor.Training = true }()
+	tc.SetTraining(false)
+	defer tc.SetTraining(true)
 	if err := autograd.Backward(p.Sum(false)); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +176,7 @@ type mlp struct {
 }
 
 func newMLP() *mlp {
-	return &mlp{L1: nn.NewLinear(2, 16, true), L2: nn.NewLinear(16, 2, true), BN: nn.NewBatchNorm(16)}
+	return &mlp{L1: nn.NewLinear(tc, 2, 16, true), L2: nn.NewLinear(tc, 16, 2, true), BN: nn.NewBatchNorm(tc, 16)}
 }
 
 func (m *mlp) forward(x *tensor.Tensor) *tensor.Tensor {
@@ -202,7 +205,7 @@ func dataset(t *testing.T, n int) (*tensor.Tensor, *tensor.Tensor) {
 }
 
 func TestTrainMLP(t *testing.T) {
-	tensor.ManualSeed(1)
+	tc.ManualSeed(1)
 	m := newMLP()
 	opt, err := nn.NewAdam(nn.Parameters(m), 0.05, 0.9, 0.999, 1e-8)
 	if err != nil {
@@ -251,8 +254,8 @@ func TestTrainMLP(t *testing.T) {
 	if nb := read(t, m.BN.NumBatchesTracked); nb[0] != 25 {
 		t.Errorf("num_batches_tracked = %v, want 25", nb)
 	}
-	tensor.Training = false
-	defer func() { tensor.Training = true }()
+	tc.SetTraining(false)
+	defer tc.SetTraining(true)
 	acc := m.forward(x).Argmax(ptr(1), false).Eq(y).Cast(ir.Float32).Mean(false)
 	if a, err := acc.Item(); err != nil || a < 0.8 {
 		t.Errorf("eval accuracy %v (%v), want >= 0.8 after training", a, err)
@@ -262,8 +265,8 @@ func TestTrainMLP(t *testing.T) {
 func ptr(i int) *int { return &i }
 
 func TestStepKernelCount(t *testing.T) {
-	tensor.ManualSeed(2)
-	layers := []*nn.Linear{nn.NewLinear(8, 16, true), nn.NewLinear(16, 16, true), nn.NewLinear(16, 4, true)}
+	tc.ManualSeed(2)
+	layers := []*nn.Linear{nn.NewLinear(tc, 8, 16, true), nn.NewLinear(tc, 16, 16, true), nn.NewLinear(tc, 16, 4, true)}
 	x := buf(t, ir.Float32, []int{2, 8}, make([]float64, 16)...)
 	for name, mk := range map[string]func(ps []*tensor.Tensor) (nn.Optimizer, error){
 		"sgd":  func(ps []*tensor.Tensor) (nn.Optimizer, error) { return nn.NewSGD(ps, 0.1, 0, 0, false) },
@@ -312,7 +315,7 @@ func TestStepKernelCount(t *testing.T) {
 func TestBatchNormStatistics(t *testing.T) {
 	vals := []float64{1, 2, 3, -1, 0, 4, 2, 2, 5, 0, 1, -3}
 	x := buf(t, ir.Float32, []int{3, 2, 2}, vals...) // N=3, C=2, L=2
-	bn := nn.NewBatchNorm(2)
+	bn := nn.NewBatchNorm(tc, 2)
 	bn.Weight.Assign(buf(t, ir.Float32, []int{2}, 2, 0.5))
 	bn.Bias.Assign(buf(t, ir.Float32, []int{2}, 1, -1))
 	y := bn.Forward(x)
@@ -350,8 +353,8 @@ func TestBatchNormStatistics(t *testing.T) {
 	near(t, "running mean", read(t, bn.RunningMean), rm, 1e-6)
 	near(t, "running var", read(t, bn.RunningVar), rv, 1e-6)
 
-	tensor.Training = false
-	defer func() { tensor.Training = true }()
+	tc.SetTraining(false)
+	defer tc.SetTraining(true)
 	ye := bn.Forward(x)
 	for n := range 3 {
 		for c := range 2 {
@@ -365,9 +368,9 @@ func TestBatchNormStatistics(t *testing.T) {
 }
 
 func TestLayers(t *testing.T) {
-	tensor.ManualSeed(3)
+	tc.ManualSeed(3)
 	x := buf(t, ir.Float32, []int{2, 3}, 1, 2, 4, -1, 0, 3)
-	ln := nn.NewLayerNorm([]int{3}, 1e-5, true)
+	ln := nn.NewLayerNorm(tc, []int{3}, 1e-5, true)
 	got := read(t, ln.Forward(x))
 	for r := range 2 {
 		row := []float64{1, 2, 4, -1, 0, 3}[3*r : 3*r+3]
@@ -382,12 +385,12 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
-	rms := nn.NewRMSNorm(3, 1e-6, true)
+	rms := nn.NewRMSNorm(tc, 3, 1e-6, true)
 	got = read(t, rms.Forward(x))
 	r0 := math.Sqrt((1 + 4 + 16) / 3.0)
 	near(t, "RMSNorm row 0", got[:3], []float64{1 / r0, 2 / r0, 4 / r0}, 1e-5)
 
-	emb := nn.NewEmbedding(5, 3)
+	emb := nn.NewEmbedding(tc, 5, 3)
 	w := read(t, emb.Weight)
 	idx := buf(t, ir.Int32, []int{2, 2}, 4, 0, 2, 4)
 	got = read(t, emb.Forward(idx))
@@ -397,7 +400,7 @@ func TestLayers(t *testing.T) {
 	}
 	near(t, "Embedding", got, want, 0)
 
-	lin := nn.NewLinear(3, 2, true)
+	lin := nn.NewLinear(tc, 3, 2, true)
 	if s := lin.Weight.Shape(); s[0] != 2 || s[1] != 3 {
 		t.Errorf("Linear weight shape %v, want (out, in)", s)
 	}
@@ -407,26 +410,26 @@ func TestLayers(t *testing.T) {
 			t.Errorf("Linear weight %v outside ±1/sqrt(in)", v)
 		}
 	}
-	conv, err := nn.NewConv2d(4, 6, []int{3}, tensor.ConvOpts{Groups: 2, Padding: []int{1}}, true)
+	conv, err := nn.NewConv2d(tc, 4, 6, []int{3}, tensor.ConvOpts{Groups: 2, Padding: []int{1}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := conv.Weight.Shape(); fmt.Sprint(s) != "[6 2 3 3]" {
 		t.Errorf("Conv2d weight shape %v", s)
 	}
-	if s := conv.Forward(tensor.Rand(1, 4, 5, 5)).Shape(); fmt.Sprint(s) != "[1 6 5 5]" {
+	if s := conv.Forward(tc.Rand(1, 4, 5, 5)).Shape(); fmt.Sprint(s) != "[1 6 5 5]" {
 		t.Errorf("Conv2d output shape %v", s)
 	}
-	if _, err := nn.NewConv2d(3, 6, []int{3}, tensor.ConvOpts{Groups: 2}, true); err == nil {
+	if _, err := nn.NewConv2d(tc, 3, 6, []int{3}, tensor.ConvOpts{Groups: 2}, true); err == nil {
 		t.Errorf("Conv2d with channels not divisible by groups: no error")
 	}
-	tensor.Training = false
+	tc.SetTraining(false)
 	d := buf(t, ir.Float32, []int{4}, 1, 2, 3, 4)
 	if nn.Dropout(d, 0.5) != d {
 		t.Errorf("Dropout outside training changed the tensor")
 	}
-	tensor.Training = true
-	dv := read(t, nn.Dropout(tensor.Ones([]int{1000}, ir.Float32), 0.5))
+	tc.SetTraining(true)
+	dv := read(t, nn.Dropout(tc.Ones([]int{1000}, ir.Float32), 0.5))
 	zeros := 0
 	for _, v := range dv {
 		if v == 0 {
@@ -438,11 +441,11 @@ func TestLayers(t *testing.T) {
 	if zeros < 400 || zeros > 600 {
 		t.Errorf("Dropout(0.5) zeroed %d of 1000", zeros)
 	}
-	near(t, "MSE", read(t, nn.MSE(d, tensor.Zeros([]int{4}, ir.Float32), "mean")), []float64{7.5}, 1e-6)
+	near(t, "MSE", read(t, nn.MSE(d, tc.Zeros([]int{4}, ir.Float32), "mean")), []float64{7.5}, 1e-6)
 }
 
 func TestStateDictRoundTrip(t *testing.T) {
-	tensor.ManualSeed(4)
+	tc.ManualSeed(4)
 	type model struct {
 		L1     *nn.Linear
 		BN     *nn.BatchNorm
@@ -451,7 +454,7 @@ func TestStateDictRoundTrip(t *testing.T) {
 		Emb    *nn.Embedding `nn:"tok_embeddings"`
 	}
 	mk := func() *model {
-		return &model{L1: nn.NewLinear(3, 4, true), BN: nn.NewBatchNorm(4), Layers: []*nn.Linear{nn.NewLinear(4, 2, false)}, Skip: nn.NewLinear(1, 1, true), Emb: nn.NewEmbedding(3, 2)}
+		return &model{L1: nn.NewLinear(tc, 3, 4, true), BN: nn.NewBatchNorm(tc, 4), Layers: []*nn.Linear{nn.NewLinear(tc, 4, 2, false)}, Skip: nn.NewLinear(tc, 1, 1, true), Emb: nn.NewEmbedding(tc, 3, 2)}
 	}
 	a := mk()
 	sd := nn.StateDict(a)
@@ -468,7 +471,7 @@ func TestStateDictRoundTrip(t *testing.T) {
 	if err := nn.SafeSave(path, sd); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := nn.SafeLoad(path)
+	loaded, err := nn.SafeLoad(tc, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +487,7 @@ func TestStateDictRoundTrip(t *testing.T) {
 	if err := nn.LoadStateDict(b, loaded, true); err == nil || !strings.Contains(err.Error(), "l1.bias") {
 		t.Errorf("strict load with a missing entry: %v", err)
 	}
-	loaded["l1.bias"] = tensor.Zeros([]int{5}, ir.Float32)
+	loaded["l1.bias"] = tc.Zeros([]int{5}, ir.Float32)
 	if err := nn.LoadStateDict(b, loaded, false); err == nil || !strings.Contains(err.Error(), "shape") {
 		t.Errorf("load with a wrong shape: %v", err)
 	}

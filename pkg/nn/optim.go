@@ -30,6 +30,7 @@ type Optimizer interface {
 
 // base holds what every optimizer shares.
 type base struct {
+	ctx             *tensor.Context // the parameters'
 	params, buffers []*tensor.Tensor
 	lr              *tensor.Tensor
 	update          func(grads []*tensor.Tensor) []*tensor.Tensor // assigns; returns state to realize
@@ -45,6 +46,11 @@ func newBase(params []*tensor.Tensor, lr float64) (*base, error) {
 		if err := p.Err(); err != nil {
 			return nil, fmt.Errorf("optimizer: parameter %d: %w", i, err)
 		}
+		if b.ctx == nil {
+			b.ctx = p.Context()
+		} else if p.Context() != b.ctx {
+			return nil, fmt.Errorf("optimizer: parameter %d belongs to another context (run) than parameter 0", i)
+		}
 		if seen[p] {
 			continue
 		}
@@ -59,7 +65,7 @@ func newBase(params []*tensor.Tensor, lr float64) (*base, error) {
 	if len(b.params) == 0 {
 		return nil, errors.New("optimizer: no parameter requires grad")
 	}
-	b.lr = scalar(lr)
+	b.lr = b.scalar(lr)
 	// Compute lazily initialized parameters now, so that every step runs
 	// the same schedule (the first one included) from buffers.
 	all := append(append([]*tensor.Tensor{}, b.params...), b.buffers...)
@@ -82,8 +88,8 @@ func detachAll(ts []*tensor.Tensor) {
 
 // scalar is a realized float32 scalar (a buffer, so its value is data,
 // not part of the compiled kernels).
-func scalar(v float64) *tensor.Tensor {
-	t, err := tensor.FromFloats(ir.Float32, nil, []float64{v})
+func (b *base) scalar(v float64) *tensor.Tensor {
+	t, err := b.ctx.FromFloats(ir.Float32, nil, []float64{v})
 	if err != nil {
 		return tensor.Errorf("optimizer", "%v", err)
 	}
@@ -100,7 +106,7 @@ func (b *base) ZeroGrad() {
 }
 
 func (b *base) Step(extra ...*tensor.Tensor) error {
-	if !tensor.Training {
+	if !b.ctx.Training() {
 		return errors.New("step: Tensor.training is False; set it to True for training (batch statistics and dropout depend on it)")
 	}
 	grads := make([]*tensor.Tensor, len(b.params))
@@ -118,7 +124,7 @@ func (b *base) Step(extra ...*tensor.Tensor) error {
 	// The step writes the parameters in place: the losses backward was
 	// called on are computed with it, before the write, so that reading
 	// them after the step gives the loss of the old parameters.
-	extra = append(extra, tensor.TakeBackwardLosses()...)
+	extra = append(extra, b.ctx.TakeBackwardLosses()...)
 	all := append(append(append(append([]*tensor.Tensor{}, b.params...), b.buffers...), state...), extra...)
 	for _, t := range all {
 		if err := t.Err(); err != nil {
@@ -135,9 +141,11 @@ func (b *base) Step(extra ...*tensor.Tensor) error {
 }
 
 // zerosLike is a float32 buffer of zeros shaped like t (optimizer state).
-func zerosLike(t *tensor.Tensor) *tensor.Tensor { return filled(0, ir.Float32, t.Shape()...) }
+func zerosLike(t *tensor.Tensor) *tensor.Tensor {
+	return filled(t.Context(), 0, ir.Float32, t.Shape()...)
+}
 
-func c32(v float64) *tensor.Tensor { return tensor.Const(v, ir.Float32) }
+func (b *base) c32(v float64) *tensor.Tensor { return b.ctx.Const(v, ir.Float32) }
 
 // SGD is stochastic gradient descent with momentum, Nesterov momentum and
 // weight decay (PyTorch's formulation, tinygrad's SGD):
@@ -171,12 +179,12 @@ func (o *SGD) update(grads []*tensor.Tensor) []*tensor.Tensor {
 		g := grads[i].Cast(ir.Float32)
 		pf := p.Cast(ir.Float32)
 		if o.WeightDecay != 0 {
-			g = g.Add(pf.Mul(c32(o.WeightDecay)))
+			g = g.Add(pf.Mul(o.c32(o.WeightDecay)))
 		}
 		if o.Momentum != 0 {
-			o.B[i].Assign(o.B[i].Mul(c32(o.Momentum)).Add(g))
+			o.B[i].Assign(o.B[i].Mul(o.c32(o.Momentum)).Add(g))
 			if o.Nesterov {
-				g = g.Add(o.B[i].Mul(c32(o.Momentum)))
+				g = g.Add(o.B[i].Mul(o.c32(o.Momentum)))
 			} else {
 				g = o.B[i]
 			}
@@ -209,7 +217,7 @@ func NewAdamW(params []*tensor.Tensor, lr, b1, b2, eps, weightDecay float64) (*A
 	if err != nil {
 		return nil, err
 	}
-	o := &Adam{base: b, B1: b1, B2: b2, Eps: eps, WeightDecay: weightDecay, B1t: scalar(1), B2t: scalar(1)}
+	o := &Adam{base: b, B1: b1, B2: b2, Eps: eps, WeightDecay: weightDecay, B1t: b.scalar(1), B2t: b.scalar(1)}
 	for _, p := range b.params {
 		o.M = append(o.M, zerosLike(p))
 		o.V = append(o.V, zerosLike(p))
@@ -219,19 +227,19 @@ func NewAdamW(params []*tensor.Tensor, lr, b1, b2, eps, weightDecay float64) (*A
 }
 
 func (o *Adam) update(grads []*tensor.Tensor) []*tensor.Tensor {
-	o.B1t.Assign(o.B1t.Mul(c32(o.B1)))
-	o.B2t.Assign(o.B2t.Mul(c32(o.B2)))
-	one := c32(1)
+	o.B1t.Assign(o.B1t.Mul(o.c32(o.B1)))
+	o.B2t.Assign(o.B2t.Mul(o.c32(o.B2)))
+	one := o.c32(1)
 	c1 := one.Sub(o.B1t)
 	c2 := one.Sub(o.B2t)
 	for i, p := range o.params {
 		g := grads[i].Cast(ir.Float32)
 		pf := p.Cast(ir.Float32)
-		o.M[i].Assign(o.M[i].Mul(c32(o.B1)).Add(g.Mul(c32(1 - o.B1))))
-		o.V[i].Assign(o.V[i].Mul(c32(o.B2)).Add(g.Mul(g).Mul(c32(1 - o.B2))))
-		up := o.M[i].Div(c1).Div(o.V[i].Div(c2).Sqrt().Add(c32(o.Eps)))
+		o.M[i].Assign(o.M[i].Mul(o.c32(o.B1)).Add(g.Mul(o.c32(1 - o.B1))))
+		o.V[i].Assign(o.V[i].Mul(o.c32(o.B2)).Add(g.Mul(g).Mul(o.c32(1 - o.B2))))
+		up := o.M[i].Div(c1).Div(o.V[i].Div(c2).Sqrt().Add(o.c32(o.Eps)))
 		if o.WeightDecay != 0 {
-			up = up.Add(pf.Mul(c32(o.WeightDecay)))
+			up = up.Add(pf.Mul(o.c32(o.WeightDecay)))
 		}
 		p.Assign(pf.Sub(up.Mul(o.lr)).Cast(p.DType()))
 	}

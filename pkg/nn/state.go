@@ -179,7 +179,7 @@ func SafeSave(path string, sd map[string]*tensor.Tensor) error {
 	}
 	out := make([]safetensors.Tensor, len(ts))
 	for i, t := range ts {
-		data, err := tensor.CurrentEngine().Read(t.Node())
+		data, err := t.Bytes()
 		if err != nil {
 			return fmt.Errorf("safe_save: reading %q: %w", names[i], err)
 		}
@@ -188,8 +188,9 @@ func SafeSave(path string, sd map[string]*tensor.Tensor) error {
 	return safetensors.WriteFile(path, out, nil)
 }
 
-// SafeLoad reads a safetensors file of tgc's dtypes into a state dict.
-func SafeLoad(path string) (map[string]*tensor.Tensor, error) {
+// SafeLoad reads a safetensors file of tgc's dtypes into a state dict of
+// tensors in ctx.
+func SafeLoad(ctx *tensor.Context, path string) (map[string]*tensor.Tensor, error) {
 	sts, _, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("safe_load: %w", err)
@@ -200,7 +201,7 @@ func SafeLoad(path string) (map[string]*tensor.Tensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("safe_load: %s: tensor %q has dtype %s, which tgc does not store", path, st.Name, st.DType)
 		}
-		t, err := tensor.FromBytes(dt, st.Shape, st.Data)
+		t, err := ctx.FromBytes(dt, st.Shape, st.Data)
 		if err != nil {
 			return nil, fmt.Errorf("safe_load: %s: tensor %q: %w", path, st.Name, err)
 		}

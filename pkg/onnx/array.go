@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -94,13 +95,13 @@ func ArrayOfFloats(t DataType, shape []int, v []float64) *Array {
 	return a
 }
 
-// Tensor puts the array on the device as a realized buffer named name.
-func (a *Array) Tensor(name string, weight bool) (*tensor.Tensor, error) {
+// Tensor makes the array a realized buffer of ctx named name.
+func (a *Array) Tensor(ctx *tensor.Context, name string, weight bool) (*tensor.Tensor, error) {
 	dt, err := a.Type.IR()
 	if err != nil {
 		return nil, err
 	}
-	t, err := tensor.FromBytes(dt, a.Shape, a.Data)
+	t, err := ctx.FromBytes(dt, a.Shape, a.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,11 @@ func ArrayFrom(t *tensor.Tensor) (*Array, error) {
 	if err := t.Realize().Err(); err != nil {
 		return nil, err
 	}
-	data, err := tensor.CurrentEngine().Read(t.Node())
+	e := t.Context().Engine()
+	if e == nil {
+		return nil, errors.New("the tensor's context has no engine to read it")
+	}
+	data, err := e.Read(t.Node())
 	if err != nil {
 		return nil, err
 	}

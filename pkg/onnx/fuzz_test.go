@@ -30,9 +30,6 @@ func FuzzParse(f *testing.F) {
 // testdata/fuzz/FuzzRun include models of ONNX's test data.
 func FuzzRun(f *testing.F) {
 	f.Add(reluModel().bytes(f))
-	prev := tensor.CurrentEngine()
-	tensor.SetEngine(noEngine{})
-	defer tensor.SetEngine(prev)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Parse(b, "fuzz.onnx", "")
 		if err != nil {
@@ -53,6 +50,6 @@ func FuzzRun(f *testing.F) {
 			}
 			inputs[vi.Name] = Input{Array: NewArray(typ, shape)}
 		}
-		_, _ = m.Run(inputs, RunOptions{})
+		_, _ = m.Run(tensor.NewContext(noEngine{}), inputs, RunOptions{})
 	})
 }

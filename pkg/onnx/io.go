@@ -209,7 +209,7 @@ func ParseDims(specs []string) (map[string]int, error) {
 // Placeholders makes input tensors without data (for tgc emit): each
 // input's shape comes from shapes, else from its declaration with symbolic
 // dimensions bound by dims. A missing shape is an error that lists them.
-func (m *Model) Placeholders(shapes map[string][]int, dims map[string]int) (map[string]Input, error) {
+func (m *Model) Placeholders(ctx *tensor.Context, shapes map[string][]int, dims map[string]int) (map[string]Input, error) {
 	for name := range shapes {
 		if !m.HasInput(name) {
 			return nil, fmt.Errorf("--input-shape %s: %s has no input named %q; the inputs are:\n%s", name, m.Name, name, m.InputList())
@@ -241,7 +241,7 @@ func (m *Model) Placeholders(shapes map[string][]int, dims map[string]int) (map[
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", vi.Name, err)
 		}
-		t := tensor.FromDevice(dt, shape, nil)
+		t := ctx.FromDevice(dt, shape, nil)
 		t.Node().Realized().Name = vi.Name
 		inputs[vi.Name] = Input{Tensor: t}
 	}

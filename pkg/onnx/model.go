@@ -9,7 +9,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +17,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/onnx/onnxpb"
+	"tgc/pkg/tensor"
 )
 
 // MaxOpset is the newest version of the default operator set tgc knows.
@@ -40,7 +42,9 @@ type Model struct {
 	// any; Inspect keeps the model).
 	Refusals []Refusal
 
-	tensors sync.Map // initializer tensors, made once (run.go initTensor)
+	mu         sync.Mutex // guards the initializer tensors (run.go initTensor)
+	tensorsCtx *tensor.Context
+	tensors    map[string]*tensor.Tensor
 }
 
 // ValueInfo is a graph input or output: name, element type and shape.
@@ -96,8 +100,12 @@ func (v ValueInfo) Describe() string {
 // Load reads and checks an ONNX model file. External data files are read
 // relative to its folder. A model with anything tgc cannot run is refused
 // (a *RefusedError listing all of it).
-func Load(path string) (*Model, error) {
-	m, err := Inspect(path)
+func Load(path string) (*Model, error) { return LoadWith(path, nil) }
+
+// LoadWith is Load with the files opened by open (nil: regular files only,
+// fileaccess.Open).
+func LoadWith(path string, open Opener) (*Model, error) {
+	m, err := inspect(path, open)
 	if err != nil {
 		return nil, err
 	}
@@ -106,18 +114,28 @@ func Load(path string) (*Model, error) {
 
 // Inspect reads and checks a model file like Load, but keeps a model that
 // tgc cannot run, with its Refusals (for tgc info).
-func Inspect(path string) (*Model, error) {
-	data, err := os.ReadFile(path)
+func Inspect(path string) (*Model, error) { return inspect(path, nil) }
+
+func inspect(path string, open Opener) (*Model, error) {
+	if open == nil {
+		open = fileaccess.Open
+	}
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
-	return parse(data, path, filepath.Dir(path))
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	return parse(data, path, externalDir{dir: filepath.Dir(path), open: open})
 }
 
 // Parse decodes and checks a serialized ModelProto. name is used in errors;
 // dir resolves external data ("" refuses it).
 func Parse(data []byte, name, dir string) (*Model, error) {
-	m, err := parse(data, name, dir)
+	m, err := parse(data, name, externalDir{dir: dir})
 	if err != nil {
 		return nil, err
 	}
@@ -131,13 +149,13 @@ func (m *Model) refused() (*Model, error) {
 	return m, nil
 }
 
-func parse(data []byte, name, dir string) (*Model, error) {
+func parse(data []byte, name string, x externalDir) (*Model, error) {
 	var mp onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &mp); err != nil {
 		return nil, fmt.Errorf("%s: not an ONNX model (protobuf decoding failed: %s)", name, wireError(data, mp.ProtoReflect().Descriptor(), err))
 	}
 	m := &Model{Name: name, IRVersion: mp.GetIrVersion(), Opsets: map[string]int64{}, Producer: mp.GetProducerName(), Init: map[string]*Array{}}
-	if err := m.check(&mp, dir); err != nil {
+	if err := m.check(&mp, x); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -147,7 +165,7 @@ func (m *Model) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %s", m.Name, fmt.Sprintf(format, args...))
 }
 
-func (m *Model) check(mp *onnxpb.ModelProto, dir string) error {
+func (m *Model) check(mp *onnxpb.ModelProto, x externalDir) error {
 	g := mp.GetGraph()
 	if g == nil {
 		if len(mp.ProtoReflect().GetUnknown()) > 0 || mp.GetIrVersion() == 0 {
@@ -177,7 +195,6 @@ func (m *Model) check(mp *onnxpb.ModelProto, dir string) error {
 	if len(g.GetSparseInitializer()) > 0 {
 		return m.errorf("sparse initializers (%s) are not supported", g.GetSparseInitializer()[0].GetValues().GetName())
 	}
-	x := externalDir{dir}
 	for i, tp := range g.GetInitializer() {
 		name := tp.GetName()
 		if name == "" {

@@ -18,11 +18,16 @@ import (
 	"tgc/pkg/tensor"
 )
 
+// ctx is the tests' context, on the GO interpreter.
+var ctx *tensor.Context
+
 func TestMain(m *testing.M) {
-	if _, err := realize.Install("GO", realize.Options{}); err != nil {
+	c, _, err := realize.NewContext("GO", realize.Options{})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	ctx = c
 	os.Exit(m.Run())
 }
 
@@ -41,7 +46,7 @@ func run(t *testing.T, m *Model, inputs map[string]*Array) []*Array {
 	for k, a := range inputs {
 		in[k] = Input{Array: a}
 	}
-	outs, err := m.Run(in, RunOptions{})
+	outs, err := m.Run(ctx, in, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +80,7 @@ func TestInputErrors(t *testing.T) {
 		{map[string]Input{"x": {Array: floatArray([]int{2, 3})}, "z": {Array: floatArray([]int{1})}}, RunOptions{}, []string{`no graph input named "z"`, "x: float32"}},
 	}
 	for _, c := range cases {
-		_, err := m.Run(c.inputs, c.opts)
+		_, err := m.Run(ctx, c.inputs, c.opts)
 		if err == nil {
 			t.Errorf("%v: no error", c.want)
 			continue
@@ -87,7 +92,7 @@ func TestInputErrors(t *testing.T) {
 		}
 	}
 	// a binding that agrees with --dim is fine
-	if _, err := m.Run(map[string]Input{"x": {Array: floatArray([]int{4, 3})}}, RunOptions{Dims: map[string]int{"batch": 4}}); err != nil {
+	if _, err := m.Run(ctx, map[string]Input{"x": {Array: floatArray([]int{4, 3})}}, RunOptions{Dims: map[string]int{"batch": 4}}); err != nil {
 		t.Error(err)
 	}
 }
@@ -183,8 +188,8 @@ func TestShapeSubgraphFolds(t *testing.T) {
 	}
 	m := g.parse(t)
 	x := floatArray([]int{2, 3, 4}, make([]float64, 24)...)
-	xt, _ := x.Tensor("x", false)
-	outs, err := m.Run(map[string]Input{"x": {Tensor: xt}}, RunOptions{})
+	xt, _ := x.Tensor(ctx, "x", false)
+	outs, err := m.Run(ctx, map[string]Input{"x": {Tensor: xt}}, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +220,8 @@ func TestFusionAcrossOperators(t *testing.T) {
 			stat("s", 1, 2, 3, 4), stat("b", 0, 1, 0, 1), stat("m", 1, 1, 1, 1), stat("v", 4, 4, 4, 4)},
 	}
 	m := g.parse(t)
-	xt, _ := floatArray([]int{1, 3, 8, 8}, make([]float64, 192)...).Tensor("x", false)
-	outs, err := m.Run(map[string]Input{"x": {Tensor: xt}}, RunOptions{})
+	xt, _ := floatArray([]int{1, 3, 8, 8}, make([]float64, 192)...).Tensor(ctx, "x", false)
+	outs, err := m.Run(ctx, map[string]Input{"x": {Tensor: xt}}, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +232,7 @@ func TestFusionAcrossOperators(t *testing.T) {
 		}
 		return len(sched.Items)
 	}
-	wt, _ := m.Init["w"].Tensor("w", true)
+	wt, _ := m.Init["w"].Tensor(ctx, "w", true)
 	conv := xt.Conv2d(wt, nil, tensor.ConvOpts{Padding: []int{1}})
 	if got, want := kernels(outs[0].Node()), kernels(conv.Node()); got != want {
 		t.Errorf("conv+bn+relu is %d kernels, the conv alone %d", got, want)

@@ -149,12 +149,12 @@ func bitShift(n *node) *tensor.Tensor {
 	width := float64(8 * x.DType().Size())
 	yf := y.Cast(ir.Float32)
 	p := yf.Exp2()
-	inRange := yf.Lt(tensor.Const(width, ir.Float32))
+	inRange := yf.Lt(n.ctx.Const(width, ir.Float32))
 	switch n.str("direction", "") {
 	case "LEFT":
-		return inRange.Where(x.Mul(p.Cast(x.DType())), tensor.Const(0, x.DType()))
+		return inRange.Where(x.Mul(p.Cast(x.DType())), n.ctx.Const(0, x.DType()))
 	case "RIGHT":
-		return inRange.Where(x.IDiv(p.Cast(x.DType())), tensor.Const(0, x.DType()))
+		return inRange.Where(x.IDiv(p.Cast(x.DType())), n.ctx.Const(0, x.DType()))
 	}
 	n.fail("direction must be LEFT or RIGHT, got %q", n.str("direction", ""))
 	return x
@@ -175,7 +175,7 @@ func meanOp(n *node) *tensor.Tensor {
 	if n.err != nil {
 		return s
 	}
-	return s.Div(tensor.Const(float64(len(n.in)), s.DType())).Cast(s.DType())
+	return s.Div(n.ctx.Const(float64(len(n.in)), s.DType())).Cast(s.DType())
 }
 
 // maxOf and minOf select with where (tgc's Minimum negates, which wraps for
@@ -218,8 +218,8 @@ func reduceF(f func(a, b float64) float64) func([]float64) float64 {
 
 func isInf(n *node) *tensor.Tensor {
 	x := n.x(0)
-	pos := x.Eq(tensor.Const(math.Inf(1), x.DType()))
-	neg := x.Eq(tensor.Const(math.Inf(-1), x.DType()))
+	pos := x.Eq(n.ctx.Const(math.Inf(1), x.DType()))
+	neg := x.Eq(n.ctx.Const(math.Inf(-1), x.DType()))
 	switch {
 	case n.int("detect_positive", 1) == 0 && n.int("detect_negative", 1) == 0:
 		return pos.And(neg)
@@ -241,46 +241,46 @@ func prelu(n *node) *tensor.Tensor {
 	if s.Ndim() == 1 && x.Ndim() >= 2 && s.Shape()[0] == x.Shape()[1] && s.Shape()[0] != x.Shape()[x.Ndim()-1] {
 		s = s.Reshape(append([]int{s.Shape()[0]}, ones(x.Ndim()-2)...)...)
 	}
-	zero := tensor.Const(0, x.DType())
+	zero := n.ctx.Const(0, x.DType())
 	return x.Lt(zero).Where(x.Mul(s), x)
 }
 
 func elu(n *node) *tensor.Tensor {
 	x := n.x(0)
-	alpha := tensor.Const(n.float("alpha", 1), x.DType())
-	one := tensor.Const(1, x.DType())
-	return x.Lt(tensor.Const(0, x.DType())).Where(alpha.Mul(x.Exp().Sub(one)), x)
+	alpha := n.ctx.Const(n.float("alpha", 1), x.DType())
+	one := n.ctx.Const(1, x.DType())
+	return x.Lt(n.ctx.Const(0, x.DType())).Where(alpha.Mul(x.Exp().Sub(one)), x)
 }
 
 func selu(n *node) *tensor.Tensor {
 	x := n.x(0)
 	dt := x.DType()
-	alpha := tensor.Const(n.float("alpha", 1.67326319217681884765625), dt)
-	gamma := tensor.Const(n.float("gamma", 1.05070102214813232421875), dt)
-	one := tensor.Const(1, dt)
-	return x.Le(tensor.Const(0, dt)).Where(alpha.Mul(x.Exp().Sub(one)), x).Mul(gamma)
+	alpha := n.ctx.Const(n.float("alpha", 1.67326319217681884765625), dt)
+	gamma := n.ctx.Const(n.float("gamma", 1.05070102214813232421875), dt)
+	one := n.ctx.Const(1, dt)
+	return x.Le(n.ctx.Const(0, dt)).Where(alpha.Mul(x.Exp().Sub(one)), x).Mul(gamma)
 }
 
 func hardSigmoid(n *node) *tensor.Tensor {
 	x := n.x(0)
 	dt := x.DType()
-	y := x.Mul(tensor.Const(n.float("alpha", 0.2), dt)).Add(tensor.Const(n.float("beta", 0.5), dt))
-	return minOf(maxOf(y, tensor.Const(0, dt)), tensor.Const(1, dt))
+	y := x.Mul(n.ctx.Const(n.float("alpha", 0.2), dt)).Add(n.ctx.Const(n.float("beta", 0.5), dt))
+	return minOf(maxOf(y, n.ctx.Const(0, dt)), n.ctx.Const(1, dt))
 }
 
 func thresholdedRelu(n *node) *tensor.Tensor {
 	x := n.x(0)
-	return x.Gt(tensor.Const(n.float("alpha", 1), x.DType())).Where(x, tensor.Const(0, x.DType()))
+	return x.Gt(n.ctx.Const(n.float("alpha", 1), x.DType())).Where(x, n.ctx.Const(0, x.DType()))
 }
 
 func shrink(n *node) *tensor.Tensor {
 	x := n.x(0)
 	dt := x.DType()
 	lambd, bias := n.float("lambd", 0.5), n.float("bias", 0)
-	lo := x.Lt(tensor.Const(-lambd, dt))
-	hi := x.Gt(tensor.Const(lambd, dt))
-	zero := tensor.Const(0, dt)
-	return lo.Where(x.Add(tensor.Const(bias, dt)), hi.Where(x.Sub(tensor.Const(bias, dt)), zero))
+	lo := x.Lt(n.ctx.Const(-lambd, dt))
+	hi := x.Gt(n.ctx.Const(lambd, dt))
+	zero := n.ctx.Const(0, dt)
+	return lo.Where(x.Add(n.ctx.Const(bias, dt)), hi.Where(x.Sub(n.ctx.Const(bias, dt)), zero))
 }
 
 // clip limits to [min, max]: attributes before opset 11, optional inputs
@@ -293,10 +293,10 @@ func clip(n *node) *tensor.Tensor {
 	var lo, hi *tensor.Tensor
 	if n.opset < 11 {
 		if n.hasAttr("min") {
-			lo = tensor.Const(n.float("min", 0), x.DType())
+			lo = n.ctx.Const(n.float("min", 0), x.DType())
 		}
 		if n.hasAttr("max") {
-			hi = tensor.Const(n.float("max", 0), x.DType())
+			hi = n.ctx.Const(n.float("max", 0), x.DType())
 		}
 	} else {
 		lo, hi = n.opt(1), n.opt(2)
@@ -394,7 +394,7 @@ func dropout(n *node) []*tensor.Tensor {
 		return []*tensor.Tensor{x}
 	}
 	if n.opset < 10 {
-		return []*tensor.Tensor{x, tensor.Full(x.Shape(), 1, x.DType())}
+		return []*tensor.Tensor{x, n.ctx.Full(x.Shape(), 1, x.DType())}
 	}
-	return []*tensor.Tensor{x, tensor.Full(x.Shape(), 1, ir.Bool)}
+	return []*tensor.Tensor{x, n.ctx.Full(x.Shape(), 1, ir.Bool)}
 }

@@ -32,13 +32,15 @@ var indexOps = map[string]opDef{
 
 // normIndex maps negative indices to index+size (int32 arithmetic).
 func normIndex(idx *tensor.Tensor, size int) *tensor.Tensor {
+	ctx := idx.Context()
 	i := idx.Cast(ir.Int32)
-	return i.Lt(tensor.Const(0, ir.Int32)).Where(i.Add(tensor.Const(float64(size), ir.Int32)), i)
+	return i.Lt(ctx.Const(0, ir.Int32)).Where(i.Add(ctx.Const(float64(size), ir.Int32)), i)
 }
 
 // takeRows picks rows: data (B, M, R...) and int indices (B, I...) give
 // (B, I..., R...), row idx[b, i] of batch b, by a one-hot mask over M.
 func takeRows(data, idx *tensor.Tensor) *tensor.Tensor {
+	ctx := idx.Context()
 	ds, is := data.Shape(), idx.Shape()
 	b, m := ds[0], ds[1]
 	rest := ds[2:]
@@ -49,13 +51,13 @@ func takeRows(data, idx *tensor.Tensor) *tensor.Tensor {
 	for _, d := range is[1:] {
 		ni *= d
 	}
-	mask := idx.Reshape(b, ni, 1, 1).Cast(ir.Int32).Eq(tensor.Arange(0, float64(m), 1, ir.Int32).Reshape(1, 1, m, 1))
+	mask := idx.Reshape(b, ni, 1, 1).Cast(ir.Int32).Eq(ctx.Arange(0, float64(m), 1, ir.Int32).Reshape(1, 1, m, 1))
 	x := data.Reshape(b, 1, m, r)
 	var out *tensor.Tensor
 	if x.DType() == ir.Bool {
 		out = mask.And(x).Any(false, 2)
 	} else {
-		out = mask.Where(x, tensor.Const(0, x.DType())).Sum(false, 2).Cast(x.DType())
+		out = mask.Where(x, ctx.Const(0, x.DType())).Sum(false, 2).Cast(x.DType())
 	}
 	return out.Reshape(append(slices.Clone(is), rest...)...)
 }
@@ -63,6 +65,7 @@ func takeRows(data, idx *tensor.Tensor) *tensor.Tensor {
 // takeConst picks along axis with indices known on the host: a view when
 // they are one index or an arithmetic progression, else a one-hot mask.
 func takeConst(x *tensor.Tensor, axis int, idx []int, shape []int) *tensor.Tensor {
+	ctx := x.Context()
 	s := x.Shape()
 	progression := len(idx) > 0
 	step := 1
@@ -86,7 +89,7 @@ func takeConst(x *tensor.Tensor, axis int, idx []int, shape []int) *tensor.Tenso
 		for i, v := range idx {
 			vals[i] = float64(v)
 		}
-		it, _ := tensor.FromFloats(ir.Int32, []int{len(idx)}, vals)
+		it, _ := ctx.FromFloats(ir.Int32, []int{len(idx)}, vals)
 		out = takeAlong(x, axis, it)
 	}
 	return out.Reshape(shape...)
@@ -195,6 +198,7 @@ func gatherElements(n *node) *tensor.Tensor {
 // linearIndex turns the last axis of k-tuples into row numbers of the
 // flattened (d0*...*dk-1) leading dimensions.
 func linearIndex(idx *tensor.Tensor, dims []int) *tensor.Tensor {
+	ctx := idx.Context()
 	k := len(dims)
 	s := idx.Shape()
 	var lin *tensor.Tensor
@@ -205,7 +209,7 @@ func linearIndex(idx *tensor.Tensor, dims []int) *tensor.Tensor {
 			b[i] = [2]int{0, d}
 		}
 		b[len(s)-1] = [2]int{j, j + 1}
-		c := normIndex(idx.Shrink(b), dims[j]).Mul(tensor.Const(float64(stride), ir.Int32))
+		c := normIndex(idx.Shrink(b), dims[j]).Mul(ctx.Const(float64(stride), ir.Int32))
 		if lin == nil {
 			lin = c
 		} else {
@@ -214,7 +218,7 @@ func linearIndex(idx *tensor.Tensor, dims []int) *tensor.Tensor {
 		stride *= dims[j]
 	}
 	if lin == nil {
-		return tensor.Zeros(append(s[:len(s)-1:len(s)-1], 1), ir.Int32)
+		return ctx.Zeros(append(s[:len(s)-1:len(s)-1], 1), ir.Int32)
 	}
 	return lin
 }
@@ -263,18 +267,18 @@ func scatterCombine(n *node, data, upd, mask *tensor.Tensor, uAxis int) *tensor.
 		if dt == ir.Bool {
 			s = mask.And(upd).Any(false, uAxis)
 		} else {
-			s = mask.Where(upd, tensor.Const(0, dt)).Sum(false, uAxis).Cast(dt)
+			s = mask.Where(upd, n.ctx.Const(0, dt)).Sum(false, uAxis).Cast(dt)
 		}
 		if red == "add" {
 			return data.Add(s)
 		}
 		return hit.Where(s, data)
 	case "mul":
-		return data.Mul(mask.Where(upd, tensor.Const(1, dt)).Prod(false, uAxis).Cast(dt))
+		return data.Mul(mask.Where(upd, n.ctx.Const(1, dt)).Prod(false, uAxis).Cast(dt))
 	case "max":
-		return hit.Where(maxOf(data, mask.Where(upd, tensor.Const(lowest(dt), dt)).Max(false, uAxis)), data)
+		return hit.Where(maxOf(data, mask.Where(upd, n.ctx.Const(lowest(dt), dt)).Max(false, uAxis)), data)
 	case "min":
-		return hit.Where(minOf(data, mask.Where(upd, tensor.Const(highest(dt), dt)).Min(false, uAxis)), data)
+		return hit.Where(minOf(data, mask.Where(upd, n.ctx.Const(highest(dt), dt)).Min(false, uAxis)), data)
 	default:
 		n.fail("unknown reduction %q", red)
 		return data
@@ -336,7 +340,7 @@ func scatterElements(n *node) *tensor.Tensor {
 	id := normIndex(idx, m).Pad(pads, -1)
 	up := upd.Pad(pads, 0)
 	// mask (..., U at axis, M at axis+1, ...)
-	rng := tensor.Arange(0, float64(m), 1, ir.Int32).Reshape(append(append(ones(axis+1), m), ones(len(ds)-axis-1)...)...)
+	rng := n.ctx.Arange(0, float64(m), 1, ir.Int32).Reshape(append(append(ones(axis+1), m), ones(len(ds)-axis-1)...)...)
 	mask := id.Unsqueeze(axis + 1).Eq(rng)
 	return scatterCombine(n, x, up.Unsqueeze(axis+1), mask, axis)
 }
@@ -371,7 +375,7 @@ func scatterND(n *node) *tensor.Tensor {
 		u *= d
 	}
 	lin := linearIndex(idx, ds[:k]).Reshape(u, 1, 1)
-	mask := lin.Eq(tensor.Arange(0, float64(m), 1, ir.Int32).Reshape(1, m, 1)) // (U, M, 1)
+	mask := lin.Eq(n.ctx.Arange(0, float64(m), 1, ir.Int32).Reshape(1, m, 1)) // (U, M, 1)
 	out := scatterCombine(n, x.Reshape(m, r), upd.Reshape(u, 1, r), mask, 0)
 	return out.Reshape(ds...)
 }
@@ -393,8 +397,8 @@ func oneHot(n *node) *tensor.Tensor {
 	if idx.DType().IsFloat() {
 		i = idx.Trunc().Cast(ir.Int32)
 	}
-	i = i.Lt(tensor.Const(0, ir.Int32)).Where(i.Add(tensor.Const(float64(depth), ir.Int32)), i)
-	rng := tensor.Arange(0, float64(depth), 1, ir.Int32).Reshape(append(append(ones(axis), depth), ones(r-axis-1)...)...)
+	i = i.Lt(n.ctx.Const(0, ir.Int32)).Where(i.Add(n.ctx.Const(float64(depth), ir.Int32)), i)
+	rng := n.ctx.Arange(0, float64(depth), 1, ir.Int32).Reshape(append(append(ones(axis), depth), ones(r-axis-1)...)...)
 	mask := i.Unsqueeze(axis).Eq(rng)
 	off := vals.Shrink([][2]int{{0, 1}}).Reshape()
 	on := vals.Shrink([][2]int{{1, 2}}).Reshape()
@@ -469,7 +473,7 @@ func compress(n *node) *tensor.Tensor {
 	shape[axis] = len(keep)
 	if len(keep) == 0 {
 		dt := x.DType()
-		return tensor.Zeros(shape, dt)
+		return n.ctx.Zeros(shape, dt)
 	}
 	return takeConst(x, axis, keep, shape)
 }
@@ -593,11 +597,11 @@ func reverseSequence(n *node) *tensor.Tensor {
 	t := s[ta]
 	shape := ones(x.Ndim())
 	shape[ta] = t
-	tt := tensor.Arange(0, float64(t), 1, ir.Int32).Reshape(shape...)
+	tt := n.ctx.Arange(0, float64(t), 1, ir.Int32).Reshape(shape...)
 	lshape := ones(x.Ndim())
 	lshape[ba] = s[ba]
 	l := lens.Cast(ir.Int32).Reshape(lshape...)
-	src := tt.Lt(l).Where(l.Sub(tensor.Const(1, ir.Int32)).Sub(tt), tt).Expand(s...)
+	src := tt.Lt(l).Where(l.Sub(n.ctx.Const(1, ir.Int32)).Sub(tt), tt).Expand(s...)
 	return x.Gather(ta, src)
 }
 
@@ -643,9 +647,9 @@ func maxUnpool(n *node) *tensor.Tensor {
 	}
 	planes := s[0] * s[1]
 	// indices are flat over (N, C, spatial): subtract each plane's start
-	base := tensor.Arange(0, float64(planes), 1, ir.Int32).Mul(tensor.Const(float64(o), ir.Int32)).Reshape(planes, 1)
+	base := n.ctx.Arange(0, float64(planes), 1, ir.Int32).Mul(n.ctx.Const(float64(o), ir.Int32)).Reshape(planes, 1)
 	local := idx.Cast(ir.Int32).Reshape(planes, in).Sub(base)
-	mask := local.Reshape(planes, in, 1).Eq(tensor.Arange(0, float64(o), 1, ir.Int32).Reshape(1, 1, o))
-	y := mask.Where(x.Reshape(planes, in, 1), tensor.Const(0, x.DType())).Sum(false, 1).Cast(x.DType())
+	mask := local.Reshape(planes, in, 1).Eq(n.ctx.Arange(0, float64(o), 1, ir.Int32).Reshape(1, 1, o))
+	y := mask.Where(x.Reshape(planes, in, 1), n.ctx.Const(0, x.DType())).Sum(false, 1).Cast(x.DType())
 	return y.Reshape(out...)
 }

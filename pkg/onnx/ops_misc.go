@@ -51,8 +51,9 @@ func perAxis(t *tensor.Tensor, axis, r int) *tensor.Tensor {
 
 // saturate rounds half to even and clamps to typ's range, then casts.
 func saturate(x *tensor.Tensor, dt ir.DType) *tensor.Tensor {
+	ctx := x.Context()
 	x = x.Round()
-	lo, hi := tensor.Const(lowest(dt), x.DType()), tensor.Const(highest(dt), x.DType())
+	lo, hi := ctx.Const(lowest(dt), x.DType()), ctx.Const(highest(dt), x.DType())
 	return minOf(maxOf(x, lo), hi).Cast(dt)
 }
 
@@ -95,10 +96,10 @@ func dynamicQuantizeLinear(n *node) []*tensor.Tensor {
 	if n.err != nil {
 		return nil
 	}
-	zero := tensor.Const(0, ir.Float32)
+	zero := n.ctx.Const(0, ir.Float32)
 	lo := minOf(x.Min(false), zero)
 	hi := maxOf(x.Max(false), zero)
-	scale := hi.Sub(lo).Div(tensor.Const(255, ir.Float32))
+	scale := hi.Sub(lo).Div(n.ctx.Const(255, ir.Float32))
 	zp := saturate(zero.Sub(lo.Div(scale)), ir.Uint8)
 	y := saturate(x.Div(scale).Round().Add(zp.Cast(ir.Float32)), ir.Uint8)
 	return []*tensor.Tensor{y, scale, zp}
@@ -251,7 +252,7 @@ func melWeightMatrix(n *node) *Array {
 // dftMatrices returns the (length, bins) cosine and sine matrices of a DFT
 // (the sine negated for the forward transform, divided by length for the
 // inverse).
-func dftMatrices(length, bins int, inverse bool, dt ir.DType) (*tensor.Tensor, *tensor.Tensor) {
+func dftMatrices(ctx *tensor.Context, length, bins int, inverse bool, dt ir.DType) (*tensor.Tensor, *tensor.Tensor) {
 	c := make([]float64, length*bins)
 	s := make([]float64, length*bins)
 	sign, norm := -1.0, 1.0
@@ -265,8 +266,8 @@ func dftMatrices(length, bins int, inverse bool, dt ir.DType) (*tensor.Tensor, *
 			s[t*bins+k] = sign * math.Sin(a) * norm
 		}
 	}
-	ct, _ := tensor.FromFloats(dt, []int{length, bins}, c)
-	st, _ := tensor.FromFloats(dt, []int{length, bins}, s)
+	ct, _ := ctx.FromFloats(dt, []int{length, bins}, c)
+	st, _ := ctx.FromFloats(dt, []int{length, bins}, s)
 	return ct, st
 }
 
@@ -292,7 +293,7 @@ func complexParts(x *tensor.Tensor) (re, im *tensor.Tensor) {
 // dft transforms the last axis of re (+ i im): (..., L) -> (..., bins, 2).
 func dft(re, im *tensor.Tensor, bins int, inverse bool) *tensor.Tensor {
 	l := re.Shape()[re.Ndim()-1]
-	c, s := dftMatrices(l, bins, inverse, re.DType())
+	c, s := dftMatrices(re.Context(), l, bins, inverse, re.DType())
 	outRe := re.Dot(c)
 	outIm := re.Dot(s)
 	if im != nil {
@@ -432,29 +433,29 @@ func det(n *node) *tensor.Tensor {
 	a := x.Cast(ir.Float32).Reshape(append([]int{-1}, m, m)...) // (B, m, m)
 	dt := a.DType()
 	b := a.Shape()[0]
-	sign := tensor.Full([]int{b}, 1, dt)
-	d := tensor.Full([]int{b}, 1, dt)
-	rows := tensor.Arange(0, float64(m), 1, ir.Int32)
+	sign := n.ctx.Full([]int{b}, 1, dt)
+	d := n.ctx.Full([]int{b}, 1, dt)
+	rows := n.ctx.Arange(0, float64(m), 1, ir.Int32)
 	for k := range m {
 		col := a.Shrink([][2]int{{0, b}, {0, m}, {k, k + 1}}).Reshape(b, m)
 		// candidates are rows >= k; pick the largest |value|
-		cand := rows.Ge(tensor.Const(float64(k), ir.Int32)).Reshape(1, m)
-		mag := cand.Where(col.Abs(), tensor.Const(-1, dt))
+		cand := rows.Ge(n.ctx.Const(float64(k), ir.Int32)).Reshape(1, m)
+		mag := cand.Where(col.Abs(), n.ctx.Const(-1, dt))
 		p := mag.Argmax(ptr(1), false)                 // (B,)
 		pick := p.Reshape(b, 1).Eq(rows.Reshape(1, m)) // (B, m) one-hot of the pivot row
-		isK := rows.Eq(tensor.Const(float64(k), ir.Int32)).Reshape(1, m)
-		swapped := p.Ne(tensor.Const(float64(k), ir.Int32))
+		isK := rows.Eq(n.ctx.Const(float64(k), ir.Int32)).Reshape(1, m)
+		swapped := p.Ne(n.ctx.Const(float64(k), ir.Int32))
 		sign = swapped.Where(sign.Neg(), sign)
-		pivotRow := pick.Unsqueeze(2).Where(a, tensor.Const(0, dt)).Sum(false, 1) // (B, m)
+		pivotRow := pick.Unsqueeze(2).Where(a, n.ctx.Const(0, dt)).Sum(false, 1) // (B, m)
 		rowK := a.Shrink([][2]int{{0, b}, {k, k + 1}, {0, m}}).Reshape(b, m)
 		// swap rows k and p
 		a = isK.Unsqueeze(2).Where(pivotRow.Unsqueeze(1), pick.Unsqueeze(2).Where(rowK.Unsqueeze(1), a))
 		piv := pivotRow.Shrink([][2]int{{0, b}, {k, k + 1}}).Reshape(b)
 		d = d.Mul(piv)
 		// eliminate below k
-		safe := piv.Eq(tensor.Const(0, dt)).Where(tensor.Const(1, dt), piv)            // singular: d is 0 already
+		safe := piv.Eq(n.ctx.Const(0, dt)).Where(n.ctx.Const(1, dt), piv)              // singular: d is 0 already
 		f := a.Shrink([][2]int{{0, b}, {0, m}, {k, k + 1}}).Div(safe.Reshape(b, 1, 1)) // (B, m, 1)
-		below := rows.Gt(tensor.Const(float64(k), ir.Int32)).Reshape(1, m, 1)
+		below := rows.Gt(n.ctx.Const(float64(k), ir.Int32)).Reshape(1, m, 1)
 		a = below.Where(a.Sub(f.Mul(pivotRow.Unsqueeze(1))), a).Contiguous()
 	}
 	return d.Mul(sign).Reshape(batch...).Cast(x.DType())
@@ -525,11 +526,11 @@ func tfIdf(n *node) *tensor.Tensor {
 				if span > l {
 					break
 				}
-				m := tensor.Full([]int{rows, l - span + 1}, 1, ir.Bool)
+				m := n.ctx.Full([]int{rows, l - span + 1}, 1, ir.Bool)
 				for j := range size {
 					off := j * (s + 1)
 					part := xi.Shrink([][2]int{{0, rows}, {off, off + l - span + 1}})
-					m = m.And(part.Eq(tensor.Const(float64(pool[p+j]), ir.Int32)))
+					m = m.And(part.Eq(n.ctx.Const(float64(pool[p+j]), ir.Int32)))
 				}
 				c := m.Sum(false, 1).Cast(ir.Float32)
 				if cols[indexes[k]] == nil {
@@ -542,22 +543,22 @@ func tfIdf(n *node) *tensor.Tensor {
 	}
 	for i, c := range cols {
 		if c == nil {
-			cols[i] = tensor.Zeros([]int{rows}, ir.Float32)
+			cols[i] = n.ctx.Zeros([]int{rows}, ir.Float32)
 		}
 	}
 	y := tensor.Stack(1, cols...)
-	w := tensor.Ones([]int{width}, ir.Float32)
+	w := n.ctx.Ones([]int{width}, ir.Float32)
 	if weights != nil {
 		if len(weights) != width {
 			n.fail("%d weights for %d outputs", len(weights), width)
 			return x
 		}
-		w, _ = tensor.FromFloats(ir.Float32, []int{width}, weights)
+		w, _ = n.ctx.FromFloats(ir.Float32, []int{width}, weights)
 	}
 	switch mode {
 	case "TF":
 	case "IDF":
-		y = y.Gt(tensor.Const(0, ir.Float32)).Cast(ir.Float32).Mul(w)
+		y = y.Gt(n.ctx.Const(0, ir.Float32)).Cast(ir.Float32).Mul(w)
 	case "TFIDF":
 		y = y.Mul(w)
 	default:

@@ -116,19 +116,18 @@ func convOp(n *node) *tensor.Tensor {
 // does so on engines that repack matmul operands; see outputChannelsLast).
 func (n *node) convWeight(w *tensor.Tensor, strides []int) *tensor.Tensor {
 	v := n.in[1]
-	pe, ok := tensor.CurrentEngine().(tensor.PanelEngine)
 	strided := false
 	for _, st := range strides {
 		strided = strided || st > 1
 	}
-	if v.init == nil || v.h == nil || !ok || pe.MatmulPanel() <= 0 || !strided {
+	if v.init == nil || v.h == nil || n.ctx.PanelWidth() <= 0 || !strided {
 		return w
 	}
 	r := len(v.h.Shape)
 	last := append(allAxesOf(r)[1:], 0)
 	back := append([]int{r - 1}, allAxesOf(r-1)...)
-	t, err := v.init.initTensor(v.name, "output channels last", func() (*tensor.Tensor, error) {
-		t, err := transposeArray(v.h, last).Tensor(v.name, true)
+	t, err := v.init.initTensor(n.ctx, v.name, "output channels last", func() (*tensor.Tensor, error) {
+		t, err := transposeArray(v.h, last).Tensor(n.ctx, v.name, true)
 		if err != nil {
 			return nil, err
 		}
@@ -275,10 +274,10 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 		}
 		vals[flat] = float64(v)
 	}
-	it, _ := tensor.FromFloats(ir.Int32, dims, vals)
+	it, _ := n.ctx.FromFloats(ir.Int32, dims, vals)
 	idx := it.Expand(shape...)
 	c := shape[1]
-	base := tensor.Arange(0, float64(shape[0]*c), 1, ir.Int32).Mul(tensor.Const(float64(sp), ir.Int32)).Reshape(append([]int{shape[0], c}, ones(len(shape)-2)...)...)
+	base := n.ctx.Arange(0, float64(shape[0]*c), 1, ir.Int32).Mul(n.ctx.Const(float64(sp), ir.Int32)).Reshape(append([]int{shape[0], c}, ones(len(shape)-2)...)...)
 	win, k := x.PoolWindows(o, math.Inf(-1))
 	iwin, _ := idx.PoolWindows(o, -1)
 	axes := make([]int, k)
@@ -286,7 +285,7 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 		axes[i] = -1 - i
 	}
 	isMax := win.Eq(y.Reshape(append(y.Shape(), ones(k)...)...))
-	neg := isMax.Where(iwin.Neg(), tensor.Const(math.MinInt32, ir.Int32)).Max(false, axes...).Neg()
+	neg := isMax.Where(iwin.Neg(), n.ctx.Const(math.MinInt32, ir.Int32)).Max(false, axes...).Neg()
 	return []*tensor.Tensor{y, n.index64(neg.Add(base))}
 }
 
@@ -317,12 +316,12 @@ func lpPoolOp(n *node) *tensor.Tensor {
 	}
 	p := float64(n.int("p", 2))
 	return pool1d(x, func(x *tensor.Tensor) *tensor.Tensor {
-		win, k := x.Abs().Pow(tensor.Const(p, x.DType())).PoolWindows(o, 0)
+		win, k := x.Abs().Pow(n.ctx.Const(p, x.DType())).PoolWindows(o, 0)
 		axes := make([]int, k)
 		for i := range k {
 			axes[i] = -1 - i
 		}
-		return win.Sum(false, axes...).Pow(tensor.Const(1/p, x.DType()))
+		return win.Sum(false, axes...).Pow(n.ctx.Const(1/p, x.DType()))
 	})
 }
 
@@ -347,7 +346,7 @@ func globalLpPool(n *node) *tensor.Tensor {
 	}
 	p := float64(n.int("p", 2))
 	axes := allAxesOf(x.Ndim())[2:]
-	return x.Abs().Pow(tensor.Const(p, x.DType())).Sum(true, axes...).Pow(tensor.Const(1/p, x.DType()))
+	return x.Abs().Pow(n.ctx.Const(p, x.DType())).Sum(true, axes...).Pow(n.ctx.Const(1/p, x.DType()))
 }
 
 // channelShape views a per-channel (C) tensor as (1, C, 1, ...) for rank r.
@@ -382,16 +381,16 @@ func batchNorm(n *node) []*tensor.Tensor {
 		return channelShape(t, r)
 	}
 	if !training {
-		inv := fit(v).Add(tensor.Const(eps, v.DType())).Rsqrt()
+		inv := fit(v).Add(n.ctx.Const(eps, v.DType())).Rsqrt()
 		return []*tensor.Tensor{x.Sub(fit(mean)).Mul(inv).Mul(fit(scale)).Add(fit(b))}
 	}
 	axes := append([]int{0}, allAxesOf(r)[2:]...)
 	bm := x.Mean(true, axes...)
 	bv := x.Sub(bm).Square().Mean(true, axes...)
-	y := x.Sub(bm).Mul(bv.Add(tensor.Const(eps, x.DType())).Rsqrt()).Mul(fit(scale)).Add(fit(b))
+	y := x.Sub(bm).Mul(bv.Add(n.ctx.Const(eps, x.DType())).Rsqrt()).Mul(fit(scale)).Add(fit(b))
 	mom := n.float("momentum", 0.9)
-	m := tensor.Const(mom, x.DType())
-	one := tensor.Const(1-mom, x.DType())
+	m := n.ctx.Const(mom, x.DType())
+	one := n.ctx.Const(1-mom, x.DType())
 	runMean := mean.Mul(m).Add(bm.Reshape(mean.Shape()...).Mul(one))
 	runVar := v.Mul(m).Add(bv.Reshape(v.Shape()...).Mul(one))
 	return []*tensor.Tensor{y, runMean, runVar}
@@ -428,7 +427,7 @@ func layerNorm(n *node) []*tensor.Tensor {
 	}
 	mean := xf.Mean(true, axes...)
 	d := xf.Sub(mean)
-	inv := d.Square().Mean(true, axes...).Add(tensor.Const(eps, xf.DType())).Rsqrt()
+	inv := d.Square().Mean(true, axes...).Add(n.ctx.Const(eps, xf.DType())).Rsqrt()
 	y := d.Mul(inv).Cast(x.DType()).Mul(scale)
 	if b != nil {
 		y = y.Add(b)
@@ -476,7 +475,7 @@ func lrn(n *node) *tensor.Tensor {
 	sum := sq.AvgPool2d(tensor.PoolOpts{Kernel: []int{size, 1}, Stride: []int{1, 1}, Padding: []int{0, 0, lo, hi}}, true).Reshape(s...)
 	dt := x.DType()
 	// the pool's mean is sum/size, so alpha/size*sum = alpha*mean
-	den := sum.Mul(tensor.Const(alpha, dt)).Add(tensor.Const(bias, dt)).Pow(tensor.Const(beta, dt))
+	den := sum.Mul(n.ctx.Const(alpha, dt)).Add(n.ctx.Const(bias, dt)).Pow(n.ctx.Const(beta, dt))
 	return x.Div(den)
 }
 
@@ -492,7 +491,7 @@ func mvn(n *node) *tensor.Tensor {
 	}
 	mean := x.Mean(true, axes...)
 	v := x.Square().Mean(true, axes...).Sub(mean.Square())
-	return x.Sub(mean).Div(v.Sqrt().Add(tensor.Const(1e-9, x.DType())))
+	return x.Sub(mean).Div(v.Sqrt().Add(n.ctx.Const(1e-9, x.DType())))
 }
 
 // gemm is alpha*A'B' + beta*C, A' and B' transposed when asked.
@@ -517,11 +516,11 @@ func gemm(n *node) *tensor.Tensor {
 	dt := a.DType()
 	y := a.Dot(b)
 	if alpha := n.float("alpha", 1); alpha != 1 {
-		y = y.Mul(tensor.Const(alpha, dt))
+		y = y.Mul(n.ctx.Const(alpha, dt))
 	}
 	if c != nil {
 		if beta := n.float("beta", 1); beta != 1 {
-			c = c.Mul(tensor.Const(beta, dt))
+			c = c.Mul(n.ctx.Const(beta, dt))
 		}
 		y = y.Add(c)
 	}
@@ -546,22 +545,22 @@ func matMul(n *node) *tensor.Tensor {
 // device every run (tensor.WantsPanels).
 func (n *node) matmulWeight(i int, b *tensor.Tensor, trans bool, m int) *tensor.Tensor {
 	v := n.in[i]
-	if b.Ndim() != 2 || v.init == nil || v.h == nil || !tensor.WantsPanels(b.Shape()[0], b.Shape()[1], m) {
+	if b.Ndim() != 2 || v.init == nil || v.h == nil || !n.ctx.WantsPanels(b.Shape()[0], b.Shape()[1], m) {
 		return b
 	}
-	k, cols, p := b.Shape()[0], b.Shape()[1], tensor.PanelWidth()
+	k, cols, p := b.Shape()[0], b.Shape()[1], n.ctx.PanelWidth()
 	form := fmt.Sprintf("panels of %d", p)
 	if trans {
 		form += ", transposed"
 	}
-	t, err := v.init.initTensor(v.name, form, func() (*tensor.Tensor, error) {
+	t, err := v.init.initTensor(n.ctx, v.name, form, func() (*tensor.Tensor, error) {
 		a := v.h
 		if !trans { // (k, n) -> (n, k)
 			a = transposeArray(a, []int{1, 0})
 		}
 		// (n, k) -> (n/p, k, p): panel j holds columns j*p..j*p+p-1, row by row
 		packed := transposeArray(reshaped(a, []int{cols / p, p, k}), []int{0, 2, 1})
-		t, err := packed.Tensor(v.name, true)
+		t, err := packed.Tensor(n.ctx, v.name, true)
 		if err != nil {
 			return nil, err
 		}
@@ -585,19 +584,19 @@ func classPick(n *node, scores, labels, weight *tensor.Tensor) (picked, w *tenso
 	}
 	c := s[1]
 	lab := labels.Unsqueeze(1) // (N, 1, d...)
-	cls := tensor.Arange(0, float64(c), 1, ir.Int32).Reshape(append([]int{1, c}, ones(len(s)-2)...)...)
+	cls := n.ctx.Arange(0, float64(c), 1, ir.Int32).Reshape(append([]int{1, c}, ones(len(s)-2)...)...)
 	onehot := lab.Cast(ir.Int32).Eq(cls) // (N, C, d...)
 	dt := scores.DType()
 	if weight != nil {
-		w = onehot.Where(weight.Reshape(append([]int{1, c}, ones(len(s)-2)...)...), tensor.Const(0, dt)).Sum(false, 1)
+		w = onehot.Where(weight.Reshape(append([]int{1, c}, ones(len(s)-2)...)...), n.ctx.Const(0, dt)).Sum(false, 1)
 	} else {
 		w = onehot.Any(false, 1).Cast(dt)
 	}
 	if n.hasAttr("ignore_index") {
-		keep := labels.Ne(tensor.Const(float64(n.int("ignore_index", 0)), labels.DType()))
-		w = keep.Where(w, tensor.Const(0, dt))
+		keep := labels.Ne(n.ctx.Const(float64(n.int("ignore_index", 0)), labels.DType()))
+		w = keep.Where(w, n.ctx.Const(0, dt))
 	}
-	picked = onehot.Where(scores, tensor.Const(0, dt)).Sum(false, 1).Mul(w)
+	picked = onehot.Where(scores, n.ctx.Const(0, dt)).Sum(false, 1).Mul(w)
 	return picked, w
 }
 

@@ -219,7 +219,7 @@ func argOp(isMin bool) func(n *node) *tensor.Tensor {
 			r = x.Argmax(&axis, keep)
 		}
 		if last {
-			r = tensor.Const(float64(x.Shape()[axis]-1), r.DType()).Sub(r)
+			r = n.ctx.Const(float64(x.Shape()[axis]-1), r.DType()).Sub(r)
 		}
 		return n.index64(r)
 	}
@@ -294,8 +294,9 @@ func softmaxOp(f func(x *tensor.Tensor, axis int) *tensor.Tensor) func(n *node) 
 
 // hardmax is 1 at the first maximum along axis, 0 elsewhere.
 func hardmax(x *tensor.Tensor, axis int) *tensor.Tensor {
+	ctx := x.Context()
 	idx := x.Argmax(&axis, true)
 	n := x.Shape()[axis]
-	rng := tensor.Arange(0, float64(n), 1, ir.Int32).Reshape(append([]int{n}, ones(x.Ndim()-axis-1)...)...)
+	rng := ctx.Arange(0, float64(n), 1, ir.Int32).Reshape(append([]int{n}, ones(x.Ndim()-axis-1)...)...)
 	return idx.Eq(rng).Cast(x.DType())
 }

@@ -229,7 +229,7 @@ func resizeOp(n *node) *tensor.Tensor {
 		if n.err != nil {
 			return x
 		}
-		wt, err := tensor.FromFloats(cdt, []int{in, out[i]}, w)
+		wt, err := n.ctx.FromFloats(cdt, []int{in, out[i]}, w)
 		if err != nil {
 			n.fail("%v", err)
 			return x
@@ -241,8 +241,8 @@ func resizeOp(n *node) *tensor.Tensor {
 			for k, o := range outside {
 				m[k] = b2f(o)
 			}
-			mt, _ := tensor.FromFloats(ir.Bool, []int{len(m)}, m)
-			res = mt.Where(tensor.Const(p.extrapolation, cdt), res)
+			mt, _ := n.ctx.FromFloats(ir.Bool, []int{len(m)}, m)
+			res = mt.Where(n.ctx.Const(p.extrapolation, cdt), res)
 		}
 		y = res.Transpose(i, -1)
 	}

@@ -86,7 +86,7 @@ func (n *node) activations(defaults []string, dirs int) []func(*tensor.Tensor) *
 	return fs
 }
 
-func scalarLike(x *tensor.Tensor, v float64) *tensor.Tensor { return tensor.Const(v, x.DType()) }
+func scalarLike(x *tensor.Tensor, v float64) *tensor.Tensor { return x.Const(v, x.DType()) }
 
 // strList reads a STRINGS attribute.
 func (n *node) strList(name string, def []string) []string {
@@ -182,14 +182,14 @@ func recurrent(kind string) func(n *node) []*tensor.Tensor {
 			if n.has(5) {
 				ht = pick(n.x(5), 0, d)
 			} else {
-				ht = tensor.Zeros([]int{batch, h}, dt)
+				ht = n.ctx.Zeros([]int{batch, h}, dt)
 			}
 			var peep *tensor.Tensor
 			if kind == "LSTM" {
 				if n.has(6) {
 					ct = pick(n.x(6), 0, d)
 				} else {
-					ct = tensor.Zeros([]int{batch, h}, dt)
+					ct = n.ctx.Zeros([]int{batch, h}, dt)
 				}
 				if n.has(7) {
 					peep = pick(n.x(7), 0, d)
@@ -264,7 +264,7 @@ func recurrent(kind string) func(n *node) []*tensor.Tensor {
 				}
 				y := newH
 				if lens != nil { // past a sequence's length: keep the state, output 0
-					live := tensor.Const(float64(t), ir.Int32).Lt(lens)
+					live := n.ctx.Const(float64(t), ir.Int32).Lt(lens)
 					newH = live.Where(newH, ht)
 					if newC != nil {
 						newC = live.Where(newC, ct)

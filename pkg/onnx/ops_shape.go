@@ -152,7 +152,7 @@ func constantOfShape(n *node) *tensor.Tensor {
 		n.fail("%v", err)
 		return nil
 	}
-	return tensor.Full(shape, v.Float(0), dt)
+	return n.ctx.Full(shape, v.Float(0), dt)
 }
 
 func hostConstantOfShape(n *node, in []*Array) []*Array {
@@ -863,9 +863,9 @@ func rangeOp(n *node) *tensor.Tensor {
 		return nil
 	}
 	if c == 0 {
-		return tensor.Zeros([]int{0}, dt)
+		return n.ctx.Zeros([]int{0}, dt)
 	}
-	return tensor.Arange(start, start+float64(c)*delta, delta, dt).Shrink([][2]int{{0, c}})
+	return n.ctx.Arange(start, start+float64(c)*delta, delta, dt).Shrink([][2]int{{0, c}})
 }
 
 func hostRange(n *node, in []*Array) []*Array {
@@ -922,9 +922,9 @@ func eyeLike(n *node) *tensor.Tensor {
 	}
 	r, c := x.Shape()[0], x.Shape()[1]
 	k := n.int("k", 0)
-	rows := tensor.Arange(0, float64(r), 1, ir.Int32).Reshape(r, 1)
-	cols := tensor.Arange(0, float64(c), 1, ir.Int32).Reshape(1, c)
-	return cols.Sub(rows).Eq(tensor.Const(float64(k), ir.Int32)).Cast(dt)
+	rows := n.ctx.Arange(0, float64(r), 1, ir.Int32).Reshape(r, 1)
+	cols := n.ctx.Arange(0, float64(c), 1, ir.Int32).Reshape(1, c)
+	return cols.Sub(rows).Eq(n.ctx.Const(float64(k), ir.Int32)).Cast(dt)
 }
 
 func trilu(n *node) *tensor.Tensor {

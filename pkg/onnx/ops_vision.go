@@ -45,16 +45,16 @@ func gridSample(n *node) *tensor.Tensor {
 	g := grid.Cast(dt)
 	coord := func(k, size int) *tensor.Tensor { // unnormalized x (k=0) or y (k=1): (N, Ho, Wo)
 		c := g.Shrink([][2]int{{0, N}, {0, ho}, {0, wo}, {k, k + 1}}).Reshape(N, ho, wo)
-		one := tensor.Const(1, dt)
+		one := n.ctx.Const(1, dt)
 		if align {
-			return c.Add(one).Mul(tensor.Const(float64(size-1)/2, dt))
+			return c.Add(one).Mul(n.ctx.Const(float64(size-1)/2, dt))
 		}
-		return c.Add(one).Mul(tensor.Const(float64(size), dt)).Sub(one).Div(tensor.Const(2, dt))
+		return c.Add(one).Mul(n.ctx.Const(float64(size), dt)).Sub(one).Div(n.ctx.Const(2, dt))
 	}
 	// padded maps a coordinate into the image as the padding mode says
 	padded := func(c *tensor.Tensor, size int) *tensor.Tensor {
 		clip := func(v *tensor.Tensor) *tensor.Tensor {
-			return minOf(maxOf(v, tensor.Const(0, dt)), tensor.Const(float64(size-1), dt))
+			return minOf(maxOf(v, n.ctx.Const(0, dt)), n.ctx.Const(float64(size-1), dt))
 		}
 		switch pad {
 		case "border":
@@ -66,13 +66,13 @@ func gridSample(n *node) *tensor.Tensor {
 			}
 			span := hi - lo
 			if span <= 0 {
-				return tensor.Zeros(c.Shape(), dt)
+				return n.ctx.Zeros(c.Shape(), dt)
 			}
-			d := c.Sub(tensor.Const(lo, dt)).Abs()
-			flips := d.Div(tensor.Const(span, dt)).Floor()
-			extra := d.Sub(flips.Mul(tensor.Const(span, dt)))
-			even := flips.Mod(tensor.Const(2, dt)).Eq(tensor.Const(0, dt))
-			r := even.Where(extra.Add(tensor.Const(lo, dt)), tensor.Const(span+lo, dt).Sub(extra))
+			d := c.Sub(n.ctx.Const(lo, dt)).Abs()
+			flips := d.Div(n.ctx.Const(span, dt)).Floor()
+			extra := d.Sub(flips.Mul(n.ctx.Const(span, dt)))
+			even := flips.Mod(n.ctx.Const(2, dt)).Eq(n.ctx.Const(0, dt))
+			r := even.Where(extra.Add(n.ctx.Const(lo, dt)), n.ctx.Const(span+lo, dt).Sub(extra))
 			return clip(r)
 		}
 		return c
@@ -81,14 +81,14 @@ func gridSample(n *node) *tensor.Tensor {
 	// taps: integer positions and weights; m accumulates the (N, P, H*W)
 	// interpolation matrix
 	p := ho * wo
-	pos := tensor.Arange(0, float64(H*W), 1, ir.Int32).Reshape(1, 1, H*W)
+	pos := n.ctx.Arange(0, float64(H*W), 1, ir.Int32).Reshape(1, 1, H*W)
 	var m *tensor.Tensor
 	tap := func(tx, ty, w *tensor.Tensor) {
 		txi, tyi := tx.Cast(ir.Int32), ty.Cast(ir.Int32)
-		in := tx.Ge(tensor.Const(0, dt)).And(tx.Le(tensor.Const(float64(W-1), dt))).And(ty.Ge(tensor.Const(0, dt))).And(ty.Le(tensor.Const(float64(H-1), dt)))
-		lin := tyi.Mul(tensor.Const(float64(W), ir.Int32)).Add(txi).Reshape(N, p, 1)
+		in := tx.Ge(n.ctx.Const(0, dt)).And(tx.Le(n.ctx.Const(float64(W-1), dt))).And(ty.Ge(n.ctx.Const(0, dt))).And(ty.Le(n.ctx.Const(float64(H-1), dt)))
+		lin := tyi.Mul(n.ctx.Const(float64(W), ir.Int32)).Add(txi).Reshape(N, p, 1)
 		hit := lin.Eq(pos).And(in.Reshape(N, p, 1))
-		term := hit.Where(w.Reshape(N, p, 1), tensor.Const(0, dt))
+		term := hit.Where(w.Reshape(N, p, 1), n.ctx.Const(0, dt))
 		if m == nil {
 			m = term
 		} else {
@@ -98,12 +98,12 @@ func gridSample(n *node) *tensor.Tensor {
 	switch mode {
 	case "nearest":
 		px, py := padded(ix, W), padded(iy, H)
-		tap(px.Round(), py.Round(), tensor.Full([]int{N, ho, wo}, 1, dt))
+		tap(px.Round(), py.Round(), n.ctx.Full([]int{N, ho, wo}, 1, dt))
 	case "bilinear":
 		px, py := padded(ix, W), padded(iy, H)
 		x0, y0 := px.Floor(), py.Floor()
 		fx, fy := px.Sub(x0), py.Sub(y0)
-		one := tensor.Const(1, dt)
+		one := n.ctx.Const(1, dt)
 		for _, dy := range []int{0, 1} {
 			for _, dx := range []int{0, 1} {
 				wx, wy := one.Sub(fx), one.Sub(fy)
@@ -113,7 +113,7 @@ func gridSample(n *node) *tensor.Tensor {
 				if dy == 1 {
 					wy = fy
 				}
-				tap(x0.Add(tensor.Const(float64(dx), dt)), y0.Add(tensor.Const(float64(dy), dt)), wx.Mul(wy))
+				tap(x0.Add(n.ctx.Const(float64(dx), dt)), y0.Add(n.ctx.Const(float64(dy), dt)), wx.Mul(wy))
 			}
 		}
 	case "bicubic":
@@ -121,8 +121,8 @@ func gridSample(n *node) *tensor.Tensor {
 		cx, cy := cubicWeights(ix.Sub(x0)), cubicWeights(iy.Sub(y0))
 		for j := range 4 {
 			for i := range 4 {
-				tx := padded(x0.Add(tensor.Const(float64(i-1), dt)), W)
-				ty := padded(y0.Add(tensor.Const(float64(j-1), dt)), H)
+				tx := padded(x0.Add(n.ctx.Const(float64(i-1), dt)), W)
+				ty := padded(y0.Add(n.ctx.Const(float64(j-1), dt)), H)
 				tap(tx, ty, cx[i].Mul(cy[j]))
 			}
 		}
@@ -138,8 +138,9 @@ func gridSample(n *node) *tensor.Tensor {
 // cubicWeights are the four cubic convolution weights (A = -0.75) of the
 // taps at -1, 0, 1, 2 for a fraction t in [0, 1).
 func cubicWeights(t *tensor.Tensor) [4]*tensor.Tensor {
+	ctx := t.Context()
 	dt := t.DType()
-	c := func(v float64) *tensor.Tensor { return tensor.Const(v, dt) }
+	c := func(v float64) *tensor.Tensor { return ctx.Const(v, dt) }
 	const a = -0.75
 	near := func(d *tensor.Tensor) *tensor.Tensor { // |d| <= 1
 		return d.Mul(d).Mul(d.Mul(c(a + 2)).Sub(c(a + 3))).Add(c(1))
@@ -220,7 +221,7 @@ func roiAlign(n *node) *tensor.Tensor {
 			}
 		}
 	}
-	mt, err := tensor.FromFloats(ir.Float32, []int{r, oh * ow, H * W}, m)
+	mt, err := n.ctx.FromFloats(ir.Float32, []int{r, oh * ow, H * W}, m)
 	if err != nil {
 		n.fail("%v", err)
 		return x
@@ -304,12 +305,12 @@ func maxRoiPool(n *node) *tensor.Tensor {
 			}
 		}
 	}
-	mt, _ := tensor.FromFloats(ir.Bool, []int{r, 1, ph * pw, H * W}, mask)
-	et, _ := tensor.FromFloats(ir.Bool, []int{r, 1, ph * pw}, empty)
+	mt, _ := n.ctx.FromFloats(ir.Bool, []int{r, 1, ph * pw, H * W}, mask)
+	et, _ := n.ctx.FromFloats(ir.Bool, []int{r, 1, ph * pw}, empty)
 	dt := x.DType()
 	xs := takeConst(x, 0, batches, []int{r, C, H, W}).Reshape(r, C, 1, H*W)
-	y := mt.Where(xs, tensor.Const(lowest(dt), dt)).Max(false, 3) // (R, C, P)
-	return et.Where(tensor.Const(0, dt), y).Reshape(r, C, ph, pw)
+	y := mt.Where(xs, n.ctx.Const(lowest(dt), dt)).Max(false, 3) // (R, C, P)
+	return et.Where(n.ctx.Const(0, dt), y).Reshape(r, C, ph, pw)
 }
 
 // nonMaxSuppression selects, per image and class, boxes in order of

@@ -20,18 +20,18 @@ type value struct {
 	init *Model // set for an initializer: its tensor is the model's, made once
 }
 
-// tensor returns the value on the device (a buffer made from the host copy
-// the first time).
-func (v *value) tensor() (*tensor.Tensor, error) {
+// tensor returns the value in ctx (a buffer made from the host copy the
+// first time).
+func (v *value) tensor(ctx *tensor.Context) (*tensor.Tensor, error) {
 	if v.t == nil && v.init != nil {
-		t, err := v.init.initTensor(v.name, "", func() (*tensor.Tensor, error) { return v.h.Tensor(v.name, true) })
+		t, err := v.init.initTensor(ctx, v.name, "", func() (*tensor.Tensor, error) { return v.h.Tensor(ctx, v.name, true) })
 		if err != nil {
 			return nil, fmt.Errorf("initializer %q: %w", v.name, err)
 		}
 		v.t = t
 	}
 	if v.t == nil {
-		t, err := v.h.Tensor(v.name, false)
+		t, err := v.h.Tensor(ctx, v.name, false)
 		if err != nil {
 			return nil, fmt.Errorf("value %q: %w", v.name, err)
 		}
@@ -69,16 +69,17 @@ type RunOptions struct {
 	Weights map[string]*tensor.Tensor
 }
 
-// Run builds the model's graph on the given inputs and returns its outputs
-// as lazy tensors in the graph's output order (nothing is realized, except
-// values that decide shapes and are not known at load time).
-func (m *Model) Run(inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor, error) {
-	env, err := m.bind(inputs, opts)
+// Run builds the model's graph in ctx on the given inputs (tensors of ctx,
+// or host data) and returns its outputs as lazy tensors in the graph's
+// output order (nothing is realized, except values that decide shapes and
+// are not known at load time).
+func (m *Model) Run(ctx *tensor.Context, inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor, error) {
+	env, err := m.bind(ctx, inputs, opts)
 	if err != nil {
 		return nil, err
 	}
 	for i, np := range m.Nodes {
-		n := &node{proto: np, opset: m.Opset, label: nodeLabel(np, i)}
+		n := &node{proto: np, opset: m.Opset, label: nodeLabel(np, i), ctx: ctx}
 		for _, name := range np.GetInput() {
 			if name == "" {
 				n.in = append(n.in, nil)
@@ -108,7 +109,7 @@ func (m *Model) Run(inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor,
 	}
 	res := make([]*tensor.Tensor, len(m.Outputs))
 	for i, o := range m.Outputs {
-		t, err := env[o.Name].tensor()
+		t, err := env[o.Name].tensor(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s: output %q: %w", m.Name, o.Name, err)
 		}
@@ -119,7 +120,7 @@ func (m *Model) Run(inputs map[string]Input, opts RunOptions) ([]*tensor.Tensor,
 
 // bind checks the inputs against the declared types and shapes and makes
 // the environment of initializers and inputs.
-func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*value, error) {
+func (m *Model) bind(ctx *tensor.Context, inputs map[string]Input, opts RunOptions) (map[string]*value, error) {
 	env := map[string]*value{}
 	for name, a := range m.Init {
 		env[name] = &value{name: name, h: a, init: m}
@@ -166,7 +167,7 @@ func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*valu
 		var typ DataType
 		var shape []int
 		if in.Array != nil {
-			t, err := in.Array.Tensor(vi.Name, false)
+			t, err := in.Array.Tensor(ctx, vi.Name, false)
 			if err != nil {
 				return nil, fmt.Errorf("%s: input %q: %w", m.Name, vi.Name, err)
 			}
@@ -175,6 +176,9 @@ func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*valu
 		} else if in.Tensor != nil {
 			if err := in.Tensor.Err(); err != nil {
 				return nil, fmt.Errorf("%s: input %q: %w", m.Name, vi.Name, err)
+			}
+			if in.Tensor.Context() != ctx {
+				return nil, fmt.Errorf("%s: input %q is a tensor of another run", m.Name, vi.Name)
 			}
 			typ, shape = FromIR(in.Tensor.DType()), in.Tensor.Shape()
 		} else {
@@ -195,18 +199,25 @@ func (m *Model) bind(inputs map[string]Input, opts RunOptions) (map[string]*valu
 
 // initTensor returns the model's tensor of an initializer (in a form: ""
 // as stored, or a layout an operator asked for), made by make the first
-// time: the buffers are shared by every run, so weights are uploaded once.
-func (m *Model) initTensor(name, form string, make func() (*tensor.Tensor, error)) (*tensor.Tensor, error) {
+// time: the buffers are shared by every run in the same context, so weights
+// are uploaded once. (Tensors belong to a context: a run in another one
+// starts the cache afresh.)
+func (m *Model) initTensor(ctx *tensor.Context, name, form string, make func() (*tensor.Tensor, error)) (*tensor.Tensor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tensorsCtx != ctx {
+		m.tensorsCtx, m.tensors = ctx, map[string]*tensor.Tensor{}
+	}
 	key := name + "\x00" + form
-	if t, ok := m.tensors.Load(key); ok {
-		return t.(*tensor.Tensor), nil
+	if t, ok := m.tensors[key]; ok {
+		return t, nil
 	}
 	t, err := make()
 	if err != nil {
 		return nil, err
 	}
-	actual, _ := m.tensors.LoadOrStore(key, t)
-	return actual.(*tensor.Tensor), nil
+	m.tensors[key] = t
+	return t, nil
 }
 
 // HasInput says whether name is a graph input (required or optional).
@@ -294,6 +305,7 @@ type node struct {
 	proto *onnxpb.NodeProto
 	opset int
 	label string
+	ctx   *tensor.Context
 	in    []*value
 	err   error // the first error; accessors return zero values after it
 }
@@ -372,7 +384,7 @@ func (n *node) x(i int) *tensor.Tensor {
 		n.fail("input %d is missing", i)
 		return tensor.Errorf(n.proto.GetOpType(), "input %d is missing", i)
 	}
-	t, err := n.in[i].tensor()
+	t, err := n.in[i].tensor(n.ctx)
 	if err != nil {
 		n.fail("%v", err)
 		return tensor.Errorf(n.proto.GetOpType(), "%v", err)
@@ -403,7 +415,7 @@ func (n *node) array(i int) *Array {
 	if v.h != nil {
 		return v.h
 	}
-	if tr, ok := tensor.CurrentEngine().(interface{ Tracing() bool }); ok && tr.Tracing() {
+	if tr, ok := n.ctx.Engine().(interface{ Tracing() bool }); ok && tr.Tracing() {
 		n.fail("the value of %q decides a shape, and it is only known when the model runs (tgc emit cannot trace it)", v.name)
 		return nil
 	}

@@ -12,14 +12,20 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/onnx/onnxpb"
 )
 
 // externalDir resolves the external data files of one model: locations are
 // relative to the model's folder and may not leave it.
 type externalDir struct {
-	dir string // "" when the model came from bytes (external data refused)
+	dir  string // "" when the model came from bytes (external data refused)
+	open Opener // nil: fileaccess.Open
 }
+
+// Opener opens a file for reading: the model and its external data go
+// through it (a script's file access policy, say).
+type Opener func(path string) (*os.File, error)
 
 // DecodeTensor decodes a serialized TensorProto (an ONNX test's input_0.pb)
 // into its name and an array. External data is resolved relative to dir
@@ -29,7 +35,7 @@ func DecodeTensor(data []byte, dir string) (string, *Array, error) {
 	if err := proto.Unmarshal(data, &tp); err != nil {
 		return "", nil, fmt.Errorf("not a TensorProto: %s", wireError(data, (&tp).ProtoReflect().Descriptor(), err))
 	}
-	a, err := externalDir{dir}.tensor(&tp)
+	a, err := externalDir{dir: dir}.tensor(&tp)
 	return tp.GetName(), a, err
 }
 
@@ -139,7 +145,11 @@ func (x externalDir) read(tp *onnxpb.TensorProto, size int) ([]byte, error) {
 		return nil, fmt.Errorf("external data %q: length %d, the tensor needs %d bytes", loc, length, size)
 	}
 	path := filepath.Join(x.dir, filepath.FromSlash(loc))
-	f, err := os.Open(path)
+	open := x.open
+	if open == nil {
+		open = fileaccess.Open
+	}
+	f, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("external data: %w", err)
 	}

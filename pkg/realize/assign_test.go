@@ -20,9 +20,9 @@ func vals(t *testing.T, x *tensor.Tensor) []float64 {
 	return v
 }
 
-func mkVec(t *testing.T, shape []int, vals ...float64) *tensor.Tensor {
+func mkVec(t *testing.T, ctx *tensor.Context, shape []int, vals ...float64) *tensor.Tensor {
 	t.Helper()
-	x, err := tensor.FromFloats(ir.Float32, shape, vals)
+	x, err := ctx.FromFloats(ir.Float32, shape, vals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,21 +55,21 @@ func devBuf(t *testing.T, e *Engine, x *tensor.Tensor) any {
 // (flip), swaps and reads of both values stay correct.
 func TestAssignInPlace(t *testing.T) {
 	for _, dev := range []string{"GO", "CPU"} {
-		e, err := Install(dev, Options{})
+		ctx, e, err := NewContext(dev, Options{})
 		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)
 			continue
 		}
-		x := mkVec(t, []int{4}, 1, 2, 3, 4).Realize()
+		x := mkVec(t, ctx, []int{4}, 1, 2, 3, 4).Realize()
 		b0 := devBuf(t, e, x)
-		x.Assign(x.Mul(tensor.Const(2, ir.Float32)))
+		x.Assign(x.Mul(ctx.Const(2, ir.Float32)))
 		near(t, dev+" x*2", vals(t, x), []float64{2, 4, 6, 8}, 0)
 		if devBuf(t, e, x) != b0 {
 			t.Errorf("%s: assign moved x to a new buffer", dev)
 		}
 
 		// a kernel of the same schedule reads the old value
-		y := x.Add(tensor.Const(100, ir.Float32))
+		y := x.Add(ctx.Const(100, ir.Float32))
 		x.Assign(x.Neg())
 		if err := tensor.RealizeAll(x, y); err != nil {
 			t.Fatal(err)
@@ -87,10 +87,10 @@ func TestAssignInPlace(t *testing.T) {
 		}
 
 		// a swap in one schedule
-		a, b := mkVec(t, []int{2}, 1, 2).Realize(), mkVec(t, []int{2}, 3, 4).Realize()
+		a, b := mkVec(t, ctx, []int{2}, 1, 2).Realize(), mkVec(t, ctx, []int{2}, 3, 4).Realize()
 		oa, ob := a.Detach(), b.Detach()
-		a.Assign(ob.Add(tensor.Const(0, ir.Float32)))
-		b.Assign(oa.Mul(tensor.Const(1, ir.Float32)))
+		a.Assign(ob.Add(ctx.Const(0, ir.Float32)))
+		b.Assign(oa.Mul(ctx.Const(1, ir.Float32)))
 		if err := tensor.RealizeAll(a, b); err != nil {
 			t.Fatal(err)
 		}
@@ -98,9 +98,9 @@ func TestAssignInPlace(t *testing.T) {
 		near(t, dev+" swap b", vals(t, b), []float64{1, 2}, 0)
 
 		// a kernel needing both the old and the new value
-		z := mkVec(t, []int{3}, 1, 2, 3).Realize()
+		z := mkVec(t, ctx, []int{3}, 1, 2, 3).Realize()
 		old := z.Detach()
-		z.Assign(z.Add(tensor.Const(10, ir.Float32)))
+		z.Assign(z.Add(ctx.Const(10, ir.Float32)))
 		both := z.Mul(old)
 		if err := tensor.RealizeAll(both, z); err != nil {
 			t.Fatal(err)
@@ -108,16 +108,16 @@ func TestAssignInPlace(t *testing.T) {
 		near(t, dev+" old*new", vals(t, both), []float64{11, 24, 39}, 0)
 
 		// assigning twice before a realize
-		w := mkVec(t, []int{2}, 1, 1).Realize()
-		w.Assign(w.Add(tensor.Const(1, ir.Float32)))
-		w.Assign(w.Mul(tensor.Const(3, ir.Float32)))
+		w := mkVec(t, ctx, []int{2}, 1, 1).Realize()
+		w.Assign(w.Add(ctx.Const(1, ir.Float32)))
+		w.Assign(w.Mul(ctx.Const(3, ir.Float32)))
 		near(t, dev+" twice", vals(t, w), []float64{6, 6}, 0)
 
 		// a lazy tensor on the old value realized after the write is an
 		// error, never the new value
-		s := mkVec(t, []int{2}, 5, 6).Realize()
-		stale := s.Add(tensor.Const(1, ir.Float32))
-		s.Assign(s.Mul(tensor.Const(0, ir.Float32))).Realize()
+		s := mkVec(t, ctx, []int{2}, 5, 6).Realize()
+		stale := s.Add(ctx.Const(1, ir.Float32))
+		s.Assign(s.Mul(ctx.Const(0, ir.Float32))).Realize()
 		if _, err := stale.Floats(); err == nil || !strings.Contains(err.Error(), "overwritten") {
 			t.Errorf("%s: reading a stale tensor: err = %v, want an 'overwritten' error", dev, err)
 		}
@@ -126,8 +126,8 @@ func TestAssignInPlace(t *testing.T) {
 
 type tinyMLP struct{ L1, L2 *nn.Linear }
 
-func newTinyMLP(in, hidden, out int) *tinyMLP {
-	return &tinyMLP{L1: nn.NewLinear(in, hidden, true), L2: nn.NewLinear(hidden, out, true)}
+func newTinyMLP(ctx *tensor.Context, in, hidden, out int) *tinyMLP {
+	return &tinyMLP{L1: nn.NewLinear(ctx, in, hidden, true), L2: nn.NewLinear(ctx, hidden, out, true)}
 }
 
 func (m *tinyMLP) forward(x *tensor.Tensor) *tensor.Tensor {
@@ -135,7 +135,7 @@ func (m *tinyMLP) forward(x *tensor.Tensor) *tensor.Tensor {
 }
 
 // batch is a deterministic batch of inputs and labels for step i.
-func mkBatch(t testing.TB, i, n, in, classes int) (*tensor.Tensor, *tensor.Tensor) {
+func mkBatch(t testing.TB, ctx *tensor.Context, i, n, in, classes int) (*tensor.Tensor, *tensor.Tensor) {
 	xs := make([]float64, n*in)
 	ys := make([]float64, n)
 	s := uint64(i*7919 + 1)
@@ -146,11 +146,11 @@ func mkBatch(t testing.TB, i, n, in, classes int) (*tensor.Tensor, *tensor.Tenso
 	for k := range ys {
 		ys[k] = float64((k + i) % classes)
 	}
-	x, err := tensor.FromFloats(ir.Float32, []int{n, in}, xs)
+	x, err := ctx.FromFloats(ir.Float32, []int{n, in}, xs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := tensor.FromFloats(ir.Int32, []int{n}, ys)
+	y, err := ctx.FromFloats(ir.Int32, []int{n}, ys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,21 +176,20 @@ func trainStep(m *tinyMLP, opt nn.Optimizer) JitFunc {
 // across steps, the step hits the schedule and compiled-kernel caches, and
 // the losses equal a step without in-place updates (fresh tensors).
 func TestOptimizerKeepsBuffers(t *testing.T) {
-	e, err := Install("GO", Options{})
+	ctx, e, err := NewContext("GO", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tensor.Training = true
-	defer func() { tensor.Training = false }()
-	tensor.ManualSeed(11)
-	m := newTinyMLP(4, 8, 3)
+	ctx.SetTraining(true)
+	ctx.ManualSeed(11)
+	m := newTinyMLP(ctx, 4, 8, 3)
 	opt, err := nn.NewAdam(nn.Parameters(m), 0.01, 0.9, 0.999, 1e-8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// reference: the same Adam with new tensors each step, on copies
-	tensor.ManualSeed(11)
-	ref := newTinyMLP(4, 8, 3)
+	ctx.ManualSeed(11)
+	ref := newTinyMLP(ctx, 4, 8, 3)
 	params := nn.Parameters(ref)
 	ms := make([][]float64, len(params))
 	vs := make([][]float64, len(params))
@@ -200,7 +199,7 @@ func TestOptimizerKeepsBuffers(t *testing.T) {
 		bufs = append(bufs, devBuf(t, e, p.Realize()))
 	}
 	for i := range 6 {
-		x, y := mkBatch(t, i, 16, 4, 3)
+		x, y := mkBatch(t, ctx, i, 16, 4, 3)
 		out, err := step([]*tensor.Tensor{x, y})
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +227,7 @@ func TestOptimizerKeepsBuffers(t *testing.T) {
 				vs[k][j] = 0.999*vs[k][j] + 0.001*gv[j]*gv[j]
 				pv[j] -= 0.01 * (ms[k][j] / (1 - b1t)) / (math.Sqrt(vs[k][j]/(1-b2t)) + 1e-8)
 			}
-			params[k] = mkVec(t, p.Shape(), pv...).SetRequiresGrad(true)
+			params[k] = mkVec(t, ctx, p.Shape(), pv...).SetRequiresGrad(true)
 			for _, f := range []**tensor.Tensor{&ref.L1.Weight, &ref.L1.Bias, &ref.L2.Weight, &ref.L2.Bias} {
 				if *f == p {
 					*f = params[k]
@@ -247,14 +246,13 @@ func TestOptimizerKeepsBuffers(t *testing.T) {
 // TestTrainStepHitsCaches: without TinyJit, a repeated training step is
 // not re-scheduled, re-lowered or re-compiled after the warm-up.
 func TestTrainStepHitsCaches(t *testing.T) {
-	e, err := Install("CPU", Options{})
+	ctx, e, err := NewContext("CPU", Options{})
 	if err != nil {
 		t.Skip(err)
 	}
-	tensor.Training = true
-	defer func() { tensor.Training = false }()
-	tensor.ManualSeed(3)
-	m := newTinyMLP(8, 16, 4)
+	ctx.SetTraining(true)
+	ctx.ManualSeed(3)
+	m := newTinyMLP(ctx, 8, 16, 4)
 	opt, err := nn.NewAdam(nn.Parameters(m), 0.01, 0.9, 0.999, 1e-8)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +260,7 @@ func TestTrainStepHitsCaches(t *testing.T) {
 	step := trainStep(m, opt)
 	var scheduled, compiled, hits int
 	for i := range 8 {
-		x, y := mkBatch(t, i, 32, 8, 4)
+		x, y := mkBatch(t, ctx, i, 32, 8, 4)
 		if _, err := step([]*tensor.Tensor{x, y}); err != nil {
 			t.Fatal(err)
 		}

@@ -23,22 +23,22 @@ func TestBeamEngine(t *testing.T) {
 	for i := range va {
 		va[i], vb[i] = r.Float64()-0.5, r.Float64()-0.5
 	}
-	build := func() *tensor.Tensor {
-		a, _ := tensor.FromFloats(ir.Float32, []int{32, 48}, va)
-		b, _ := tensor.FromFloats(ir.Float32, []int{48, 32}, vb)
+	build := func(ctx *tensor.Context) *tensor.Tensor {
+		a, _ := ctx.FromFloats(ir.Float32, []int{32, 48}, va)
+		b, _ := ctx.FromFloats(ir.Float32, []int{48, 32}, vb)
 		return a.Dot(b).Relu()
 	}
-	goe, _ := Install("GO", Options{})
-	want, err := build().Floats()
+	goc, _, _ := NewContext("GO", Options{})
+	want, err := build(goc).Floats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for run := 0; run < 2; run++ {
-		e, err := Install("CPU", Options{Beam: 2, BeamBudget: 10 * time.Second, Out: io.Discard})
+		ctx, e, err := NewContext("CPU", Options{Beam: 2, BeamBudget: 10 * time.Second, Out: io.Discard})
 		if err != nil {
 			t.Skipf("CPU unavailable: %v", err)
 		}
-		got, err := build().Floats()
+		got, err := build(ctx).Floats()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,6 @@ func TestBeamEngine(t *testing.T) {
 			t.Errorf("second engine: %+v, want the stored result", st)
 		}
 	}
-	tensor.SetEngine(goe)
 	if files, _ := filepath.Glob(filepath.Join(os.Getenv("TGC_CACHE"), "beam", "*.json")); len(files) != 1 {
 		t.Errorf("%d stored results, want 1", len(files))
 	}

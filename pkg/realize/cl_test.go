@@ -14,7 +14,7 @@ import (
 // gpuEngine installs a GPU device's engine or skips the test.
 func gpuEngine(t *testing.T, name string) *Engine {
 	t.Helper()
-	e, err := Install(name, Options{})
+	e, err := Open(name, Options{})
 	if err != nil {
 		t.Skipf("%s unavailable: %v", name, err)
 	}
@@ -23,13 +23,12 @@ func gpuEngine(t *testing.T, name string) *Engine {
 
 // compareDevices realizes the graph that build makes on each engine from
 // the same input values and compares the results with GO's.
-func compareDevices(t *testing.T, name string, engines []*Engine, build func() *tensor.Tensor, tol float64) {
+func compareDevices(t *testing.T, name string, engines []*Engine, build func(ctx *tensor.Context) *tensor.Tensor, tol float64) {
 	t.Helper()
-	defer tensor.SetEngine(nil)
 	var ref []float64
 	for i, e := range engines {
-		tensor.SetEngine(e)
-		got, err := build().Floats()
+		ctx := tensor.NewContext(e)
+		got, err := build(ctx).Floats()
 		if err != nil {
 			t.Fatalf("%s on %s: %v", name, e.Dev.Name(), err)
 		}
@@ -53,7 +52,7 @@ func compareDevices(t *testing.T, name string, engines []*Engine, build func() *
 	}
 }
 
-func floats(dt ir.DType, shape []int, seed uint64, scale float64) func() *tensor.Tensor {
+func floats(dt ir.DType, shape []int, seed uint64, scale float64) func(ctx *tensor.Context) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
@@ -66,8 +65,8 @@ func floats(dt ir.DType, shape []int, seed uint64, scale float64) func() *tensor
 			v[i] = math.Round(v[i])
 		}
 	}
-	return func() *tensor.Tensor {
-		x, err := tensor.FromFloats(dt, shape, v)
+	return func(ctx *tensor.Context) *tensor.Tensor {
+		x, err := ctx.FromFloats(dt, shape, v)
 		if err != nil {
 			panic(err)
 		}
@@ -79,14 +78,14 @@ func floats(dt ir.DType, shape []int, seed uint64, scale float64) func() *tensor
 // on CL (PoCL's CPU device in CI) as on GO.
 func TestCLMatchesGO(t *testing.T) {
 	cl := gpuEngine(t, "CL")
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 25; i++ {
 		shape := []int{1 + r.IntN(4), 1 + r.IntN(5), 1 + r.IntN(6)}
 		x, y := floats(ir.Float32, shape, uint64(i), 2), floats(ir.Float32, shape, uint64(i)+1000, 2)
 		var desc string
-		compareDevices(t, fmt.Sprintf("graph %d", i), []*Engine{goe, cl}, func() *tensor.Tensor {
-			out, d := randomGraph(rand.New(rand.NewPCG(uint64(i), 99)), x(), y())
+		compareDevices(t, fmt.Sprintf("graph %d", i), []*Engine{goe, cl}, func(ctx *tensor.Context) *tensor.Tensor {
+			out, d := randomGraph(rand.New(rand.NewPCG(uint64(i), 99)), x(ctx), y(ctx))
 			desc = d
 			return out
 		}, 1e-4)
@@ -102,7 +101,7 @@ func TestCLMatchesGO(t *testing.T) {
 // must be bit-identical to GO's.
 func TestCLOps(t *testing.T) {
 	cl := gpuEngine(t, "CL")
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	engines := []*Engine{goe, cl}
 	big := floats(ir.Float32, []int{3, 70000}, 1, 1)
 	m := floats(ir.Float32, []int{8, 64, 40}, 2, 1)
@@ -111,26 +110,38 @@ func TestCLOps(t *testing.T) {
 	iv := floats(ir.Int32, []int{17, 19}, 6, 100)
 	cases := []struct {
 		name  string
-		build func() *tensor.Tensor
+		build func(ctx *tensor.Context) *tensor.Tensor
 		tol   float64
 	}{
-		{"group sum", func() *tensor.Tensor { return big().Sum(false, 1) }, 1e-4},
-		{"group sum all", func() *tensor.Tensor { return big().Sum(false) }, 1e-4},
-		{"group max two axes", func() *tensor.Tensor { return m().Max(false, 1, 2) }, 0},
-		{"group mean and max", func() *tensor.Tensor { x := m(); return x.Max(false, 1, 2).Add(x.Sum(false, 1, 2)) }, 1e-4},
-		{"matmul", func() *tensor.Tensor { return a().Dot(b()).Relu() }, 1e-4},
-		{"padded 1031", func() *tensor.Tensor { return floats(ir.Float32, []int{1031}, 8, 4)().Abs().Sqrt() }, 1e-6},
-		{"axes4", func() *tensor.Tensor { return m().Reshape(4, 8, 8, 80).Permute(3, 1, 2, 0).Exp2() }, 1e-5},
-		{"softmax", func() *tensor.Tensor { return m().Softmax(2) }, 1e-5},
-		{"half", func() *tensor.Tensor { x := h(); return x.Mul(x).Add(x) }, 1e-3},
-		{"half sum", func() *tensor.Tensor { return h().Sum(false, 1) }, 1e-2},
-		{"int ops", func() *tensor.Tensor {
-			x := iv()
-			return x.IDiv(tensor.Const(7, ir.Int32)).Add(x.Mod(tensor.Const(5, ir.Int32))).Mul(x.Permute(1, 0).Reshape(17, 19))
+		{"group sum", func(ctx *tensor.Context) *tensor.Tensor { return big(ctx).Sum(false, 1) }, 1e-4},
+		{"group sum all", func(ctx *tensor.Context) *tensor.Tensor { return big(ctx).Sum(false) }, 1e-4},
+		{"group max two axes", func(ctx *tensor.Context) *tensor.Tensor { return m(ctx).Max(false, 1, 2) }, 0},
+		{"group mean and max", func(ctx *tensor.Context) *tensor.Tensor {
+			x := m(ctx)
+			return x.Max(false, 1, 2).Add(x.Sum(false, 1, 2))
+		}, 1e-4},
+		{"matmul", func(ctx *tensor.Context) *tensor.Tensor { return a(ctx).Dot(b(ctx)).Relu() }, 1e-4},
+		{"padded 1031", func(ctx *tensor.Context) *tensor.Tensor {
+			return floats(ir.Float32, []int{1031}, 8, 4)(ctx).Abs().Sqrt()
+		}, 1e-6},
+		{"axes4", func(ctx *tensor.Context) *tensor.Tensor {
+			return m(ctx).Reshape(4, 8, 8, 80).Permute(3, 1, 2, 0).Exp2()
+		}, 1e-5},
+		{"softmax", func(ctx *tensor.Context) *tensor.Tensor { return m(ctx).Softmax(2) }, 1e-5},
+		{"half", func(ctx *tensor.Context) *tensor.Tensor { x := h(ctx); return x.Mul(x).Add(x) }, 1e-3},
+		{"half sum", func(ctx *tensor.Context) *tensor.Tensor { return h(ctx).Sum(false, 1) }, 1e-2},
+		{"int ops", func(ctx *tensor.Context) *tensor.Tensor {
+			x := iv(ctx)
+			return x.IDiv(ctx.Const(7, ir.Int32)).Add(x.Mod(ctx.Const(5, ir.Int32))).Mul(x.Permute(1, 0).Reshape(17, 19))
 		}, 0},
-		{"bool", func() *tensor.Tensor { x := a(); return x.Lt(tensor.Const(0, ir.Float32)).Where(x, x.Neg()) }, 0},
-		{"bool store", func() *tensor.Tensor { return a().Lt(tensor.Const(0, ir.Float32)).Cast(ir.Int32).Sum(false, 1) }, 0},
-		{"rand", func() *tensor.Tensor { tensor.ManualSeed(42); return tensor.Rand(37, 53) }, 0},
+		{"bool", func(ctx *tensor.Context) *tensor.Tensor {
+			x := a(ctx)
+			return x.Lt(ctx.Const(0, ir.Float32)).Where(x, x.Neg())
+		}, 0},
+		{"bool store", func(ctx *tensor.Context) *tensor.Tensor {
+			return a(ctx).Lt(ctx.Const(0, ir.Float32)).Cast(ir.Int32).Sum(false, 1)
+		}, 0},
+		{"rand", func(ctx *tensor.Context) *tensor.Tensor { ctx.ManualSeed(42); return ctx.Rand(37, 53) }, 0},
 	}
 	for _, c := range cases {
 		compareDevices(t, c.name, engines, c.build, c.tol)
@@ -142,11 +153,11 @@ func TestCLOps(t *testing.T) {
 // unaligned shifts, sizes not divisible by 4, padded grids) equal GO.
 func TestCLVector(t *testing.T) {
 	var src strings.Builder
-	cl, err := Install("CL", Options{Debug: 3, Out: &src})
+	cl, err := Open("CL", Options{Debug: 3, Out: &src})
 	if err != nil {
 		t.Skipf("CL unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	engines := []*Engine{goe, cl}
 	x := floats(ir.Float32, []int{16, 64}, 11, 2)
 	y := floats(ir.Float32, []int{16, 64}, 12, 2)
@@ -158,27 +169,30 @@ func TestCLVector(t *testing.T) {
 	odd := floats(ir.Float32, []int{7, 9}, 19, 3)
 	cases := []struct {
 		name  string
-		build func() *tensor.Tensor
+		build func(ctx *tensor.Context) *tensor.Tensor
 		tol   float64
 	}{
-		{"add exp2", func() *tensor.Tensor { return x().Add(y()).Exp2() }, 1e-5},
-		{"transposed load (gather)", func() *tensor.Tensor { return tr().Permute(1, 0).Mul(x()) }, 0},
-		{"inner pad (per-lane guards)", func() *tensor.Tensor {
-			return x().Pad([][2]int{{0, 0}, {1, 3}}, 0).Add(tensor.Const(1, ir.Float32)).Sqrt()
+		{"add exp2", func(ctx *tensor.Context) *tensor.Tensor { return x(ctx).Add(y(ctx)).Exp2() }, 1e-5},
+		{"transposed load (gather)", func(ctx *tensor.Context) *tensor.Tensor { return tr(ctx).Permute(1, 0).Mul(x(ctx)) }, 0},
+		{"inner pad (per-lane guards)", func(ctx *tensor.Context) *tensor.Tensor {
+			return x(ctx).Pad([][2]int{{0, 0}, {1, 3}}, 0).Add(ctx.Const(1, ir.Float32)).Sqrt()
 		}, 1e-6},
-		{"outer pad (one guard)", func() *tensor.Tensor { return x().Pad([][2]int{{2, 1}, {0, 0}}, 0).Abs().Sqrt() }, 1e-6},
-		{"shifted loads", func() *tensor.Tensor {
-			r := row()
+		{"outer pad (one guard)", func(ctx *tensor.Context) *tensor.Tensor { return x(ctx).Pad([][2]int{{2, 1}, {0, 0}}, 0).Abs().Sqrt() }, 1e-6},
+		{"shifted loads", func(ctx *tensor.Context) *tensor.Tensor {
+			r := row(ctx)
 			return r.Shrink([][2]int{{0, 1}, {0, 4096}}).Sub(r.Shrink([][2]int{{0, 1}, {1, 4097}}))
 		}, 0},
-		{"half", func() *tensor.Tensor { v := h(); return v.Mul(v).Add(v) }, 1e-3},
-		{"matmul lanes", func() *tensor.Tensor { return a().Dot(b()).Relu() }, 1e-4},
-		{"padded grid", func() *tensor.Tensor { return big().Exp2() }, 1e-5},
-		{"odd size", func() *tensor.Tensor { return odd().Neg().Exp2() }, 1e-5},
-		{"where", func() *tensor.Tensor { v := x(); return v.Lt(tensor.Const(0, ir.Float32)).Where(v.Neg(), v.Sin()) }, 1e-5},
-		{"rand", func() *tensor.Tensor {
-			tensor.ManualSeed(7)
-			return tensor.Rand(8, 64).Mul(tensor.Const(3, ir.Float32))
+		{"half", func(ctx *tensor.Context) *tensor.Tensor { v := h(ctx); return v.Mul(v).Add(v) }, 1e-3},
+		{"matmul lanes", func(ctx *tensor.Context) *tensor.Tensor { return a(ctx).Dot(b(ctx)).Relu() }, 1e-4},
+		{"padded grid", func(ctx *tensor.Context) *tensor.Tensor { return big(ctx).Exp2() }, 1e-5},
+		{"odd size", func(ctx *tensor.Context) *tensor.Tensor { return odd(ctx).Neg().Exp2() }, 1e-5},
+		{"where", func(ctx *tensor.Context) *tensor.Tensor {
+			v := x(ctx)
+			return v.Lt(ctx.Const(0, ir.Float32)).Where(v.Neg(), v.Sin())
+		}, 1e-5},
+		{"rand", func(ctx *tensor.Context) *tensor.Tensor {
+			ctx.ManualSeed(7)
+			return ctx.Rand(8, 64).Mul(ctx.Const(3, ir.Float32))
 		}, 0},
 	}
 	for _, c := range cases {

@@ -14,11 +14,11 @@ import (
 // (each a convolution itself, see tensor.convGrads) agree between the CPU
 // and the GO interpreter.
 func TestConvGradCPUMatchesGO(t *testing.T) {
-	cpu, err := Install("CPU", Options{})
+	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(3, 3))
 	vals := func(n int) []float64 {
 		v := make([]float64, n)
@@ -29,12 +29,12 @@ func TestConvGradCPUMatchesGO(t *testing.T) {
 	}
 	vx, vw1, vb1, vw2, vb2 := vals(4*1*12*12), vals(4*1*3*3), vals(4), vals(4*4*3*3), vals(4)
 	run := func(e *Engine) [][]float64 {
-		tensor.SetEngine(e)
-		x, _ := tensor.FromFloats(ir.Float32, []int{4, 1, 12, 12}, vx)
-		w1, _ := tensor.FromFloats(ir.Float32, []int{4, 1, 3, 3}, vw1)
-		b1, _ := tensor.FromFloats(ir.Float32, []int{4}, vb1)
-		w2, _ := tensor.FromFloats(ir.Float32, []int{4, 4, 3, 3}, vw2)
-		b2, _ := tensor.FromFloats(ir.Float32, []int{4}, vb2)
+		ctx := tensor.NewContext(e)
+		x, _ := ctx.FromFloats(ir.Float32, []int{4, 1, 12, 12}, vx)
+		w1, _ := ctx.FromFloats(ir.Float32, []int{4, 1, 3, 3}, vw1)
+		b1, _ := ctx.FromFloats(ir.Float32, []int{4}, vb1)
+		w2, _ := ctx.FromFloats(ir.Float32, []int{4, 4, 3, 3}, vw2)
+		b2, _ := ctx.FromFloats(ir.Float32, []int{4}, vb2)
 		y := x.Conv2d(w1, b1, tensor.ConvOpts{}).Conv2d(w2, b2, tensor.ConvOpts{}).Sum(false)
 		gs, err := autograd.Gradient(y, []*tensor.Tensor{w1, b1, w2, b2})
 		if err != nil {
@@ -70,11 +70,11 @@ func TestReverseReduces(t *testing.T) {
 	for i := range v {
 		v[i] = r.Float64() - 0.5
 	}
-	build := func() *tensor.Tensor {
-		a, _ := tensor.FromFloats(ir.Float32, []int{16, 40}, v)
+	build := func(ctx *tensor.Context) *tensor.Tensor {
+		a, _ := ctx.FromFloats(ir.Float32, []int{16, 40}, v)
 		return a.Flip(1).Mul(a.Flip(1)).Sum(false, 1)
 	}
-	k, err := ir.OptimizeFor(scheduleOf(t, build()), ir.CPUTarget, nil)
+	k, err := ir.OptimizeFor(scheduleOf(t, build(tensor.NewContext(nil))), ir.CPUTarget, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +83,11 @@ func TestReverseReduces(t *testing.T) {
 	}
 	var res [2][]float64
 	for i, name := range []string{"GO", "CPU"} {
-		if _, err := Install(name, Options{}); err != nil {
+		ctx, _, err := NewContext(name, Options{})
+		if err != nil {
 			t.Skipf("%s unavailable: %v", name, err)
 		}
-		if res[i], err = build().Floats(); err != nil {
+		if res[i], err = build(ctx).Floats(); err != nil {
 			t.Fatal(err)
 		}
 	}

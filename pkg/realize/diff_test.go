@@ -64,11 +64,11 @@ func TestCPUMatchesGOOptimized(t *testing.T) {
 
 func compareRandomGraphs(t *testing.T, seed uint64, count int, shapeOf func(*rand.Rand) []int) {
 	t.Helper()
-	cpu, err := Install("CPU", Options{})
+	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(seed, 2))
 	for i := 0; i < count; i++ {
 		shape := shapeOf(r)
@@ -80,10 +80,10 @@ func compareRandomGraphs(t *testing.T, seed uint64, count int, shapeOf func(*ran
 		var res [2][]float64
 		var desc string
 		for d, e := range []*Engine{goe, cpu} {
-			tensor.SetEngine(e)
+			ctx := tensor.NewContext(e)
 			// Fresh inputs per device, so each computes from scratch.
-			x, _ := tensor.FromFloats(ir.Float32, shape, vx)
-			y, _ := tensor.FromFloats(ir.Float32, shape, vy)
+			x, _ := ctx.FromFloats(ir.Float32, shape, vx)
+			y, _ := ctx.FromFloats(ir.Float32, shape, vy)
 			var out *tensor.Tensor
 			out, desc = randomGraph(rand.New(rand.NewPCG(uint64(i)+seed*1000, 99)), x, y)
 			if res[d], err = out.Floats(); err != nil {

@@ -14,7 +14,6 @@ import (
 // TestEmitGPU: tracing for CL, CUDA and METAL needs no device and writes
 // kernels in the dialect plus launch sizes for each kernel.
 func TestEmitGPU(t *testing.T) {
-	defer tensor.SetEngine(nil)
 	for _, dev := range []struct{ name, ext, marker string }{
 		{"CL", "cl", "__kernel"}, {"CUDA", "cu", `extern "C" __global__`}, {"METAL", "metal", "kernel void"},
 	} {
@@ -22,9 +21,9 @@ func TestEmitGPU(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
 		}
-		tensor.SetEngine(tr)
-		x, _ := tensor.FromFloats(ir.Float32, []int{4, 4096}, make([]float64, 4*4096))
-		w, _ := tensor.FromFloats(ir.Float32, []int{4096, 8}, make([]float64, 4096*8))
+		ctx := tensor.NewContext(tr)
+		x, _ := ctx.FromFloats(ir.Float32, []int{4, 4096}, make([]float64, 4*4096))
+		w, _ := ctx.FromFloats(ir.Float32, []int{4096, 8}, make([]float64, 4096*8))
 		if _, err := x.Dot(w).Relu().Add(x.Sum(true, 1)).Floats(); err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,17 @@ type Options struct {
 	// within BeamBudget per kernel (0: beam.DefaultBudget).
 	Beam       int
 	BeamBudget time.Duration
+	// CacheDir holds compiled kernels and BEAM's results ("" = the
+	// backend's default, backend.CacheDir()).
+	CacheDir string
+}
+
+// beamDir is where BEAM's results live ("" = beam's default).
+func (o Options) beamDir() string {
+	if o.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(o.CacheDir, "beam")
 }
 
 // Stats are the engine's counters for the run summary.
@@ -98,22 +110,34 @@ func New(dev backend.Device, opts Options) *Engine {
 	return &Engine{Dev: dev, Opts: opts, cache: map[string]*compiled{}}
 }
 
-// UseDevice opens a device by name and installs an engine for it.
-func UseDevice(name string) error {
-	_, err := Install(name, Options{})
-	return err
+// printWarnings prints what the device noticed while compiling (a corrupt
+// kernel cache entry it rebuilt, a cache it could not write).
+func (e *Engine) printWarnings() {
+	if d, ok := e.Dev.(interface{ TakeWarnings() []string }); ok {
+		for _, w := range d.TakeWarnings() {
+			fmt.Fprintf(e.Opts.Out, "tgc: warning: %s\n", w)
+		}
+	}
 }
 
-// Install opens a device and installs a new engine for it as the tensor
-// package's engine.
-func Install(name string, opts Options) (*Engine, error) {
-	dev, err := backend.Open(name)
+// Open opens a device by name and makes an engine for it. A run makes its
+// tensors in a context on the engine: tensor.NewContext(e), or NewContext.
+func Open(name string, opts Options) (*Engine, error) {
+	dev, err := backend.OpenWith(name, backend.Options{CacheDir: opts.CacheDir})
 	if err != nil {
 		return nil, err
 	}
-	e := New(dev, opts)
-	tensor.SetEngine(e)
-	return e, nil
+	return New(dev, opts), nil
+}
+
+// NewContext opens a device and returns a new tensor context realizing on
+// a new engine for it.
+func NewContext(name string, opts Options) (*tensor.Context, *Engine, error) {
+	e, err := Open(name, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tensor.NewContext(e), e, nil
 }
 
 // graph is the canonical form of the graph being realized.
@@ -241,6 +265,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	cstart := time.Now()
 	e.Stats.Compiled += len(kernels)
 	progs, err := e.Dev.Compile(kernels)
+	e.printWarnings()
 	if err != nil {
 		return nil, err
 	}
@@ -526,7 +551,7 @@ func (e *Engine) target() ir.Target {
 	t := targetOf(e.Dev)
 	if e.Opts.Beam > 0 && t.Upcast {
 		if e.beam == nil {
-			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out})
+			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out, Dir: e.Opts.beamDir()})
 		}
 		t.Choose = e.beam.Choose
 	}

@@ -8,7 +8,7 @@ import (
 	"tgc/pkg/tensor"
 )
 
-func seq(shape ...int) *tensor.Tensor {
+func seq(ctx *tensor.Context, shape ...int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
@@ -17,7 +17,7 @@ func seq(shape ...int) *tensor.Tensor {
 	for i := range v {
 		v[i] = float64(i%7) - 2.5
 	}
-	t, err := tensor.FromFloats(ir.Float32, shape, v)
+	t, err := ctx.FromFloats(ir.Float32, shape, v)
 	if err != nil {
 		panic(err)
 	}
@@ -26,11 +26,12 @@ func seq(shape ...int) *tensor.Tensor {
 
 func TestMatmulMatchesHand(t *testing.T) {
 	for _, dev := range []string{"GO", "CPU"} {
-		if _, err := Install(dev, Options{}); err != nil {
+		ctx, _, err := NewContext(dev, Options{})
+		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)
 			continue
 		}
-		a, b := seq(4, 6), seq(6, 3)
+		a, b := seq(ctx, 4, 6), seq(ctx, 6, 3)
 		c := a.Reshape(4, 6, 1).Mul(b.Reshape(1, 6, 3)).Sum(false, 1)
 		got, err := c.Floats()
 		if err != nil {
@@ -57,15 +58,16 @@ func TestMatmulMatchesHand(t *testing.T) {
 func TestRandSameOnEveryDevice(t *testing.T) {
 	var streams [][]float64
 	for _, dev := range []string{"GO", "CPU"} {
-		if _, err := Install(dev, Options{}); err != nil {
+		ctx, _, err := NewContext(dev, Options{})
+		if err != nil {
 			t.Skipf("%s: %v", dev, err)
 		}
-		tensor.ManualSeed(42)
-		v, err := tensor.Rand(5, 7).Floats()
+		ctx.ManualSeed(42)
+		v, err := ctx.Rand(5, 7).Floats()
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, _ := tensor.Rand(5, 7).Floats()
+		w, _ := ctx.Rand(5, 7).Floats()
 		if v[0] == w[0] && v[1] == w[1] {
 			t.Errorf("%s: two rand calls gave the same numbers", dev)
 		}
@@ -86,12 +88,12 @@ func TestRandSameOnEveryDevice(t *testing.T) {
 // TestScheduleCache: realizing the same graph shape twice with new input
 // buffers reuses the compiled schedule.
 func TestScheduleCache(t *testing.T) {
-	e, err := Install("GO", Options{})
+	ctx, e, err := NewContext("GO", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		x := seq(8, 8)
+		x := seq(ctx, 8, 8)
 		if _, err := x.Mul(x).Sum(false, 0).Floats(); err != nil {
 			t.Fatal(err)
 		}

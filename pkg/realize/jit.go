@@ -37,6 +37,7 @@ type JitFunc func(inputs []*tensor.Tensor) ([]*tensor.Tensor, error)
 type Jit struct {
 	Name  string // for errors ("train_step")
 	fn    JitFunc
+	ctx   *tensor.Context // the run whose tensors the function makes
 	calls int
 	eng   *Engine
 	sig   []inputSig
@@ -49,8 +50,11 @@ type inputSig struct {
 	shape []int
 }
 
-// NewJit wraps fn.
-func NewJit(name string, fn JitFunc) *Jit { return &Jit{Name: name, fn: fn} }
+// NewJit wraps fn, a function of tensors of ctx (its random stream is the
+// one replays advance).
+func NewJit(ctx *tensor.Context, name string, fn JitFunc) *Jit {
+	return &Jit{Name: name, fn: fn, ctx: ctx}
+}
 
 // Captured reports whether the calls now replay.
 func (j *Jit) Captured() bool { return j.plan != nil }
@@ -131,8 +135,11 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if err := x.Err(); err != nil {
 			return nil, err
 		}
+		if x.Context() != j.ctx {
+			return nil, fmt.Errorf("TinyJit %s: input %d belongs to another context (run) than the TinyJit", j.Name, i)
+		}
 	}
-	e, ok := tensor.CurrentEngine().(*Engine)
+	e, ok := j.ctx.Engine().(*Engine)
 	if !ok { // tracing (tgc emit) or no engine: nothing to capture
 		return j.runPlain(inputs)
 	}
@@ -168,13 +175,13 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if fmt.Sprint(alias) != fmt.Sprint(j.alias) {
 			return nil, j.aliasError()
 		}
-		seed, ctr := tensor.RandState()
+		seed, ctr := j.ctx.RandState()
 		cap := &capture{}
 		outs, err := j.guarded(e, inputs, cap)
 		if err != nil {
 			return nil, err
 		}
-		_, end := tensor.RandState()
+		_, end := j.ctx.RandState()
 		plan, err := buildPlan(e, cap, bufs, outs, seed, ctr, end)
 		if err != nil {
 			return nil, fmt.Errorf("TinyJit %s: %w", j.Name, err)
@@ -190,7 +197,7 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, j.aliasError()
 	}
 	j.calls++
-	return e.replay(j.plan, bufs)
+	return e.replay(j.ctx, j.plan, bufs)
 }
 
 // Call0 is Call with the inputs as a slice: a JitFunc itself.
@@ -329,7 +336,7 @@ func (e *Engine) DeviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 }
 
 // replay launches a captured plan on new input buffers.
-func (e *Engine) replay(p *jitPlan, inputs []backend.Buffer) ([]*tensor.Tensor, error) {
+func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer) ([]*tensor.Tensor, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	slots := make([]backend.Buffer, p.nslots)
@@ -355,7 +362,7 @@ func (e *Engine) replay(p *jitPlan, inputs []backend.Buffer) ([]*tensor.Tensor, 
 		}
 		return r.buf
 	}
-	seed, base := tensor.RandState()
+	seed, base := ctx.RandState()
 	var total time.Duration
 	for _, st := range p.steps {
 		if st.copy {
@@ -393,12 +400,12 @@ func (e *Engine) replay(p *jitPlan, inputs []backend.Buffer) ([]*tensor.Tensor, 
 		}
 		e.Stats.Kernels++
 	}
-	tensor.AdvanceRand(p.advance)
+	ctx.AdvanceRand(p.advance)
 	e.Stats.DeviceTime += total
 	e.Stats.JitReplays++
 	outs := make([]*tensor.Tensor, len(p.outs))
 	for i, o := range p.outs {
-		outs[i] = tensor.FromDevice(o.dtype, o.shape, resolve(o.ref))
+		outs[i] = ctx.FromDevice(o.dtype, o.shape, resolve(o.ref))
 	}
 	if e.Opts.Debug >= 1 {
 		fmt.Fprintf(e.Opts.Out, "replayed %s on %s in %.3f ms\n", plural(len(p.steps), "launch"), e.Dev.Name(), float64(total.Microseconds())/1000)

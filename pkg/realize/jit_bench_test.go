@@ -16,22 +16,22 @@ func BenchmarkTrainStep(b *testing.B) {
 			name = "jit"
 		}
 		b.Run(name, func(b *testing.B) {
-			if _, err := Install("CPU", Options{}); err != nil {
+			ctx, _, err := NewContext("CPU", Options{})
+			if err != nil {
 				b.Skip(err)
 			}
-			tensor.Training = true
-			defer func() { tensor.Training = false }()
-			tensor.ManualSeed(1)
-			m := newTinyMLP(784, 128, 10)
+			ctx.SetTraining(true)
+			ctx.ManualSeed(1)
+			m := newTinyMLP(ctx, 784, 128, 10)
 			opt, err := nn.NewAdam(nn.Parameters(m), 0.001, 0.9, 0.999, 1e-8)
 			if err != nil {
 				b.Fatal(err)
 			}
 			step := trainStep(m, opt)
 			if jit {
-				step = NewJit("train_step", step).Call0
+				step = NewJit(ctx, "train_step", step).Call0
 			}
-			x, y := mkBatch(b, 0, 64, 784, 10)
+			x, y := mkBatch(b, ctx, 0, 64, 784, 10)
 			for range 3 { // warm-up: compile, capture
 				if _, err := step([]*tensor.Tensor{x, y}); err != nil {
 					b.Fatal(err)

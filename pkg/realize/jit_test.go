@@ -22,24 +22,24 @@ func seqVals(n, k int) []float64 {
 // the function would, and replays do not schedule.
 func TestJitReplayMatches(t *testing.T) {
 	for _, dev := range []string{"GO", "CPU"} {
-		e, err := Install(dev, Options{})
+		ctx, e, err := NewContext(dev, Options{})
 		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)
 			continue
 		}
-		outside := tensor.Rand(3, 4).Realize() // read, not redrawn
+		outside := ctx.Rand(3, 4).Realize() // read, not redrawn
 		f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			x, y := in[0], in[1]
 			h := x.Dot(y).Relu().Add(outside.Sum(false))
-			noise := tensor.Rand(3, 2)
+			noise := ctx.Rand(3, 2)
 			return []*tensor.Tensor{h.Add(noise), h.Sum(false)}, nil
 		}
 		run := func(call func([]*tensor.Tensor) ([]*tensor.Tensor, error)) [][]float64 {
-			tensor.ManualSeed(5)
+			ctx.ManualSeed(5)
 			var res [][]float64
 			for i := range 5 {
-				x := mkVec(t, []int{3, 4}, seqVals(12, i+1)...)
-				y := mkVec(t, []int{4, 2}, seqVals(8, i+3)...)
+				x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
+				y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
 				out, err := call([]*tensor.Tensor{x, y})
 				if err != nil {
 					t.Fatal(err)
@@ -48,12 +48,12 @@ func TestJitReplayMatches(t *testing.T) {
 					res = append(res, vals(t, o))
 				}
 			}
-			_, ctr := tensor.RandState()
+			_, ctr := ctx.RandState()
 			res = append(res, []float64{float64(ctr)})
 			return res
 		}
 		want := run(f)
-		j := NewJit("f", f)
+		j := NewJit(ctx, "f", f)
 		var scheduled int
 		got := run(func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			out, err := j.Call(in...)
@@ -77,42 +77,43 @@ func TestJitReplayMatches(t *testing.T) {
 // TestJitRefuses: a changed input shape or dtype, and a value read inside
 // the function, are errors.
 func TestJitRefuses(t *testing.T) {
-	if _, err := Install("GO", Options{}); err != nil {
+	ctx, _, err := NewContext("GO", Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	j := NewJit("double", func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return []*tensor.Tensor{in[0].Mul(tensor.Const(2, ir.Float32))}, nil
+	j := NewJit(ctx, "double", func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return []*tensor.Tensor{in[0].Mul(ctx.Const(2, ir.Float32))}, nil
 	})
 	for range 3 {
-		if _, err := j.Call(mkVec(t, []int{2, 2}, 1, 2, 3, 4)); err != nil {
+		if _, err := j.Call(mkVec(t, ctx, []int{2, 2}, 1, 2, 3, 4)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := j.Call(mkVec(t, []int{4}, 1, 2, 3, 4))
+	_, err = j.Call(mkVec(t, ctx, []int{4}, 1, 2, 3, 4))
 	if err == nil || !strings.Contains(err.Error(), "(4,)") || !strings.Contains(err.Error(), "(2, 2)") {
 		t.Errorf("changed shape: err = %v", err)
 	}
-	xi, _ := tensor.FromFloats(ir.Int32, []int{2, 2}, []float64{1, 2, 3, 4})
+	xi, _ := ctx.FromFloats(ir.Int32, []int{2, 2}, []float64{1, 2, 3, 4})
 	if _, err := j.Call(xi); err == nil || !strings.Contains(err.Error(), "int32") {
 		t.Errorf("changed dtype: err = %v", err)
 	}
-	out, err := j.Call(mkVec(t, []int{2, 2}, 5, 6, 7, 8))
+	out, err := j.Call(mkVec(t, ctx, []int{2, 2}, 5, 6, 7, 8))
 	if err != nil {
 		t.Fatal(err)
 	}
 	near(t, "after refusals", vals(t, out[0]), []float64{10, 12, 14, 16}, 0)
 
-	reads := NewJit("reads", func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	reads := NewJit(ctx, "reads", func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if _, err := in[0].Sum(false).Item(); err != nil {
 			return nil, err
 		}
 		return []*tensor.Tensor{in[0]}, nil
 	})
-	if _, err := reads.Call(mkVec(t, []int{2}, 1, 2)); err == nil || !strings.Contains(err.Error(), "TinyJit function reads") {
+	if _, err := reads.Call(mkVec(t, ctx, []int{2}, 1, 2)); err == nil || !strings.Contains(err.Error(), "TinyJit function reads") {
 		t.Errorf("item inside: err = %v", err)
 	}
 	// the engine reads values again after the refused call
-	if _, err := mkVec(t, []int{1}, 3).Item(); err != nil {
+	if _, err := mkVec(t, ctx, []int{1}, 3).Item(); err != nil {
 		t.Errorf("item after a refused call: %v", err)
 	}
 }
@@ -120,27 +121,26 @@ func TestJitRefuses(t *testing.T) {
 // TestJitTrainStep: a jitted training step (MLP + Adam) gives the losses
 // of the un-jitted loop, and its replays schedule nothing.
 func TestJitTrainStep(t *testing.T) {
-	e, err := Install("GO", Options{})
+	ctx, e, err := NewContext("GO", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tensor.Training = true
-	defer func() { tensor.Training = false }()
+	ctx.SetTraining(true)
 	losses := func(jit bool) []float64 {
-		tensor.ManualSeed(21)
-		m := newTinyMLP(6, 12, 3)
+		ctx.ManualSeed(21)
+		m := newTinyMLP(ctx, 6, 12, 3)
 		opt, err := nn.NewAdam(nn.Parameters(m), 0.02, 0.9, 0.999, 1e-8)
 		if err != nil {
 			t.Fatal(err)
 		}
 		step := trainStep(m, opt)
 		if jit {
-			step = NewJit("train_step", step).Call0
+			step = NewJit(ctx, "train_step", step).Call0
 		}
 		var out []float64
 		var scheduled int
 		for i := range 7 {
-			x, y := mkBatch(t, i, 16, 6, 3)
+			x, y := mkBatch(t, ctx, i, 16, 6, 3)
 			l, err := step([]*tensor.Tensor{x, y})
 			if err != nil {
 				t.Fatal(err)

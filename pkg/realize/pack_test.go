@@ -15,11 +15,11 @@ import (
 // into column panels (one extra kernel); the product, and the gradients
 // through it, equal the GO device's, which does not repack.
 func TestPackedMatmul(t *testing.T) {
-	cpu, err := Install("CPU", Options{})
+	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(5, 5))
 	va, vb := make([]float64, 96*256), make([]float64, 256*256)
 	for i := range va {
@@ -29,9 +29,9 @@ func TestPackedMatmul(t *testing.T) {
 		vb[i] = r.Float64() - 0.5
 	}
 	run := func(e *Engine) (out, ga, gb []float64, kernels int) {
-		tensor.SetEngine(e)
-		a, _ := tensor.FromFloats(ir.Float32, []int{96, 256}, va)
-		b, _ := tensor.FromFloats(ir.Float32, []int{256, 256}, vb)
+		ctx := tensor.NewContext(e)
+		a, _ := ctx.FromFloats(ir.Float32, []int{96, 256}, va)
+		b, _ := ctx.FromFloats(ir.Float32, []int{256, 256}, vb)
 		c := a.Dot(b)
 		s, err := fuse.Create([]*tensor.Node{c.Node()}, fuse.Options{})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"tgc/pkg/backend"
 	"tgc/pkg/beam"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/render"
@@ -256,7 +257,7 @@ func (t *Tracer) WritePlan(dir string) error {
 			continue
 		}
 		written[k.Source] = true
-		if err := os.WriteFile(filepath.Join(dir, k.Source), []byte(k.code), 0o644); err != nil {
+		if err := fileaccess.WriteFile(filepath.Join(dir, k.Source), []byte(k.code), 0o644); err != nil {
 			return err
 		}
 	}
@@ -276,7 +277,7 @@ func (t *Tracer) WritePlan(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o644)
+	return fileaccess.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o644)
 }
 
 // launchSize is the GPU launch geometry of a kernel (ok false on CPU/GO).
@@ -303,11 +304,11 @@ func (t *Tracer) target() ir.Target {
 	tg := ir.CPUTarget
 	if t.Opts.Beam > 0 {
 		if t.beam == nil {
-			dev, err := backend.Open("CPU")
+			dev, err := backend.OpenWith("CPU", backend.Options{CacheDir: t.Opts.CacheDir})
 			if err != nil {
 				return tg // no compiler here: no fingerprint to look results up by
 			}
-			t.beam = beam.New(dev, beam.Options{Width: t.Opts.Beam, Debug: t.Opts.Debug, Out: t.Opts.Out})
+			t.beam = beam.New(dev, beam.Options{Width: t.Opts.Beam, Debug: t.Opts.Debug, Out: t.Opts.Out, Dir: t.Opts.beamDir()})
 		}
 		tg.Choose = func(k *ir.Kernel) []ir.Opt {
 			if opts, ok := t.beam.Lookup(k); ok {

@@ -13,11 +13,11 @@ import (
 // TestUpcastMatchesGO: kernels big enough for the CPU's upcast pass
 // (register blocking) give the GO device's results, which run without it.
 func TestUpcastMatchesGO(t *testing.T) {
-	cpu, err := Install("CPU", Options{})
+	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(3, 4))
 	data := func(n int) []float64 {
 		v := make([]float64, n)
@@ -27,37 +27,37 @@ func TestUpcastMatchesGO(t *testing.T) {
 		return v
 	}
 	va, vb, vbias, vx, vw := data(48*64), data(64*48), data(40), data(2*3*12*16), data(8*3*3*3)
-	graphs := map[string]func() *tensor.Tensor{
-		"matmul+bias+relu": func() *tensor.Tensor {
-			a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, va)
-			b, _ := tensor.FromFloats(ir.Float32, []int{64, 40}, vb[:64*40])
-			bias, _ := tensor.FromFloats(ir.Float32, []int{40}, vbias)
+	graphs := map[string]func(ctx *tensor.Context) *tensor.Tensor{
+		"matmul+bias+relu": func(ctx *tensor.Context) *tensor.Tensor {
+			a, _ := ctx.FromFloats(ir.Float32, []int{48, 64}, va)
+			b, _ := ctx.FromFloats(ir.Float32, []int{64, 40}, vb[:64*40])
+			bias, _ := ctx.FromFloats(ir.Float32, []int{40}, vbias)
 			return a.Dot(b).Add(bias).Relu()
 		},
-		"batched matmul": func() *tensor.Tensor {
-			a, _ := tensor.FromFloats(ir.Float32, []int{3, 16, 64}, va[:3*16*64])
-			b, _ := tensor.FromFloats(ir.Float32, []int{3, 64, 16}, vb[:3*64*16])
+		"batched matmul": func(ctx *tensor.Context) *tensor.Tensor {
+			a, _ := ctx.FromFloats(ir.Float32, []int{3, 16, 64}, va[:3*16*64])
+			b, _ := ctx.FromFloats(ir.Float32, []int{3, 64, 16}, vb[:3*64*16])
 			return a.Dot(b)
 		},
-		"conv2d": func() *tensor.Tensor {
-			x, _ := tensor.FromFloats(ir.Float32, []int{2, 3, 12, 16}, vx)
-			w, _ := tensor.FromFloats(ir.Float32, []int{8, 3, 3, 3}, vw)
+		"conv2d": func(ctx *tensor.Context) *tensor.Tensor {
+			x, _ := ctx.FromFloats(ir.Float32, []int{2, 3, 12, 16}, vx)
+			w, _ := ctx.FromFloats(ir.Float32, []int{8, 3, 3, 3}, vw)
 			return x.Conv2d(w, nil, tensor.ConvOpts{Padding: []int{1}})
 		},
-		"max over rows": func() *tensor.Tensor {
-			a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, va)
+		"max over rows": func(ctx *tensor.Context) *tensor.Tensor {
+			a, _ := ctx.FromFloats(ir.Float32, []int{48, 64}, va)
 			return a.Max(false, 1).Add(a.Sum(false, 1))
 		},
-		"softmax": func() *tensor.Tensor {
-			a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, va)
+		"softmax": func(ctx *tensor.Context) *tensor.Tensor {
+			a, _ := ctx.FromFloats(ir.Float32, []int{48, 64}, va)
 			return a.Softmax(-1)
 		},
 	}
 	for name, build := range graphs {
 		var res [2][]float64
 		for d, e := range []*Engine{goe, cpu} {
-			tensor.SetEngine(e)
-			if res[d], err = build().Floats(); err != nil {
+			ctx := tensor.NewContext(e)
+			if res[d], err = build(ctx).Floats(); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
@@ -73,8 +73,9 @@ func TestUpcastMatchesGO(t *testing.T) {
 // TestUpcastPassApplies: the matmul kernel really is blocked (so the test
 // above exercises it): 8 x 8 lanes for a 48x40 output (8 columns: 8 rows).
 func TestUpcastPassApplies(t *testing.T) {
-	a, _ := tensor.FromFloats(ir.Float32, []int{48, 64}, make([]float64, 48*64))
-	b, _ := tensor.FromFloats(ir.Float32, []int{64, 40}, make([]float64, 64*40))
+	ctx := tensor.NewContext(nil)
+	a, _ := ctx.FromFloats(ir.Float32, []int{48, 64}, make([]float64, 48*64))
+	b, _ := ctx.FromFloats(ir.Float32, []int{64, 40}, make([]float64, 64*40))
 	sched := scheduleOf(t, a.Dot(b))
 	k, err := ir.OptimizeFor(sched, ir.CPUTarget, nil)
 	if err != nil {
@@ -106,11 +107,12 @@ func TestSplitReduceMatches(t *testing.T) {
 		wantMax = math.Max(wantMax, vals[i])
 	}
 	for _, dev := range []string{"GO", "CPU"} {
-		if _, err := Install(dev, Options{}); err != nil {
+		ctx, _, err := NewContext(dev, Options{})
+		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)
 			continue
 		}
-		x, _ := tensor.FromFloats(ir.Float32, []int{1 << 16}, vals)
+		x, _ := ctx.FromFloats(ir.Float32, []int{1 << 16}, vals)
 		got, err := x.Sum(false).Item()
 		if err != nil {
 			t.Fatal(err)

@@ -19,13 +19,13 @@ import (
 // device's results; and the ones that should vectorize do, so the test
 // fails if the pattern matching silently stops applying.
 func TestCPUVectorReduces(t *testing.T) {
-	cpu, err := Install("CPU", Options{})
+	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
 	}
-	goe, _ := Install("GO", Options{})
+	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(7, 8))
-	in := func(shape ...int) func() *tensor.Tensor { return randomInput(r, shape...) }
+	in := func(shape ...int) func(ctx *tensor.Context) *tensor.Tensor { return randomInput(r, shape...) }
 	a64, b64 := in(64, 64), in(64, 64)
 	a128, b128 := in(128, 128), in(128, 128)
 	a96, b80 := in(96, 72), in(72, 80)
@@ -33,33 +33,33 @@ func TestCPUVectorReduces(t *testing.T) {
 	cx, cb, cw := in(2, 8, 14, 14), in(8), in(16, 8, 3, 3)
 	cases := []struct {
 		name  string
-		build func() *tensor.Tensor
+		build func(ctx *tensor.Context) *tensor.Tensor
 		vec   bool // the reduce kernel has vector accumulators
 	}{
-		{"matmul 64", func() *tensor.Tensor { return a64().Dot(b64()) }, true},
-		{"matmul 128 relu", func() *tensor.Tensor { return a128().Dot(b128()).Relu() }, true},
-		{"matmul 96x72x80", func() *tensor.Tensor { return a96().Dot(b80()) }, true},
-		{"batched matmul", func() *tensor.Tensor { return ba().Dot(bb()) }, true},
-		{"conv2d bias relu prologue", func() *tensor.Tensor {
-			x := cx().Add(cb().Reshape(1, 8, 1, 1)).Relu()
-			return x.Conv2d(cw(), nil, tensor.ConvOpts{})
+		{"matmul 64", func(ctx *tensor.Context) *tensor.Tensor { return a64(ctx).Dot(b64(ctx)) }, true},
+		{"matmul 128 relu", func(ctx *tensor.Context) *tensor.Tensor { return a128(ctx).Dot(b128(ctx)).Relu() }, true},
+		{"matmul 96x72x80", func(ctx *tensor.Context) *tensor.Tensor { return a96(ctx).Dot(b80(ctx)) }, true},
+		{"batched matmul", func(ctx *tensor.Context) *tensor.Tensor { return ba(ctx).Dot(bb(ctx)) }, true},
+		{"conv2d bias relu prologue", func(ctx *tensor.Context) *tensor.Tensor {
+			x := cx(ctx).Add(cb(ctx).Reshape(1, 8, 1, 1)).Relu()
+			return x.Conv2d(cw(ctx), nil, tensor.ConvOpts{})
 		}, true},
 		// a[i,k]*b[j,k]: no load is contiguous along an output axis, so the
 		// reduce axis is unrolled into vector lanes instead.
-		{"matmul by transpose", func() *tensor.Tensor { return a64().Dot(b64().T()) }, true},
+		{"matmul by transpose", func(ctx *tensor.Context) *tensor.Tensor { return a64(ctx).Dot(b64(ctx).T()) }, true},
 		// Every other column: no axis is read at stride 1.
-		{"strided column sums", func() *tensor.Tensor {
-			return a128().Reshape(128, 64, 2).Shrink([][2]int{{0, 128}, {0, 64}, {0, 1}}).Sum(false, 0)
+		{"strided column sums", func(ctx *tensor.Context) *tensor.Tensor {
+			return a128(ctx).Reshape(128, 64, 2).Shrink([][2]int{{0, 128}, {0, 64}, {0, 1}}).Sum(false, 0)
 		}, false},
-		{"max reduce", func() *tensor.Tensor { return a128().Max(false, 1) }, true},
+		{"max reduce", func(ctx *tensor.Context) *tensor.Tensor { return a128(ctx).Max(false, 1) }, true},
 		// exp inside the sum: the vector exp2 of the C prelude (tg_exp2v).
-		{"softmax rows", func() *tensor.Tensor { return a128().Softmax(-1) }, true},
+		{"softmax rows", func(ctx *tensor.Context) *tensor.Tensor { return a128(ctx).Softmax(-1) }, true},
 	}
 	for _, c := range cases {
 		var res [2][]float64
 		for d, e := range []*Engine{goe, cpu} {
-			tensor.SetEngine(e)
-			if res[d], err = c.build().Floats(); err != nil {
+			ctx := tensor.NewContext(e)
+			if res[d], err = c.build(ctx).Floats(); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		}
@@ -69,7 +69,7 @@ func TestCPUVectorReduces(t *testing.T) {
 				break
 			}
 		}
-		src := renderCPU(t, c.build())
+		src := renderCPU(t, c.build(tensor.NewContext(nil)))
 		if c.name == "softmax rows" && !strings.Contains(src, "tg_exp2v(") {
 			t.Errorf("softmax: the exp-and-sum reduce does not use the vector exp2:\n%s", src)
 		}
@@ -106,41 +106,40 @@ func renderCPU(t *testing.T, x *tensor.Tensor) string {
 // 16-wide code only where the CPU has avx512f, so that case is skipped
 // elsewhere.
 func TestCPUVectorWidths(t *testing.T) {
-	goe, err := Install("GO", Options{})
+	ctx, _, err := NewContext("GO", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tensor.SetEngine(goe)
 	r := rand.New(rand.NewPCG(9, 10))
 	// fresh input tensors for each run: a graph realized once would
 	// otherwise be read back, not recomputed, on the next device.
-	in := func(shape ...int) func() *tensor.Tensor { return randomInput(r, shape...) }
+	in := func(shape ...int) func(ctx *tensor.Context) *tensor.Tensor { return randomInput(r, shape...) }
 	a, b := in(128, 96), in(96, 128)
 	x, w := in(2, 8, 12, 12), in(16, 8, 3, 3)
 	bn := in(4, 8, 20, 20)
 	pooled := in(4, 8, 10, 10)
 	cases := []struct {
 		name  string
-		build func() *tensor.Tensor
+		build func(ctx *tensor.Context) *tensor.Tensor
 		vec   string // the 16-wide render must contain this
 	}{
-		{"matmul", func() *tensor.Tensor { return a().Dot(b()).Relu() }, "tg_f16 vacc0"},
-		{"conv2d", func() *tensor.Tensor { return x().Conv2d(w(), nil, tensor.ConvOpts{}) }, ""},
-		{"matmul by transpose", func() *tensor.Tensor { return a().Dot(a().T()) }, "tg_f16 vacc0"},
+		{"matmul", func(ctx *tensor.Context) *tensor.Tensor { return a(ctx).Dot(b(ctx)).Relu() }, "tg_f16 vacc0"},
+		{"conv2d", func(ctx *tensor.Context) *tensor.Tensor { return x(ctx).Conv2d(w(ctx), nil, tensor.ConvOpts{}) }, ""},
+		{"matmul by transpose", func(ctx *tensor.Context) *tensor.Tensor { return a(ctx).Dot(a(ctx).T()) }, "tg_f16 vacc0"},
 		// batch-norm statistics: a split reduce over (batch, rows, columns)
-		{"channel sums", func() *tensor.Tensor { return bn().Mul(bn()).Sum(false, 0, 2, 3) }, ""},
+		{"channel sums", func(ctx *tensor.Context) *tensor.Tensor { return bn(ctx).Mul(bn(ctx)).Sum(false, 0, 2, 3) }, ""},
 		// a nearest upsample (x[i/2]): split in two lanes to vectorize
-		{"upsample", func() *tensor.Tensor {
-			return pooled().Reshape(4, 8, 10, 1, 10, 1).Expand(4, 8, 10, 2, 10, 2).Reshape(4, 8, 20, 20).Mul(bn())
+		{"upsample", func(ctx *tensor.Context) *tensor.Tensor {
+			return pooled(ctx).Reshape(4, 8, 10, 1, 10, 1).Expand(4, 8, 10, 2, 10, 2).Reshape(4, 8, 20, 20).Mul(bn(ctx))
 		}, ""},
 	}
 	want := make([][]float64, len(cases))
 	for i, c := range cases {
 		// Render first: a realized graph schedules no kernels.
-		if src := renderCPUWidth(t, c.build(), 16); c.vec != "" && !strings.Contains(src, c.vec) {
+		if src := renderCPUWidth(t, c.build(ctx), 16); c.vec != "" && !strings.Contains(src, c.vec) {
 			t.Errorf("%s: 16-wide source lacks %q:\n%s", c.name, c.vec, src)
 		}
-		if want[i], err = c.build().Floats(); err != nil {
+		if want[i], err = c.build(ctx).Floats(); err != nil {
 			t.Fatalf("%s on GO: %v", c.name, err)
 		}
 	}
@@ -153,9 +152,9 @@ func TestCPUVectorWidths(t *testing.T) {
 			if err != nil {
 				t.Skipf("CPU unavailable: %v", err)
 			}
-			tensor.SetEngine(New(dev, Options{}))
+			ctx := tensor.NewContext(New(dev, Options{}))
 			for i, c := range cases {
-				got, err := c.build().Floats()
+				got, err := c.build(ctx).Floats()
 				if err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
@@ -197,7 +196,7 @@ func renderCPUWidth(t *testing.T, x *tensor.Tensor, width int) string {
 // randomInput fixes random values in [-1, 1) for a shape and returns a
 // function making a fresh realized tensor of them: a graph realized once
 // would otherwise be read back, not recomputed, on the next device.
-func randomInput(r *rand.Rand, shape ...int) func() *tensor.Tensor {
+func randomInput(r *rand.Rand, shape ...int) func(ctx *tensor.Context) *tensor.Tensor {
 	n := 1
 	for _, s := range shape {
 		n *= s
@@ -206,8 +205,8 @@ func randomInput(r *rand.Rand, shape ...int) func() *tensor.Tensor {
 	for i := range v {
 		v[i] = r.Float64()*2 - 1
 	}
-	return func() *tensor.Tensor {
-		x, _ := tensor.FromFloats(ir.Float32, shape, v)
+	return func(ctx *tensor.Context) *tensor.Tensor {
+		x, _ := ctx.FromFloats(ir.Float32, shape, v)
 		return x
 	}
 }

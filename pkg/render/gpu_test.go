@@ -20,7 +20,7 @@ func gpuGraphs() map[string]*tensor.Tensor {
 	g["max_group2"] = input(ir.Float32, 3, 64, 32).Max(false, 1, 2).Add(big.Sum(false, 1).Shrink([][2]int{{0, 3}}))
 	g["axes4"] = input(ir.Float32, 2, 3, 4, 5).Permute(3, 1, 2, 0).Exp2()
 	g["padded"] = input(ir.Float32, 1031).Sqrt()
-	g["bool_store"] = input(ir.Float32, 7, 9).Lt(tensor.Const(0, ir.Float32))
+	g["bool_store"] = input(ir.Float32, 7, 9).Lt(tc.Const(0, ir.Float32))
 	for name, t := range vecGraphs() {
 		g[name] = t
 	}

@@ -19,7 +19,7 @@ func input(dt ir.DType, shape ...int) *tensor.Tensor {
 	for _, d := range shape {
 		n *= d
 	}
-	t, err := tensor.FromFloats(dt, shape, make([]float64, n))
+	t, err := tc.FromFloats(dt, shape, make([]float64, n))
 	if err != nil {
 		panic(err)
 	}
@@ -32,16 +32,16 @@ func goldenGraphs() map[string]*tensor.Tensor {
 	x := input(ir.Float32, 8, 10)
 	h := input(ir.Float16, 4, 4)
 	i := input(ir.Int32, 5, 6)
-	zero := tensor.Const(0, ir.Float32)
+	zero := tc.Const(0, ir.Float32)
 	e := x.Sub(x.Max(true, 1)).Exp2()
-	tensor.ManualSeed(0)
+	tc.ManualSeed(0)
 	return map[string]*tensor.Tensor{
 		"matmul_relu":  a.Reshape(64, 32, 1).Mul(b.Reshape(1, 32, 16)).Sum(false, 1).Maximum(zero),
 		"softmax":      e.Div(e.Sum(true, 1)),
 		"pad_flip":     x.Pad([][2]int{{1, 1}, {0, 3}}, 0).Flip(1).Sqrt(),
 		"half_cast":    h.Cast(ir.Float32).Mul(h.Cast(ir.Float32)).Cast(ir.Float16),
-		"int_ops":      i.IDiv(tensor.Const(3, ir.Int32)).Add(i.Permute(1, 0).Reshape(5, 6)),
-		"rand_uniform": tensor.Rand(4, 8).Mul(tensor.Const(2, ir.Float32)),
+		"int_ops":      i.IDiv(tc.Const(3, ir.Int32)).Add(i.Permute(1, 0).Reshape(5, 6)),
+		"rand_uniform": tc.Rand(4, 8).Mul(tc.Const(2, ir.Float32)),
 		"where_cmp":    x.Lt(zero).Where(x.Neg(), x.Exp2()),
 	}
 }
@@ -85,3 +85,7 @@ func TestGoldenC(t *testing.T) {
 		}
 	}
 }
+
+// tc is the context of this package's test graphs (they are scheduled and
+// rendered, never realized).
+var tc = tensor.NewContext(nil)

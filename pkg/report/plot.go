@@ -1,8 +1,8 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"tgc/pkg/fileaccess"
 )
 
 // PlotPNG writes the series as line charts, one panel per series stacked
@@ -46,13 +48,9 @@ func PlotPNG(path, title string, series []*Series) error {
 	for i := range plots {
 		plots[i][0].Draw(canvases[i][0])
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	var png bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&png); err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fileaccess.WriteFile(path, png.Bytes(), 0o644)
 }

@@ -21,9 +21,10 @@ import (
 	"math"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"sort"
 	"unicode/utf8"
+
+	"tgc/pkg/fileaccess"
 )
 
 // MaxHeaderSize is the largest JSON header accepted or written. (The Rust
@@ -336,11 +337,25 @@ func ReadFile(path string) ([]Tensor, map[string]string, error) {
 }
 
 func readFile(path string) ([]Tensor, map[string]string, error) {
-	f, err := os.Open(path)
+	f, err := fileaccess.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
+	return read(f)
+}
+
+// ReadOpen reads a safetensors file opened by the caller (a regular file:
+// fileaccess.Open, or a script's policy). Errors name f.Name().
+func ReadOpen(f *os.File) ([]Tensor, map[string]string, error) {
+	tensors, metadata, err := read(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("safetensors: %s: %w", f.Name(), err)
+	}
+	return tensors, metadata, nil
+}
+
+func read(f *os.File) ([]Tensor, map[string]string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
@@ -475,43 +490,17 @@ func encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	return out, nil
 }
 
-// WriteFile encodes tensors and metadata and writes them to path atomically:
-// the data goes to a temporary file in the same directory, which is synced
-// and then renamed over path, so readers never see a partial file.
+// WriteFile encodes tensors and metadata and writes them to path atomically
+// (fileaccess.WriteFile: a temporary file in the same folder, synced and
+// renamed over path), so readers never see a partial file and a failed
+// write leaves the old one. A path that is a FIFO or device is refused.
 func WriteFile(path string, tensors []Tensor, metadata map[string]string) error {
 	b, err := Encode(tensors, metadata)
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(path, b); err != nil {
+	if err := fileaccess.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("safetensors: %s: %w", path, err)
 	}
 	return nil
-}
-
-func writeAtomic(path string, b []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	// CreateTemp uses 0600; use the usual permissions of a written file.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

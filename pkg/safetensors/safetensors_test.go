@@ -433,8 +433,15 @@ func TestWriteReadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode = %v, want 0644", fi.Mode().Perm())
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want the replaced file's 0600", fi.Mode().Perm())
+	}
+	fresh := filepath.Join(dir, "new.safetensors")
+	if err := WriteFile(fresh, tensors, md); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("new file: %v, %v, want mode 0644", fi, err)
 	}
 	want, _ := Encode(tensors, md)
 	if onDisk, _ := os.ReadFile(path); !bytes.Equal(onDisk, want) {

@@ -19,14 +19,14 @@ func writeMNIST(t *testing.T, dir string, nTrain, nTest int) {
 }
 
 func TestMNISTDataset(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	dir := t.TempDir()
 	writeMNIST(t, dir, 30, 20)
 	src := `X_train, Y_train, X_test, Y_test = nn.datasets.mnist(dir="` + dir + `")
 print(X_train.shape, X_train.dtype, Y_train.shape, Y_train.dtype, X_test.shape, Y_test.shape)
 print(Y_train[:12].tolist(), Y_test[:3].tolist(), X_train[4, 0, 8].tolist()[:3], X_train[4, 0, 0].sum().item())
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,13 +39,13 @@ print(Y_train[:12].tolist(), Y_test[:3].tolist(), X_train[4, 0, 8].tolist()[:3],
 
 	// The directory comes from TGC_MNIST_DIR when not given.
 	t.Setenv(MNISTDirEnv, dir)
-	if out, _, err := run(t, "print(nn.datasets.mnist()[3].shape)", 0); err != nil || out != "(20,)\n" {
+	if out, _, err := run(t, ctx, "print(nn.datasets.mnist()[3].shape)", 0); err != nil || out != "(20,)\n" {
 		t.Errorf("with %s: %q, %v", MNISTDirEnv, out, err)
 	}
 
 	// A folder without the files says how to get them.
 	empty := t.TempDir()
-	_, _, err = run(t, `X = nn.datasets.mnist(dir="`+empty+`")`, 0)
+	_, _, err = run(t, ctx, `X = nn.datasets.mnist(dir="`+empty+`")`, 0)
 	if err == nil {
 		t.Fatal("no error for an empty data folder")
 	}
@@ -57,7 +57,7 @@ print(Y_train[:12].tolist(), Y_test[:3].tolist(), X_train[4, 0, 8].tolist()[:3],
 }
 
 func TestHostGather(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `x = Tensor.arange(12).reshape(4, 3).realize()
 idx = Tensor([3, 0, -1, 3])
 g = x[idx]
@@ -71,7 +71,7 @@ samples = Tensor.randint(5, high=4)
 xs = x[samples]
 print([r[0] // 3 for r in xs.tolist()] == samples.tolist())
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ True
 		{"x = Tensor.zeros(3, 2)\nx[Tensor([1.0])]", "the index tensor must be an integer tensor"},
 		{"x = Tensor.zeros(3, 2, requires_grad=True)\nx[Tensor([1])]", "has no gradient"},
 	} {
-		_, _, err := run(t, c.src, 0)
+		_, _, err := run(t, ctx, c.src, 0)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.err)
 		}
@@ -97,7 +97,7 @@ True
 }
 
 func TestTrainingSession(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `print(config["steps"], config.get("lr"), config.get("missing", 7))
 t = trange(config["steps"], batch=4)
 for i in t:
@@ -111,7 +111,7 @@ report(accuracy=0.75)
 `
 	var out bytes.Buffer
 	s := &TrainSession{Config: map[string]any{"steps": 5, "lr": 0.5, "data": "x"}, Every: 2}
-	err := RunTraining(Options{File: "model.tg", Src: []byte(src), Stdout: &out}, s)
+	err := RunTraining(Options{File: "model.tg", Src: []byte(src), Stdout: &out, Context: ctx}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +135,11 @@ report(accuracy=0.75)
 	}
 
 	// Outside a session config is empty and report() records nowhere.
-	if out, _, err := run(t, "report(loss=1.0)\nprint(len(config))", 0); err != nil || out != "0\n" {
+	if out, _, err := run(t, ctx, "report(loss=1.0)\nprint(len(config))", 0); err != nil || out != "0\n" {
 		t.Errorf("without a session: %q, %v", out, err)
 	}
 	// A NaN loss stops the script, naming the step.
-	_, _, err = run(t, "for i in range(5):\n    loss = Tensor([-1.0 + 1 - i]).sqrt().sum()\n    report(step=i, loss=loss)\n", 0)
+	_, _, err = run(t, ctx, "for i in range(5):\n    loss = Tensor([-1.0 + 1 - i]).sqrt().sum()\n    report(step=i, loss=loss)\n", 0)
 	if err == nil || !strings.Contains(err.Error(), "model.tg:3:5: loss is NaN at step 1: training stopped") {
 		t.Errorf("NaN loss: %v", err)
 	}
@@ -150,7 +150,7 @@ report(accuracy=0.75)
 		{"trange(3).foo", `trange has no attribute "foo"`},
 		{"config[\"x\"] = 1", "frozen"},
 	} {
-		_, _, err := run(t, c.src, 0)
+		_, _, err := run(t, ctx, c.src, 0)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.err)
 		}

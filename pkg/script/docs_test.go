@@ -26,7 +26,7 @@ func TestDocsListEveryName(t *testing.T) {
 		return false
 	}
 	names := append(append(tensorlib.MethodNames(), tensorlib.StaticNames()...), tensorlib.PropertyNames()...)
-	for n := range newInterp("x", nil, nil, 0).predeclared() {
+	for n := range newInterp(nil, "x", nil, nil, 0).predeclared() {
 		if !strings.HasPrefix(n, "__") {
 			names = append(names, n)
 		}
@@ -40,7 +40,7 @@ func TestDocsListEveryName(t *testing.T) {
 
 // TestDocExamples runs examples from docs/language.md.
 func TestDocExamples(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `def Linear(fan_in, fan_out):
     return struct(weight = Tensor.kaiming_uniform(fan_out, fan_in),
                   bias = Tensor.zeros(fan_out))
@@ -66,7 +66,7 @@ print(a.shape, b.shape, x.pad(((1, 1), (2, 0)), value=-1).shape, x.pad((1, 2)).s
 print(Tensor.full((2, 2), 7).dtype, (x // 3).tolist()[0], (x % 3).tolist()[0], ((x > 2) & (x < 4)).tolist()[0])
 print(dtypes.float32.itemsize, dtypes.half.name, dtypes.is_float(dtypes.float16), x.device)
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

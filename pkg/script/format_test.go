@@ -249,7 +249,7 @@ var formatCases = []struct{ value, spec, want string }{
 }
 
 func TestFStrings(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `x = 1.23456
 i = 7
 name = "w"
@@ -260,7 +260,7 @@ print(f"""multi
 {i:03d}""", F"{t.item():.2f} {t.shape}", rf"\n{i}")
 print(f"{t}")
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,12 +273,12 @@ multi
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
-	_, _, err = run(t, "t = Tensor([1.0])\nprint(\"x\", f\"v={t:.2f}\")\n", 0)
+	_, _, err = run(t, ctx, "t = Tensor([1.0])\nprint(\"x\", f\"v={t:.2f}\")\n", 0)
 	if err == nil || !strings.HasPrefix(err.Error(), "model.tg:2:12: f-string: a Tensor has no format spec") {
 		t.Errorf("tensor spec: %v", err)
 	}
 	// Errors inside a field point into the f-string.
-	_, _, err = run(t, "t = Tensor([1.0])\ns = f\"a {t.frob()}\"\n", 0)
+	_, _, err = run(t, ctx, "t = Tensor([1.0])\ns = f\"a {t.frob()}\"\n", 0)
 	if err == nil || !strings.HasPrefix(err.Error(), `model.tg:2:12: Tensor has no method "frob"`) {
 		t.Errorf("error in a field: %v", err)
 	}

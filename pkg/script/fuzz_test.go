@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/tensor"
 )
@@ -33,15 +34,13 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte("s = \"x[1:2, 3]\" # y[::2, 1]\nt = '''\n[:, :]\n'''\n"))
 	f.Add([]byte("x = Tensor([1.0, 2.0])\nif (x > 1).sum().item() > 0:\n    print(x < 2, 2 <= x)\n"))
 	f.Add([]byte("def f(*a, **k):\n  return [i for i in a if i != None]\nprint(f(1, None, x=2), ...)\n"))
-	before := tensor.CurrentEngine()
-	tensor.SetEngine(fuzzEngine{})
-	defer tensor.SetEngine(before)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		out, _ := frontend.Translate(src)
 		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
 			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
 		}
-		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000})
+		ctx := tensor.NewContext(fuzzEngine{})
+		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000, Context: ctx, Files: &fileaccess.Policy{}}) // no file access
 		if err == nil {
 			return
 		}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestTinyJitInScripts(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `net = struct(l1 = nn.Linear(3, 8), l2 = nn.Linear(8, 2))
 def step(x, y):
     loss = net.l2(net.l1(x).relu()).sparse_categorical_crossentropy(y)
@@ -37,7 +37,7 @@ for i in range(3):
     s, p = add(Tensor([1.0, 2.0]) * i, Tensor([3.0, 4.0]))
 print(s.tolist(), p.tolist())
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ print(s.tolist(), p.tolist())
 		{"def g(x):\n    print(x.sum().item())\n    return x\nTinyJit(g)(Tensor([1.0]))", "TinyJit function g reads a tensor's value"},
 		{"TinyJit(lambda x: x)(1)", "takes Tensors only"},
 	} {
-		_, _, err := run(t, c.src, 0)
+		_, _, err := run(t, ctx, c.src, 0)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.err)
 		}

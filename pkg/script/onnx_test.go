@@ -52,7 +52,7 @@ func gemmModel(t *testing.T) string {
 // nn.onnx.load: the model's outputs are lazy tensors that compose with the
 // script, its weights are parameters a script can train.
 func TestONNXInScripts(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `m = nn.onnx.load(PATH)
 print(m.inputs, m.outputs, sorted(m.weights.keys()))
 x = Tensor([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0], [2.0, 0.0, -1.0]])
@@ -70,7 +70,7 @@ for i in range(5):
     losses.append(loss.item())
 print(losses[-1] < losses[0] / 2, sorted(nn.state.get_state_dict(m).keys()))
 `
-	out, _, err := run(t, strings.ReplaceAll(src, "PATH", strconv.Quote(gemmModel(t))), 0)
+	out, _, err := run(t, ctx, strings.ReplaceAll(src, "PATH", strconv.Quote(gemmModel(t))), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +82,13 @@ True ["W", "b"]
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 	for src, msg := range map[string]string{
-		`nn.onnx.load("nothere.onnx")`:                        "nothere.onnx",
-		`m = nn.onnx.load(PATH)` + "\nm(Tensor.rand(4, 4))":   `input "x" has shape (4, 4), the model declares (4, 3)`,
-		`m = nn.onnx.load(PATH)` + "\nm(1)":                   `input "x" must be a Tensor`,
+		`nn.onnx.load("nothere.onnx")`:                         "nothere.onnx",
+		`nn.onnx.load("/etc/adduser.conf")`:                    "allow",
+		`m = nn.onnx.load(PATH)` + "\nm(Tensor.rand(4, 4))":    `input "x" has shape (4, 4), the model declares (4, 3)`,
+		`m = nn.onnx.load(PATH)` + "\nm(1)":                    `input "x" must be a Tensor`,
 		`m = nn.onnx.load(PATH)` + "\nm({\"z\": Tensor([1])})": `no graph input named "z"`,
 	} {
-		_, _, err := run(t, strings.ReplaceAll(src, "PATH", strconv.Quote(gemmModel(t))), 0)
+		_, _, err := run(t, useGO(t), strings.ReplaceAll(src, "PATH", strconv.Quote(gemmModel(t))), 0)
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: error %v, want %q", src, err, msg)
 		}

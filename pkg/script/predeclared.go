@@ -16,7 +16,7 @@ import (
 // predeclared returns the names every script sees.
 func (in *interp) predeclared() starlark.StringDict {
 	return starlark.StringDict{
-		"Tensor":   tensorlib.Class,
+		"Tensor":   tensorlib.NewClass(in.ctx),
 		"dtypes":   tensorlib.DTypes,
 		"nn":       nnlib.Module,
 		"math":     pyrt.Math,

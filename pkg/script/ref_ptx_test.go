@@ -24,21 +24,20 @@ func TestReferenceCUDAPTX(t *testing.T) {
 		}
 		t.Skip("clang-15 not found")
 	}
-	defer tensor.SetEngine(nil)
 	cases, data := loadRefCases(t)
 	tr, err := realize.NewTracer("CUDA", realize.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tensor.SetEngine(tr)
+	ctx := tensor.NewContext(tr)
 	for _, c := range cases {
 		env := map[string]*tensor.Tensor{}
 		for _, in := range c.Inputs {
-			if env[in], err = nnlib.FromSafetensors(data[c.Name+"."+in]); err != nil {
+			if env[in], err = nnlib.FromSafetensors(ctx, data[c.Name+"."+in]); err != nil {
 				t.Fatalf("%s: %v", c.Name, err)
 			}
 		}
-		got, err := Eval(c.Expr, env)
+		got, err := Eval(ctx, c.Expr, env)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}

@@ -59,10 +59,10 @@ func loadRefCases(t *testing.T) ([]refCase, map[string]safetensors.Tensor) {
 func TestReferenceCases(t *testing.T) {
 	cases, data := loadRefCases(t)
 	devices := []string{"GO", "CPU", "CL", "CUDA"}
-	defer tensor.SetEngine(nil)
 	for _, dev := range devices {
 		t.Run(dev, func(t *testing.T) {
-			if err := realize.UseDevice(dev); err != nil {
+			ctx, _, err := realize.NewContext(dev, realize.Options{})
+			if err != nil {
 				if dev == "GO" || (os.Getenv("CI") != "" && dev != "CUDA") { // CI installs a compiler and PoCL
 					t.Fatalf("%s device: %v", dev, err)
 				}
@@ -70,7 +70,7 @@ func TestReferenceCases(t *testing.T) {
 			}
 			failed := 0
 			for _, c := range cases {
-				if msg := runRefCase(c, data); msg != "" {
+				if msg := runRefCase(ctx, c, data); msg != "" {
 					failed++
 					t.Errorf("%s: %s\n    expr: %s", c.Name, msg, c.Expr)
 				}
@@ -83,7 +83,7 @@ func TestReferenceCases(t *testing.T) {
 }
 
 // runRefCase returns "" when the case passes, else what went wrong.
-func runRefCase(c refCase, data map[string]safetensors.Tensor) (msg string) {
+func runRefCase(ctx *tensor.Context, c refCase, data map[string]safetensors.Tensor) (msg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			msg = fmt.Sprintf("panic: %v", r)
@@ -95,7 +95,7 @@ func runRefCase(c refCase, data map[string]safetensors.Tensor) (msg string) {
 		if !ok {
 			return fmt.Sprintf("input %s missing from cases.safetensors", in)
 		}
-		x, err := nnlib.FromSafetensors(st)
+		x, err := nnlib.FromSafetensors(ctx, st)
 		if err != nil {
 			return fmt.Sprintf("input %s: %v", in, err)
 		}
@@ -105,11 +105,11 @@ func runRefCase(c refCase, data map[string]safetensors.Tensor) (msg string) {
 	if !ok {
 		return "expected value missing from cases.safetensors"
 	}
-	want, err := nnlib.FromSafetensors(st)
+	want, err := nnlib.FromSafetensors(ctx, st)
 	if err != nil {
 		return fmt.Sprintf("expected: %v", err)
 	}
-	got, err := Eval(c.Expr, env)
+	got, err := Eval(ctx, c.Expr, env)
 	if err != nil {
 		return fmt.Sprintf("error: %v", err)
 	}

@@ -22,12 +22,12 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/report"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/script/pyrt"
@@ -47,6 +47,15 @@ type Options struct {
 	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
 	Argv     []string      // script arguments, visible as the list argv
 	Train    *TrainSession // tgc train's session (RunTraining); nil: none
+	// Context holds the run's tensors: their engine, the random stream,
+	// the training flag (set to False when the run starts). nil: a new
+	// context without an engine (values cannot be computed). Runs in
+	// parallel need contexts of their own.
+	Context *tensor.Context
+	// Files is the file access of the script (safe_load, safe_save,
+	// mnist(dir=...)); nil: fileaccess.ForScript(File), the script's folder
+	// and the current folder.
+	Files *fileaccess.Policy
 }
 
 // Error is a script error: where it happened, what, and the call stack.
@@ -77,12 +86,9 @@ func (e *Error) Error() string {
 	return sb.String()
 }
 
-// runMu serializes runs: the tensor package's position hook, engine and
-// random state are process-wide.
-var runMu sync.Mutex
-
 // interp is the state of one run, reachable from builtins via the thread.
 type interp struct {
+	ctx      *tensor.Context // the run's tensors (engine, random stream, training flag)
 	thread   *starlark.Thread
 	file     string
 	pm       *frontend.PosMap
@@ -92,6 +98,7 @@ type interp struct {
 	stepsHit bool
 	warned   map[int32]bool // lines that already warned about a trace-mode read
 	train    trainState     // config, report() and trange (train.go)
+	files    *fileaccess.Policy
 }
 
 // interpOf is the run of a thread.
@@ -114,13 +121,13 @@ func Run(opts Options) (err error) {
 	if file == "" {
 		file = "<script>"
 	}
-	in := newInterp(file, opts.Stdout, opts.Stderr, opts.MaxSteps)
+	in := newInterp(opts.Context, file, opts.Stdout, opts.Stderr, opts.MaxSteps)
 	if opts.Train != nil {
 		in.train.sess = opts.Train
 	}
-
-	runMu.Lock()
-	defer runMu.Unlock()
+	if in.files = opts.Files; in.files == nil {
+		in.files = fileaccess.ForScript(opts.File)
+	}
 	restore := in.install()
 	defer restore()
 	defer func() {
@@ -152,12 +159,17 @@ func Run(opts Options) (err error) {
 	return nil
 }
 
-// Eval evaluates one expression with the predeclared names plus env (the
-// reference test suite's entry point). Its file name in errors is <expr>.
-func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
-	in := newInterp("<expr>", io.Discard, io.Discard, 0)
-	runMu.Lock()
-	defer runMu.Unlock()
+// Eval evaluates one expression with the predeclared names plus env, in
+// ctx (the reference test suite's entry point; nil: the context of env's
+// tensors, or a new one without an engine). Its file name in errors is
+// <expr>.
+func Eval(ctx *tensor.Context, expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err error) {
+	for _, t := range env {
+		if ctx == nil {
+			ctx = t.Context()
+		}
+	}
+	in := newInterp(ctx, "<expr>", io.Discard, io.Discard, 0)
 	restore := in.install()
 	defer restore()
 	defer func() {
@@ -191,7 +203,10 @@ func Eval(expr string, env map[string]*tensor.Tensor) (_ *tensor.Tensor, err err
 	return t.Tensor(), nil
 }
 
-func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+func newInterp(ctx *tensor.Context, file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
+	if ctx == nil {
+		ctx = tensor.NewContext(nil)
+	}
 	if stdout == nil {
 		stdout = os.Stdout
 	}
@@ -201,8 +216,8 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	in := &interp{file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
-		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}}}
+	in := &interp{ctx: ctx, file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
+		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}}, files: fileaccess.ForScript("")}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -218,17 +233,17 @@ func newInterp(file string, stdout, stderr io.Writer, maxSteps uint64) *interp {
 	return in
 }
 
-// install points the tensor package's position hook at this run and
-// returns the function that undoes it.
+// install points the context's position hook at this run and returns the
+// function that undoes it. Tensor.training starts False in every run.
 func (in *interp) install() func() {
-	tensor.SetPosFunc(in.scriptPos)
-	training := tensor.Training
-	tensor.Training = false // Tensor.training starts False in every run
-	return func() {
-		tensor.SetPosFunc(nil)
-		tensor.Training = training
-	}
+	in.ctx.SetPosFunc(in.scriptPos)
+	in.ctx.SetTraining(false)
+	return func() { in.ctx.SetPosFunc(nil) }
 }
+
+// Context is the tensor context of the run (tensorlib reaches it through
+// the thread's host).
+func (in *interp) Context() *tensor.Context { return in.ctx }
 
 // scriptPos is the position of the innermost script frame: the call that is
 // creating tensor nodes right now.
@@ -322,6 +337,11 @@ func (in *interp) InternalError(r any) string {
 
 // WarnTraceRead prints the trace-mode warning once per source line.
 func (in *interp) WarnTraceRead() {
+	in.Warnf("value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced")
+}
+
+// Warnf prints a warning at the current script position, once per line.
+func (in *interp) Warnf(format string, args ...any) {
 	p := in.scriptPos()
 	if in.warned[int32(p.Line)] {
 		return
@@ -331,5 +351,8 @@ func (in *interp) WarnTraceRead() {
 	if s := p.String(); s != "" {
 		prefix = s + ": "
 	}
-	fmt.Fprintf(in.stderr, "%swarning: value read in trace mode: this tensor becomes an output of the plan and reads as zeros; control flow that depends on it is not traced\n", prefix)
+	fmt.Fprintf(in.stderr, "%swarning: %s\n", prefix, fmt.Sprintf(format, args...))
 }
+
+// Files is the file access of the script (docs/language.md#file-access).
+func (in *interp) Files() *fileaccess.Policy { return in.files }

@@ -10,6 +10,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/ir"
 	"tgc/pkg/realize"
 	"tgc/pkg/safetensors"
@@ -17,21 +18,33 @@ import (
 	"tgc/pkg/tensor"
 )
 
-// useGO installs the pure-Go engine for the test.
-func useGO(t *testing.T) {
+// useGO makes a context on a new engine of the pure-Go device for the test.
+func useGO(t *testing.T) *tensor.Context {
 	t.Helper()
-	if err := realize.UseDevice("GO"); err != nil {
+	ctx, _, err := realize.NewContext("GO", realize.Options{})
+	if err != nil {
 		t.Fatalf("GO device: %v", err)
 	}
-	t.Cleanup(func() { tensor.SetEngine(nil) })
+	return ctx
 }
 
-// run executes src as model.tg and returns stdout, stderr and the error.
-func run(t *testing.T, src string, maxSteps uint64) (string, string, error) {
+// run executes src as model.tg in ctx and returns stdout, stderr and the
+// error.
+func run(t *testing.T, ctx *tensor.Context, src string, maxSteps uint64) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := Run(Options{File: "model.tg", Src: []byte(src), Stdout: &out, Stderr: &errOut, MaxSteps: maxSteps})
+	err := Run(Options{File: "model.tg", Src: []byte(src), Stdout: &out, Stderr: &errOut, MaxSteps: maxSteps, Files: testFiles(t), Context: ctx})
 	return out.String(), errOut.String(), err
+}
+
+// testFiles is the file access of test scripts: the current folder and the
+// temporary folders of tests.
+func testFiles(t *testing.T) *fileaccess.Policy {
+	p := fileaccess.ForScript("")
+	if err := p.Allow(os.TempDir(), "the tests' temporary folders"); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // firstLine is the first line of an error's text.
@@ -44,7 +57,7 @@ func firstLine(err error) string {
 }
 
 func TestErrors(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	tests := []struct {
 		name, src, want string
 	}{
@@ -83,7 +96,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := run(t, tc.src, 0)
+			_, _, err := run(t, ctx, tc.src, 0)
 			if err == nil {
 				t.Fatalf("no error, want %q", tc.want)
 			}
@@ -99,7 +112,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestErrorTraceback(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `def layer(x, w):
     return x.dot(w)
 
@@ -108,7 +121,7 @@ def model(x):
 
 y = model(Tensor.rand(3, 4))
 `
-	_, _, err := run(t, src, 0)
+	_, _, err := run(t, ctx, src, 0)
 	want := `model.tg:2:14: dot: cannot multiply (3, 4) by (5, 2): inner dimensions 4 and 5 differ
 Traceback (most recent call last):
   model.tg:7:5: in <toplevel>
@@ -126,19 +139,19 @@ Traceback (most recent call last):
 }
 
 func TestStepLimit(t *testing.T) {
-	_, _, err := run(t, "i = 0\nwhile True:\n    i += 1\n", 10000)
+	_, _, err := run(t, nil, "i = 0\nwhile True:\n    i += 1\n", 10000)
 	want := "script exceeded the step limit of 10000 steps (raise it with --max-steps)"
 	if err == nil || !strings.Contains(firstLine(err), want) || !strings.HasPrefix(err.Error(), "model.tg:") {
 		t.Errorf("error %v, want %q at a script position", err, want)
 	}
 	// A loop that fits the limit runs.
-	if _, _, err := run(t, "n = 0\nfor i in range(100):\n    n += i\n", 10000); err != nil {
+	if _, _, err := run(t, nil, "n = 0\nfor i in range(100):\n    n += i\n", 10000); err != nil {
 		t.Errorf("short loop: %v", err)
 	}
 }
 
 func TestPanicBecomesError(t *testing.T) {
-	in := newInterp("model.tg", nil, nil, 0)
+	in := newInterp(nil, "model.tg", nil, nil, 0)
 	boom := pyrt.Builtin("boom", func(c *pyrt.Call) (starlark.Value, error) { panic("kaboom") })
 	_, err := starlark.Call(in.thread, boom, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "boom: internal error: kaboom") {
@@ -147,7 +160,7 @@ func TestPanicBecomesError(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `x = Tensor([[1, 2], [3, 4]])
 f = Tensor([1.5])
 print(x, x.dtype, x.shape, x.ndim, x.numel(), len(x))
@@ -160,7 +173,7 @@ print([r.tolist() for r in x], x.dtype == dtypes.int32, x.dtype == dtypes.float,
 print(Tensor.arange(5).tolist(), Tensor.arange(0.0, 1.0, 0.25).tolist(), Tensor.full((2,), 7).dtype)
 print((1, 2), (3,), "s", 1.0, sep=", ", end="!\n")
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +193,7 @@ dtypes.float16 [1.0, 2.5, -3.0]
 }
 
 func TestComparisons(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `x = Tensor([1.0, 2.0, 3.0])
 print((x < 2).tolist(), (x <= 2).tolist(), (x > 2).tolist(), (x >= 2).tolist(), (x == 2).tolist(), (x != 2).tolist())
 print((2 < x).tolist(), (2 >= x).tolist(), (x == x).dtype, (x < Tensor([3, 2, 1])).tolist())
@@ -188,7 +201,7 @@ print(1 < 2, "a" == "a", [1] != [2], None == None, x == None, x != "s", (1, 2) <
 l = [x]
 print(x in l, 3 > 2 and 2 > 1, [i for i in range(5) if i % 2 == 0])
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,18 +213,19 @@ True True [0, 2, 4]
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
-	if _, _, err := run(t, "print(1 < \"a\")\n", 0); err == nil || !strings.Contains(err.Error(), "not implemented") {
+	if _, _, err := run(t, ctx, "print(1 < \"a\")\n", 0); err == nil || !strings.Contains(err.Error(), "not implemented") {
 		t.Errorf("int < string: %v", err)
 	}
 }
 
 func TestScalarDTypes(t *testing.T) {
+	ctx := useGO(t)
 	env := map[string]*tensor.Tensor{
-		"i32": tensor.Full([]int{2}, 3, ir.Int32),
-		"u8":  tensor.Full([]int{2}, 3, ir.Uint8),
-		"f16": tensor.Full([]int{2}, 3, ir.Float16),
-		"f32": tensor.Full([]int{2}, 3, ir.Float32),
-		"b":   tensor.Full([]int{2}, 1, ir.Bool),
+		"i32": ctx.Full([]int{2}, 3, ir.Int32),
+		"u8":  ctx.Full([]int{2}, 3, ir.Uint8),
+		"f16": ctx.Full([]int{2}, 3, ir.Float16),
+		"f32": ctx.Full([]int{2}, 3, ir.Float32),
+		"b":   ctx.Full([]int{2}, 1, ir.Bool),
 	}
 	tests := []struct {
 		expr string
@@ -229,7 +243,7 @@ func TestScalarDTypes(t *testing.T) {
 		{"(i32 > 0).where(1, 0)", ir.Int32}, {"(i32 > 0).where(f16, 0)", ir.Float16},
 	}
 	for _, tc := range tests {
-		got, err := Eval(tc.expr, env)
+		got, err := Eval(ctx, tc.expr, env)
 		if err != nil {
 			t.Errorf("%s: %v", tc.expr, err)
 			continue
@@ -238,9 +252,8 @@ func TestScalarDTypes(t *testing.T) {
 			t.Errorf("%s: dtype %s, want %s", tc.expr, got.DType(), tc.want)
 		}
 	}
-	useGO(t)
 	for expr, want := range map[string]float64{"7 // i32": 2, "2 - i32": -1, "i32 // 2": 1, "1 / i32": 1.0 / 3} {
-		got, err := Eval(expr, env)
+		got, err := Eval(ctx, expr, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,20 +268,20 @@ func TestScalarDTypes(t *testing.T) {
 }
 
 func TestEvalErrors(t *testing.T) {
-	if _, err := Eval("1 + 2", nil); err == nil || !strings.Contains(err.Error(), "gives int, not a Tensor") {
+	if _, err := Eval(nil, "1 + 2", nil); err == nil || !strings.Contains(err.Error(), "gives int, not a Tensor") {
 		t.Errorf("non-tensor result: %v", err)
 	}
-	if _, err := Eval("x.frob()", map[string]*tensor.Tensor{"x": tensor.Full([]int{1}, 0, ir.Float32)}); err == nil ||
+	if _, err := Eval(nil, "x.frob()", map[string]*tensor.Tensor{"x": tensor.NewContext(nil).Full([]int{1}, 0, ir.Float32)}); err == nil ||
 		!strings.HasPrefix(err.Error(), `<expr>:1:3: Tensor has no method "frob"`) {
 		t.Errorf("unknown method: %v", err)
 	}
-	if _, err := Eval("x[1:2, ", nil); err == nil || !strings.HasPrefix(err.Error(), "<expr>:1:") {
+	if _, err := Eval(nil, "x[1:2, ", nil); err == nil || !strings.HasPrefix(err.Error(), "<expr>:1:") {
 		t.Errorf("syntax error: %v", err)
 	}
 }
 
 func TestSafetensorsRoundTrip(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.safetensors")
 	src := `w = {
@@ -287,7 +300,7 @@ for k in sorted(r.keys()):
     print(k, r[k].dtype, r[k].shape, r[k].tolist() == w[k].tolist())
 `
 	src = strings.ReplaceAll(src, "PATH", "\""+path+"\"")
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +332,7 @@ u8 dtypes.uint8 (2,) True
 }
 
 func TestSafetensorsConversions(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	path := filepath.Join(t.TempDir(), "c.safetensors")
 	f64 := make([]byte, 16)
 	copy(f64, []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x3f})  // 1.5
@@ -333,7 +346,7 @@ func TestSafetensorsConversions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := run(t, `r = nn.state.safe_load("`+path+`")
+	out, _, err := run(t, ctx, `r = nn.state.safe_load("`+path+`")
 print(r["d"].dtype, r["d"].tolist(), r["l"].dtype, r["l"].tolist(), r["h"].tolist())
 `, 0)
 	if err != nil {
@@ -359,27 +372,27 @@ func TestCorruptSafetensors(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err := run(t, "\nw = nn.state.safe_load(\""+path+"\")\n", 0)
+		_, _, err := run(t, nil, "\nw = nn.state.safe_load(\""+path+"\")\n", 0)
 		prefix := "model.tg:2:14: safe_load: safetensors: " + path + ": "
 		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want prefix %q containing %q", tc.name, err, prefix, tc.want)
 		}
 	}
-	_, _, err := run(t, "w = nn.state.safe_load(\""+filepath.Join(dir, "missing")+"\")\n", 0)
+	_, _, err := run(t, nil, "w = nn.state.safe_load(\""+filepath.Join(dir, "missing")+"\")\n", 0)
 	if err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 func TestStateDict(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `def Linear(i, o):
     return struct(weight = Tensor.kaiming_uniform(o, i), bias = Tensor.zeros(o))
 model = struct(l1 = Linear(4, 3), layers = [Linear(3, 2)], name = "m")
 sd = nn.state.get_state_dict(model)
 print(sorted(sd.keys()), len(nn.state.get_parameters(model)), sd["l1.weight"].shape)
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,14 +402,14 @@ print(sorted(sd.keys()), len(nn.state.get_parameters(model)), sd["l1.weight"].sh
 }
 
 func TestTrainingFlag(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `x = Tensor.ones(1000)
 print(Tensor.training, x.dropout(0.5).sum().item())
 Tensor.training = True
 y = x.dropout(0.5)
 print(Tensor.training, y.sum().item() != 1000.0, (y == 0).sum().item() > 300)
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +419,7 @@ print(Tensor.training, y.sum().item() != 1000.0, (y == 0).sum().item() > 300)
 }
 
 func TestManualSeed(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `Tensor.manual_seed(42)
 a = Tensor.rand(4).tolist()
 Tensor.manual_seed(42)
@@ -414,7 +427,7 @@ b = Tensor.rand(4).tolist()
 c = Tensor.rand(4).tolist()
 print(a == b, a != c, Tensor.randint(100, high=5).max().item() < 5, Tensor.randn(3, 2).shape)
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,14 +447,12 @@ func (traceEngine) Read(n *tensor.Node) ([]byte, error) {
 }
 
 func TestTraceModeWarnings(t *testing.T) {
-	tensor.SetEngine(traceEngine{})
-	defer tensor.SetEngine(nil)
 	src := `c = Tensor.rand(3, 3).sum()
 for i in range(3):
     v = c.item()
 print(v, Tensor.rand(2).tolist())
 `
-	out, stderr, err := run(t, src, 0)
+	out, stderr, err := run(t, tensor.NewContext(traceEngine{}), src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,8 +466,7 @@ print(v, Tensor.rand(2).tolist())
 }
 
 func TestNoEngine(t *testing.T) {
-	tensor.SetEngine(nil)
-	_, _, err := run(t, "x = Tensor.rand(2)\nprint(x.sum().item())\n", 0)
+	_, _, err := run(t, nil, "x = Tensor.rand(2)\nprint(x.sum().item())\n", 0)
 	if err == nil || !strings.Contains(err.Error(), "no engine is installed") {
 		t.Errorf("got %v", err)
 	}
@@ -489,17 +499,17 @@ func TestSequenceSlices(t *testing.T) {
 s = "hello"
 print(l[1:3], l[::-1], l[-2:], l[:-3:-1], l[10:], s[1:4], s[::2], (1, 2, 3)[1:], l[3:1])
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, nil, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "[1, 2] [4, 3, 2, 1, 0] [3, 4] [4, 3] [] ell hlo (2, 3) []\n"; out != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
-	if _, _, err := run(t, "l = [1, 2]\nprint(l[::0])\n", 0); err == nil || !strings.Contains(err.Error(), "slice step cannot be zero") {
+	if _, _, err := run(t, nil, "l = [1, 2]\nprint(l[::0])\n", 0); err == nil || !strings.Contains(err.Error(), "slice step cannot be zero") {
 		t.Errorf("zero step: %v", err)
 	}
-	if _, _, err := run(t, "print(len[1:2])\n", 0); err == nil || !strings.Contains(err.Error(), "invalid slice operand builtin_function_or_method") {
+	if _, _, err := run(t, nil, "print(len[1:2])\n", 0); err == nil || !strings.Contains(err.Error(), "invalid slice operand builtin_function_or_method") {
 		t.Errorf("bad operand: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestAutogradInScripts(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	src := `x = Tensor([1.0, -2.0, 3.0])
 x.requires_grad = True
 w = Tensor([0.5, 0.5, 2.0], requires_grad=True)
@@ -27,7 +27,7 @@ y = Tensor.zeros(3)
 y.assign(Tensor([1.0, 2.0, 3.0]))
 print(y.tolist(), Tensor.ones(2).requires_grad_().requires_grad)
 `
-	out, _, err := run(t, src, 0)
+	out, _, err := run(t, ctx, src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ None False
 		{"w = Tensor([1.0], requires_grad=True)\nopt = nn.optim.SGD([w])\nopt.step()", "Tensor.training is False"},
 		{"w = Tensor([1.0], requires_grad=True)\nopt = nn.optim.SGD([w])\nTensor.training = True\nopt.step()", "has no gradient"},
 	} {
-		_, _, err := run(t, c.src, 0)
+		_, _, err := run(t, ctx, c.src, 0)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.err)
 		}
@@ -59,7 +59,7 @@ None False
 }
 
 func TestLayersAndOptimizersInScripts(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	dir := t.TempDir()
 	src := `Tensor.manual_seed(1)
 model = struct(l1 = nn.Linear(3, 4), bn = nn.BatchNorm(4), c = nn.Conv2d(1, 2, 3, padding=1, bias=False),
@@ -92,7 +92,7 @@ print(model.l1(x).tolist() == before)
 for o in [nn.optim.Adam(params, lr=0.01), nn.optim.AdamW(params, lr=0.01, weight_decay=0.1)]:
     print(o)
 `
-	out, _, err := run(t, strings.ReplaceAll(src, "DIR", strconv.Quote(dir)), 0)
+	out, _, err := run(t, ctx, strings.ReplaceAll(src, "DIR", strconv.Quote(dir)), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +113,14 @@ True
 // TestMLPTrainExample runs models/mlp_train.tg for a few steps and checks
 // that its loss decreases.
 func TestMLPTrainExample(t *testing.T) {
-	useGO(t)
+	ctx := useGO(t)
 	path := filepath.Join("..", "..", "models", "mlp_train.tg")
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := Run(Options{File: path, Src: src, Stdout: &out, Argv: []string{"8", "16"}}); err != nil {
+	if err := Run(Options{File: path, Src: src, Stdout: &out, Argv: []string{"8", "16"}, Context: ctx}); err != nil {
 		t.Fatal(err)
 	}
 	var losses []float64

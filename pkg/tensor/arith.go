@@ -20,7 +20,7 @@ func (t *Tensor) Scalar(v float64, isFloat bool) *Tensor {
 	if !isFloat && dt == ir.Bool && v != 0 && v != 1 {
 		dt = ir.Int32
 	}
-	return Const(v, dt)
+	return t.Const(v, dt)
 }
 
 func binary(name string, op ir.Op, a, b *Tensor) *Tensor {
@@ -83,7 +83,7 @@ func (t *Tensor) Neg() *Tensor {
 	if t.DType() == ir.Bool {
 		return t.LogicalNot()
 	}
-	return FromNode(newNode(ir.OpNeg, t.DType(), t.node.Shape, nil, t.node))
+	return FromNode(t.newNode(ir.OpNeg, t.DType(), t.node.Shape, nil, t.node))
 }
 
 // LogicalNot negates a bool tensor (others compare to 0).
@@ -92,9 +92,9 @@ func (t *Tensor) LogicalNot() *Tensor {
 		return t
 	}
 	if t.DType() != ir.Bool {
-		return t.Eq(Const(0, t.DType()))
+		return t.Eq(t.Const(0, t.DType()))
 	}
-	return FromNode(newNode(ir.OpNot, ir.Bool, t.node.Shape, nil, t.node))
+	return FromNode(t.newNode(ir.OpNot, ir.Bool, t.node.Shape, nil, t.node))
 }
 
 // Comparisons return bool tensors.
@@ -189,6 +189,6 @@ func (t *Tensor) Pad(pads [][2]int, value float64) *Tensor {
 		return p
 	}
 	// Padding with v is where(mask, x, v): mask is a padded ones tensor.
-	mask := Full(t.Shape(), 1, ir.Bool).padZero(pads)
-	return mask.Where(p, Const(value, t.DType()))
+	mask := t.node.ctx.Full(t.Shape(), 1, ir.Bool).padZero(pads)
+	return mask.Where(p, t.Const(value, t.DType()))
 }

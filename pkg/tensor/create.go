@@ -12,20 +12,20 @@ import (
 // them touches memory until realized.
 
 // Zeros is a tensor of shape filled with 0.
-func Zeros(shape []int, dt ir.DType) *Tensor { return Full(shape, 0, dt) }
+func (c *Context) Zeros(shape []int, dt ir.DType) *Tensor { return c.Full(shape, 0, dt) }
 
 // Ones is a tensor of shape filled with 1.
-func Ones(shape []int, dt ir.DType) *Tensor { return Full(shape, 1, dt) }
+func (c *Context) Ones(shape []int, dt ir.DType) *Tensor { return c.Full(shape, 1, dt) }
 
 // Empty is an uninitialized tensor; tgc gives zeros (no memory until used).
-func Empty(shape []int, dt ir.DType) *Tensor { return Zeros(shape, dt) }
+func (c *Context) Empty(shape []int, dt ir.DType) *Tensor { return c.Zeros(shape, dt) }
 
 // FullLike is a tensor of t's shape and dtype filled with v.
 func (t *Tensor) FullLike(v float64) *Tensor {
 	if t.err != nil {
 		return t
 	}
-	return Full(t.node.Shape, v, t.DType())
+	return t.node.ctx.Full(t.node.Shape, v, t.DType())
 }
 
 // ZerosLike is FullLike(0).
@@ -40,19 +40,19 @@ func (t *Tensor) OnesLike() *Tensor { return t.FullLike(1) }
 // [0, 2^(k-1-j)] of a constant laid along axis j; the digits are added,
 // flattened and cut to n. (tinygrad sums a window of ones, a reduce that
 // its symbolic rewriter folds away; here it would be a kernel of its own.)
-func idxRange(n int) *Tensor {
+func (c *Context) idxRange(n int) *Tensor {
 	if n <= 0 {
-		return Full([]int{0}, 0, ir.Int32)
+		return c.Full([]int{0}, 0, ir.Int32)
 	}
 	k := bits.Len(uint(n - 1))
 	if k == 0 {
-		return Full([]int{1}, 0, ir.Int32)
+		return c.Full([]int{1}, 0, ir.Int32)
 	}
 	var acc *Tensor
 	for j := range k {
 		shape := ones(k)
 		shape[j] = 2
-		digit := Const(float64(int(1)<<(k-1-j)), ir.Int32).Reshape(1).padZero([][2]int{{1, 0}}).Reshape(shape...)
+		digit := c.Const(float64(int(1)<<(k-1-j)), ir.Int32).Reshape(1).padZero([][2]int{{1, 0}}).Reshape(shape...)
 		if acc == nil {
 			acc = digit
 		} else {
@@ -82,7 +82,7 @@ func dtypeRange(dt ir.DType) (float64, float64) {
 // The frontend picks dt: int32 when all arguments are ints, else float32.
 // Values are start + i*step over idxRange, computed in dt (float16 in
 // float32).
-func Arange(start, stop, step float64, dt ir.DType) *Tensor {
+func (c *Context) Arange(start, stop, step float64, dt ir.DType) *Tensor {
 	if step == 0 {
 		return errorf("arange", "step must not be zero")
 	}
@@ -93,7 +93,7 @@ func Arange(start, stop, step float64, dt ir.DType) *Tensor {
 	}
 	n := math.Ceil((stop - start) / step)
 	if n <= 0 {
-		return Full([]int{0}, 0, dt)
+		return c.Full([]int{0}, 0, dt)
 	}
 	if n > math.MaxInt32 {
 		return errorf("arange", "[%g, %g) with step %g has %g elements, more than 2^31", start, stop, step, n)
@@ -111,71 +111,71 @@ func Arange(start, stop, step float64, dt ir.DType) *Tensor {
 			cdt = ir.Int32
 		}
 	}
-	idx := idxRange(int(n)).Cast(cdt)
-	return idx.Mul(Const(step, cdt)).Add(Const(start, cdt)).Cast(dt)
+	idx := c.idxRange(int(n)).Cast(cdt)
+	return idx.Mul(c.Const(step, cdt)).Add(c.Const(start, cdt)).Cast(dt)
 }
 
 // Linspace is steps evenly spaced values from start to stop inclusive.
-func Linspace(start, stop float64, steps int, dt ir.DType) *Tensor {
+func (c *Context) Linspace(start, stop float64, steps int, dt ir.DType) *Tensor {
 	if steps < 0 {
 		return errorf("linspace", "number of steps must be non-negative, got %d", steps)
 	}
 	if steps == 1 {
-		return Full([]int{1}, start, dt)
+		return c.Full([]int{1}, start, dt)
 	}
-	idx := idxRange(steps).Cast(ir.Float32)
+	idx := c.idxRange(steps).Cast(ir.Float32)
 	d := (stop - start) / float64(max(steps-1, 1))
-	return idx.Mul(Const(d, ir.Float32)).Add(Const(start, ir.Float32)).Cast(dt)
+	return idx.Mul(c.Const(d, ir.Float32)).Add(c.Const(start, ir.Float32)).Cast(dt)
 }
 
 // Eye is the n x m identity matrix (tinygrad's m defaults to n).
-func Eye(n, m int, dt ir.DType) *Tensor {
+func (c *Context) Eye(n, m int, dt ir.DType) *Tensor {
 	if n < 0 || m < 0 {
 		return errorf("eye", "cannot make a %d x %d identity matrix", n, m)
 	}
-	return idxRange(n).Reshape(n, 1).Eq(idxRange(m).Reshape(1, m)).Cast(dt)
+	return c.idxRange(n).Reshape(n, 1).Eq(c.idxRange(m).Reshape(1, m)).Cast(dt)
 }
 
 // Uniform is uniform in [low, high), float32.
-func Uniform(low, high float64, shape ...int) *Tensor {
-	r := Rand(shape...)
+func (c *Context) Uniform(low, high float64, shape ...int) *Tensor {
+	r := c.Rand(shape...)
 	return r.Mul(r.fscalar(high - low)).Add(r.fscalar(low))
 }
 
 // Randn is standard normal, float32, by the Box-Muller transform of two
 // uniform tensors drawn as one Rand(2, shape...):
 // cos(2*pi*u0) * sqrt(-2*log(1-u1)).
-func Randn(shape ...int) *Tensor {
+func (c *Context) Randn(shape ...int) *Tensor {
 	if e := checkShape("randn", shape); e != nil {
 		return e
 	}
-	src := Rand(append([]int{2}, shape...)...)
+	src := c.Rand(append([]int{2}, shape...)...)
 	u0, u1 := src.selectAt(0, 0), src.selectAt(0, 1)
-	c := u0.Mul(u0.fscalar(2 * math.Pi)).Cos()
+	cos := u0.Mul(u0.fscalar(2 * math.Pi)).Cos()
 	l := u1.fscalar(1).Sub(u1).Log()
-	return c.Mul(l.Mul(l.fscalar(-2)).Sqrt())
+	return cos.Mul(l.Mul(l.fscalar(-2)).Sqrt())
 }
 
 // Normal is mean + std*randn.
-func Normal(mean, std float64, shape ...int) *Tensor {
-	r := Randn(shape...)
+func (c *Context) Normal(mean, std float64, shape ...int) *Tensor {
+	r := c.Randn(shape...)
 	return r.Mul(r.fscalar(std)).Add(r.fscalar(mean))
 }
 
 // Randint is uniform over the integers [low, high), int32:
 // floor(rand*(high-low)) + low, exact for negative low too.
-func Randint(low, high int, shape ...int) *Tensor {
+func (c *Context) Randint(low, high int, shape ...int) *Tensor {
 	if high <= low {
 		return errorf("randint", "low (%d) must be less than high (%d)", low, high)
 	}
-	r := Rand(shape...)
+	r := c.Rand(shape...)
 	off := r.Mul(r.fscalar(float64(high - low))).Cast(ir.Int32) // non-negative: cast is floor
-	return off.Add(Const(float64(low), ir.Int32))
+	return off.Add(c.Const(float64(low), ir.Int32))
 }
 
 // ScaledUniform is uniform in [-1, 1) times prod(shape)^-0.5.
-func ScaledUniform(shape ...int) *Tensor {
-	u := Uniform(-1, 1, shape...)
+func (c *Context) ScaledUniform(shape ...int) *Tensor {
+	u := c.Uniform(-1, 1, shape...)
 	return u.Mul(u.fscalar(math.Pow(float64(prod(shape)), -0.5)))
 }
 
@@ -190,32 +190,32 @@ func fanIn(op string, shape []int) (int, *Tensor) {
 // KaimingUniform is uniform in [-bound, bound) with
 // bound = sqrt(3)*sqrt(2/(1+a^2))/sqrt(prod(shape[1:])). tinygrad's
 // Tensor.kaiming_uniform defaults to a = 0.01; its nn.Linear passes sqrt(5).
-func KaimingUniform(a float64, shape ...int) *Tensor {
+func (c *Context) KaimingUniform(a float64, shape ...int) *Tensor {
 	fi, e := fanIn("kaiming_uniform", shape)
 	if e != nil {
 		return e
 	}
 	bound := math.Sqrt(3) * math.Sqrt(2/(1+a*a)) / math.Sqrt(float64(fi))
-	return Uniform(-bound, bound, shape...)
+	return c.Uniform(-bound, bound, shape...)
 }
 
 // KaimingNormal is normal with std sqrt(2/(1+a^2))/sqrt(prod(shape[1:])).
-func KaimingNormal(a float64, shape ...int) *Tensor {
+func (c *Context) KaimingNormal(a float64, shape ...int) *Tensor {
 	fi, e := fanIn("kaiming_normal", shape)
 	if e != nil {
 		return e
 	}
-	return Normal(0, math.Sqrt(2/(1+a*a))/math.Sqrt(float64(fi)), shape...)
+	return c.Normal(0, math.Sqrt(2/(1+a*a))/math.Sqrt(float64(fi)), shape...)
 }
 
 // GlorotUniform is uniform in [-1, 1) times
 // sqrt(6/(shape[0]+prod(shape[1:]))).
-func GlorotUniform(shape ...int) *Tensor {
+func (c *Context) GlorotUniform(shape ...int) *Tensor {
 	fi, e := fanIn("glorot_uniform", shape)
 	if e != nil {
 		return e
 	}
-	u := Uniform(-1, 1, shape...)
+	u := c.Uniform(-1, 1, shape...)
 	return u.Mul(u.fscalar(math.Sqrt(6 / float64(shape[0]+fi))))
 }
 
@@ -224,7 +224,7 @@ func (t *Tensor) RandLike() *Tensor {
 	if t.err != nil {
 		return t
 	}
-	return Rand(t.node.Shape...)
+	return t.node.ctx.Rand(t.node.Shape...)
 }
 
 // RandnLike is Randn of t's shape (float32).
@@ -232,7 +232,7 @@ func (t *Tensor) RandnLike() *Tensor {
 	if t.err != nil {
 		return t
 	}
-	return Randn(t.node.Shape...)
+	return t.node.ctx.Randn(t.node.Shape...)
 }
 
 // Dropout zeroes each element with probability p and scales the rest by
@@ -248,7 +248,7 @@ func (t *Tensor) Dropout(p float64) *Tensor {
 	if p == 0 {
 		return t
 	}
-	keep := Rand(t.node.Shape...).Ge(Const(p, ir.Float32))
+	keep := t.node.ctx.Rand(t.node.Shape...).Ge(t.Const(p, ir.Float32))
 	r := keep.Where(t, t.iscalar(0))
 	return r.Div(r.fscalar(1 - p))
 }

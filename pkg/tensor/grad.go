@@ -2,20 +2,14 @@ package tensor
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
-	"weak"
 
 	"tgc/pkg/ir"
 )
 
 // What autograd, the optimizers and the nn layers need from the tensor
-// package: the training flag, gradient leaves, detaching and assigning.
-
-// Training is tinygrad's Tensor.training: dropout and batch statistics are
-// used only while it is true. Optimizers do not set it; training loops do.
-var Training bool
+// package: gradient leaves, detaching and assigning (the training flag is
+// the context's).
 
 // Arguments of CONTIGUOUS nodes that autograd reads.
 type (
@@ -35,11 +29,6 @@ func (n *Node) IsDetach() bool {
 	return n.Op == ir.OpContiguous && ok
 }
 
-var (
-	gradMu   sync.Mutex
-	gradTabs = map[weak.Pointer[Tensor]]bool{} // registered tensors; true once given their own node
-)
-
 // SetRequiresGrad marks (or unmarks) t as a tensor whose gradient Backward
 // computes, and registers it so that Backward can find it from the loss.
 // Marking gives t a node of its own when it does not have one already (a
@@ -51,19 +40,7 @@ func (t *Tensor) SetRequiresGrad(b bool) *Tensor {
 		return t
 	}
 	t.RequiresGrad = b
-	wp := weak.Make(t)
-	gradMu.Lock()
-	own, registered := gradTabs[wp]
-	gradTabs[wp] = own || b
-	gradMu.Unlock()
-	if !registered {
-		runtime.AddCleanup(t, func(wp weak.Pointer[Tensor]) {
-			gradMu.Lock()
-			delete(gradTabs, wp)
-			gradMu.Unlock()
-		}, wp)
-	}
-	if b && !own {
+	if own := t.node.ctx.register(t, b); b && !own {
 		t.giveOwnNode()
 	}
 	return t
@@ -73,10 +50,7 @@ func (t *Tensor) SetRequiresGrad(b bool) *Tensor {
 // (tinygrad's requires_grad is None until set: an optimizer then makes
 // such tensors parameters).
 func (t *Tensor) RequiresGradSet() bool {
-	gradMu.Lock()
-	defer gradMu.Unlock()
-	_, ok := gradTabs[weak.Make(t)]
-	return ok
+	return t.err == nil && t.node.ctx.registered(t)
 }
 
 // giveOwnNode makes t's node one that no equal expression shares.
@@ -85,23 +59,9 @@ func (t *Tensor) giveOwnNode() {
 		if t.node.Realized() != nil {
 			t.node = aliasBuffer(t.node)
 		} else {
-			t.node = newNode(ir.OpContiguous, t.DType(), t.node.Shape, leafArg(NewID()), t.node)
+			t.node = t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, leafArg(NewID()), t.node)
 		}
 	}
-}
-
-// GradTensors returns the live tensors registered by SetRequiresGrad that
-// still require a gradient.
-func GradTensors() []*Tensor {
-	gradMu.Lock()
-	defer gradMu.Unlock()
-	var out []*Tensor
-	for wp := range gradTabs {
-		if t := wp.Value(); t != nil && t.RequiresGrad && t.err == nil {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // aliasBuffer is a new BUFFER node for the realized value of n, sharing
@@ -109,9 +69,8 @@ func GradTensors() []*Tensor {
 // makes every alias made before it stale, see Buffer.Stale).
 func aliasBuffer(n *Node) *Node {
 	b := n.Realized()
-	s := b.shared()
-	a := &Buffer{ID: NewID(), DType: b.DType, Size: b.Size, Host: b.Host, Device: b.Device, Name: b.Name, Weight: b.Weight, store: s, version: b.version}
-	return newNode(ir.OpBuffer, n.DType, n.Shape, a)
+	a := b.sameMemory(b.Host, b.Device, b.version)
+	return n.ctx.newNode(ir.OpBuffer, n.DType, n.Shape, a)
 }
 
 // Detach returns t's value cut off from the graph that computed it: no
@@ -126,7 +85,7 @@ func (t *Tensor) Detach() *Tensor {
 	if t.node.Realized() != nil {
 		return FromNode(aliasBuffer(t.node))
 	}
-	return FromNode(newNode(ir.OpContiguous, t.DType(), t.node.Shape, detachArg{}, t.node))
+	return FromNode(t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, detachArg{}, t.node))
 }
 
 // Rebind makes a realized t hold a plain buffer node on the same memory,
@@ -189,6 +148,6 @@ func (t *Tensor) Assign(v *Tensor) *Tensor {
 		t.node = v.node
 		return t
 	}
-	t.node = newNode(ir.OpContiguous, t.DType(), t.node.Shape, assignArg{}, v.node, dst)
+	t.node = t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, assignArg{}, v.node, dst)
 	return t
 }

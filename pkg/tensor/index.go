@@ -227,5 +227,5 @@ func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	// x: (..., 1, ..., n) with dim's values moved to a new last axis
 	x := t.Shrink(bounds).Unsqueeze(-1).Transpose(-1, d)
 	mask := index.oneHotAlong(t.node.Shape[d])
-	return mask.Where(x, Const(0, t.DType())).Sum(false, -1).Cast(t.DType())
+	return mask.Where(x, t.Const(0, t.DType())).Sum(false, -1).Cast(t.DType())
 }

@@ -88,7 +88,7 @@ func TestIndex(t *testing.T) {
 		checkVals(t, "index "+c.name, x.Index(c.idx), ir.Float32, c.shape, c.want, 0)
 	}
 	// a 0-d tensor: None and ... only
-	s := Const(5, ir.Int32)
+	s := tc.Const(5, ir.Int32)
 	checkVals(t, "0-d none", s.Index([]IndexItem{NewAxisIndex()}), ir.Int32, []int{1}, []float64{5}, 0)
 	checkVals(t, "0-d ellipsis", s.Index([]IndexItem{EllipsisIndex()}), ir.Int32, nil, []float64{5}, 0)
 	// 3-D with steps on every axis and a negative one

@@ -275,8 +275,8 @@ func (t *Tensor) Sign() *Tensor {
 		return t
 	}
 	dt := t.DType()
-	zero := Const(0, dt)
-	return t.Ne(zero).Where(t.Lt(zero).Where(Const(-1, dt), Const(1, dt)), zero)
+	zero := t.Const(0, dt)
+	return t.Ne(zero).Where(t.Lt(zero).Where(t.Const(-1, dt), t.Const(1, dt)), zero)
 }
 
 // Abs is (x<0).where(-x, x): the same values as tinygrad's x*sign(x) with
@@ -386,7 +386,7 @@ func divOperands(op string, a, b *Tensor) (*Tensor, *Tensor, *Tensor) {
 // floorFix is true where C-style truncating division rounded up: a nonzero
 // remainder and operands of different signs.
 func floorFix(a, b, rem *Tensor) *Tensor {
-	zero := Const(0, a.DType())
+	zero := a.Const(0, a.DType())
 	return rem.Ne(zero).And(a.Lt(zero).Xor(b.Lt(zero)))
 }
 
@@ -413,7 +413,7 @@ func (t *Tensor) Mod(o *Tensor) *Tensor {
 		return a.Sub(a.Div(b).Floor().Mul(b))
 	}
 	r := a.cmod(b)
-	return r.Add(floorFix(a, b, r).Where(b, Const(0, r.DType())))
+	return r.Add(floorFix(a, b, r).Where(b, r.Const(0, r.DType())))
 }
 
 // Fmod is C's remainder: the result has the sign of the dividend.
@@ -505,13 +505,13 @@ func powConst(x *Tensor, c float64) *Tensor {
 // xpow is tinygrad's POW decomposition for float base and exponent.
 func xpow(base, exp *Tensor) *Tensor {
 	dt := base.DType()
-	zero := Const(0, dt)
+	zero := base.Const(0, dt)
 	neg := base.Lt(zero)
 	ret := neg.Where(base.Neg(), base).Log2().Mul(exp).Exp2()
 	nonInt := exp.Ne(exp.Cast(ir.Int32).Cast(dt))
-	odd := exp.Lt(zero).Where(exp.Neg(), exp).Cast(ir.Int32).cmod(Const(2, ir.Int32)).Cast(ir.Bool)
-	negBase := nonInt.Where(Const(math.NaN(), dt), odd.Where(ret.Neg(), ret))
-	return base.Eq(zero).And(exp.Eq(zero)).Where(Const(1, dt), neg.Where(negBase, ret))
+	odd := exp.Lt(zero).Where(exp.Neg(), exp).Cast(ir.Int32).cmod(base.Const(2, ir.Int32)).Cast(ir.Bool)
+	negBase := nonInt.Where(base.Const(math.NaN(), dt), odd.Where(ret.Neg(), ret))
+	return base.Eq(zero).And(exp.Eq(zero)).Where(base.Const(1, dt), neg.Where(negBase, ret))
 }
 
 // Isnan is x != x.

@@ -194,7 +194,7 @@ func eval(tb testing.TB, t *Tensor) []float64 {
 // tensorOf makes a buffer tensor of dtype dt.
 func tensorOf(tb testing.TB, dt ir.DType, shape []int, vals ...float64) *Tensor {
 	tb.Helper()
-	t, err := FromFloats(dt, shape, vals)
+	t, err := tc.FromFloats(dt, shape, vals)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestDivMod(t *testing.T) {
 	checkVals(t, "fmod float", af.Fmod(bf), ir.Float32, []int{4}, []float64{-1.5, 1.5, -1.5, 1.5}, 1e-6)
 	// broadcasting with a scalar, and a bool operand computing as int32
 	checkVals(t, "mod scalar", a.Mod(a.iscalar(4)), ir.Int32, []int{6}, []float64{1, 3, 1, 3, 0, 1}, 0)
-	checkVals(t, "floordiv bool", tensorOf(t, ir.Bool, []int{2}, 1, 0).FloorDiv(Const(1, ir.Bool)), ir.Int32, []int{2}, []float64{1, 0}, 0)
+	checkVals(t, "floordiv bool", tensorOf(t, ir.Bool, []int{2}, 1, 0).FloorDiv(tc.Const(1, ir.Bool)), ir.Int32, []int{2}, []float64{1, 0}, 0)
 	checkErr(t, "mod shapes", a.Mod(i32(t, []int{4}, 1, 2, 3, 4)), "mod:", "(6,)", "(4,)")
 	checkErr(t, "floordiv shapes", a.FloorDiv(i32(t, []int{4}, 1, 2, 3, 4)), "floordiv:", "(6,) and (4,)")
 }
@@ -436,9 +436,9 @@ func TestPow(t *testing.T) {
 	checkVals(t, "pow int const", xi.Pow(xi.iscalar(3)), ir.Int32, []int{4}, []float64{-27, 0, 8, 125}, 0)
 	checkVals(t, "pow int float", xi.Pow(xi.fscalar(2)), ir.Int32, []int{4}, []float64{9, 0, 4, 25}, 0)
 	checkVals(t, "pow int tensor", xi.Pow(i32(t, []int{4}, 3, 2, 10, 2)), ir.Int32, []int{4}, []float64{-27, 0, 1024, 25}, 0)
-	checkVals(t, "pow int sqrt", i32(t, []int{2}, 4, 9).Pow(Const(0.5, ir.Float32)), ir.Int32, []int{2}, []float64{2, 3}, 0)
+	checkVals(t, "pow int sqrt", i32(t, []int{2}, 4, 9).Pow(tc.Const(0.5, ir.Float32)), ir.Int32, []int{2}, []float64{2, 3}, 0)
 	// broadcasting: a constant exponent of a larger shape
-	checkVals(t, "pow broadcast", x.Pow(Full([]int{2, 5}, 2, ir.Float32)), ir.Float32, []int{2, 5}, append(pw(2), pw(2)...), 1e-6)
+	checkVals(t, "pow broadcast", x.Pow(tc.Full([]int{2, 5}, 2, ir.Float32)), ir.Float32, []int{2, 5}, append(pw(2), pw(2)...), 1e-6)
 	checkErr(t, "pow int negative", xi.Pow(xi.iscalar(-1)), "pow:", "negative integer power", "float")
 	checkErr(t, "pow shapes", x.Pow(f32(t, []int{2}, 1, 2)), "pow:", "(5,) and (2,)")
 }
@@ -475,3 +475,7 @@ func TestStickyErrors(t *testing.T) {
 		t.Errorf("reshape error %q", bad.Err())
 	}
 }
+
+// tc is the context of this package's tests: they build graphs and
+// evaluate them with evalGraph, never with an engine.
+var tc = NewContext(nil)

@@ -15,7 +15,7 @@ func TestTransposeFlattenSqueeze(t *testing.T) {
 	y := f32(t, []int{2, 1, 3, 1}, seq(6, 1, 0)...)
 	checkVals(t, "flatten all", y.Flatten(0, -1), ir.Float32, []int{6}, seq(6, 1, 0), 0)
 	checkVals(t, "flatten mid", y.Flatten(1, 2), ir.Float32, []int{2, 3, 1}, nil, 0)
-	checkVals(t, "flatten 0-d", Const(1, ir.Float32).Flatten(0, -1), ir.Float32, []int{1}, []float64{1}, 0)
+	checkVals(t, "flatten 0-d", tc.Const(1, ir.Float32).Flatten(0, -1), ir.Float32, []int{1}, []float64{1}, 0)
 	checkVals(t, "unflatten", x.Flatten(0, -1).Unflatten(0, 3, -1), ir.Float32, []int{3, 2}, seq(6, 1, 0), 0)
 	one, three, neg := 1, 2, -1
 	checkVals(t, "squeeze all", y.Squeeze(nil), ir.Float32, []int{2, 3}, nil, 0)
@@ -67,7 +67,7 @@ func TestCatStackSplit(t *testing.T) {
 	checkVals(t, "stack last", Stack(-1, b, b), ir.Float32, []int{2, 1, 2}, []float64{5, 5, 6, 6}, 0)
 	checkErr(t, "cat mismatch", a.Cat(0, b), "cat:", "(2, 2) and (2, 1) differ in dimension 1")
 	checkErr(t, "cat ndim", a.Cat(0, f32(t, []int{2}, 1, 2)), "cat:", "same number of dimensions")
-	checkErr(t, "cat 0-d", Const(1, ir.Float32).Cat(0, Const(2, ir.Float32)), "cat: zero-dimensional")
+	checkErr(t, "cat 0-d", tc.Const(1, ir.Float32).Cat(0, tc.Const(2, ir.Float32)), "cat: zero-dimensional")
 	checkErr(t, "cat axis", a.Cat(2, a), "cat: axis 2 is out of range")
 	checkErr(t, "stack shapes", Stack(0, a, b), "stack:", "(2, 2) and (2, 1)")
 	checkErr(t, "stack none", Stack(0), "stack:")

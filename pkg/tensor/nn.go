@@ -116,34 +116,30 @@ type PanelEngine interface {
 // 2.5x faster packed, measured). The copy costs K*N against the product's
 // M*K*N.
 func packPanels(w *Tensor, m int) *Tensor {
-	pe, ok := engine.(PanelEngine)
+	pe, ok := w.node.ctx.engine.(PanelEngine)
 	if !ok {
 		return w
 	}
 	p := pe.MatmulPanel()
 	k, n := w.node.Shape[0], w.node.Shape[1]
-	if !WantsPanels(k, n, m) || isPanelView(w.node, p) {
+	if !w.node.ctx.WantsPanels(k, n, m) || isPanelView(w.node, p) {
 		return w
 	}
 	return w.Reshape(k, n/p, p).Permute(1, 0, 2).Contiguous().Permute(1, 0, 2).Reshape(k, n)
 }
 
 // WantsPanels says whether Dot repacks a (k, n) right operand multiplied by
-// m rows into panels on the current engine (packPanels), so that a caller
-// holding the operand on the host can pack it once instead
+// m rows into panels on the context's engine (packPanels), so that a
+// caller holding the operand on the host can pack it once instead
 // (PanelView).
-func WantsPanels(k, n, m int) bool {
-	pe, ok := engine.(PanelEngine)
-	if !ok {
-		return false
-	}
-	p := pe.MatmulPanel()
+func (c *Context) WantsPanels(k, n, m int) bool {
+	p := c.PanelWidth()
 	return p > 0 && n%p == 0 && n >= 4*p && k >= 64 && m >= 64 && k*n >= 1<<16
 }
 
-// PanelWidth is the current engine's panel width (0: no repacking).
-func PanelWidth() int {
-	if pe, ok := engine.(PanelEngine); ok {
+// PanelWidth is the context's engine's panel width (0: no repacking).
+func (c *Context) PanelWidth() int {
+	if pe, ok := c.engine.(PanelEngine); ok {
 		return max(pe.MatmulPanel(), 0)
 	}
 	return 0
@@ -505,8 +501,7 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 // 2.9 -> 52, on the loaded 2-core CI host). The copy is the weight's size,
 // once per run; a weight that is already a permuted view is used as it is.
 func outputChannelsLast(w *Tensor, stride []int) *Tensor {
-	pe, ok := engine.(PanelEngine)
-	if !ok || pe.MatmulPanel() <= 0 || w.node.Op == ir.OpPermute {
+	if w.err != nil || w.node.ctx.PanelWidth() <= 0 || w.node.Op == ir.OpPermute {
 		return w
 	}
 	strided := false
@@ -518,7 +513,7 @@ func outputChannelsLast(w *Tensor, stride []int) *Tensor {
 	}
 	n := w.Ndim()
 	last := append(allAxes(n)[1:], 0) // (Cin, *kernel, Cout)
-	back := append([]int{n - 1}, allAxes(n - 1)...)
+	back := append([]int{n - 1}, allAxes(n-1)...)
 	return w.Permute(last...).Contiguous().Permute(back...)
 }
 
@@ -711,7 +706,10 @@ func reduceLoss(op string, x *Tensor, reduction string) *Tensor {
 // oneHotAlong compares t with 0..n-1 laid along a new last dimension: the
 // bool one-hot mask of integer labels.
 func (t *Tensor) oneHotAlong(n int) *Tensor {
-	return t.Unsqueeze(-1).Eq(idxRange(n))
+	if t.err != nil {
+		return t
+	}
+	return t.Unsqueeze(-1).Eq(t.node.ctx.idxRange(n))
 }
 
 // SparseCategoricalCrossentropy is the cross entropy of logits t (..., C)
@@ -736,9 +734,9 @@ func (t *Tensor) SparseCategoricalCrossentropy(Y *Tensor, ignoreIndex int, label
 	logProbs := t.LogSoftmax(-1)
 	var mask *Tensor
 	if ignoreIndex != -1 {
-		mask = Y.Ne(Const(float64(ignoreIndex), Y.DType()))
+		mask = Y.Ne(Y.Const(float64(ignoreIndex), Y.DType()))
 	} else {
-		mask = Full(Y.node.Shape, 1, ir.Bool)
+		mask = Y.node.ctx.Full(Y.node.Shape, 1, ir.Bool)
 	}
 	y := Y.oneHotAlong(t.node.Shape[t.Ndim()-1]).And(mask.Unsqueeze(-1))
 	ls := logProbs.fscalar(labelSmoothing)
@@ -814,18 +812,18 @@ func (t *Tensor) OneHot(numClasses int) *Tensor {
 	if numClasses <= 0 {
 		return errorf("one_hot", "num_classes must be positive, got %d", numClasses)
 	}
-	return t.oneHotAlong(numClasses).Where(Const(1, ir.Int32), Const(0, ir.Int32))
+	return t.oneHotAlong(numClasses).Where(t.Const(1, ir.Int32), t.Const(0, ir.Int32))
 }
 
 // triMask is j - i >= diagonal (upper) or j - i <= diagonal (lower) over
 // the last two dimensions of shape, from two index ranges.
-func triMask(op string, shape []int, diagonal int, upper bool) *Tensor {
+func (c *Context) triMask(op string, shape []int, diagonal int, upper bool) *Tensor {
 	if len(shape) < 2 {
 		return errorf(op, "needs at least 2 dimensions, got shape %s", FormatShape(shape))
 	}
-	r, c := shape[len(shape)-2], shape[len(shape)-1]
-	d := idxRange(c).Reshape(1, c).Sub(idxRange(r).Reshape(r, 1))
-	diag := Const(float64(diagonal), ir.Int32)
+	rows, cols := shape[len(shape)-2], shape[len(shape)-1]
+	d := c.idxRange(cols).Reshape(1, cols).Sub(c.idxRange(rows).Reshape(rows, 1))
+	diag := c.Const(float64(diagonal), ir.Int32)
 	if upper {
 		return d.Ge(diag)
 	}
@@ -837,11 +835,11 @@ func (t *Tensor) Triu(diagonal int) *Tensor {
 	if t.err != nil {
 		return t
 	}
-	m := triMask("triu", t.node.Shape, diagonal, true)
+	m := t.node.ctx.triMask("triu", t.node.Shape, diagonal, true)
 	if m.err != nil {
 		return m
 	}
-	return m.Where(t, Const(0, t.DType()))
+	return m.Where(t, t.Const(0, t.DType()))
 }
 
 // Tril keeps the elements on and below the diagonal-th diagonal.
@@ -849,11 +847,11 @@ func (t *Tensor) Tril(diagonal int) *Tensor {
 	if t.err != nil {
 		return t
 	}
-	m := triMask("tril", t.node.Shape, diagonal, false)
+	m := t.node.ctx.triMask("tril", t.node.Shape, diagonal, false)
 	if m.err != nil {
 		return m
 	}
-	return m.Where(t, Const(0, t.DType()))
+	return m.Where(t, t.Const(0, t.DType()))
 }
 
 // ScaledDotProductAttention is softmax(q·kᵀ/sqrt(d) + mask)·v. A bool mask
@@ -872,9 +870,9 @@ func (t *Tensor) ScaledDotProductAttention(key, value, mask *Tensor, causal bool
 	if qk.err != nil {
 		return qk
 	}
-	qk = qk.Div(Const(math.Sqrt(float64(t.node.Shape[t.Ndim()-1])), dt))
+	qk = qk.Div(qk.Const(math.Sqrt(float64(t.node.Shape[t.Ndim()-1])), dt))
 	if causal {
-		mask = triMask(op, qk.node.Shape, 0, false)
+		mask = qk.node.ctx.triMask(op, qk.node.Shape, 0, false)
 	}
 	if mask != nil {
 		if e := firstErr(mask); e != nil {
@@ -884,7 +882,7 @@ func (t *Tensor) ScaledDotProductAttention(key, value, mask *Tensor, causal bool
 			return e
 		}
 		if mask.DType() == ir.Bool {
-			mask = mask.Where(Const(0, dt), Const(math.Inf(-1), dt))
+			mask = mask.Where(qk.Const(0, dt), qk.Const(math.Inf(-1), dt))
 		}
 		qk = qk.Add(mask)
 	}

@@ -57,11 +57,11 @@ func TestDot(t *testing.T) {
 	checkVals(t, "mixed", ai.Dot(f32(t, []int{2}, 0.5, 0.5)), ir.Float32, []int{2}, []float64{1.5, 3.5}, 0)
 	checkVals(t, "half", tensorOf(t, ir.Float16, []int{2, 2}, 1, 2, 3, 4).Dot(tensorOf(t, ir.Float16, []int{2}, 1, 1)), ir.Float16, []int{2}, []float64{3, 7}, 0)
 
-	checkErr(t, "inner", Zeros([]int{32, 784}, ir.Float32).Dot(Zeros([]int{128, 10}, ir.Float32)),
+	checkErr(t, "inner", tc.Zeros([]int{32, 784}, ir.Float32).Dot(tc.Zeros([]int{128, 10}, ir.Float32)),
 		"dot: cannot multiply (32, 784) by (128, 10): inner dimensions 784 and 128 differ")
 	checkErr(t, "inner 1d", v.Dot(f32(t, []int{2}, 1, 2)), "dot: cannot multiply (3,) by (2,): inner dimensions 3 and 2 differ")
-	checkErr(t, "0-d", v.Dot(Const(1, ir.Float32)), "dot: both tensors need to be at least 1-D", "(3,)", "0-D")
-	checkErr(t, "batch", Zeros([]int{2, 2, 3}, ir.Float32).Dot(Zeros([]int{3, 3, 4}, ir.Float32)),
+	checkErr(t, "0-d", v.Dot(tc.Const(1, ir.Float32)), "dot: both tensors need to be at least 1-D", "(3,)", "0-D")
+	checkErr(t, "batch", tc.Zeros([]int{2, 2, 3}, ir.Float32).Dot(tc.Zeros([]int{3, 3, 4}, ir.Float32)),
 		"dot: cannot multiply (2, 2, 3) by (3, 3, 4): batch dimensions (2,) and (3,) cannot be broadcast")
 }
 
@@ -150,18 +150,18 @@ func TestConv2d(t *testing.T) {
 	w1 := f32(t, []int{1, 1, 2}, 1, -1)
 	checkVals(t, "conv1d", x1.Conv2d(w1, nil, ConvOpts{}), ir.Float32, []int{1, 1, 4}, []float64{-1, -1, -1, -1}, 0)
 
-	x := Zeros([]int{1, 3, 28, 28}, ir.Float32)
-	checkErr(t, "channels", x.Conv2d(Zeros([]int{32, 1, 5, 5}, ir.Float32), nil, ConvOpts{}),
+	x := tc.Zeros([]int{1, 3, 28, 28}, ir.Float32)
+	checkErr(t, "channels", x.Conv2d(tc.Zeros([]int{32, 1, 5, 5}, ir.Float32), nil, ConvOpts{}),
 		"conv2d: input (1, 3, 28, 28) has 3 channels, weight (32, 1, 5, 5) expects 1")
-	checkErr(t, "groups channels", x.Conv2d(Zeros([]int{4, 3, 5, 5}, ir.Float32), nil, ConvOpts{Groups: 3}), "conv2d:", "expects 9", "groups=3")
-	checkErr(t, "groups cout", x.Conv2d(Zeros([]int{4, 1, 5, 5}, ir.Float32), nil, ConvOpts{Groups: 3}), "conv2d:", "4 output channels, not divisible by groups=3")
-	checkErr(t, "ndim", x.Conv2d(Zeros([]int{32, 3, 5}, ir.Float32), nil, ConvOpts{}), "conv2d:", "same number of dimensions")
-	checkErr(t, "input ndim", Zeros([]int{3, 4}, ir.Float32).Conv2d(Zeros([]int{3, 4}, ir.Float32), nil, ConvOpts{}), "conv2d:", "at least 3 dimensions")
-	checkErr(t, "bias", x.Conv2d(Zeros([]int{8, 3, 5, 5}, ir.Float32), Zeros([]int{4}, ir.Float32), ConvOpts{}), "conv2d: bias (4,) does not match the 8 output channels")
-	checkErr(t, "kernel too big", x.Conv2d(Zeros([]int{8, 3, 30, 3}, ir.Float32), nil, ConvOpts{}), "conv2d:", "larger than the (padded) input (28, 28)")
-	checkErr(t, "padding len", x.Conv2d(Zeros([]int{8, 3, 3, 3}, ir.Float32), nil, ConvOpts{Padding: []int{1, 2, 3}}), "conv2d: padding [1 2 3]")
-	checkErr(t, "stride len", x.Conv2d(Zeros([]int{8, 3, 3, 3}, ir.Float32), nil, ConvOpts{Stride: []int{1, 2, 3}}), "conv2d: stride [1 2 3]")
-	checkErr(t, "stride 0", x.Conv2d(Zeros([]int{8, 3, 3, 3}, ir.Float32), nil, ConvOpts{Stride: []int{0}}), "conv2d:", "must be positive")
+	checkErr(t, "groups channels", x.Conv2d(tc.Zeros([]int{4, 3, 5, 5}, ir.Float32), nil, ConvOpts{Groups: 3}), "conv2d:", "expects 9", "groups=3")
+	checkErr(t, "groups cout", x.Conv2d(tc.Zeros([]int{4, 1, 5, 5}, ir.Float32), nil, ConvOpts{Groups: 3}), "conv2d:", "4 output channels, not divisible by groups=3")
+	checkErr(t, "ndim", x.Conv2d(tc.Zeros([]int{32, 3, 5}, ir.Float32), nil, ConvOpts{}), "conv2d:", "same number of dimensions")
+	checkErr(t, "input ndim", tc.Zeros([]int{3, 4}, ir.Float32).Conv2d(tc.Zeros([]int{3, 4}, ir.Float32), nil, ConvOpts{}), "conv2d:", "at least 3 dimensions")
+	checkErr(t, "bias", x.Conv2d(tc.Zeros([]int{8, 3, 5, 5}, ir.Float32), tc.Zeros([]int{4}, ir.Float32), ConvOpts{}), "conv2d: bias (4,) does not match the 8 output channels")
+	checkErr(t, "kernel too big", x.Conv2d(tc.Zeros([]int{8, 3, 30, 3}, ir.Float32), nil, ConvOpts{}), "conv2d:", "larger than the (padded) input (28, 28)")
+	checkErr(t, "padding len", x.Conv2d(tc.Zeros([]int{8, 3, 3, 3}, ir.Float32), nil, ConvOpts{Padding: []int{1, 2, 3}}), "conv2d: padding [1 2 3]")
+	checkErr(t, "stride len", x.Conv2d(tc.Zeros([]int{8, 3, 3, 3}, ir.Float32), nil, ConvOpts{Stride: []int{1, 2, 3}}), "conv2d: stride [1 2 3]")
+	checkErr(t, "stride 0", x.Conv2d(tc.Zeros([]int{8, 3, 3, 3}, ir.Float32), nil, ConvOpts{Stride: []int{0}}), "conv2d:", "must be positive")
 }
 
 // poolRef is a direct 2-D pooling over an (H, W) plane with torch's
@@ -340,7 +340,7 @@ func TestOneHotTri(t *testing.T) {
 		checkVals(t, "triu", x.Triu(d), ir.Float32, []int{3, 4}, keep(func(i, j int) bool { return j-i >= d }), 0)
 		checkVals(t, "tril", x.Tril(d), ir.Float32, []int{3, 4}, keep(func(i, j int) bool { return j-i <= d }), 0)
 	}
-	b := Full([]int{2, 2, 2}, 1, ir.Bool)
+	b := tc.Full([]int{2, 2, 2}, 1, ir.Bool)
 	checkVals(t, "tril batched bool", b.Tril(0), ir.Bool, []int{2, 2, 2}, []float64{1, 0, 1, 1, 1, 0, 1, 1}, 0)
 	checkErr(t, "triu 1-d", f32(t, []int{3}, 1, 2, 3).Triu(0), "triu: needs at least 2 dimensions, got shape (3,)")
 	checkErr(t, "tril 1-d", f32(t, []int{3}, 1, 2, 3).Tril(0), "tril: needs at least 2 dimensions")
@@ -366,7 +366,7 @@ func TestAttention(t *testing.T) {
 // TestAllShapesAndDTypes runs every function once on a small input and
 // checks the result's shape and dtype (and that the graph evaluates).
 func TestAllShapesAndDTypes(t *testing.T) {
-	ManualSeed(3)
+	tc.ManualSeed(3)
 	x := f32(t, []int{2, 3, 4}, seq(24, 0.1, -1)...)
 	xi := i32(t, []int{2, 3, 4}, seq(24, 1, -12)...)
 	img := f32(t, []int{2, 3, 8, 8}, seq(384, 0.01, -1)...)
@@ -399,27 +399,27 @@ func TestAllShapesAndDTypes(t *testing.T) {
 		{"cat", x.Cat(1, x, x), []int{2, 9, 4}, ir.Float32},
 		{"stack", Stack(1, xi, xi), []int{2, 2, 3, 4}, ir.Int32},
 		{"index", x.Index([]IndexItem{IntIndex(1), SliceIndex(nil, nil, ptr(2))}), []int{2, 4}, ir.Float32},
-		{"gather", x.Gather(2, Zeros([]int{2, 3, 1}, ir.Int32)), []int{2, 3, 1}, ir.Float32},
-		{"zeros", Zeros([]int{5}, ir.Uint8), []int{5}, ir.Uint8},
-		{"arange", Arange(0, 10, 3, ir.Int32), []int{4}, ir.Int32},
-		{"eye", Eye(3, 2, ir.Bool), []int{3, 2}, ir.Bool},
-		{"randn", Randn(2, 5), []int{2, 5}, ir.Float32},
-		{"randint", Randint(0, 10, 7), []int{7}, ir.Int32},
-		{"uniform", Uniform(0, 1, 3, 3), []int{3, 3}, ir.Float32},
-		{"kaiming", KaimingUniform(math.Sqrt(5), 4, 3, 3, 3), []int{4, 3, 3, 3}, ir.Float32},
+		{"gather", x.Gather(2, tc.Zeros([]int{2, 3, 1}, ir.Int32)), []int{2, 3, 1}, ir.Float32},
+		{"zeros", tc.Zeros([]int{5}, ir.Uint8), []int{5}, ir.Uint8},
+		{"arange", tc.Arange(0, 10, 3, ir.Int32), []int{4}, ir.Int32},
+		{"eye", tc.Eye(3, 2, ir.Bool), []int{3, 2}, ir.Bool},
+		{"randn", tc.Randn(2, 5), []int{2, 5}, ir.Float32},
+		{"randint", tc.Randint(0, 10, 7), []int{7}, ir.Int32},
+		{"uniform", tc.Uniform(0, 1, 3, 3), []int{3, 3}, ir.Float32},
+		{"kaiming", tc.KaimingUniform(math.Sqrt(5), 4, 3, 3, 3), []int{4, 3, 3, 3}, ir.Float32},
 		{"dot", x.Dot(f32(t, []int{4, 5}, seq(20, 1, 0)...)), []int{2, 3, 5}, ir.Float32},
-		{"linear", x.Linear(Zeros([]int{4, 2}, ir.Float32), Zeros([]int{2}, ir.Float32)), []int{2, 3, 2}, ir.Float32},
-		{"conv2d", img.Conv2d(Zeros([]int{4, 3, 3, 3}, ir.Float32), Zeros([]int{4}, ir.Float32), ConvOpts{Padding: []int{1}}), []int{2, 4, 8, 8}, ir.Float32},
-		{"conv2d half", img.Cast(ir.Float16).Conv2d(Zeros([]int{4, 3, 3, 3}, ir.Float16), nil, ConvOpts{Stride: []int{2}}), []int{2, 4, 3, 3}, ir.Float16},
+		{"linear", x.Linear(tc.Zeros([]int{4, 2}, ir.Float32), tc.Zeros([]int{2}, ir.Float32)), []int{2, 3, 2}, ir.Float32},
+		{"conv2d", img.Conv2d(tc.Zeros([]int{4, 3, 3, 3}, ir.Float32), tc.Zeros([]int{4}, ir.Float32), ConvOpts{Padding: []int{1}}), []int{2, 4, 8, 8}, ir.Float32},
+		{"conv2d half", img.Cast(ir.Float16).Conv2d(tc.Zeros([]int{4, 3, 3, 3}, ir.Float16), nil, ConvOpts{Stride: []int{2}}), []int{2, 4, 3, 3}, ir.Float16},
 		{"max_pool2d", img.MaxPool2d(PoolOpts{}), []int{2, 3, 4, 4}, ir.Float32},
 		{"avg_pool2d", img.AvgPool2d(PoolOpts{Kernel: []int{3}, Stride: []int{1}}, true), []int{2, 3, 6, 6}, ir.Float32},
 		{"layernorm", x.Layernorm(1e-5), []int{2, 3, 4}, ir.Float32},
-		{"sparse ce", x.SparseCategoricalCrossentropy(Zeros([]int{2, 3}, ir.Int32), -1, 0, "mean"), []int{}, ir.Float32},
-		{"one_hot", Zeros([]int{5}, ir.Uint8).OneHot(3), []int{5, 3}, ir.Int32},
+		{"sparse ce", x.SparseCategoricalCrossentropy(tc.Zeros([]int{2, 3}, ir.Int32), -1, 0, "mean"), []int{}, ir.Float32},
+		{"one_hot", tc.Zeros([]int{5}, ir.Uint8).OneHot(3), []int{5, 3}, ir.Int32},
 		{"tril", xi.Tril(0), []int{2, 3, 4}, ir.Int32},
-		{"softmax 0-d", Const(2, ir.Float32).Softmax(-1), []int{}, ir.Float32},
-		{"mean 0-d axis", Const(2, ir.Int32).Mean(false, -1), []int{}, ir.Float32},
-		{"argmax 0-d", Const(2, ir.Float32).Argmax(&zero, false), []int{}, ir.Int32},
+		{"softmax 0-d", tc.Const(2, ir.Float32).Softmax(-1), []int{}, ir.Float32},
+		{"mean 0-d axis", tc.Const(2, ir.Int32).Mean(false, -1), []int{}, ir.Float32},
+		{"argmax 0-d", tc.Const(2, ir.Float32).Argmax(&zero, false), []int{}, ir.Int32},
 	}
 	for _, c := range cases {
 		if c.got.Err() != nil {
@@ -439,8 +439,8 @@ func TestAllShapesAndDTypes(t *testing.T) {
 // TestNoNewOps checks that the functions only build primitive graph ops.
 func TestNoNewOps(t *testing.T) {
 	x := f32(t, []int{2, 3, 8, 8}, seq(384, 0.01, -1)...)
-	out := x.Conv2d(Zeros([]int{4, 3, 3, 3}, ir.Float32), nil, ConvOpts{Padding: []int{1}}).Relu().MaxPool2d(PoolOpts{}).
-		Flatten(1, -1).Linear(Zeros([]int{64, 10}, ir.Float32), nil).SparseCategoricalCrossentropy(Zeros([]int{2}, ir.Int32), -1, 0.1, "mean")
+	out := x.Conv2d(tc.Zeros([]int{4, 3, 3, 3}, ir.Float32), nil, ConvOpts{Padding: []int{1}}).Relu().MaxPool2d(PoolOpts{}).
+		Flatten(1, -1).Linear(tc.Zeros([]int{64, 10}, ir.Float32), nil).SparseCategoricalCrossentropy(tc.Zeros([]int{2}, ir.Int32), -1, 0.1, "mean")
 	if out.Err() != nil {
 		t.Fatal(out.Err())
 	}

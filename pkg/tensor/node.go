@@ -9,7 +9,6 @@ import (
 	"math"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"weak"
 
@@ -42,6 +41,8 @@ type Node struct {
 	Arg any
 	Pos Pos // where the first equal node was created (not part of identity)
 	ID  uint64
+
+	ctx *Context // the run the node belongs to (Context)
 
 	realized atomic.Pointer[Buffer]
 	custom   atomic.Pointer[CustomGrad]
@@ -79,27 +80,14 @@ type Buffer struct {
 	Name   string
 	Weight bool // loaded from a file (a "weight" in launch plans)
 
-	store   *storage // shared by the Buffers on the same memory (jit.go)
-	version uint64   // the storage version this Buffer's value is
+	store   atomic.Pointer[storage] // shared by the Buffers on the same memory (jit.go)
+	version uint64                  // the storage version this Buffer's value is
 }
 
-var (
-	nextID    atomic.Uint64
-	internMu  sync.Mutex
-	internTab = map[string]weak.Pointer[Node]{}
-	posFunc   func() Pos
-)
-
-// SetPosFunc installs the function that tells which script position is
-// creating nodes (the .tg frontend sets it).
-func SetPosFunc(f func() Pos) { posFunc = f }
-
-func currentPos() Pos {
-	if posFunc != nil {
-		return posFunc()
-	}
-	return Pos{}
-}
+// nextID numbers nodes and buffers. Only the uniqueness of the numbers
+// matters (they are intern keys within one context, never part of a
+// result), so one counter serves every context.
+var nextID atomic.Uint64
 
 // NewID returns a fresh process-unique id.
 func NewID() uint64 { return nextID.Add(1) }
@@ -121,28 +109,40 @@ func internKey(op ir.Op, dt ir.DType, shape []int, arg any, src []*Node) string 
 	return sb.String()
 }
 
-// newNode returns the interned node for these fields, creating it if needed.
-// Interning holds nodes weakly: a graph nobody references is collected.
-func newNode(op ir.Op, dt ir.DType, shape []int, arg any, src ...*Node) *Node {
+// newNode returns the context's interned node for these fields, creating
+// it if needed. Interning holds nodes weakly: a graph nobody references is
+// collected. The sources must belong to c (the ops check their operands'
+// contexts first, see firstErr).
+func (c *Context) newNode(op ir.Op, dt ir.DType, shape []int, arg any, src ...*Node) *Node {
+	for _, s := range src {
+		if s.ctx != c {
+			panic("tensor: a node's sources belong to another context")
+		}
+	}
 	key := internKey(op, dt, shape, arg, src)
-	internMu.Lock()
-	defer internMu.Unlock()
-	if wp, ok := internTab[key]; ok {
+	c.internMu.Lock()
+	defer c.internMu.Unlock()
+	if wp, ok := c.intern[key]; ok {
 		if n := wp.Value(); n != nil {
 			return n
 		}
 	}
-	n := &Node{Op: op, DType: dt, Shape: append([]int{}, shape...), Src: src, Arg: arg, Pos: currentPos(), ID: NewID()}
+	n := &Node{Op: op, DType: dt, Shape: append([]int{}, shape...), Src: src, Arg: arg, Pos: c.currentPos(), ID: NewID(), ctx: c}
 	wp := weak.Make(n)
-	internTab[key] = wp
+	c.intern[key] = wp
 	runtime.AddCleanup(n, func(key string) {
-		internMu.Lock()
-		if cur, ok := internTab[key]; ok && cur.Value() == nil {
-			delete(internTab, key)
+		c.internMu.Lock()
+		if cur, ok := c.intern[key]; ok && cur.Value() == nil {
+			delete(c.intern, key)
 		}
-		internMu.Unlock()
+		c.internMu.Unlock()
 	}, key)
 	return n
+}
+
+// newNode makes a node from t's node and others, in t's context.
+func (t *Tensor) newNode(op ir.Op, dt ir.DType, shape []int, arg any, src ...*Node) *Node {
+	return t.node.ctx.newNode(op, dt, shape, arg, src...)
 }
 
 // Realized returns the node's buffer once it has been computed.

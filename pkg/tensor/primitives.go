@@ -50,7 +50,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 			return FromNode(src)
 		}
 	}
-	return FromNode(newNode(ir.OpReshape, t.DType(), shape, nil, src))
+	return FromNode(t.newNode(ir.OpReshape, t.DType(), shape, nil, src))
 }
 
 // normAxis maps a possibly negative axis into [0, ndim).
@@ -99,7 +99,7 @@ func (t *Tensor) Permute(order ...int) *Tensor {
 	for i, a := range norm {
 		shape[i] = t.node.Shape[a]
 	}
-	return FromNode(newNode(ir.OpPermute, t.DType(), shape, norm, t.node))
+	return FromNode(t.newNode(ir.OpPermute, t.DType(), shape, norm, t.node))
 }
 
 // Expand broadcasts dimensions of size 1 to larger sizes (-1 keeps a size).
@@ -132,7 +132,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 	if slices.Equal(out, t.node.Shape) {
 		return t
 	}
-	return FromNode(newNode(ir.OpExpand, t.DType(), out, nil, t.node))
+	return FromNode(t.newNode(ir.OpExpand, t.DType(), out, nil, t.node))
 }
 
 // PadWith pads each dimension with (before, after) elements of value 0;
@@ -156,7 +156,7 @@ func (t *Tensor) padZero(pads [][2]int) *Tensor {
 	if zero {
 		return t
 	}
-	return FromNode(newNode(ir.OpPad, t.DType(), shape, slices.Clone(pads), t.node))
+	return FromNode(t.newNode(ir.OpPad, t.DType(), shape, slices.Clone(pads), t.node))
 }
 
 // Shrink keeps [begin, end) of each dimension.
@@ -179,7 +179,7 @@ func (t *Tensor) Shrink(bounds [][2]int) *Tensor {
 	if full {
 		return t
 	}
-	return FromNode(newNode(ir.OpShrink, t.DType(), shape, slices.Clone(bounds), t.node))
+	return FromNode(t.newNode(ir.OpShrink, t.DType(), shape, slices.Clone(bounds), t.node))
 }
 
 // Flip reverses the given axes.
@@ -201,7 +201,7 @@ func (t *Tensor) Flip(axes ...int) *Tensor {
 	if len(norm) == 0 {
 		return t
 	}
-	return FromNode(newNode(ir.OpFlip, t.DType(), t.node.Shape, norm, t.node))
+	return FromNode(t.newNode(ir.OpFlip, t.DType(), t.node.Shape, norm, t.node))
 }
 
 // ---- elementwise ----
@@ -275,7 +275,7 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 	if op.IsCompare() {
 		out = ir.Bool
 	}
-	return FromNode(newNode(op, out, shape, nil, src...))
+	return FromNode(ts[0].newNode(op, out, shape, nil, src...))
 }
 
 // Cast converts to dtype dt.
@@ -285,9 +285,9 @@ func (t *Tensor) Cast(dt ir.DType) *Tensor {
 	}
 	if t.node.Op == ir.OpConst { // fold constant casts
 		v := t.node.Arg.(float64)
-		return Const(v, dt)
+		return t.Const(v, dt)
 	}
-	return FromNode(newNode(ir.OpCast, dt, t.node.Shape, nil, t.node))
+	return FromNode(t.newNode(ir.OpCast, dt, t.node.Shape, nil, t.node))
 }
 
 // unary applies a float unary primitive (ints are cast to float32 first).
@@ -299,7 +299,7 @@ func (t *Tensor) unary(op ir.Op) *Tensor {
 	if !x.DType().IsFloat() {
 		x = x.Cast(ir.Float32)
 	}
-	return FromNode(newNode(op, x.DType(), x.node.Shape, nil, x.node))
+	return FromNode(x.newNode(op, x.DType(), x.node.Shape, nil, x.node))
 }
 
 // ---- reduce ----
@@ -340,7 +340,7 @@ func (t *Tensor) reduce(name string, op ir.Op, axes []int) *Tensor {
 	if r := t.splitReduce(op, real, shape); r != nil {
 		return r
 	}
-	return FromNode(newNode(op, t.DType(), shape, real, t.node))
+	return FromNode(t.newNode(op, t.DType(), shape, real, t.node))
 }
 
 // Reduces of many elements into few outputs run in two stages, like
@@ -378,8 +378,8 @@ func (t *Tensor) splitReduce(op ir.Op, axes []int, outShape []int) *Tensor {
 	order = append(order, axes...)
 	n := len(keep)
 	x := t.Permute(order...).Reshape(append(slices.Clone(keep), chunks, p/(chunks*lanes), lanes)...)
-	partial := FromNode(newNode(op, t.DType(), append(slices.Clone(keep), chunks, 1, lanes), []int{n + 1}, x.node))
-	total := FromNode(newNode(op, t.DType(), append(slices.Clone(keep), 1, 1, 1), []int{n, n + 2}, partial.node))
+	partial := FromNode(t.newNode(op, t.DType(), append(slices.Clone(keep), chunks, 1, lanes), []int{n + 1}, x.node))
+	total := FromNode(t.newNode(op, t.DType(), append(slices.Clone(keep), 1, 1, 1), []int{n, n + 2}, partial.node))
 	return total.Reshape(outShape...)
 }
 
@@ -407,28 +407,19 @@ func (t *Tensor) Contiguous() *Tensor {
 	if t.err != nil || t.node.Op == ir.OpBuffer {
 		return t
 	}
-	return FromNode(newNode(ir.OpContiguous, t.DType(), t.node.Shape, nil, t.node))
+	return FromNode(t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, nil, t.node))
 }
 
 // ---- randomness ----
 
-var (
-	seed        uint64
-	randCounter uint64
-)
-
-// ManualSeed resets the random stream: the same seed gives the same numbers
-// on every device.
-func ManualSeed(s uint64) { seed, randCounter = s, 0 }
-
 // Rand is uniform in [0, 1), float32, generated inside kernels from a
-// counter-based hash of (seed, counter, element index).
-func Rand(shape ...int) *Tensor {
+// counter-based hash of (seed, counter, element index) of the context's
+// random stream.
+func (c *Context) Rand(shape ...int) *Tensor {
 	if t := checkShape("rand", shape); t != nil {
 		return t
 	}
-	randCounter++
-	return FromNode(newNode(ir.OpRand, ir.Float32, shape, RandArg{Seed: seed, Counter: randCounter}))
+	return FromNode(c.newNode(ir.OpRand, ir.Float32, shape, c.nextRand()))
 }
 
 func (a RandArg) String() string { return fmt.Sprintf("seed=%d,counter=%d", a.Seed, a.Counter) }

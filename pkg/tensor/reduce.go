@@ -68,9 +68,9 @@ func (t *Tensor) inverse() *Tensor {
 	case dt == ir.Bool:
 		return t.LogicalNot()
 	case dt.IsUnsigned():
-		return t.Xor(Const(255, dt))
+		return t.Xor(t.Const(255, dt))
 	default:
-		return t.Xor(Const(-1, dt))
+		return t.Xor(t.Const(-1, dt))
 	}
 }
 
@@ -129,7 +129,7 @@ func (t *Tensor) Mean(keepdim bool, axes ...int) *Tensor {
 	}
 	s := x.Sum(keepdim, norm...)
 	// 0 elements give 0/0 = NaN, like numpy and tinygrad.
-	return s.Div(Const(float64(t.reducedCount(norm)), ir.Float32)).Cast(out)
+	return s.Div(s.Const(float64(t.reducedCount(norm)), ir.Float32)).Cast(out)
 }
 
 // Var is the variance sum((x-mean)^2)/max(0, n-correction); tinygrad's
@@ -144,7 +144,7 @@ func (t *Tensor) Var(keepdim bool, correction int, axes ...int) *Tensor {
 	}
 	sq := t.Sub(t.Mean(true, norm...)).Square()
 	n := max(0, t.reducedCount(norm)-correction)
-	return sq.Sum(keepdim, norm...).Div(Const(float64(n), sq.DType()))
+	return sq.Sum(keepdim, norm...).Div(sq.Const(float64(n), sq.DType()))
 }
 
 // Std is sqrt(var).
@@ -168,7 +168,7 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 		return e
 	}
 	if t.Ndim() == 0 {
-		return Const(0, ir.Int32)
+		return t.Const(0, ir.Int32)
 	}
 	n := t.node.Shape[a]
 	if n == 0 {
@@ -176,10 +176,10 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	}
 	isMax := t.Eq(t.Max(true, a))
 	// reversed index n, n-1, ..., 1 along axis, broadcast over the rest
-	rev := Const(float64(n), ir.Int32).Sub(idxRange(n))
+	rev := t.Const(float64(n), ir.Int32).Sub(t.node.ctx.idxRange(n))
 	rev = rev.Reshape(append([]int{n}, ones(t.Ndim()-a-1)...)...)
 	best := isMax.Cast(ir.Int32).Mul(rev).Max(keepdim, a)
-	return Const(float64(n), ir.Int32).Sub(best)
+	return t.Const(float64(n), ir.Int32).Sub(best)
 }
 
 // Argmin is the argmax of the inverse.
@@ -245,7 +245,7 @@ func (t *Tensor) Logsumexp(keepdim bool, axes ...int) *Tensor {
 		return e
 	}
 	m := t.Max(true, norm...)
-	m = m.Isinf().Where(Const(0, m.DType()), m)
+	m = m.Isinf().Where(m.Const(0, m.DType()), m)
 	r := t.Sub(m).Exp().Sum(keepdim, norm...).Log()
 	return r.Add(m.Reshape(r.Shape()...))
 }
@@ -407,7 +407,7 @@ func (t *Tensor) Prod(keepdim bool, axes ...int) *Tensor {
 		outShape[a] = 1
 	}
 	if n == 0 {
-		return Full(outShape, 1, x.DType()).squeezeReduced(t, norm, keepdim)
+		return x.node.ctx.Full(outShape, 1, x.DType()).squeezeReduced(t, norm, keepdim)
 	}
 	p := 1
 	for p < n {

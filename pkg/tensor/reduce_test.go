@@ -57,7 +57,7 @@ func TestArgmaxArgmin(t *testing.T) {
 	checkVals(t, "argmax int", xi.Argmax(nil, false), ir.Int32, nil, []float64{1}, 0)
 	checkVals(t, "argmin int", xi.Argmin(nil, false), ir.Int32, nil, []float64{3}, 0)
 	// a long axis (idxRange with 9 binary digits)
-	long := f32(t, []int{300}, seq(300, 1, 0)...).Sub(Const(150, ir.Float32)).Abs()
+	long := f32(t, []int{300}, seq(300, 1, 0)...).Sub(tc.Const(150, ir.Float32)).Abs()
 	checkVals(t, "argmin long", long.Argmin(nil, false), ir.Int32, nil, []float64{150}, 0)
 	checkVals(t, "argmax long", long.Argmax(nil, false), ir.Int32, nil, []float64{0}, 0)
 	two := 2
@@ -122,7 +122,7 @@ func TestCumsum(t *testing.T) {
 	checkVals(t, "cummax", x.Cummax(1), ir.Float32, []int{2, 3}, []float64{1, 5, 5, 5, 5, 5}, 0)
 	checkVals(t, "cumsum bool", tensorOf(t, ir.Bool, []int{4}, 1, 0, 1, 1).Cumsum(0), ir.Int32, []int{4}, []float64{1, 1, 2, 3}, 0)
 	checkVals(t, "cummax int", i32(t, []int{4}, -5, -7, -1, -3).Cummax(0), ir.Int32, []int{4}, []float64{-5, -5, -1, -1}, 0)
-	checkVals(t, "cumsum 0-d", Const(3, ir.Float32).Cumsum(0), ir.Float32, nil, []float64{3}, 0)
+	checkVals(t, "cumsum 0-d", tc.Const(3, ir.Float32).Cumsum(0), ir.Float32, nil, []float64{3}, 0)
 
 	// longer than 2*cumSplit: the two-stage scan, along a middle axis
 	const n = 2*cumSplit + 37

@@ -23,19 +23,19 @@ func (t *Tensor) ranks(descending bool) *Tensor {
 	} else {
 		ahead = xj.Lt(xi)
 	}
-	r := idxRange(n)
+	r := t.node.ctx.idxRange(n)
 	lower := r.Reshape(1, n).Lt(r.Reshape(n, 1)) // j < i
 	return ahead.Or(xj.Eq(xi).And(lower)).Sum(false, -1)
 }
 
 // pickRanks returns, for r in [0, k), the element of v whose rank is r.
 func pickRanks(v, rank *Tensor, k int) *Tensor {
-	mask := rank.Unsqueeze(-1).Eq(idxRange(k)) // (..., n, k)
+	mask := rank.Unsqueeze(-1).Eq(v.node.ctx.idxRange(k)) // (..., n, k)
 	x := v.Unsqueeze(-1)
 	if v.DType().IsFloat() {
-		return mask.Where(x, Const(math.Inf(-1), v.DType())).Max(false, -2) // keeps -0.0
+		return mask.Where(x, v.Const(math.Inf(-1), v.DType())).Max(false, -2) // keeps -0.0
 	}
-	return mask.Where(x, Const(0, v.DType())).Sum(false, -2).Cast(v.DType())
+	return mask.Where(x, v.Const(0, v.DType())).Sum(false, -2).Cast(v.DType())
 }
 
 // TopK returns the k largest (or smallest) elements along dim, in order,
@@ -59,7 +59,7 @@ func (t *Tensor) TopK(k, dim int, largest bool) (values, indices *Tensor) {
 	}
 	x := t.Transpose(d, -1)
 	rank := x.ranks(largest)
-	idx := idxRange(n).Reshape(append(ones(x.Ndim()-1), n)...).Expand(x.node.Shape...)
+	idx := t.node.ctx.idxRange(n).Reshape(append(ones(x.Ndim()-1), n)...).Expand(x.node.Shape...)
 	values = pickRanks(x, rank, k).Transpose(d, -1)
 	indices = pickRanks(idx, rank, k).Transpose(d, -1)
 	return values, indices
@@ -76,7 +76,7 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 		return e, e
 	}
 	if t.Ndim() == 0 {
-		return t, Const(0, ir.Int32)
+		return t, t.Const(0, ir.Int32)
 	}
 	return t.TopK(t.node.Shape[d], d, descending)
 }

@@ -20,17 +20,17 @@ type Tensor struct {
 	Grad         *Tensor
 }
 
-// OpError is a user error at one op (a shape or dtype mismatch).
+// OpError is a user error at one op (a shape or dtype mismatch). The
+// frontend adds the script position (it knows the call being made).
 type OpError struct {
 	Op  string
 	Msg string
-	Pos Pos
 }
 
 func (e *OpError) Error() string { return e.Op + ": " + e.Msg }
 
 func errorf(op, format string, args ...any) *Tensor {
-	return &Tensor{err: &OpError{Op: op, Msg: fmt.Sprintf(format, args...), Pos: currentPos()}}
+	return &Tensor{err: &OpError{Op: op, Msg: fmt.Sprintf(format, args...)}}
 }
 
 // Err returns the error this tensor carries, if any.
@@ -53,6 +53,7 @@ func (t *Tensor) Ndim() int       { return len(t.node.Shape) }
 func (t *Tensor) Numel() int      { return t.node.Numel() }
 
 // firstErr returns a tensor carrying the first error among ts, or nil.
+// Tensors of different contexts (two runs) never meet in one op.
 func firstErr(ts ...*Tensor) *Tensor {
 	for _, t := range ts {
 		if t == nil {
@@ -60,6 +61,11 @@ func firstErr(ts ...*Tensor) *Tensor {
 		}
 		if t.err != nil {
 			return t
+		}
+	}
+	for _, t := range ts[min(1, len(ts)):] {
+		if t.node.ctx != ts[0].node.ctx {
+			return &Tensor{err: errors.New("tensors of different contexts (runs) cannot be combined; make them in one context")}
 		}
 	}
 	return nil
@@ -74,31 +80,24 @@ type Engine interface {
 	Read(n *Node) ([]byte, error)
 }
 
-var engine Engine
-
-// SetEngine installs the engine that realizes tensors.
-func SetEngine(e Engine) { engine = e }
-
-// CurrentEngine returns the installed engine.
-func CurrentEngine() Engine { return engine }
-
-// FromBytes makes a realized tensor from little-endian host bytes.
-func FromBytes(dt ir.DType, shape []int, data []byte) (*Tensor, error) {
+// FromBytes makes a realized tensor from little-endian host bytes (the
+// tensor keeps data).
+func (c *Context) FromBytes(dt ir.DType, shape []int, data []byte) (*Tensor, error) {
 	n := prod(shape)
 	if len(data) != n*dt.Size() {
 		return nil, fmt.Errorf("data has %d bytes, shape %s of %s needs %d", len(data), FormatShape(shape), dt, n*dt.Size())
 	}
 	b := &Buffer{ID: NewID(), DType: dt, Size: n, Host: data}
-	return &Tensor{node: newNode(ir.OpBuffer, dt, shape, b)}, nil
+	return &Tensor{node: c.newNode(ir.OpBuffer, dt, shape, b)}, nil
 }
 
 // FromFloats makes a realized tensor from values (converted to dt).
-func FromFloats(dt ir.DType, shape []int, vals []float64) (*Tensor, error) {
+func (c *Context) FromFloats(dt ir.DType, shape []int, vals []float64) (*Tensor, error) {
 	data := make([]byte, len(vals)*dt.Size())
 	for i, v := range vals {
 		PutValue(data, dt, i, v)
 	}
-	return FromBytes(dt, shape, data)
+	return c.FromBytes(dt, shape, data)
 }
 
 // PutValue stores v as element i of little-endian data of dtype dt.
@@ -134,7 +133,7 @@ func GetValue(data []byte, dt ir.DType, i int) float64 {
 }
 
 // Const is a scalar constant (shape ()) of dtype dt.
-func Const(v float64, dt ir.DType) *Tensor {
+func (c *Context) Const(v float64, dt ir.DType) *Tensor {
 	switch {
 	case dt == ir.Bool:
 		if v != 0 {
@@ -145,20 +144,28 @@ func Const(v float64, dt ir.DType) *Tensor {
 	case dt == ir.Float32:
 		v = float64(float32(v))
 	}
-	return &Tensor{node: newNode(ir.OpConst, dt, nil, v)}
+	return &Tensor{node: c.newNode(ir.OpConst, dt, nil, v)}
+}
+
+// Const is a scalar constant of dtype dt in t's context.
+func (t *Tensor) Const(v float64, dt ir.DType) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	return t.node.ctx.Const(v, dt)
 }
 
 // Full is a tensor of shape filled with v: a broadcast constant, no memory.
-func Full(shape []int, v float64, dt ir.DType) *Tensor {
+func (c *Context) Full(shape []int, v float64, dt ir.DType) *Tensor {
 	if t := checkShape("full", shape); t != nil {
 		return t
 	}
-	c := Const(v, dt)
+	k := c.Const(v, dt)
 	ones := make([]int, len(shape))
 	for i := range ones {
 		ones[i] = 1
 	}
-	return c.Reshape(ones...).Expand(shape...)
+	return k.Reshape(ones...).Expand(shape...)
 }
 
 func checkShape(op string, shape []int) *Tensor {
@@ -175,47 +182,57 @@ func checkShape(op string, shape []int) *Tensor {
 
 // ---- realization ----
 
-// Realize computes the tensor on the current device.
+var errNoEngine = errors.New("no engine: the tensor's context cannot realize values")
+
+// Realize computes the tensor on its context's device.
 func (t *Tensor) Realize() *Tensor {
 	if t.err != nil {
 		return t
 	}
-	if engine == nil {
-		return &Tensor{err: errors.New("no engine installed")}
+	e := t.node.ctx.engine
+	if e == nil {
+		return &Tensor{err: errNoEngine}
 	}
-	if err := engine.Realize(t.node); err != nil {
+	if err := e.Realize(t.node); err != nil {
 		return &Tensor{err: err}
 	}
 	return t
 }
 
-// RealizeAll computes several tensors in one schedule.
+// RealizeAll computes several tensors (of one context) in one schedule.
 func RealizeAll(ts ...*Tensor) error {
+	if len(ts) == 0 {
+		return nil
+	}
 	if e := firstErr(ts...); e != nil {
 		return e.err
 	}
-	if engine == nil {
-		return errors.New("no engine installed")
+	e := ts[0].node.ctx.engine
+	if e == nil {
+		return errNoEngine
 	}
 	nodes := make([]*Node, len(ts))
 	for i, t := range ts {
 		nodes[i] = t.node
 	}
-	return engine.Realize(nodes...)
+	return e.Realize(nodes...)
 }
 
-// Floats realizes the tensor and returns its elements as float64.
-func (t *Tensor) Floats() ([]float64, error) {
+// Bytes realizes the tensor and returns its elements as little-endian
+// host bytes.
+func (t *Tensor) Bytes() ([]byte, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
 	if r := t.Realize(); r.err != nil {
 		return nil, r.err
 	}
-	if engine == nil {
-		return nil, errors.New("no engine installed")
-	}
-	data, err := engine.Read(t.node)
+	return t.node.ctx.engine.Read(t.node)
+}
+
+// Floats realizes the tensor and returns its elements as float64.
+func (t *Tensor) Floats() ([]float64, error) {
+	data, err := t.Bytes()
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +250,7 @@ func (t *Tensor) Item() (float64, error) {
 		return 0, t.err
 	}
 	if t.Numel() != 1 {
-		return 0, &OpError{Op: "item", Msg: fmt.Sprintf("tensor of shape %s has %d elements, item() needs exactly one", FormatShape(t.node.Shape), t.Numel()), Pos: currentPos()}
+		return 0, &OpError{Op: "item", Msg: fmt.Sprintf("tensor of shape %s has %d elements, item() needs exactly one", FormatShape(t.node.Shape), t.Numel())}
 	}
 	v, err := t.Floats()
 	if err != nil {

@@ -49,7 +49,8 @@ func mainErr(root, device, run, md, expect string, verbose bool) error {
 			return err
 		}
 	}
-	if _, err := realize.Install(device, realize.Options{}); err != nil {
+	e, err := realize.Open(device, realize.Options{})
+	if err != nil {
 		return err
 	}
 	var outs []conform.Outcome
@@ -57,7 +58,7 @@ func mainErr(root, device, run, md, expect string, verbose bool) error {
 		if re != nil && !re.MatchString(c.Group+"/"+c.Name) {
 			continue
 		}
-		o := conform.Run(c)
+		o := conform.Run(e, c)
 		if verbose || o.Status == conform.Fail || (o.Status == conform.Refused && !o.ByDesign()) {
 			fmt.Printf("%-8s %s/%s %s %s\n", o.Status, c.Group, c.Name, o.Category, o.Reason)
 		}

@@ -64,4 +64,3 @@ func writeOperators(path string) error {
 	}
 	return os.WriteFile(path, []byte(s[:i+len(opsBegin)]+"\n"+operatorTable()+"\n"+s[j:]), 0o644)
 }
-

@@ -86,9 +86,10 @@ func Cases(root string, groups ...string) ([]Case, error) {
 
 var modelPath = regexp.MustCompile(`\S*/model\.onnx: `)
 
-// Run runs one case on the installed engine. A panic is caught and
-// reported as a failure (it is a bug: tgc must never panic on a model).
-func Run(c Case) (o Outcome) {
+// Run runs one case on the engine, in a context of its own. A panic is
+// caught and reported as a failure (it is a bug: tgc must never panic on a
+// model).
+func Run(e tensor.Engine, c Case) (o Outcome) {
 	o.Case = c
 	start := time.Now()
 	defer func() {
@@ -114,7 +115,7 @@ func Run(c Case) (o Outcome) {
 		return o
 	}
 	for _, set := range sets {
-		if err := runSet(m, set); err != nil {
+		if err := runSet(tensor.NewContext(e), m, set); err != nil {
 			if errors.As(err, &ref) {
 				o.Status, o.Category, o.Reason = Refused, ref.Category(), firstLine(ref.Error())
 				return o
@@ -138,7 +139,7 @@ func firstLine(s string) string {
 
 // runSet runs one data set: inputs bound by name where the file names an
 // input, else in the graph's input order.
-func runSet(m *onnx.Model, set string) error {
+func runSet(ctx *tensor.Context, m *onnx.Model, set string) error {
 	inputs := map[string]onnx.Input{}
 	files, _ := filepath.Glob(filepath.Join(set, "input_*.pb"))
 	sortNumbered(files)
@@ -159,7 +160,7 @@ func runSet(m *onnx.Model, set string) error {
 		}
 		inputs[name] = onnx.Input{Array: a}
 	}
-	outs, err := m.Run(inputs, onnx.RunOptions{})
+	outs, err := m.Run(ctx, inputs, onnx.RunOptions{})
 	if err != nil {
 		return err
 	}

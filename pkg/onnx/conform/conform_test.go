@@ -45,12 +45,13 @@ func sample(cs []Case, k int) []Case {
 
 func runOn(t *testing.T, device string, cs []Case) []Outcome {
 	t.Helper()
-	if _, err := realize.Install(device, realize.Options{}); err != nil {
+	e, err := realize.Open(device, realize.Options{})
+	if err != nil {
 		t.Skipf("%s: %v", device, err)
 	}
 	outs := make([]Outcome, 0, len(cs))
 	for _, c := range cs {
-		o := Run(c)
+		o := Run(e, c)
 		if strings.HasPrefix(o.Reason, "panic:") {
 			t.Errorf("%s/%s panicked: %s", c.Group, c.Name, o.Reason)
 		}

@@ -78,6 +78,12 @@ func mnistFn(c *pyrt.Call) (starlark.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("mnist: for parameter dir: got %s, want string or None", dirV.Type())
 		}
+		// A folder the script names is subject to its file access; the
+		// folder tgc finds itself (--data, $TGC_MNIST_DIR, the module
+		// cache) is the user's choice.
+		if _, err := files(c).CheckDir(s); err != nil {
+			return nil, fmt.Errorf("mnist: %v", err)
+		}
 		dir = s
 	}
 	configured := ""
@@ -94,10 +100,10 @@ func mnistFn(c *pyrt.Call) (starlark.Value, error) {
 	}
 	// Copies: the tensors are the script's to modify.
 	images := func(im mnist.Images) (*tensor.Tensor, error) {
-		return tensor.FromBytes(ir.Uint8, []int{im.N, 1, im.Rows, im.Cols}, append([]byte{}, im.Pixels...))
+		return tensorlib.Context(c).FromBytes(ir.Uint8, []int{im.N, 1, im.Rows, im.Cols}, append([]byte{}, im.Pixels...))
 	}
 	labels := func(l []byte) (*tensor.Tensor, error) {
-		return tensor.FromBytes(ir.Uint8, []int{len(l)}, append([]byte{}, l...))
+		return tensorlib.Context(c).FromBytes(ir.Uint8, []int{len(l)}, append([]byte{}, l...))
 	}
 	out := make(starlark.Tuple, 4)
 	for i, mk := range []func() (*tensor.Tensor, error){

@@ -132,7 +132,7 @@ func linearFn(c *pyrt.Call) (starlark.Value, error) {
 	if in <= 0 || out <= 0 {
 		return nil, fmt.Errorf("Linear: in_features and out_features must be positive, got %d and %d", in, out)
 	}
-	l := nn.NewLinear(int(in), int(out), bias)
+	l := nn.NewLinear(tensorlib.Context(c), int(in), int(out), bias)
 	return newLayer("Linear", l.Forward, layerField{"weight", &l.Weight}, layerField{"bias", &l.Bias}), nil
 }
 
@@ -146,7 +146,7 @@ func conv2dFn(c *pyrt.Call) (starlark.Value, error) {
 		"padding?", &padding, "dilation?", &dilation, "groups?", &groups, "bias?", &bias); err != nil {
 		return nil, err
 	}
-	l, err := nn.NewConv2d(int(in), int(out), kernel.Ints(), tensor.ConvOpts{Groups: int(groups), Stride: stride.Ints(), Padding: padding.Ints(), Dilation: dilation.Ints()}, bias)
+	l, err := nn.NewConv2d(tensorlib.Context(c), int(in), int(out), kernel.Ints(), tensor.ConvOpts{Groups: int(groups), Stride: stride.Ints(), Padding: padding.Ints(), Dilation: dilation.Ints()}, bias)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func batchNormFn(c *pyrt.Call) (starlark.Value, error) {
 	if sz <= 0 {
 		return nil, fmt.Errorf("%s: sz must be positive, got %d", c.Name, sz)
 	}
-	b := nn.NewBatchNormWith(int(sz), float64(eps), float64(momentum), affine, track)
+	b := nn.NewBatchNormWith(tensorlib.Context(c), int(sz), float64(eps), float64(momentum), affine, track)
 	return newLayer("BatchNorm", b.Forward, layerField{"weight", &b.Weight}, layerField{"bias", &b.Bias},
 		layerField{"running_mean", &b.RunningMean}, layerField{"running_var", &b.RunningVar},
 		layerField{"num_batches_tracked", &b.NumBatchesTracked}), nil
@@ -176,7 +176,7 @@ func layerNormFn(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("normalized_shape", &shape, "eps?", &eps, "elementwise_affine?", &affine); err != nil {
 		return nil, err
 	}
-	l := nn.NewLayerNorm(shape.Ints(), float64(eps), affine)
+	l := nn.NewLayerNorm(tensorlib.Context(c), shape.Ints(), float64(eps), affine)
 	return newLayer("LayerNorm", l.Forward, layerField{"weight", &l.Weight}, layerField{"bias", &l.Bias}), nil
 }
 
@@ -187,7 +187,7 @@ func rmsNormFn(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("dim", &dim, "eps?", &eps, "elementwise_affine?", &affine); err != nil {
 		return nil, err
 	}
-	r := nn.NewRMSNorm(int(dim), float64(eps), affine)
+	r := nn.NewRMSNorm(tensorlib.Context(c), int(dim), float64(eps), affine)
 	return newLayer("RMSNorm", r.Forward, layerField{"weight", &r.Weight}), nil
 }
 
@@ -199,6 +199,6 @@ func embeddingFn(c *pyrt.Call) (starlark.Value, error) {
 	if vocab <= 0 || size <= 0 {
 		return nil, fmt.Errorf("Embedding: vocab_size and embed_size must be positive, got %d and %d", vocab, size)
 	}
-	e := nn.NewEmbedding(int(vocab), int(size))
+	e := nn.NewEmbedding(tensorlib.Context(c), int(vocab), int(size))
 	return newLayer("Embedding", e.Forward, layerField{"weight", &e.Weight}), nil
 }

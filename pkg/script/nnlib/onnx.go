@@ -23,6 +23,7 @@ var onnxModule = pyrt.NewModule("nn.onnx", starlark.StringDict{
 })
 
 type onnxModel struct {
+	ctx     *tensor.Context // the run that loaded it
 	m       *onnx.Model
 	path    string
 	names   []string // float initializers, sorted
@@ -34,16 +35,17 @@ func onnxLoad(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("path", &path); err != nil {
 		return nil, err
 	}
-	m, err := onnx.Load(path)
+	m, err := onnx.LoadWith(path, files(c).Open)
 	if err != nil {
 		return nil, err
 	}
-	om := &onnxModel{m: m, path: path, weights: map[string]*tensorlib.Tensor{}}
+	ctx := tensorlib.Context(c)
+	om := &onnxModel{ctx: ctx, m: m, path: path, weights: map[string]*tensorlib.Tensor{}}
 	for name, a := range m.Init {
 		if !a.Type.IsFloat() {
 			continue // shapes and indices stay constants, folded on the host
 		}
-		t, err := a.Tensor(name, true)
+		t, err := a.Tensor(ctx, name, true)
 		if err != nil {
 			return nil, fmt.Errorf("load: %s: initializer %q: %v", path, name, err)
 		}
@@ -132,7 +134,7 @@ func (o *onnxModel) CallInternal(th *starlark.Thread, args starlark.Tuple, kwarg
 	for n, w := range o.weights {
 		weights[n] = w.Tensor()
 	}
-	outs, err := o.m.Run(inputs, onnx.RunOptions{Weights: weights})
+	outs, err := o.m.Run(o.ctx, inputs, onnx.RunOptions{Weights: weights})
 	if err != nil {
 		return nil, err
 	}

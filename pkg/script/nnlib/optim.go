@@ -57,7 +57,7 @@ func (o *optimizer) Attr(name string) (starlark.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if tensorlib.Tracing() {
+			if tensorlib.Tracing(tensorlib.Context(c)) {
 				tensorlib.WarnTraceRead(c)
 			}
 			return starlark.None, o.opt.Step(extra...)

@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/ir"
 	"tgc/pkg/safetensors"
 	"tgc/pkg/script/pyrt"
@@ -20,6 +21,22 @@ import (
 // nn.state: loading and saving weights in the safetensors format, and
 // collecting the tensors of a model made of structs, lists and dicts.
 
+// files is the file access of the running script (docs/language.md#file-access);
+// without a session, none.
+func files(c *pyrt.Call) *fileaccess.Policy {
+	if h, ok := pyrt.HostOf(c.Thread).(interface{ Files() *fileaccess.Policy }); ok {
+		return h.Files()
+	}
+	return &fileaccess.Policy{}
+}
+
+// warnf prints a warning at the calling script line (once per line).
+func warnf(c *pyrt.Call, format string, args ...any) {
+	if h, ok := pyrt.HostOf(c.Thread).(interface{ Warnf(string, ...any) }); ok {
+		h.Warnf(format, args...)
+	}
+}
+
 // safeLoad is nn.state.safe_load(path): a dict of name -> Tensor. Weights
 // of dtypes tgc does not store (F64, BF16, I64, I16, U16) are converted to
 // float32 or int32.
@@ -28,13 +45,18 @@ func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 	if err := c.Unpack("path", &path); err != nil {
 		return nil, err
 	}
-	sts, _, err := safetensors.ReadFile(path)
+	f, err := files(c).Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("safe_load: %v", err)
+	}
+	sts, _, err := safetensors.ReadOpen(f)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("safe_load: %v", err)
 	}
 	d := starlark.NewDict(len(sts))
 	for _, st := range sts {
-		t, err := FromSafetensors(st)
+		t, err := FromSafetensors(tensorlib.Context(c), st)
 		if err != nil {
 			return nil, fmt.Errorf("safe_load: %s: tensor %q: %v", path, st.Name, err)
 		}
@@ -49,10 +71,10 @@ func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 }
 
 // FromSafetensors converts one stored tensor (F64, BF16, I64, I16, U16 to
-// float32 or int32).
-func FromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
+// float32 or int32) into a tensor of ctx.
+func FromSafetensors(ctx *tensor.Context, st safetensors.Tensor) (*tensor.Tensor, error) {
 	if dt, ok := ir.DTypeFromSafetensors(st.DType); ok {
-		return tensor.FromBytes(dt, st.Shape, st.Data)
+		return ctx.FromBytes(dt, st.Shape, st.Data)
 	}
 	var conv func(i int) float64
 	var dt ir.DType
@@ -87,7 +109,7 @@ func FromSafetensors(st safetensors.Tensor) (*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s value %v at index %d does not fit in int32", st.DType, vals[i], i)
 		}
 	}
-	return tensor.FromFloats(dt, st.Shape, vals)
+	return ctx.FromFloats(dt, st.Shape, vals)
 }
 
 // safeSave is nn.state.safe_save(tensors, path, metadata=None).
@@ -124,25 +146,43 @@ func safeSave(c *pyrt.Call) (starlark.Value, error) {
 			metadata[k] = v
 		}
 	}
-	engine := tensor.CurrentEngine()
-	if engine == nil {
+	ctx := tensorlib.Context(c)
+	if ctx.Engine() == nil {
 		return nil, errors.New("safe_save: no device: the tensors cannot be computed (no engine is installed)")
 	}
-	if tensorlib.Tracing() && len(ts) > 0 {
-		tensorlib.WarnTraceRead(c)
+	if _, err := files(c).CheckWrite(path); err != nil {
+		return nil, fmt.Errorf("safe_save: %v", err)
+	}
+	if tensorlib.Tracing(ctx) {
+		// tgc emit runs nothing: the tensors become outputs of the plan,
+		// and the file (which would hold zeros) is not written.
+		warnf(c, "safe_save in trace mode: %s is not written (tgc emit runs nothing); the tensors become outputs of the plan", path)
+		if err := tensor.RealizeAll(ts...); err != nil {
+			return nil, fmt.Errorf("safe_save: %v", err)
+		}
+		for _, t := range ts {
+			if _, err := t.Bytes(); err != nil {
+				return nil, fmt.Errorf("safe_save: %v", err)
+			}
+		}
+		return starlark.None, nil
 	}
 	if err := tensor.RealizeAll(ts...); err != nil {
 		return nil, fmt.Errorf("safe_save: %v", err)
 	}
 	out := make([]safetensors.Tensor, len(ts))
 	for i, t := range ts {
-		data, err := engine.Read(t.Node())
+		data, err := t.Bytes()
 		if err != nil {
 			return nil, fmt.Errorf("safe_save: reading %q: %v", names[i], err)
 		}
 		out[i] = safetensors.Tensor{Name: names[i], DType: t.DType().SafetensorsName(), Shape: t.Shape(), Data: data}
 	}
-	if err := safetensors.WriteFile(path, out, metadata); err != nil {
+	data, err := safetensors.Encode(out, metadata)
+	if err != nil {
+		return nil, fmt.Errorf("safe_save: %v", err)
+	}
+	if err := files(c).WriteFile(path, data, 0o644); err != nil {
 		return nil, fmt.Errorf("safe_save: %v", err)
 	}
 	return starlark.None, nil

@@ -229,7 +229,7 @@ func operand(like *tensor.Tensor, v starlark.Value) (*tensor.Tensor, error) {
 		return like.Scalar(float64(v.Float()), false), nil
 	case starlark.Bool:
 		if like.DType() == ir.Bool {
-			return tensor.Const(b2f(bool(v)), ir.Bool), nil
+			return like.Const(b2f(bool(v)), ir.Bool), nil
 		}
 		return like.Scalar(b2f(bool(v)), false), nil
 	case starlark.Float:
@@ -247,14 +247,14 @@ func b2f(b bool) float64 {
 
 // pyConst makes a scalar tensor from a Python number with tinygrad's
 // default dtypes: bool, int32, float32.
-func pyConst(v starlark.Value) (*tensor.Tensor, error) {
+func pyConst(ctx *tensor.Context, v starlark.Value) (*tensor.Tensor, error) {
 	switch v := v.(type) {
 	case starlark.Bool:
-		return tensor.Const(b2f(bool(v)), ir.Bool), nil
+		return ctx.Const(b2f(bool(v)), ir.Bool), nil
 	case starlark.Int:
-		return tensor.Const(float64(v.Float()), ir.Int32), nil
+		return ctx.Const(float64(v.Float()), ir.Int32), nil
 	case starlark.Float:
-		return tensor.Const(float64(v), ir.Float32), nil
+		return ctx.Const(float64(v), ir.Float32), nil
 	}
 	return nil, fmt.Errorf("got %s, want Tensor or number", v.Type())
 }

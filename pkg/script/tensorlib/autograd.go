@@ -71,7 +71,7 @@ func assignMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		if err != nil {
 			return nil, fmt.Errorf("assign: got %s, want Tensor or number", x.Type())
 		}
-		v = tensor.Full(t.Shape(), f, t.DType())
+		v = t.Context().Full(t.Shape(), f, t.DType())
 	}
 	if r := t.Assign(v); r.Err() != nil {
 		return nil, r.Err()

@@ -16,10 +16,11 @@ import (
 // with the static creation methods as attributes (Tensor.rand, ...), the
 // training flag, and every instance method usable unbound
 // (Tensor.cat(x, y) is x.cat(y), as in Python).
-type tensorClass struct{}
+type tensorClass struct{ ctx *tensor.Context }
 
-// Class is the predeclared name Tensor.
-var Class starlark.Value = &tensorClass{}
+// NewClass is the predeclared name Tensor of a run whose tensors live in
+// ctx (Tensor.training is ctx's training flag).
+func NewClass(ctx *tensor.Context) starlark.Value { return &tensorClass{ctx: ctx} }
 
 var (
 	_ starlark.Callable    = (*tensorClass)(nil)
@@ -52,7 +53,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 			t = t.Cast(dt.dt)
 		}
 	} else {
-		if t, err = fromPython(data, dt); err != nil {
+		if t, err = fromPython(Context(c), data, dt); err != nil {
 			return nil, err
 		}
 	}
@@ -68,7 +69,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 
 func (tc *tensorClass) Attr(name string) (starlark.Value, error) {
 	if name == "training" {
-		return starlark.Bool(tensor.Training), nil
+		return starlark.Bool(tc.ctx.Training()), nil
 	}
 	if f, ok := statics[name]; ok {
 		return pyrt.Builtin(name, f), nil
@@ -105,7 +106,7 @@ func (tc *tensorClass) SetField(name string, v starlark.Value) error {
 	if !ok {
 		return fmt.Errorf("Tensor.training must be a bool, got %s", v.Type())
 	}
-	tensor.Training = bool(b)
+	tc.ctx.SetTraining(bool(b))
 	return nil
 }
 
@@ -126,15 +127,15 @@ func unboundMethod(name string) pyrt.Func {
 
 // statics are the class-level functions: Tensor.rand(2, 3), ...
 var statics = map[string]pyrt.Func{
-	"rand":            randLike(func(shape []int) *tensor.Tensor { return tensor.Rand(shape...) }),
-	"randn":           randLike(func(shape []int) *tensor.Tensor { return tensor.Randn(shape...) }),
+	"rand":            randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.Rand(shape...) }),
+	"randn":           randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.Randn(shape...) }),
 	"uniform":         uniformFn,
 	"normal":          normalFn,
 	"randint":         randintFn,
-	"scaled_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.ScaledUniform(shape...) }),
-	"glorot_uniform":  randLike(func(shape []int) *tensor.Tensor { return tensor.GlorotUniform(shape...) }),
-	"kaiming_uniform": kaimingFn(tensor.KaimingUniform),
-	"kaiming_normal":  kaimingFn(tensor.KaimingNormal),
+	"scaled_uniform":  randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.ScaledUniform(shape...) }),
+	"glorot_uniform":  randLike(func(ctx *tensor.Context, shape []int) *tensor.Tensor { return ctx.GlorotUniform(shape...) }),
+	"kaiming_uniform": kaimingFn((*tensor.Context).KaimingUniform),
+	"kaiming_normal":  kaimingFn((*tensor.Context).KaimingNormal),
 	"zeros":           fillFn(0),
 	"ones":            fillFn(1),
 	"empty":           fillFn(0),
@@ -164,14 +165,14 @@ func shapeAndDType(c *pyrt.Call, def ir.DType, extra ...any) ([]int, ir.DType, e
 }
 
 // randLike binds a float32 random constructor; dtype= casts the result.
-func randLike(f func(shape []int) *tensor.Tensor) pyrt.Func {
+func randLike(f func(ctx *tensor.Context, shape []int) *tensor.Tensor) pyrt.Func {
 	return func(c *pyrt.Call) (starlark.Value, error) {
 		var requiresGrad optBool
 		shape, dt, err := shapeAndDType(c, ir.Float32, "requires_grad?", &requiresGrad)
 		if err != nil {
 			return nil, err
 		}
-		t := f(shape).Cast(dt)
+		t := f(Context(c), shape).Cast(dt)
 		requiresGrad.apply(t)
 		return Wrap(t)
 	}
@@ -184,7 +185,7 @@ func uniformFn(c *pyrt.Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := tensor.Uniform(float64(low), float64(high), shape...).Cast(dt)
+	t := Context(c).Uniform(float64(low), float64(high), shape...).Cast(dt)
 	requiresGrad.apply(t)
 	return Wrap(t)
 }
@@ -196,7 +197,7 @@ func normalFn(c *pyrt.Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := tensor.Normal(float64(mean), float64(std), shape...).Cast(dt)
+	t := Context(c).Normal(float64(mean), float64(std), shape...).Cast(dt)
 	requiresGrad.apply(t)
 	return Wrap(t)
 }
@@ -211,10 +212,10 @@ func randintFn(c *pyrt.Call) (starlark.Value, error) {
 	if high <= low {
 		return nil, fmt.Errorf("randint: high (%d) must be greater than low (%d)", high, low)
 	}
-	return Wrap(tensor.Randint(int(low), int(high), shape...).Cast(dt))
+	return Wrap(Context(c).Randint(int(low), int(high), shape...).Cast(dt))
 }
 
-func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) pyrt.Func {
+func kaimingFn(f func(ctx *tensor.Context, a float64, shape ...int) *tensor.Tensor) pyrt.Func {
 	return func(c *pyrt.Call) (starlark.Value, error) {
 		a := FloatArg(0.01)
 		var requiresGrad optBool
@@ -222,7 +223,7 @@ func kaimingFn(f func(a float64, shape ...int) *tensor.Tensor) pyrt.Func {
 		if err != nil {
 			return nil, err
 		}
-		t := f(float64(a), shape...).Cast(dt)
+		t := f(Context(c), float64(a), shape...).Cast(dt)
 		requiresGrad.apply(t)
 		return Wrap(t)
 	}
@@ -235,7 +236,7 @@ func fillFn(v float64) pyrt.Func {
 		if err != nil {
 			return nil, err
 		}
-		t := tensor.Full(shape, v, dt)
+		t := Context(c).Full(shape, v, dt)
 		requiresGrad.apply(t)
 		return Wrap(t)
 	}
@@ -260,7 +261,7 @@ func fullFn(c *pyrt.Call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = pyDType(fill)
 	}
-	return Wrap(tensor.Full(shape, v, dt.dt))
+	return Wrap(Context(c).Full(shape, v, dt.dt))
 }
 
 // pyDType is the default dtype of a Python number.
@@ -303,7 +304,7 @@ func arangeFn(c *pyrt.Call) (starlark.Value, error) {
 			dt.dt = ir.Int32
 		}
 	}
-	return Wrap(tensor.Arange(vals[0], vals[1], vals[2], dt.dt))
+	return Wrap(Context(c).Arange(vals[0], vals[1], vals[2], dt.dt))
 }
 
 func linspaceFn(c *pyrt.Call) (starlark.Value, error) {
@@ -316,7 +317,7 @@ func linspaceFn(c *pyrt.Call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = ir.Float32
 	}
-	return Wrap(tensor.Linspace(float64(start), float64(stop), int(steps), dt.dt))
+	return Wrap(Context(c).Linspace(float64(start), float64(stop), int(steps), dt.dt))
 }
 
 // eyeFn is Tensor.eye(n, m=None, dtype=float32).
@@ -338,7 +339,7 @@ func eyeFn(c *pyrt.Call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = ir.Float32
 	}
-	return Wrap(tensor.Eye(int(n), cols, dt.dt))
+	return Wrap(Context(c).Eye(int(n), cols, dt.dt))
 }
 
 // stackFn is Tensor.stack(*tensors, dim=0); a single list argument works
@@ -376,7 +377,7 @@ func manualSeedFn(c *pyrt.Call) (starlark.Value, error) {
 		}
 		s = uint64(i)
 	}
-	tensor.ManualSeed(s)
+	Context(c).ManualSeed(s)
 	return starlark.None, nil
 }
 

@@ -18,7 +18,7 @@ import (
 // fromPython builds a realized tensor from a number or a nested list/tuple
 // of numbers. Without dtype, it is float32 if any element is a float, else
 // int32 if any is an int, else bool (an empty list is float32).
-func fromPython(v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
+func fromPython(ctx *tensor.Context, v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
 	var shape []int
 	for x := v; IsSeq(x); {
 		n := starlark.Len(x)
@@ -79,7 +79,7 @@ func fromPython(v starlark.Value, dt DTypeArg) (*tensor.Tensor, error) {
 	case hasInt:
 		dtype = ir.Int32
 	}
-	return tensor.FromFloats(dtype, shape, vals)
+	return ctx.FromFloats(dtype, shape, vals)
 }
 
 // describe names a value for error messages.
@@ -92,10 +92,10 @@ func describe(x starlark.Value) string {
 
 // readValues realizes t and returns its elements, warning in trace mode.
 func ReadValues(c *pyrt.Call, t *tensor.Tensor) ([]float64, error) {
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, errors.New("no device: the tensor cannot be computed (no engine is installed)")
 	}
-	if Tracing() {
+	if Tracing(t.Context()) {
 		WarnTraceRead(c)
 	}
 	return t.Floats()

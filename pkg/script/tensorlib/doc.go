@@ -26,15 +26,28 @@ func WarnTraceRead(c *pyrt.Call) {
 	}
 }
 
-// Tracing reports whether the installed engine only records a plan.
-func Tracing() bool {
-	e, ok := tensor.CurrentEngine().(interface{ Tracing() bool })
+// contextHost is implemented by the session: the tensor context of its
+// run (engine, random stream, training flag).
+type contextHost interface{ Context() *tensor.Context }
+
+// Context is the tensor context of the run making the call: the tensors
+// the call creates live there.
+func Context(c *pyrt.Call) *tensor.Context {
+	if h, ok := pyrt.HostOf(c.Thread).(contextHost); ok {
+		return h.Context()
+	}
+	panic("a builtin called outside a script run (no tensor context)")
+}
+
+// Tracing reports whether the context's engine only records a plan.
+func Tracing(ctx *tensor.Context) bool {
+	e, ok := ctx.Engine().(interface{ Tracing() bool })
 	return ok && e.Tracing()
 }
 
-// DeviceName is the device of the installed engine.
-func DeviceName() string {
-	switch e := tensor.CurrentEngine().(type) {
+// DeviceName is the device of the context's engine.
+func DeviceName(ctx *tensor.Context) string {
+	switch e := ctx.Engine().(type) {
 	case *realize.Engine:
 		return e.Dev.Name()
 	case *realize.Tracer:

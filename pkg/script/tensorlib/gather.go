@@ -27,13 +27,13 @@ func tensorIndex(x *tensor.Tensor, k starlark.Value) (v starlark.Value, ok bool,
 		return nil, true, fmt.Errorf("index: cannot index a 0-d tensor with a tensor")
 	case x.RequiresGrad:
 		return nil, true, fmt.Errorf("index: indexing with a tensor gathers rows on the host and has no gradient, but this tensor requires grad: use t.gather(dim, index) or one_hot")
-	case tensor.CurrentEngine() == nil:
+	case x.Context().Engine() == nil:
 		return nil, true, fmt.Errorf("index: no device: indexing with a tensor computes the index (no engine is installed)")
 	}
 	if err := tensor.RealizeAll(x, idx); err != nil {
 		return nil, true, err
 	}
-	data, err := tensor.CurrentEngine().Read(x.Node())
+	data, err := x.Bytes()
 	if err != nil {
 		return nil, true, err
 	}
@@ -61,7 +61,7 @@ func tensorIndex(x *tensor.Tensor, k starlark.Value) (v starlark.Value, ok bool,
 		}
 		copy(out[i*rowBytes:(i+1)*rowBytes], data[r*rowBytes:(r+1)*rowBytes])
 	}
-	t, err := tensor.FromBytes(x.DType(), append(idx.Shape(), shape[1:]...), out)
+	t, err := x.Context().FromBytes(x.DType(), append(idx.Shape(), shape[1:]...), out)
 	if err != nil {
 		return nil, true, err
 	}

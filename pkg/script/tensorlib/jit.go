@@ -25,7 +25,7 @@ func TinyJit(c *pyrt.Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("TinyJit: fn must be a function, got %s", fn.Type())
 	}
 	j := &jitValue{fn: f, id: NextID()}
-	j.jit = realize.NewJit(f.Name(), j.run)
+	j.jit = realize.NewJit(Context(c), f.Name(), j.run)
 	return j, nil
 }
 

@@ -341,7 +341,7 @@ func bitwiseNot(t *tensor.Tensor) *tensor.Tensor {
 	case t.DType().IsFloat():
 		return tensor.Errorf("bitwise_not", "needs a bool or integer tensor, got %s", t.DType())
 	}
-	return t.Xor(tensor.Const(-1, t.DType()))
+	return t.Xor(t.Const(-1, t.DType()))
 }
 
 // shift is t << n (t * 2**n) or t >> n (t // 2**n) for a Python int n.
@@ -416,11 +416,11 @@ func pairOperands(c *pyrt.Call, x, y starlark.Value) (*tensor.Tensor, *tensor.Te
 		xt, err := tensorOrScalar(c, yv.t, x, "x")
 		return xt, yv.t, err
 	}
-	xt, err := pyConst(x)
+	xt, err := pyConst(Context(c), x)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter x: %v", c.Name, err)
 	}
-	yt, err := pyConst(y)
+	yt, err := pyConst(Context(c), y)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: for parameter y: %v", c.Name, err)
 	}
@@ -787,7 +787,7 @@ func likeMethod(v float64) methodFunc {
 		if !dt.set {
 			dt.dt = t.DType()
 		}
-		return Wrap(tensor.Full(t.Shape(), v, dt.dt))
+		return Wrap(t.Context().Full(t.Shape(), v, dt.dt))
 	}
 }
 
@@ -804,7 +804,7 @@ func fullLikeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = t.DType()
 	}
-	return Wrap(tensor.Full(t.Shape(), v, dt.dt))
+	return Wrap(t.Context().Full(t.Shape(), v, dt.dt))
 }
 
 // dropoutMethod is dropout(p=0.5): identity unless Tensor.training.
@@ -813,7 +813,7 @@ func dropoutMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.Unpack("p?", &p); err != nil {
 		return nil, err
 	}
-	if !tensor.Training {
+	if !t.Context().Training() {
 		return c.Self, nil
 	}
 	return Wrap(t.Dropout(float64(p)))
@@ -824,7 +824,7 @@ func realizeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	if err := c.NoArgs(); err != nil {
 		return nil, err
 	}
-	if tensor.CurrentEngine() == nil {
+	if t.Context().Engine() == nil {
 		return nil, fmt.Errorf("realize: no device: the tensor cannot be computed (no engine is installed)")
 	}
 	if r := t.Realize(); r.Err() != nil {

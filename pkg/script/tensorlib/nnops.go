@@ -213,7 +213,7 @@ func attentionMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("%s: key and value must be tensors", c.Name)
 	}
 	r := t.ScaledDotProductAttention(k.t, v.t, mask.t, causal)
-	if dropout > 0 && tensor.Training {
+	if dropout > 0 && t.Context().Training() {
 		r = r.Dropout(float64(dropout))
 	}
 	return Wrap(r)

@@ -145,7 +145,7 @@ var properties = map[string]func(v *Tensor) (starlark.Value, error){
 		}
 		return NewTensor(v.t.Grad), nil
 	},
-	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(DeviceName()), nil },
+	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(DeviceName(v.t.Context())), nil },
 }
 
 func shapeTuple(s []int) starlark.Tuple {

@@ -1,0 +1,162 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"tgc/pkg/half"
+)
+
+// Dequantize decodes len(dst) elements of type t from src into dst.
+// len(dst) must be a multiple of t's block size and src exactly the bytes of
+// those blocks. Arithmetic is float32 in the order ggml's reference code uses,
+// so the results are the values ggml itself computes.
+func Dequantize(t Type, dst []float32, src []byte) error {
+	f, ok := formats[t]
+	if !ok {
+		return ErrUnsupported(t)
+	}
+	n := len(dst)
+	if n%f.blockSize != 0 {
+		return fmt.Errorf("%s: %d elements are not a whole number of blocks of %d", t, n, f.blockSize)
+	}
+	if want := n / f.blockSize * f.blockBytes; len(src) != want {
+		return fmt.Errorf("%s: %d elements need %d bytes, got %d", t, n, want, len(src))
+	}
+	le := binary.LittleEndian
+	switch t { // the plain floats without a call per element
+	case F32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(le.Uint32(src[4*i:]))
+		}
+		return nil
+	case F16:
+		for i := range dst {
+			dst[i] = half.ToFloat32(le.Uint16(src[2*i:]))
+		}
+		return nil
+	case BF16:
+		for i := range dst {
+			dst[i] = BF16ToFloat32(le.Uint16(src[2*i:]))
+		}
+		return nil
+	}
+	block := blockFuncs[t]
+	for i := 0; i < n/f.blockSize; i++ {
+		block(dst[i*f.blockSize:(i+1)*f.blockSize], src[i*f.blockBytes:(i+1)*f.blockBytes])
+	}
+	return nil
+}
+
+// blockFuncs decode one block of a quantized type: dst has BlockSize
+// elements, b BlockBytes bytes.
+var blockFuncs = map[Type]func(dst []float32, b []byte){
+	Q8_0: dequantQ8_0,
+	Q4_0: dequantQ4_0,
+	Q4_1: dequantQ4_1,
+	Q4_K: dequantQ4K,
+	Q6_K: dequantQ6K,
+}
+
+// f16 reads a little-endian binary16 value.
+func f16(b []byte) float32 { return half.ToFloat32(binary.LittleEndian.Uint16(b)) }
+
+// BF16ToFloat32 widens a bfloat16 bit pattern (exact).
+func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// dequantQ8_0: f16 d, then 32 signed bytes.
+func dequantQ8_0(dst []float32, b []byte) {
+	d := f16(b)
+	for i := range 32 {
+		dst[i] = float32(int8(b[2+i])) * d
+	}
+}
+
+// dequantQ4_0: f16 d, then 16 bytes of nibbles biased by 8. Byte j holds
+// element j (low nibble) and element j+16 (high nibble).
+func dequantQ4_0(dst []float32, b []byte) {
+	d := f16(b)
+	qs := b[2:18]
+	for j := range 16 {
+		dst[j] = float32(int(qs[j]&0xF)-8) * d
+		dst[j+16] = float32(int(qs[j]>>4)-8) * d
+	}
+}
+
+// dequantQ4_1: f16 d, f16 m, then nibbles as in Q4_0 but unsigned: d*q + m.
+func dequantQ4_1(dst []float32, b []byte) {
+	d, m := f16(b), f16(b[2:])
+	qs := b[4:20]
+	for j := range 16 {
+		dst[j] = float32(qs[j]&0xF)*d + m
+		dst[j+16] = float32(qs[j]>>4)*d + m
+	}
+}
+
+// ScaleMinK4 unpacks the 6-bit scale and min of sub-block j (0..7) from the
+// 12 scale bytes of a Q4_K block. Bytes 0-3 hold scales 0-3 in their low 6
+// bits, bytes 4-7 mins 0-3; scales and mins 4-7 keep their low 4 bits in
+// bytes 8-11 (scale low nibble, min high nibble) and their top 2 bits in the
+// top 2 bits of bytes 0-3 (scales) and 4-7 (mins).
+func ScaleMinK4(j int, scales []byte) (sc, m uint8) {
+	if j < 4 {
+		return scales[j] & 63, scales[j+4] & 63
+	}
+	sc = scales[j+4]&0xF | scales[j-4]>>6<<4
+	m = scales[j+4]>>4 | scales[j]>>6<<4
+	return sc, m
+}
+
+// dequantQ4K decodes a Q4_K super-block of 256 elements: f16 d, f16 dmin,
+// 12 bytes of packed 6-bit scales and mins (ScaleMinK4), 128 bytes of
+// nibbles. Sub-block s (32 elements) is d*sc[s]*q - dmin*m[s]. The nibbles
+// come in 4 chunks of 32 bytes: chunk c holds sub-block 2c in the low
+// nibbles and sub-block 2c+1 in the high nibbles.
+func dequantQ4K(dst []float32, b []byte) {
+	d, dmin := f16(b), f16(b[2:])
+	scales := b[4:16]
+	qs := b[16:144]
+	for c := range 4 {
+		sc, m := ScaleMinK4(2*c, scales)
+		d1, m1 := d*float32(sc), dmin*float32(m)
+		sc, m = ScaleMinK4(2*c+1, scales)
+		d2, m2 := d*float32(sc), dmin*float32(m)
+		q := qs[32*c : 32*c+32]
+		out := dst[64*c : 64*c+64]
+		for l := range 32 {
+			out[l] = d1*float32(q[l]&0xF) - m1
+			out[l+32] = d2*float32(q[l]>>4) - m2
+		}
+	}
+}
+
+// dequantQ6K decodes a Q6_K super-block of 256 elements: 128 bytes ql (low
+// 4 bits), 64 bytes qh (high 2 bits), 16 int8 scales, f16 d. Element e is
+// d*scales[e/16]*(q(e)-32) with the 6-bit q(e) assembled as follows, for
+// each half h (128 elements) and l in 0..31:
+//
+//	element 128h+l     low nibble of ql[64h+l],    qh[32h+l] bits 0-1
+//	element 128h+l+32  low nibble of ql[64h+l+32], qh[32h+l] bits 2-3
+//	element 128h+l+64  high nibble of ql[64h+l],   qh[32h+l] bits 4-5
+//	element 128h+l+96  high nibble of ql[64h+l+32],qh[32h+l] bits 6-7
+func dequantQ6K(dst []float32, b []byte) {
+	ql, qh, sc := b[0:128], b[128:192], b[192:208]
+	d := f16(b[208:])
+	for h := range 2 {
+		for l := range 32 {
+			lo0, lo1 := ql[64*h+l], ql[64*h+l+32]
+			hi := qh[32*h+l]
+			q := [4]int{
+				int(lo0&0xF|(hi&3)<<4) - 32,
+				int(lo1&0xF|(hi>>2&3)<<4) - 32,
+				int(lo0>>4|(hi>>4&3)<<4) - 32,
+				int(lo1>>4|(hi>>6&3)<<4) - 32,
+			}
+			for k := range 4 {
+				e := 128*h + 32*k + l
+				dst[e] = d * float32(int8(sc[e/16])) * float32(q[k])
+			}
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// Hand-made blocks: each test spells the bytes out, with the values they
+// encode in comments, and lists the decoded elements worked out by hand
+// from the GGUF/ggml block layouts.
+
+func dequant(t *testing.T, typ Type, b []byte) []float32 {
+	t.Helper()
+	out := make([]float32, typ.BlockSize()*len(b)/typ.BlockBytes())
+	if err := Dequantize(typ, out, b); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func expect(t *testing.T, got []float32, want map[int]float32, rest func(e int) float32) {
+	t.Helper()
+	for e, g := range got {
+		w, ok := want[e]
+		if !ok {
+			w = rest(e)
+		}
+		if g != w {
+			t.Errorf("element %d = %v, want %v", e, g, w)
+		}
+	}
+}
+
+func TestPlainFloats(t *testing.T) {
+	// F32 1.5, F16 -2.0 (0xC000), F16 smallest subnormal, BF16 1.0 (0x3F80),
+	// BF16 -3.0 (0xC040).
+	expect(t, dequant(t, F32, []byte{0, 0, 0xC0, 0x3F}), map[int]float32{0: 1.5}, nil)
+	expect(t, dequant(t, F16, []byte{0x00, 0xC0, 0x01, 0x00}), map[int]float32{0: -2, 1: 0x1p-24}, nil)
+	expect(t, dequant(t, BF16, []byte{0x80, 0x3F, 0x40, 0xC0}), map[int]float32{0: 1, 1: -3}, nil)
+}
+
+func TestQ8_0Block(t *testing.T) {
+	b := make([]byte, 34)
+	b[0], b[1] = 0x00, 0x34 // d = 0.25
+	b[2+0] = 1
+	b[2+1] = 0xFF // -1
+	b[2+2] = 127
+	b[2+31] = 0x80 // -128
+	expect(t, dequant(t, Q8_0, b), map[int]float32{0: 0.25, 1: -0.25, 2: 31.75, 31: -32}, func(int) float32 { return 0 })
+}
+
+func TestQ4_0Block(t *testing.T) {
+	b := make([]byte, 18)
+	b[0], b[1] = 0x00, 0x38 // d = 0.5
+	for j := range 16 {
+		b[2+j] = 0x88 // nibble 8 is zero
+	}
+	b[2+0] = 0x1F  // element 0: 15-8 = 7; element 16: 1-8 = -7
+	b[2+15] = 0x80 // element 15: 0-8 = -8; element 31: 8-8 = 0
+	b[2+3] = 0xC8  // element 3: 0; element 19: 12-8 = 4
+	want := map[int]float32{0: 3.5, 16: -3.5, 15: -4, 31: 0, 19: 2}
+	expect(t, dequant(t, Q4_0, b), want, func(int) float32 { return 0 })
+}
+
+func TestQ4_1Block(t *testing.T) {
+	b := make([]byte, 20)
+	b[0], b[1] = 0x00, 0x38 // d = 0.5
+	b[2], b[3] = 0x00, 0xBC // m = -1
+	b[4+0] = 0x1F           // element 0: 15; element 16: 1
+	b[4+15] = 0xF0          // element 15: 0; element 31: 15
+	want := map[int]float32{0: 6.5, 16: -0.5, 31: 6.5}
+	expect(t, dequant(t, Q4_1, b), want, func(int) float32 { return -1 })
+}
+
+// q4kScales packs scales {1, 2, 3, 4, 18, 35, 49, 63} and mins
+// {5, 6, 7, 8, 20, 37, 54, 60}. Sub-blocks 4-7 keep their low 4 bits in
+// bytes 8-11 (scale | min<<4) and their top 2 bits in bits 6-7 of bytes 0-3
+// (scales) and 4-7 (mins).
+var (
+	q4kScales = []byte{
+		1 | 1<<6, 2 | 2<<6, 3 | 3<<6, 4 | 3<<6, // 18 = 01_0010, 35 = 10_0011, 49 = 11_0001, 63 = 11_1111
+		5 | 1<<6, 6 | 2<<6, 7 | 3<<6, 8 | 3<<6, // 20 = 01_0100, 37 = 10_0101, 54 = 11_0110, 60 = 11_1100
+		2 | 4<<4, 3 | 5<<4, 1 | 6<<4, 15 | 12<<4,
+	}
+	q4kSc = [8]uint8{1, 2, 3, 4, 18, 35, 49, 63}
+	q4kM  = [8]uint8{5, 6, 7, 8, 20, 37, 54, 60}
+)
+
+func TestScaleMinK4(t *testing.T) {
+	for j := range 8 {
+		sc, m := ScaleMinK4(j, q4kScales)
+		if sc != q4kSc[j] || m != q4kM[j] {
+			t.Errorf("sub-block %d: scale, min = %d, %d; want %d, %d", j, sc, m, q4kSc[j], q4kM[j])
+		}
+	}
+	var packed [12]byte
+	PackScaleMinK4(packed[:], q4kSc, q4kM)
+	if string(packed[:]) != string(q4kScales) {
+		t.Errorf("PackScaleMinK4 = % x, want % x", packed, q4kScales)
+	}
+}
+
+func TestQ4KBlock(t *testing.T) {
+	b := make([]byte, 144)
+	b[0], b[1] = 0x00, 0x3C // d = 1
+	b[2], b[3] = 0x00, 0x38 // dmin = 0.5
+	copy(b[4:16], q4kScales)
+	qs := b[16:]
+	qs[0] = 0x2A   // chunk 0, l 0: element 0 (sub-block 0) = 10, element 32 (sub-block 1) = 2
+	qs[32+5] = 0x7 // chunk 1, l 5: element 64+5 (sub-block 2) = 7
+	qs[127] = 0xF0 // chunk 3, l 31: element 223 (sub-block 6) = 0, element 255 (sub-block 7) = 15
+	want := map[int]float32{
+		0:  1*10 - 0.5*5,
+		32: 2*2 - 0.5*6,
+		69: 3*7 - 0.5*7,
+		// 223 has q = 0 like the rest
+		255: 63*15 - 0.5*60,
+	}
+	expect(t, dequant(t, Q4_K, b), want, func(e int) float32 { return -0.5 * float32(q4kM[e/32]) })
+}
+
+func TestQ6KBlock(t *testing.T) {
+	b := make([]byte, 210)
+	ql, qh, sc := b[0:128], b[128:192], b[192:208]
+	b[208], b[209] = 0x00, 0x38 // d = 0.5
+	scales := [16]int8{2, 1, 1, 1, 1, -3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 127}
+	for i, s := range scales {
+		sc[i] = byte(s)
+	}
+	// First half, l = 0: q = low 4 bits from ql[0] / ql[32] low then high
+	// nibbles, high 2 bits from qh[0] bits 0-1, 2-3, 4-5, 6-7.
+	ql[0], ql[32], qh[0] = 0x5F, 0x3C, 0b11_10_01_00
+	// Second half, l = 20: ql[64+20], ql[64+52], qh[32+20].
+	ql[84], ql[116], qh[52] = 0x7A, 0x01, 0b01_00_11_10
+	want := map[int]float32{
+		0:   0.5 * 2 * (15 | 0<<4 - 32), // sub-block 0
+		32:  0.5 * 1 * (12 | 1<<4 - 32),
+		64:  0.5 * 1 * (5 | 2<<4 - 32),
+		96:  0.5 * 1 * (3 | 3<<4 - 32),
+		148: 0.5 * 1 * (10 | 2<<4 - 32),
+		180: 0.5 * 1 * (1 | 3<<4 - 32),
+		212: 0.5 * 1 * (7 | 0<<4 - 32),
+		244: 0.5 * 127 * (0 | 1<<4 - 32), // sub-block 15
+	}
+	// Every other element has q = 0, i.e. -32; sub-block 5 (elements 80-95)
+	// has a negative scale.
+	expect(t, dequant(t, Q6_K, b), want, func(e int) float32 { return 0.5 * float32(scales[e/16]) * -32 })
+	if got := dequant(t, Q6_K, b)[80]; got != 48 {
+		t.Errorf("element 80 (scale -3) = %v, want 48", got)
+	}
+}
+
+// TestMultiBlock checks that Dequantize walks consecutive blocks.
+func TestMultiBlock(t *testing.T) {
+	b := make([]byte, 68)
+	b[0], b[1], b[2] = 0x00, 0x3C, 5    // block 0: d = 1, q[0] = 5
+	b[34], b[35], b[36] = 0x00, 0x40, 3 // block 1: d = 2, q[0] = 3
+	expect(t, dequant(t, Q8_0, b), map[int]float32{0: 5, 32: 6}, func(int) float32 { return 0 })
+}
+
+func TestDequantizeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		typ  Type
+		n    int
+		src  int
+		want string
+	}{
+		{Q8_0, 31, 34, "whole number of blocks"},
+		{Q8_0, 32, 33, "need 34 bytes, got 33"},
+		{Type(13), 256, 176, "Q5_K (13) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)"},
+		{Type(99), 1, 1, "unknown tensor type 99"},
+	} {
+		err := Dequantize(tc.typ, make([]float32, tc.n), make([]byte, tc.src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Dequantize(%v, %d, %d bytes) = %v, want %q", tc.typ, tc.n, tc.src, err, tc.want)
+		}
+	}
+	if _, err := Q4_K.RowBytes(100); err == nil {
+		t.Error("RowBytes accepted a partial Q4_K block")
+	}
+	if n, err := Q4_K.RowBytes(512); err != nil || n != 288 {
+		t.Errorf("Q4_K.RowBytes(512) = %d, %v; want 288", n, err)
+	}
+}
+
+// TestRoundTrip quantizes random rows (with an outlier and an all-zero block)
+// and checks every element against an error bound of the type's step size:
+// a wrong nibble order, scale packing or sign would be off by the range.
+func TestRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 1024)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	x[300] = 9  // an outlier in one block
+	x[700] = -7 // and a negative one
+	for i := 512; i < 768; i++ {
+		if i != 700 {
+			x[i] *= 0.01
+		}
+	}
+	for i := 768; i < 800; i++ {
+		x[i] = 0 // an all-zero 32-block
+	}
+	for _, typ := range SupportedTypes() {
+		b, err := Quantize(typ, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := typ.RowBytes(int64(len(x))); int(r) != len(b) {
+			t.Fatalf("%v: %d bytes, RowBytes says %d", typ, len(b), r)
+		}
+		y := dequant(t, typ, b)
+		bs := max(typ.BlockSize(), 32)
+		for i := range x {
+			blk := x[i/bs*bs : i/bs*bs+bs]
+			var amax float32
+			for _, v := range blk {
+				amax = max(amax, abs(v))
+			}
+			var bound float32
+			switch typ {
+			case F32:
+				bound = 0
+			case F16:
+				bound = abs(x[i])*0x1p-11 + 0x1p-25 // half a subnormal step
+			case BF16:
+				bound = abs(x[i]) * 0x1p-8
+			case Q8_0:
+				bound = amax / 127 * 0.51
+			case Q4_0:
+				bound = amax / 8 * 0.51
+			case Q4_1, Q4_K:
+				bound = 2 * amax / 15 * 0.6
+			case Q6_K:
+				bound = amax / 31 * 0.6
+			}
+			if d := abs(y[i] - x[i]); d > bound || math.IsNaN(float64(y[i])) {
+				t.Errorf("%v: element %d = %v, want %v within %v", typ, i, y[i], x[i], bound)
+				break
+			}
+		}
+	}
+}
+
+func TestBF16Rounding(t *testing.T) {
+	for _, tc := range []struct {
+		f    float32
+		want uint16
+	}{
+		{1, 0x3F80},
+		{math.Float32frombits(0x3F808000), 0x3F80}, // tie, even stays
+		{math.Float32frombits(0x3F818000), 0x3F82}, // tie, odd rounds up
+		{math.Float32frombits(0x3F808001), 0x3F81},
+		{float32(math.Inf(-1)), 0xFF80},
+	} {
+		if got := BF16FromFloat32(tc.f); got != tc.want {
+			t.Errorf("BF16FromFloat32(%v) = %#x, want %#x", tc.f, got, tc.want)
+		}
+	}
+	if nan := BF16ToFloat32(BF16FromFloat32(float32(math.NaN()))); nan == nan {
+		t.Error("NaN did not stay NaN")
+	}
+}

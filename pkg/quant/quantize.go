@@ -1,0 +1,202 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"tgc/pkg/half"
+)
+
+// Quantize encodes src as type t. len(src) must be a multiple of t's block
+// size. The quantizers are simple and deterministic (round to nearest, one
+// pass, no search for better scales): they exist so tests and benchmarks can
+// write models of every type, not to match llama.cpp's quantization error.
+func Quantize(t Type, src []float32) ([]byte, error) {
+	f, ok := formats[t]
+	if !ok {
+		return nil, ErrUnsupported(t)
+	}
+	if len(src)%f.blockSize != 0 {
+		return nil, fmt.Errorf("%s: %d elements are not a whole number of blocks of %d", t, len(src), f.blockSize)
+	}
+	nb := len(src) / f.blockSize
+	out := make([]byte, nb*f.blockBytes)
+	block := quantFuncs[t]
+	for i := range nb {
+		block(out[i*f.blockBytes:(i+1)*f.blockBytes], src[i*f.blockSize:(i+1)*f.blockSize])
+	}
+	return out, nil
+}
+
+var quantFuncs = map[Type]func(b []byte, x []float32){
+	F32:  func(b []byte, x []float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(x[0])) },
+	F16:  func(b []byte, x []float32) { binary.LittleEndian.PutUint16(b, half.FromFloat32(x[0])) },
+	BF16: func(b []byte, x []float32) { binary.LittleEndian.PutUint16(b, BF16FromFloat32(x[0])) },
+	Q8_0: quantQ8_0,
+	Q4_0: quantQ4_0,
+	Q4_1: quantQ4_1,
+	Q4_K: quantQ4K,
+	Q6_K: quantQ6K,
+}
+
+// BF16FromFloat32 rounds f to the nearest bfloat16, ties to even; NaNs stay
+// NaNs.
+func BF16FromFloat32(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+func putF16(b []byte, v float32) float32 {
+	h := half.FromFloat32(v)
+	binary.LittleEndian.PutUint16(b, h)
+	return half.ToFloat32(h)
+}
+
+// inverse returns 1/d, or 0 for a zero scale (an all-zero block).
+func inverse(d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
+}
+
+func clampRound(v float32, lo, hi int) int {
+	q := int(math.Round(float64(v)))
+	return min(max(q, lo), hi)
+}
+
+func quantQ8_0(b []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, abs(v))
+	}
+	d := putF16(b, amax/127)
+	id := inverse(d)
+	for i, v := range x {
+		b[2+i] = byte(int8(clampRound(v*id, -127, 127)))
+	}
+}
+
+// quantQ4_0 maps the element of largest magnitude to -8 (the asymmetric end
+// of the nibble range), so its sign picks d's sign.
+func quantQ4_0(b []byte, x []float32) {
+	var amax, vmax float32
+	for _, v := range x {
+		if abs(v) > amax {
+			amax, vmax = abs(v), v
+		}
+	}
+	d := putF16(b, vmax/-8)
+	id := inverse(d)
+	qs := b[2:18]
+	for j := range 16 {
+		lo := clampRound(x[j]*id, -8, 7) + 8
+		hi := clampRound(x[j+16]*id, -8, 7) + 8
+		qs[j] = byte(lo | hi<<4)
+	}
+}
+
+func quantQ4_1(b []byte, x []float32) {
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	d := putF16(b, (hi-lo)/15)
+	m := putF16(b[2:], lo)
+	id := inverse(d)
+	qs := b[4:20]
+	for j := range 16 {
+		q0 := clampRound((x[j]-m)*id, 0, 15)
+		q1 := clampRound((x[j+16]-m)*id, 0, 15)
+		qs[j] = byte(q0 | q1<<4)
+	}
+}
+
+// quantQ4K gives each sub-block of 32 the range [min(0, lo), hi]: a scale
+// (hi-lo)/15 and a min -lo, both quantized to 6 bits against the
+// super-block's d and dmin. Scales round up so the largest element never
+// clamps.
+func quantQ4K(b []byte, x []float32) {
+	var scale, mins [8]float32
+	var maxScale, maxMin float32
+	for s := range 8 {
+		lo, hi := float32(0), x[32*s]
+		for _, v := range x[32*s : 32*s+32] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		scale[s], mins[s] = (hi-lo)/15, -lo
+		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
+	}
+	d := putF16(b, maxScale/63)
+	dmin := putF16(b[2:], maxMin/63)
+	var sc, m [8]uint8
+	for s := range 8 {
+		sc[s] = uint8(min(63, math.Ceil(float64(scale[s]*inverse(d)))))
+		m[s] = uint8(clampRound(mins[s]*inverse(dmin), 0, 63))
+	}
+	PackScaleMinK4(b[4:16], sc, m)
+	qs := b[16:144]
+	for c := range 4 {
+		for half := range 2 {
+			s := 2*c + half
+			ds, ms := d*float32(sc[s]), dmin*float32(m[s])
+			id := inverse(ds)
+			for l := range 32 {
+				q := clampRound((x[32*s+l]+ms)*id, 0, 15)
+				qs[32*c+l] |= byte(q << (4 * half))
+			}
+		}
+	}
+}
+
+// PackScaleMinK4 packs eight 6-bit scales and mins into the 12 bytes that
+// ScaleMinK4 unpacks.
+func PackScaleMinK4(dst []byte, sc, m [8]uint8) {
+	for j := range 4 {
+		dst[j] = sc[j]&63 | (sc[j+4]>>4)<<6
+		dst[j+4] = m[j]&63 | (m[j+4]>>4)<<6
+		dst[j+8] = sc[j+4]&0xF | (m[j+4]&0xF)<<4
+	}
+}
+
+// quantQ6K gives each sub-block of 16 a symmetric scale max|x|/31, quantized
+// to int8 against the super-block's d.
+func quantQ6K(b []byte, x []float32) {
+	var scale [16]float32
+	var maxScale float32
+	for s := range 16 {
+		var amax float32
+		for _, v := range x[16*s : 16*s+16] {
+			amax = max(amax, abs(v))
+		}
+		scale[s] = amax / 31
+		maxScale = max(maxScale, scale[s])
+	}
+	ql, qh, scb := b[0:128], b[128:192], b[192:208]
+	d := putF16(b[208:], maxScale/127)
+	var q [256]int
+	for s := range 16 {
+		sc := int8(min(127, math.Ceil(float64(scale[s]*inverse(d)))))
+		scb[s] = byte(sc)
+		id := inverse(d * float32(sc))
+		for i := 16 * s; i < 16*s+16; i++ {
+			q[i] = clampRound(x[i]*id, -32, 31) + 32
+		}
+	}
+	for h := range 2 {
+		for l := range 32 {
+			e := 128*h + l
+			q0, q1, q2, q3 := q[e], q[e+32], q[e+64], q[e+96]
+			ql[64*h+l] = byte(q0&0xF | (q2&0xF)<<4)
+			ql[64*h+l+32] = byte(q1&0xF | (q3&0xF)<<4)
+			qh[32*h+l] = byte(q0>>4 | (q1>>4)<<2 | (q2>>4)<<4 | (q3>>4)<<6)
+		}
+	}
+}
+
+func abs(v float32) float32 { return float32(math.Abs(float64(v))) }
