@@ -96,7 +96,11 @@ func runBench(c *cobra.Command, args []string) error {
 			}
 			continue
 		}
-		rows = append(rows, benchRow(r, ref))
+		if withRef {
+			rows = append(rows, benchRow(r, ref))
+		} else {
+			rows = append(rows, benchRow(r, nil))
+		}
 	}
 	if asJSON {
 		for _, k := range report.SortedKeys(ref) {
@@ -132,7 +136,7 @@ func runBench(c *cobra.Command, args []string) error {
 // compared with the FMA peak, memory-bound ones with STREAM triad.
 func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 	row := []string{r.Name, fmt.Sprint(r.Kernels), fmt.Sprintf("%.3f ms", r.Seconds*1e3), fmt.Sprintf("%.1f", r.GFLOPS), fmt.Sprintf("%.1f", r.GBPS)}
-	if _, ok := ref["fma_peak"]; !ok {
+	if ref == nil {
 		return row
 	}
 	limit, blas := "", ""

@@ -18,10 +18,12 @@ type opDef struct {
 	host func(n *node, in []*Array) []*Array
 	// anyInput runs host whatever the inputs (Shape reads only shapes).
 	anyInput bool
+	// value builds the outputs as values directly (sequences).
+	value func(n *node) []*value
 }
 
 // ops is the operator table, merged from one table per family.
-var ops = mergeOps(elementwiseOps, reduceOps, shapeOps, nnOps, indexOps, miscOps, rnnOps, visionOps)
+var ops = mergeOps(elementwiseOps, reduceOps, shapeOps, nnOps, indexOps, miscOps, rnnOps, visionOps, seqOps)
 
 func mergeOps(tables ...map[string]opDef) map[string]opDef {
 	all := map[string]opDef{}

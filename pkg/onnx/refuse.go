@@ -44,9 +44,7 @@ func ByDesign(cat string) bool {
 // refusedOps are the default domain's operators tgc refuses by design.
 var refusedOps = map[string]string{
 	"If": CatControlFlow, "Loop": CatControlFlow, "Scan": CatControlFlow,
-	"SequenceConstruct": CatSequence, "SequenceEmpty": CatSequence, "SequenceAt": CatSequence,
-	"SequenceInsert": CatSequence, "SequenceErase": CatSequence, "SequenceLength": CatSequence,
-	"SequenceMap": CatSequence, "SplitToSequence": CatSequence, "ConcatFromSequence": CatSequence,
+	"SequenceMap":      CatControlFlow, // a subgraph per element
 	"StringNormalizer": CatString, "RegexFullMatch": CatString, "StringConcat": CatString, "StringSplit": CatString,
 	"Optional": CatOptional, "OptionalHasElement": CatOptional, "OptionalGetElement": CatOptional,
 	"RandomNormal": CatRandom, "RandomUniform": CatRandom, "RandomNormalLike": CatRandom,

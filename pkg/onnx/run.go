@@ -14,15 +14,20 @@ import (
 // value is one named value of the graph while it is built: a lazy tensor,
 // and its host copy when the value is known at load time.
 type value struct {
-	name string
-	t    *tensor.Tensor
-	h    *Array
-	init *Model // set for an initializer: its tensor is the model's, made once
+	name  string
+	t     *tensor.Tensor
+	h     *Array
+	init  *Model   // set for an initializer: its tensor is the model's, made once
+	seq   []*value // a sequence's elements (ops_seq.go)
+	isSeq bool
 }
 
 // tensor returns the value in ctx (a buffer made from the host copy the
 // first time).
 func (v *value) tensor(ctx *tensor.Context) (*tensor.Tensor, error) {
+	if v.isSeq {
+		return nil, fmt.Errorf("value %q is a sequence, not a tensor", v.name)
+	}
 	if v.t == nil && v.init != nil {
 		t, err := v.init.initTensor(ctx, v.name, "", func() (*tensor.Tensor, error) { return v.h.Tensor(ctx, v.name, true) })
 		if err != nil {
@@ -319,6 +324,18 @@ func (n *node) fail(format string, args ...any) {
 
 func (n *node) run() ([]*value, error) {
 	def := ops[n.proto.GetOpType()]
+	for i, v := range n.in {
+		if v != nil && v.isSeq && def.value == nil {
+			return nil, fmt.Errorf("input %d is a sequence", i)
+		}
+	}
+	if def.value != nil {
+		outs := def.value(n)
+		if n.err != nil {
+			return nil, n.err
+		}
+		return outs, nil
+	}
 	if def.host != nil && (def.anyInput || n.foldable()) {
 		arrs := make([]*Array, len(n.in))
 		for i, v := range n.in {
@@ -412,6 +429,10 @@ func (n *node) array(i int) *Array {
 		return nil
 	}
 	v := n.in[i]
+	if v.isSeq {
+		n.fail("input %d is a sequence, not a tensor", i)
+		return nil
+	}
 	if v.h != nil {
 		return v.h
 	}
