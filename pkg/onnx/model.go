@@ -124,10 +124,14 @@ func inspect(path string, open Opener) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
-	f.Close()
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return parse(data, path, externalDir{dir: filepath.Dir(path), open: open})
 }

@@ -328,3 +328,57 @@ func TestTensorEncodings(t *testing.T) {
 		t.Errorf("complex64: %v", err)
 	}
 }
+
+// On the CPU a convolution with an initializer weight runs as a matrix
+// product with the weight packed on the host (convAsMatmul), and a strided
+// one reads a weight prepared with the output channels last (convWeight):
+// both agree with the GO interpreter's direct convolution.
+func TestConvLayoutsOnCPU(t *testing.T) {
+	cpu, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	for _, c := range []struct {
+		cin, cout, k, stride, pad, h int
+	}{{64, 128, 3, 1, 1, 10}, {16, 128, 1, 2, 0, 10}, {8, 64, 3, 2, 1, 9}} {
+		w := make([]float32, c.cout*c.cin*c.k*c.k)
+		for i := range w {
+			w[i] = float32((i*7)%13)/13 - 0.5
+		}
+		xv := make([]float64, c.cin*c.h*c.h)
+		for i := range xv {
+			xv[i] = float64((i*5)%11)/11 - 0.5
+		}
+		g := graphSpec{
+			nodes: []*onnxpb.NodeProto{nodeOf("Conv", []string{"x", "w"}, []string{"y"},
+				intsAttr("strides", int64(c.stride), int64(c.stride)), intsAttr("pads", int64(c.pad), int64(c.pad), int64(c.pad), int64(c.pad)))},
+			inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 1, c.cin, c.h, c.h)},
+			outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float)},
+			inits:   []*onnxpb.TensorProto{floatInit("w", []int{c.cout, c.cin, c.k, c.k}, w...)},
+		}
+		m := g.parse(t)
+		x := floatArray([]int{1, c.cin, c.h, c.h}, xv...)
+		outs, err := m.Run(cpu, map[string]Input{"x": {Array: x}}, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := RealizeOutputs(outs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xt, _ := x.Tensor(ctx, "x", false)
+		wt, _ := m.Init["w"].Tensor(ctx, "w", true)
+		want, err := ArrayFrom(xt.Conv2d(wt, nil, tensor.ConvOpts{Stride: []int{c.stride}, Padding: []int{c.pad}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[0].Shape, want.Shape) {
+			t.Fatalf("%+v: shape %v, want %v", c, got[0].Shape, want.Shape)
+		}
+		for i := range want.Numel() {
+			if d := got[0].Float(i) - want.Float(i); d > 1e-4 || d < -1e-4 {
+				t.Fatalf("%+v: element %d is %g, want %g", c, i, got[0].Float(i), want.Float(i))
+			}
+		}
+	}
+}

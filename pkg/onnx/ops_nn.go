@@ -106,8 +106,78 @@ func convOp(n *node) *tensor.Tensor {
 	if n.err != nil {
 		return x
 	}
+	if y := n.convAsMatmul(x, b, kernel, s); y != nil {
+		return y
+	}
 	w = n.convWeight(w, s.strides)
 	return x.Conv2d(w, b, tensor.ConvOpts{Groups: n.int("group", 1), Stride: s.strides, Dilation: s.dilations, Padding: flatPads(s.pads)})
+}
+
+// convAsMatmul computes an ungrouped convolution whose weight is an
+// initializer as a matrix product on engines that repack matmul operands:
+// the input's windows, a view (N, Ho·Wo, Cin·kh·kw), times the weight
+// packed on the host into panels of (Cin·kh·kw, Cout). The product is
+// stored with the output channels contiguous, which is the layout the
+// matmul kernel vectorizes, and read back as (N, Cout, Ho, Wo) through a
+// permuted view. nil when it does not apply.
+func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tensor.Tensor {
+	v := n.in[1]
+	if v.init == nil || v.h == nil || n.int("group", 1) != 1 || n.ctx.PanelWidth() <= 0 {
+		return nil
+	}
+	ws := v.h.Shape
+	cout := ws[0]
+	k := 1
+	for _, d := range ws[1:] {
+		k *= d
+	}
+	xs := x.Shape()
+	d := len(kernel)
+	win, _ := x.PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations, Padding: flatPads(s.pads)}, 0) // (N, Cin, *out, *k)
+	if win.Err() != nil {
+		return nil
+	}
+	out := win.Shape()[2 : 2+d]
+	p := 1
+	for _, o := range out {
+		p *= o
+	}
+	perm := []int{0}
+	for i := range d {
+		perm = append(perm, 2+i)
+	}
+	perm = append(perm, 1)
+	for i := range d {
+		perm = append(perm, 2+d+i)
+	}
+	a := win.Permute(perm...).Reshape(xs[0], p, k) // (N, P, K)
+	if !n.ctx.WantsPanels(k, cout, xs[0]*p) {
+		return nil
+	}
+	pw := n.ctx.PanelWidth()
+	wt, err := v.init.initTensor(n.ctx, v.name, fmt.Sprintf("conv panels of %d", pw), func() (*tensor.Tensor, error) {
+		// (Cout, K) -> (Cout/p, K, p)
+		packed := transposeArray(reshaped(v.h, []int{cout / pw, pw, k}), []int{0, 2, 1})
+		t, err := packed.Tensor(n.ctx, v.name, true)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.PanelView(t), nil
+	})
+	if err != nil {
+		n.fail("%v", err)
+		return nil
+	}
+	y := a.Dot(wt) // (N, P, Cout)
+	if b != nil {
+		y = y.Add(b)
+	}
+	y = y.Contiguous().Reshape(append(append([]int{xs[0]}, out...), cout)...)
+	back := []int{0, d + 1}
+	for i := range d {
+		back = append(back, 1+i)
+	}
+	return y.Permute(back...)
 }
 
 // convWeight prepares a strided convolution's initializer weight with the
