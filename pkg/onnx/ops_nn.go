@@ -115,11 +115,13 @@ func convOp(n *node) *tensor.Tensor {
 
 // convAsMatmul computes an ungrouped convolution whose weight is an
 // initializer as a matrix product on engines that repack matmul operands:
-// the input's windows, a view (N, Ho·Wo, Cin·kh·kw), times the weight
-// packed on the host into panels of (Cin·kh·kw, Cout). The product is
-// stored with the output channels contiguous, which is the layout the
-// matmul kernel vectorizes, and read back as (N, Cout, Ho, Wo) through a
-// permuted view. nil when it does not apply.
+// the input's windows, a view (N, Ho·Wo, Cin·kh·kw), times the weight as
+// (Cin·kh·kw, Cout), prepared on the host (in panels where Dot would
+// repack it). The product is stored with the output channels contiguous,
+// the layout the matmul kernel vectorizes, and read back as
+// (N, Cout, Ho, Wo) through a permuted view; BatchNorm, ReLU and residual
+// additions become small elementwise kernels over it. nil when it does not
+// apply.
 func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tensor.Tensor {
 	v := n.in[1]
 	if v.init == nil || v.h == nil || n.int("group", 1) != 1 || n.ctx.PanelWidth() <= 0 {
@@ -151,11 +153,19 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		perm = append(perm, 2+d+i)
 	}
 	a := win.Permute(perm...).Reshape(xs[0], p, k) // (N, P, K)
-	if !n.ctx.WantsPanels(k, cout, xs[0]*p) {
+	pw := n.ctx.PanelWidth()
+	pack := n.ctx.WantsPanels(k, cout, xs[0]*p)
+	if !pack && cout%8 != 0 {
 		return nil
 	}
-	pw := n.ctx.PanelWidth()
-	wt, err := v.init.initTensor(n.ctx, v.name, fmt.Sprintf("conv panels of %d", pw), func() (*tensor.Tensor, error) {
+	form := "conv weight (K, Cout)"
+	if pack {
+		form = fmt.Sprintf("conv weight in panels of %d", pw)
+	}
+	wt, err := v.init.initTensor(n.ctx, v.name, form, func() (*tensor.Tensor, error) {
+		if !pack { // (Cout, K) -> (K, Cout): the product's vectors read it contiguously
+			return transposeArray(reshaped(v.h, []int{cout, k}), []int{1, 0}).Tensor(n.ctx, v.name, true)
+		}
 		// (Cout, K) -> (Cout/p, K, p)
 		packed := transposeArray(reshaped(v.h, []int{cout / pw, pw, k}), []int{0, 2, 1})
 		t, err := packed.Tensor(n.ctx, v.name, true)
@@ -168,11 +178,22 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		n.fail("%v", err)
 		return nil
 	}
-	y := a.Dot(wt) // (N, P, Cout)
+	// Rows in blocks of 8: the kernel reuses each weight vector across a
+	// block of rows, and an odd count (ResNet's 7x7 stage: 49) would leave
+	// one row per block, reading the whole weight for every row.
+	rows := (p + 7) / 8 * 8
+	if rows != p {
+		a = a.Pad([][2]int{{0, 0}, {0, rows - p}, {0, 0}}, 0)
+	}
+	y := a.Dot(wt) // (N, rows, Cout)
 	if b != nil {
 		y = y.Add(b)
 	}
-	y = y.Contiguous().Reshape(append(append([]int{xs[0]}, out...), cout)...)
+	y = y.Contiguous()
+	if rows != p {
+		y = y.Shrink([][2]int{{0, xs[0]}, {0, p}, {0, cout}})
+	}
+	y = y.Reshape(append(append([]int{xs[0]}, out...), cout)...)
 	back := []int{0, d + 1}
 	for i := range d {
 		back = append(back, 1+i)
