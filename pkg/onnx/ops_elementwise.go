@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"tgc/pkg/ir"
+	"tgc/pkg/onnx/onnxpb"
 	"tgc/pkg/tensor"
 )
 
@@ -316,7 +317,7 @@ func castTarget(n *node) DataType {
 		n.fail("attribute to is missing")
 		return Undefined
 	}
-	if a.GetType() == 3 { // opset 1: the type's name as a string
+	if a.GetType() == onnxpb.AttributeProto_STRING { // opset 1: the type's name as a string
 		for i, t := range dataTypes {
 			if t.onnx == string(a.GetS()) {
 				return DataType(i)
