@@ -237,6 +237,54 @@ func TestFusionAcrossOperators(t *testing.T) {
 	if got, want := kernels(outs[0].Node()), kernels(conv.Node()); got != want {
 		t.Errorf("conv+bn+relu is %d kernels, the conv alone %d", got, want)
 	}
+	// On the CPU the conv is a matrix product in rows (rows.go); the
+	// normalization and the activation still add no kernel.
+	cpu, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	g.nodes[0].Output[0], g.nodes = "y", g.nodes[:1]
+	w8 := make([]float32, 128*64*9)
+	g.inits[0] = floatInit("w", []int{128, 64, 3, 3}, w8...)
+	g.inputs[0] = tensorInfo("x", Float, 1, 64, 8, 8)
+	convOnly := g.parse(t)
+	g = graphSpec{nodes: []*onnxpb.NodeProto{
+		nodeOf("Conv", []string{"x", "w"}, []string{"c"}, intsAttr("pads", 1, 1, 1, 1)),
+		nodeOf("BatchNormalization", []string{"c", "s", "b", "m", "v"}, []string{"n"}),
+		nodeOf("Relu", []string{"n"}, []string{"y"})},
+		inputs: g.inputs, outputs: g.outputs,
+		inits: []*onnxpb.TensorProto{g.inits[0], floatInit("s", []int{128}, make([]float32, 128)...), floatInit("b", []int{128}, make([]float32, 128)...),
+			floatInit("m", []int{128}, make([]float32, 128)...), floatInit("v", []int{128}, make([]float32, 128)...)}}
+	chain := g.parse(t)
+	schedule := func(m *Model) *fuse.Schedule {
+		x, _ := NewArray(Float, []int{1, 64, 8, 8}).Tensor(cpu, "x", false)
+		outs, err := m.Run(cpu, map[string]Input{"x": {Tensor: x}}, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := fuse.Create([]*tensor.Node{outs[0].Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	sc, so := schedule(chain), schedule(convOnly)
+	if len(sc.Items) != len(so.Items) {
+		t.Errorf("on the CPU conv+bn+relu is %d kernels, the conv alone %d", len(sc.Items), len(so.Items))
+	}
+	fused := false // the product's kernel reads the normalization's statistics
+	for _, it := range sc.Items {
+		stats := 0
+		for _, a := range it.Args {
+			if slices.Equal(a.Shape, []int{128}) {
+				stats++
+			}
+		}
+		fused = fused || strings.HasPrefix(it.Kernel.Name, "r_") && stats == 4
+	}
+	if !fused {
+		t.Errorf("the normalization is not in the product's kernel:\n%s", sc.Dump())
+	}
 }
 
 func TestExternalData(t *testing.T) {

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"math"
+	"slices"
 
 	"tgc/pkg/ir"
 	"tgc/pkg/onnx/onnxpb"
@@ -14,7 +15,7 @@ import (
 // result is cast to the first operand's type.
 
 var elementwiseOps = map[string]opDef{
-	"Add": {since: 1, run: binaryOp((*tensor.Tensor).Add), host: hostArith(func(a, b int64) int64 { return a + b }, func(a, b float64) float64 { return a + b })},
+	"Add": {since: 1, run: rowsBinary((*tensor.Tensor).Add), host: hostArith(func(a, b int64) int64 { return a + b }, func(a, b float64) float64 { return a + b })},
 	"Sub": {since: 1, run: binaryOp((*tensor.Tensor).Sub), host: hostArith(func(a, b int64) int64 { return a - b }, func(a, b float64) float64 { return a - b })},
 	"Mul": {since: 1, run: binaryOp((*tensor.Tensor).Mul), host: hostArith(func(a, b int64) int64 { return a * b }, func(a, b float64) float64 { return a * b })},
 	"Div": {since: 1, run: binaryOp(onnxDiv), host: hostArith(idiv, func(a, b float64) float64 { return a / b })},
@@ -62,7 +63,7 @@ var elementwiseOps = map[string]opDef{
 	"IsNaN":      {since: 9, run: unaryOp((*tensor.Tensor).Isnan)},
 	"IsInf":      {since: 10, run: one(isInf)},
 
-	"Relu":            {since: 1, run: unaryOp((*tensor.Tensor).Relu)},
+	"Relu":            {since: 1, run: rowsUnary((*tensor.Tensor).Relu)},
 	"Sigmoid":         {since: 1, run: unaryOp((*tensor.Tensor).Sigmoid)},
 	"Tanh":            {since: 1, run: unaryOp((*tensor.Tensor).Tanh)},
 	"Softplus":        {since: 1, run: unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return x.Softplus(1) })},
@@ -86,6 +87,53 @@ var elementwiseOps = map[string]opDef{
 
 func unaryOp(f func(*tensor.Tensor) *tensor.Tensor) func(n *node) []*tensor.Tensor {
 	return one(func(n *node) *tensor.Tensor { return f(n.x(0)) })
+}
+
+// rowsUnary applies an elementwise function, on the rows of a value that
+// has them (rows.go), so it fuses into the product that made them.
+func rowsUnary(f func(*tensor.Tensor) *tensor.Tensor) func(n *node) []*tensor.Tensor {
+	return one(func(n *node) *tensor.Tensor {
+		if rf := n.rowsIn(0); rf != nil {
+			return n.withRows(&rowsForm{t: f(rf.rowsT()), p: rf.p, out: rf.out})
+		}
+		return f(n.x(0))
+	})
+}
+
+// rowsBinary is binaryOp, on rows when both operands have the same rows
+// form or one has rows and the other is per channel (a bias).
+func rowsBinary(f func(a, b *tensor.Tensor) *tensor.Tensor) func(n *node) []*tensor.Tensor {
+	plain := binaryOp(f)
+	return func(n *node) []*tensor.Tensor {
+		ra, rb := n.rowsIn(0), n.rowsIn(1)
+		if n.opset >= 7 && ra != nil && rb != nil && slices.Equal(ra.t.Shape(), rb.t.Shape()) && ra.p == rb.p {
+			// One product per kernel: the second operand (a residual
+			// connection's shortcut) is stored first, the sum is the
+			// epilogue of the first (two reduces in one kernel, each with
+			// its own loop nest, ran 2-3x slower than both apart).
+			if ra.stored == nil && rb.stored == nil {
+				rb.nchw()
+			}
+			return []*tensor.Tensor{n.withRows(&rowsForm{t: f(ra.rowsT(), rb.rowsT()), p: ra.p, out: ra.out})}
+		}
+		if n.opset >= 7 && (ra != nil) != (rb != nil) {
+			r, other := ra, 1
+			if r == nil {
+				r, other = rb, 0
+			}
+			c := r.t.Shape()[2]
+			if o := n.x(other); n.err == nil {
+				if pc := broadcastChannel(o, c, len(r.out)); pc != nil {
+					a, b := r.rowsT(), pc
+					if other == 0 {
+						a, b = pc, r.rowsT()
+					}
+					return []*tensor.Tensor{n.withRows(&rowsForm{t: f(a, b), p: r.p, out: r.out})}
+				}
+			}
+		}
+		return plain(n)
+	}
 }
 
 // binaryOp applies f to inputs 0 and 1, with the broadcasting of opsets

@@ -189,16 +189,7 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	if b != nil {
 		y = y.Add(b)
 	}
-	y = y.Contiguous()
-	if rows != p {
-		y = y.Shrink([][2]int{{0, xs[0]}, {0, p}, {0, cout}})
-	}
-	y = y.Reshape(append(append([]int{xs[0]}, out...), cout)...)
-	back := []int{0, d + 1}
-	for i := range d {
-		back = append(back, 1+i)
-	}
-	return y.Permute(back...)
+	return n.withRows(&rowsForm{t: y, p: p, out: out})
 }
 
 // convWeight prepares a strided convolution's initializer weight with the
@@ -449,17 +440,26 @@ func channelShape(t *tensor.Tensor, r int) *tensor.Tensor {
 // training_mode (opset 14+) it uses the batch's statistics and also
 // returns the updated running mean and variance.
 func batchNorm(n *node) []*tensor.Tensor {
+	eps := n.float("epsilon", 1e-5)
+	training := n.opset >= 14 && n.int("training_mode", 0) == 1
+	if rf := n.rowsIn(0); rf != nil && !training && len(n.proto.GetOutput()) == 1 && n.int("spatial", 1) == 1 {
+		// on a product's rows (rows.go), before anything asks for (N, C, ...)
+		c := rf.t.Shape()[2]
+		rm, rv, rs, rb := perChannel(n.x(3), c), perChannel(n.x(4), c), perChannel(n.x(1), c), perChannel(n.x(2), c)
+		if n.err == nil && rm != nil && rv != nil && rs != nil && rb != nil {
+			inv := rv.Add(n.ctx.Const(eps, rv.DType())).Rsqrt()
+			return []*tensor.Tensor{n.withRows(&rowsForm{t: rf.rowsT().Sub(rm).Mul(inv).Mul(rs).Add(rb), p: rf.p, out: rf.out})}
+		}
+	}
 	x, scale, b, mean, v := n.x(0), n.x(1), n.x(2), n.x(3), n.x(4)
 	if n.err != nil {
 		return nil
 	}
-	eps := n.float("epsilon", 1e-5)
 	r := x.Ndim()
 	if r < 2 {
 		n.fail("input %s needs a channel dimension", tensor.FormatShape(x.Shape()))
 		return nil
 	}
-	training := n.opset >= 14 && n.int("training_mode", 0) == 1
 	if n.opset < 7 && n.int("spatial", 1) == 0 || n.opset >= 7 && n.opset < 9 && n.int("spatial", 1) == 0 {
 		n.unsupported("BatchNormalization with spatial=0")
 		return nil

@@ -20,6 +20,7 @@ type value struct {
 	init  *Model   // set for an initializer: its tensor is the model's, made once
 	seq   []*value // a sequence's elements (ops_seq.go)
 	isSeq bool
+	rows  *rowsForm // a matrix product's output layout (rows.go)
 }
 
 // tensor returns the value in ctx (a buffer made from the host copy the
@@ -27,6 +28,12 @@ type value struct {
 func (v *value) tensor(ctx *tensor.Context) (*tensor.Tensor, error) {
 	if v.isSeq {
 		return nil, fmt.Errorf("value %q is a sequence, not a tensor", v.name)
+	}
+	if v.t == nil && v.rows != nil {
+		v.t = v.rows.nchw()
+		if err := v.t.Err(); err != nil {
+			return nil, err
+		}
 	}
 	if v.t == nil && v.init != nil {
 		t, err := v.init.initTensor(ctx, v.name, "", func() (*tensor.Tensor, error) { return v.h.Tensor(ctx, v.name, true) })
@@ -46,15 +53,22 @@ func (v *value) tensor(ctx *tensor.Context) (*tensor.Tensor, error) {
 }
 
 func (v *value) shape() []int {
-	if v.h != nil {
+	switch {
+	case v.h != nil:
 		return v.h.Shape
+	case v.t == nil && v.rows != nil:
+		s := v.rows.t.Shape()
+		return append([]int{s[0], s[2]}, v.rows.out...)
 	}
 	return v.t.Shape()
 }
 
 func (v *value) dtype() DataType {
-	if v.h != nil {
+	switch {
+	case v.h != nil:
 		return v.h.Type
+	case v.t == nil && v.rows != nil:
+		return FromIR(v.rows.t.DType())
 	}
 	return FromIR(v.t.DType())
 }
@@ -311,6 +325,7 @@ type node struct {
 	opset int
 	label string
 	ctx   *tensor.Context
+	rows  *rowsForm // set by an operator whose output 0 has a rows form
 	in    []*value
 	err   error // the first error; accessors return zero values after it
 }
@@ -364,6 +379,13 @@ func (n *node) run() ([]*value, error) {
 	}
 	vals := make([]*value, len(outs))
 	for i, t := range outs {
+		if i == 0 && n.rows != nil {
+			if err := n.rows.t.Err(); err != nil {
+				return nil, err
+			}
+			vals[0] = &value{rows: n.rows}
+			continue
+		}
 		if t == nil {
 			continue
 		}
@@ -440,7 +462,12 @@ func (n *node) array(i int) *Array {
 		n.fail("the value of %q decides a shape, and it is only known when the model runs (tgc emit cannot trace it)", v.name)
 		return nil
 	}
-	a, err := ArrayFrom(v.t)
+	t, err := v.tensor(n.ctx)
+	if err != nil {
+		n.fail("%v", err)
+		return nil
+	}
+	a, err := ArrayFrom(t)
 	if err != nil {
 		n.fail("reading %q: %v", v.name, err)
 		return nil
