@@ -623,11 +623,41 @@ func matMul(n *node) *tensor.Tensor {
 	if n.err != nil || b.Ndim() != 2 || a.Ndim() < 2 {
 		return a.Dot(b)
 	}
+	a = storedIfComputed(a)
 	m := 1
 	for _, d := range a.Shape()[:a.Ndim()-1] {
 		m *= d
 	}
 	return a.Dot(n.matmulWeight(1, b, false, m))
+}
+
+// storedIfComputed stores a matrix product's left operand first when it is
+// computed by more than one elementwise operation (a GELU written out as
+// Erf, Div, Add and Mul): inlined, the product would compute every element
+// once per output column (BERT's second FFN product: 768 times).
+func storedIfComputed(a *tensor.Tensor) *tensor.Tensor {
+	ops, seen := 0, map[*tensor.Node]bool{}
+	var walk func(x *tensor.Node)
+	walk = func(x *tensor.Node) {
+		if seen[x] || x.Realized() != nil || ops > 1 || len(seen) > 64 {
+			return
+		}
+		seen[x] = true
+		switch {
+		case x.Op.IsALU():
+			ops++
+		case !x.Op.IsMovement():
+			return // a reduce or a buffer: stored anyway
+		}
+		for _, s := range x.Src {
+			walk(s)
+		}
+	}
+	walk(a.Node())
+	if ops > 1 {
+		return a.Contiguous()
+	}
+	return a
 }
 
 // matmulWeight returns the (k, n) right operand b of a matrix product (input
