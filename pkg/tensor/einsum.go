@@ -62,6 +62,14 @@ func Einsum(formula string, xs ...*Tensor) *Tensor {
 		}
 		labels[i] = ls
 	}
+	// The implicit output counts labels as written (a repeated label is a
+	// trace, "ii" is a scalar).
+	count := map[rune]int{}
+	for _, ls := range labels {
+		for _, r := range ls {
+			count[r]++
+		}
+	}
 	// Diagonals first, so each operand names every label once.
 	ops := slices.Clone(xs)
 	for i := range ops {
@@ -87,11 +95,9 @@ func Einsum(formula string, xs ...*Tensor) *Tensor {
 	}
 	// Sizes per label must agree (or be 1: broadcast).
 	size := map[rune]int{}
-	count := map[rune]int{}
 	for i, ls := range labels {
 		for j, r := range ls {
 			s := ops[i].node.Shape[j]
-			count[r]++
 			if old, ok := size[r]; ok && old != s && old != 1 && s != 1 {
 				return errorf(op, "%q: label %c has sizes %d and %d", formula, r, old, s)
 			}
