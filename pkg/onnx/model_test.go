@@ -131,7 +131,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	// the truncated file's error names the field where the data ends
 	_, err := Parse(good[:len(good)-3], "m.onnx", "")
-	if !strings.Contains(err.Error(), "opset_import[0] at byte") {
+	if !strings.Contains(err.Error(), "opset_import[0].domain at byte") {
 		t.Errorf("truncated: %v names no field", err)
 	}
 }

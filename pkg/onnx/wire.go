@@ -40,6 +40,16 @@ func findBad(data []byte, md protoreflect.MessageDescriptor, path string, base i
 		counts[num]++
 		m := protowire.ConsumeFieldValue(num, typ, data[off+n:])
 		if m < 0 {
+			if fd != nil && fd.Kind() == protoreflect.MessageKind && typ == protowire.BytesType {
+				// a message cut short: find the field inside where the data ends
+				if l, k := protowire.ConsumeVarint(data[off+n:]); k > 0 {
+					body := data[off+n+k:]
+					if where := findBad(body, fd.Message(), sub, base+off+n+k); where != "" {
+						return where
+					}
+					return fmt.Sprintf("%s at byte %d: truncated (%d bytes, the data ends after %d)", sub, base+off, l, len(body))
+				}
+			}
 			return fmt.Sprintf("%s at byte %d: %s", sub, base+off, protowire.ParseError(m))
 		}
 		if fd != nil && fd.Kind() == protoreflect.MessageKind && typ == protowire.BytesType {
