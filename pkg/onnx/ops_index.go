@@ -625,20 +625,30 @@ func maxUnpool(n *node) *tensor.Tensor {
 		n.fail("kernel %v, strides %v and pads %v do not fit %d spatial dimensions", kernel, strides, pads, d)
 		return x
 	}
+	// The indices address the default output (from the kernel, strides and
+	// pads); an output_shape larger than that pads it at the end of each
+	// spatial dimension, as onnxruntime and ONNX's reference do.
 	out := slices.Clone(s)
 	for i := range d {
 		out[2+i] = (s[2+i]-1)*strides[i] + kernel[i] - pads[i] - pads[i+d]
 	}
+	final := out
 	if n.has(2) {
 		os := n.ints(2)
 		if n.err != nil {
 			return x
 		}
-		if len(os) != len(s) {
-			n.fail("output_shape %v does not have rank %d", os, len(s))
+		if len(os) != len(s) || os[0] != s[0] || os[1] != s[1] {
+			n.fail("output_shape %v does not fit input %s", os, tensor.FormatShape(s))
 			return x
 		}
-		out = os
+		for i := range d {
+			if os[2+i] < out[2+i] {
+				n.fail("output_shape %v is smaller than the default output %v", os, out)
+				return x
+			}
+		}
+		final = os
 	}
 	in, o := 1, 1
 	for i := range d {
@@ -650,6 +660,10 @@ func maxUnpool(n *node) *tensor.Tensor {
 	base := n.ctx.Arange(0, float64(planes), 1, ir.Int32).Mul(n.ctx.Const(float64(o), ir.Int32)).Reshape(planes, 1)
 	local := idx.Cast(ir.Int32).Reshape(planes, in).Sub(base)
 	mask := local.Reshape(planes, in, 1).Eq(n.ctx.Arange(0, float64(o), 1, ir.Int32).Reshape(1, 1, o))
-	y := mask.Where(x.Reshape(planes, in, 1), n.ctx.Const(0, x.DType())).Sum(false, 1).Cast(x.DType())
-	return y.Reshape(out...)
+	y := mask.Where(x.Reshape(planes, in, 1), n.ctx.Const(0, x.DType())).Sum(false, 1).Cast(x.DType()).Reshape(out...)
+	grow := make([][2]int, len(out))
+	for i := range d {
+		grow[2+i] = [2]int{0, final[2+i] - out[2+i]}
+	}
+	return y.Pad(grow, 0)
 }
