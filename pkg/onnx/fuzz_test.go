@@ -50,6 +50,8 @@ func FuzzRun(f *testing.F) {
 			}
 			inputs[vi.Name] = Input{Array: NewArray(typ, shape)}
 		}
-		_, _ = m.Run(tensor.NewContext(noEngine{}), inputs, RunOptions{})
+		if _, err := m.Run(tensor.NewContext(noEngine{}), inputs, RunOptions{}); errors.Is(err, errInternal) {
+			t.Fatal(err)
+		}
 	})
 }

@@ -59,12 +59,16 @@ func broadcastTables(shapes ...[]int) ([]int, [][]int, bool) {
 // integers (and bools), ff on floats; out gives the result type from the
 // first input's.
 type hostMap struct {
-	fi  func(a []int64) int64
-	ff  func(a []float64) float64
-	out func(DataType) DataType
+	fi    func(a []int64) int64
+	ff    func(a []float64) float64
+	out   func(DataType) DataType
+	arity int // inputs required (0: variadic, at least one)
 }
 
 func (h hostMap) fold(n *node, in []*Array) []*Array {
+	if len(in) < h.arity || slices.Contains(in[:h.arity], nil) {
+		return nil // the device op reports the missing input
+	}
 	var shapes [][]int
 	var args []*Array
 	for _, a := range in {
@@ -135,21 +139,23 @@ func b2f(b bool) float64 {
 // operands' type, so integers wrap).
 func hostArith(fi func(a, b int64) int64, ff func(a, b float64) float64) func(n *node, in []*Array) []*Array {
 	return hostMap{
-		fi: func(a []int64) int64 { return fi(a[0], a[1]) },
-		ff: func(a []float64) float64 { return ff(a[0], a[1]) },
+		fi:    func(a []int64) int64 { return fi(a[0], a[1]) },
+		ff:    func(a []float64) float64 { return ff(a[0], a[1]) },
+		arity: 2,
 	}.fold
 }
 
 func hostCompare(fi func(a, b int64) bool, ff func(a, b float64) bool) func(n *node, in []*Array) []*Array {
 	return hostMap{
-		fi:  func(a []int64) int64 { return b2i(fi(a[0], a[1])) },
-		ff:  func(a []float64) float64 { return b2f(ff(a[0], a[1])) },
-		out: boolOut,
+		fi:    func(a []int64) int64 { return b2i(fi(a[0], a[1])) },
+		ff:    func(a []float64) float64 { return b2f(ff(a[0], a[1])) },
+		out:   boolOut,
+		arity: 2,
 	}.fold
 }
 
 func hostUnary(fi func(a int64) int64, ff func(a float64) float64) func(n *node, in []*Array) []*Array {
-	h := hostMap{}
+	h := hostMap{arity: 1}
 	if fi != nil {
 		h.fi = func(a []int64) int64 { return fi(a[0]) }
 	}

@@ -253,6 +253,10 @@ func (m *Model) check(mp *onnxpb.ModelProto, x externalDir) error {
 		}
 		if r := m.refusal(n, i); r != nil {
 			refused = append(refused, *r)
+		} else if canonicalDomain(n.GetDomain()) == "" {
+			if err := checkArity(n, m.Opset); err != nil {
+				return m.errorf("%s (%s): %v", nodeLabel(n, i), n.GetOpType(), err)
+			}
 		}
 		for _, out := range n.GetOutput() {
 			if out != "" {

@@ -400,6 +400,9 @@ func hostCast(n *node, in []*Array) []*Array {
 }
 
 func hostWhere(n *node, in []*Array) []*Array {
+	if len(in) < 3 || slices.Contains(in[:3], nil) {
+		return nil
+	}
 	c, x, y := in[0], in[1], in[2]
 	if x.Type != y.Type {
 		return nil

@@ -148,6 +148,9 @@ func takeAlong(x *tensor.Tensor, axis int, idx *tensor.Tensor) *tensor.Tensor {
 }
 
 func hostGather(n *node, in []*Array) []*Array {
+	if len(in) < 2 || in[1] == nil {
+		return nil
+	}
 	a, ia := in[0], in[1]
 	if ia.Type.IsFloat() {
 		return nil

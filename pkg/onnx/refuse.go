@@ -168,3 +168,38 @@ func valueRefusal(v ValueInfo) *Refusal {
 	r.Reason = fmt.Sprintf("value %q is a %s; only tensors are supported", v.Name, v.Kind)
 	return r
 }
+
+// arity is one schema version's input and output counts (arity.go).
+type arity struct{ since, minIn, maxIn, minOut, maxOut int }
+
+// checkArity compares a node with its operator's schema at the opset:
+// required inputs present (not ""), no more inputs or outputs than the
+// schema has.
+func checkArity(n *onnxpb.NodeProto, opset int) error {
+	var a *arity
+	for i, v := range arities[n.GetOpType()] {
+		if v.since <= opset {
+			a = &arities[n.GetOpType()][i]
+		}
+	}
+	if a == nil {
+		return nil
+	}
+	in := n.GetInput()
+	for i := range min(a.minIn, len(in)) {
+		if in[i] == "" {
+			return fmt.Errorf("input %d is required", i)
+		}
+	}
+	switch {
+	case len(in) < a.minIn:
+		return fmt.Errorf("%d inputs, the operator needs at least %d", len(in), a.minIn)
+	case a.maxIn >= 0 && len(in) > a.maxIn:
+		return fmt.Errorf("%d inputs, the operator takes at most %d", len(in), a.maxIn)
+	case len(n.GetOutput()) < a.minOut:
+		return fmt.Errorf("%d outputs, the operator has at least %d", len(n.GetOutput()), a.minOut)
+	case a.maxOut >= 0 && len(n.GetOutput()) > a.maxOut:
+		return fmt.Errorf("%d outputs, the operator has at most %d", len(n.GetOutput()), a.maxOut)
+	}
+	return nil
+}

@@ -337,7 +337,16 @@ func (n *node) fail(format string, args ...any) {
 	}
 }
 
-func (n *node) run() ([]*value, error) {
+// errInternal marks a Go panic inside an operator (a bug in tgc, reported
+// with the node instead of crashing the process).
+var errInternal = errors.New("internal error (a bug in tgc)")
+
+func (n *node) run() (vals []*value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			vals, err = nil, fmt.Errorf("%w: %v", errInternal, r)
+		}
+	}()
 	def := ops[n.proto.GetOpType()]
 	for i, v := range n.in {
 		if v != nil && v.isSeq && def.value == nil {
@@ -351,7 +360,7 @@ func (n *node) run() ([]*value, error) {
 		}
 		return outs, nil
 	}
-	if def.host != nil && (def.anyInput || n.foldable()) {
+	if def.host != nil && (def.anyInput || n.has(0) && n.foldable()) {
 		arrs := make([]*Array, len(n.in))
 		for i, v := range n.in {
 			if v != nil {
@@ -377,7 +386,7 @@ func (n *node) run() ([]*value, error) {
 	if n.err != nil {
 		return nil, n.err
 	}
-	vals := make([]*value, len(outs))
+	vals = make([]*value, len(outs))
 	for i, t := range outs {
 		if i == 0 && n.rows != nil {
 			if err := n.rows.t.Err(); err != nil {
