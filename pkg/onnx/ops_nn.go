@@ -120,8 +120,8 @@ func convOp(n *node) *tensor.Tensor {
 // repack it). The product is stored with the output channels contiguous,
 // the layout the matmul kernel vectorizes, and read back as
 // (N, Cout, Ho, Wo) through a permuted view; BatchNorm, ReLU and residual
-// additions become small elementwise kernels over it. nil when it does not
-// apply.
+// additions become one elementwise kernel over its rows (rows.go). nil when
+// it does not apply.
 func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tensor.Tensor {
 	v := n.in[1]
 	if v.init == nil || v.h == nil || n.int("group", 1) != 1 || n.ctx.PanelWidth() <= 0 {
@@ -189,7 +189,11 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	if b != nil {
 		y = y.Add(b)
 	}
-	return n.withRows(&rowsForm{t: y, p: p, out: out})
+	// The product is stored as it is: an epilogue fused into its kernel
+	// would cap the kernel's register blocking (ir.laneBudget counts the
+	// whole body); the epilogue then runs over the stored rows, which it
+	// reads and writes contiguously.
+	return n.withRows(&rowsForm{t: y.Contiguous(), p: p, out: out})
 }
 
 // convWeight prepares a strided convolution's initializer weight with the

@@ -8,9 +8,9 @@ import (
 // output as rows: (N, R, C), output position by position with the channels
 // contiguous (R is the positions rounded up to a block of 8). The
 // elementwise operators that usually follow (BatchNormalization, Relu, the
-// residual Add) continue on the rows, so the scheduler fuses them into the
-// product's kernel; any other consumer reads the value as (N, C, *out)
-// through a view of the stored rows.
+// residual Add) continue on the rows, so the scheduler fuses them into one
+// kernel that reads and writes the rows contiguously; any other consumer
+// reads the value as (N, C, *out) through a view of the stored rows.
 type rowsForm struct {
 	t      *tensor.Tensor // (N, R, C), not yet stored
 	p      int            // output positions (the first p of the R rows)
