@@ -632,7 +632,14 @@ func matMul(n *node) *tensor.Tensor {
 	for _, d := range a.Shape()[:a.Ndim()-1] {
 		m *= d
 	}
-	return a.Dot(n.matmulWeight(1, b, false, m))
+	y := a.Dot(n.matmulWeight(1, b, false, m))
+	if n.in[1].init != nil && n.ctx.PanelWidth() > 0 {
+		// A layer's product is stored as it is: a long epilogue (BERT's
+		// GELU) fused into it would cap its register blocking
+		// (ir.laneBudget counts the whole body).
+		y = y.Contiguous()
+	}
+	return y
 }
 
 // storedIfComputed stores a matrix product's left operand first when it is
