@@ -32,6 +32,7 @@ race:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/safetensors
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/script
+	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 30s ./pkg/script/frontend
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./pkg/backend/kcache
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/gguf
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pkg/llama2c

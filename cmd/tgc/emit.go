@@ -14,7 +14,7 @@ import (
 
 func newEmitCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "emit FILE.tg|MODEL.onnx",
+		Use:   "emit FILE.tg|FILE.py|MODEL.onnx",
 		Short: "Write a script's or a model's kernels and launch plan without running anything",
 		Long: `Emit runs a script in trace mode: kernels are scheduled, optimized and
 rendered exactly as for a device, but nothing is executed and the device

@@ -16,10 +16,11 @@ import (
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "run FILE.tg|MODEL.onnx [-- ARGS...]",
+		Use:   "run FILE.tg|FILE.py|MODEL.onnx [-- ARGS...]",
 		Short: "Run a script or an ONNX model on a device",
-		Long: `Run executes a .tg script. Afterwards it prints one summary line to stderr
-(kernels run, device time, compile time) unless --quiet. Arguments after
+		Long: `Run executes a script (.tg, or tinygrad Python saved as .py) or an ONNX
+model. Afterwards it prints one summary line to stderr (kernels run, device
+time, compile time) unless --quiet. Arguments after
 the file are visible to the script as the list argv.
 
 An .onnx model runs on the inputs given with --input (.npy, .pb TensorProto

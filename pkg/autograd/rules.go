@@ -48,7 +48,7 @@ func rule(n *tensor.Node, g *tensor.Tensor) []*tensor.Tensor {
 	case ir.OpWhere:
 		cond := src(0)
 		return []*tensor.Tensor{nil, cond.Where(g, c(0)), cond.Where(c(0), g)}
-	case ir.OpTrunc, ir.OpMod, ir.OpNot, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpCmpLt, ir.OpCmpNe, ir.OpCmpEq:
+	case ir.OpTrunc, ir.OpMod, ir.OpBitcast, ir.OpNot, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpCmpLt, ir.OpCmpNe, ir.OpCmpEq:
 		return nil // piecewise constant or not float: no gradient
 
 	// ---- reduce (the node keeps the reduced axes as size 1) ----

@@ -126,6 +126,9 @@ func (d *cpuDevice) Fingerprint() string {
 }
 func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
+// Owns: every host buffer (GO's or the CPU's) is plain memory to the CPU.
+func (d *cpuDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
+
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	size := n * dt.Size()
 	mem, err := pool.get(max(size, 1))

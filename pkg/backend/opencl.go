@@ -132,6 +132,9 @@ func (i *clInfo) String() string {
 	if !i.limits.Half {
 		half = ", no fp16"
 	}
+	if i.limits.NoFloat64 {
+		half += ", no fp64"
+	}
 	return fmt.Sprintf("%s on %s, %d MiB, max work-group %d%s", i.deviceName, i.platformName, i.globalMem>>20, i.limits.MaxWorkGroup, half)
 }
 
@@ -210,10 +213,12 @@ func clDescribe(api *clAPI, platform, dev uintptr) (*clInfo, error) {
 		globalMem:    clUint(api, dev, clDeviceGlobalMemSize)}
 	var sizes [3]uint64
 	_ = api.call("clGetDeviceInfo", dev, clDeviceMaxItemSizes, 24, uintptr(unsafe.Pointer(&sizes[0])), 0)
+	ext := clString(api, "clGetDeviceInfo", dev, clDeviceExtensions)
 	lim := render.Limits{
 		MaxWorkGroup: int64(clUint(api, dev, clDeviceMaxWorkGroup)),
 		LocalMem:     int64(clUint(api, dev, clDeviceLocalMemSize)),
-		Half:         strings.Contains(clString(api, "clGetDeviceInfo", dev, clDeviceExtensions), "cl_khr_fp16"),
+		Half:         strings.Contains(ext, "cl_khr_fp16"),
+		NoFloat64:    !strings.Contains(ext, "cl_khr_fp64"),
 	}
 	for d := range sizes {
 		lim.MaxLocal[d] = int64(sizes[d])
@@ -254,6 +259,8 @@ func openCL() (Device, error) {
 
 func (d *clDevice) Name() string               { return "CL" }
 func (d *clDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
+
+func (d *clDevice) Owns(b Buffer) bool { c, ok := b.(*clBuffer); return ok && c.d == d }
 
 type clBuffer struct {
 	d    *clDevice
@@ -322,6 +329,9 @@ func (d *clDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 	var todo []int
 	seen := map[string]bool{}
 	for i, k := range ks {
+		if err := d.lang.Supports(k); err != nil {
+			return nil, err
+		}
 		srcs[i] = render.Render(d.lang, k)
 		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
 			seen[srcs[i]] = true

@@ -1,14 +1,12 @@
 package beam
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"tgc/pkg/backend"
-	"tgc/pkg/half"
 	"tgc/pkg/ir"
 )
 
@@ -204,11 +202,11 @@ func same(dt ir.DType, want, got []byte) error {
 	vals := func(data []byte) []float64 {
 		out := make([]float64, n)
 		for i := range out {
-			if dt == ir.Float16 {
-				out[i] = float64(half.ToFloat32(binary.LittleEndian.Uint16(data[2*i:])))
-			} else {
-				out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
+			var b uint64
+			for k := 0; k < dt.Size(); k++ {
+				b |= uint64(data[dt.Size()*i+k]) << (8 * k)
 			}
+			out[i], _ = ir.FromBits(dt, b)
 		}
 		return out
 	}
@@ -220,7 +218,7 @@ func same(dt ir.DType, want, got []byte) error {
 		}
 	}
 	tol := 1e-4
-	if dt == ir.Float16 {
+	if dt == ir.Float16 || dt == ir.BFloat16 {
 		tol = 1e-2
 	}
 	for i := range w {
@@ -248,19 +246,17 @@ func same(dt ir.DType, want, got []byte) error {
 func randomBytes(rng *rand.Rand, dt ir.DType, n int) []byte {
 	out := make([]byte, n*dt.Size())
 	for i := 0; i < n; i++ {
-		switch dt {
-		case ir.Float32:
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(rng.Float32()*2-1))
-		case ir.Float16:
-			binary.LittleEndian.PutUint16(out[2*i:], half.FromFloat32(rng.Float32()*2-1))
-		case ir.Int32:
-			binary.LittleEndian.PutUint32(out[4*i:], uint32(rng.IntN(8)))
-		case ir.Int64:
-			binary.LittleEndian.PutUint64(out[8*i:], uint64(rng.IntN(8)))
-		case ir.Bool:
-			out[i] = byte(rng.IntN(2))
+		var b uint64
+		switch {
+		case dt.IsFloat():
+			b = ir.Bits(dt, rng.Float64()*2-1, 0)
+		case dt == ir.Bool:
+			b = uint64(rng.IntN(2))
 		default:
-			out[i] = byte(rng.IntN(8))
+			b = uint64(rng.IntN(8))
+		}
+		for k := 0; k < dt.Size(); k++ {
+			out[dt.Size()*i+k] = byte(b >> (8 * k))
 		}
 	}
 	return out

@@ -83,3 +83,18 @@ func ToFloat32(h uint16) float32 {
 		return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
 	}
 }
+
+// BFloat16FromFloat32 returns the bfloat16 bit pattern (the top half of a
+// float32) nearest to f, rounding ties to even; overflow becomes ±Inf and
+// NaNs stay NaNs (quieted).
+func BFloat16FromFloat32(f float32) uint16 {
+	u := math.Float32bits(f)
+	if f != f {
+		return uint16(u>>16) | 0x40
+	}
+	u += 0x7fff + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// BFloat16ToFloat32 widens a bfloat16 bit pattern (exactly).
+func BFloat16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }

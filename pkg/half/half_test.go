@@ -181,3 +181,31 @@ func BenchmarkFromFloat32(b *testing.B) {
 	}
 	_ = sink
 }
+
+func TestBFloat16(t *testing.T) {
+	for _, tc := range []struct {
+		in   float32
+		want uint16
+	}{
+		{0, 0x0000},
+		{float32(math.Copysign(0, -1)), 0x8000},
+		{1, 0x3f80},
+		{-2, 0xc000},
+		{1.0 / 3, 0x3eab}, // 0x3eaaaaab rounds up
+		{math.Float32frombits(0x3f808000), 0x3f80}, // a tie rounds to even (down)
+		{math.Float32frombits(0x3f818000), 0x3f82}, // a tie rounds to even (up)
+		{math.MaxFloat32, 0x7f80},                  // overflows to Inf
+		{float32(math.Inf(-1)), 0xff80},
+		{math.Float32frombits(0x7f800001), 0x7fc0}, // a signalling NaN is quieted
+		{0x1p-133, 0x0001},                         // subnormals round like the rest
+	} {
+		if got := BFloat16FromFloat32(tc.in); got != tc.want {
+			t.Errorf("BFloat16FromFloat32(%g = %#x) = %#04x, want %#04x", tc.in, math.Float32bits(tc.in), got, tc.want)
+		}
+	}
+	for _, h := range []uint16{0x3f80, 0xc000, 0x0001, 0x7f80, 0x8000} {
+		if got := BFloat16FromFloat32(BFloat16ToFloat32(h)); got != h {
+			t.Errorf("round trip of %#04x gives %#04x", h, got)
+		}
+	}
+}

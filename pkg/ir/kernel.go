@@ -67,7 +67,7 @@ func (k *Kernel) ReduceAxes() []*Axis {
 func (k *Kernel) GlobalSize() int64 {
 	n := int64(1)
 	for _, a := range k.Global {
-		n *= a.Size
+		n = satMul(n, a.Size)
 	}
 	return n
 }
@@ -207,6 +207,12 @@ func (k *Kernel) Verify() error {
 			if e.Op.IsBinary() && !e.Op.IsCompare() && e.Src[0].DType != e.Src[1].DType {
 				err = fmt.Errorf("%s: %s mixes %s and %s", k.Name, e.Op, e.Src[0].DType, e.Src[1].DType)
 			}
+			if e.DType == Bool && (e.Op == OpAdd || e.Op == OpSub || e.Op == OpMul || e.Op == OpNeg) {
+				err = fmt.Errorf("%s: %s on bool (the tensor layer writes OR, AND, NOT)", k.Name, e.Op)
+			}
+		}
+		if e.DType == Index && e.Op != OpParam && (e.Min <= -satLimit || e.Max >= satLimit) {
+			err = fmt.Errorf("%s: index arithmetic may overflow int64 (%s)", k.Name, e)
 		}
 		if e.Op != OpReduce {
 			seen[e] = true // reduce bodies are checked with their own scope each time
@@ -219,6 +225,31 @@ func (k *Kernel) Verify() error {
 		check(s, bound)
 	}
 	return err
+}
+
+// WideIndex says whether the kernel's index arithmetic needs 64 bits: some
+// index expression (an offset, a product of strides) can leave the int32
+// range, or a loop counter must reach 2^31 to end its loop (a GPU's
+// flattened reduce loops count to their product). Renderers write Index as
+// a 32-bit int otherwise.
+func (k *Kernel) WideIndex() bool {
+	wide := false
+	for _, a := range k.Global {
+		wide = wide || a.Size > math.MaxInt32
+	}
+	Walk(k.Stores, func(e *Expr) {
+		if e.DType == Index && e.Op != OpParam && (e.Min < math.MinInt32 || e.Max > math.MaxInt32) {
+			wide = true
+		}
+		if e.Op == OpReduce {
+			n := int64(1)
+			for _, a := range e.Arg.(*ReduceArg).Axes {
+				n = satMul(n, a.Size)
+			}
+			wide = wide || n > math.MaxInt32
+		}
+	})
+	return wide
 }
 
 // Pass is one kernel-to-kernel transformation of the pass table. When is
@@ -388,13 +419,9 @@ func ReduceIdentity(op Op, dt DType) float64 {
 	if op == OpSum {
 		return 0
 	}
-	switch {
-	case dt.IsFloat():
+	if dt.IsFloat() {
 		return math.Inf(-1)
-	case dt == Bool, dt == Uint8:
-		return 0
-	case dt == Int8:
-		return math.MinInt8
 	}
-	return math.MinInt32
+	lo, _ := dt.ValueRange()
+	return lo
 }

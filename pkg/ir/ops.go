@@ -17,8 +17,9 @@ const (
 	OpSin
 	OpSqrt
 	OpTrunc
-	OpCast // Arg-free: the target dtype is the node's dtype
-	OpNot  // logical not on bool
+	OpCast    // Arg-free: the target dtype is the node's dtype
+	OpBitcast // the same bits read as the node's dtype (of the same size)
+	OpNot     // logical not on bool
 
 	// binary ALU
 	OpAdd
@@ -66,7 +67,7 @@ const (
 var opNames = [...]string{
 	OpInvalid: "INVALID",
 	OpNeg:     "NEG", OpRecip: "RECIP", OpExp2: "EXP2", OpLog2: "LOG2", OpSin: "SIN",
-	OpSqrt: "SQRT", OpTrunc: "TRUNC", OpCast: "CAST", OpNot: "NOT",
+	OpSqrt: "SQRT", OpTrunc: "TRUNC", OpCast: "CAST", OpBitcast: "BITCAST", OpNot: "NOT",
 	OpAdd: "ADD", OpSub: "SUB", OpMul: "MUL", OpDiv: "DIV", OpMod: "MOD", OpMax: "MAX",
 	OpCmpLt: "CMPLT", OpCmpNe: "CMPNE", OpCmpEq: "CMPEQ", OpAnd: "AND", OpOr: "OR", OpXor: "XOR",
 	OpWhere: "WHERE",

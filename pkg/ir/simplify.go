@@ -50,19 +50,26 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			return x
 		}
 	case OpMul:
-		if y.IsConst() {
-			c := y.ConstFloat()
-			if c == 1 {
+		if y.IsConst() && isInt {
+			switch c, _ := y.ConstInt(); c { // (a uint64 coefficient is its bit pattern)
+			case 1:
 				return x
-			}
-			if isInt {
-				if c == 0 {
-					return b.Const(dt, 0)
-				}
-				return b.linear(addTerms(nil, x, int64(c)), nil, dt)
+			case 0:
+				return b.Const(dt, 0)
+			default:
+				return b.linear(addTerms(nil, x, c), nil, dt)
 			}
 		}
+		if y.IsConst() && y.ConstFloat() == 1 {
+			return x
+		}
 	case OpDiv:
+		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
+			if c == 0 { // x/0 is 0 (docs/language.md)
+				return b.Const(dt, 0)
+			}
+			return b.Sub(b.Const(dt, 0), x) // x/-1 is -x, wrapping at MIN
+		}
 		if isInt {
 			return b.divConst(x, y, dt)
 		}
@@ -70,6 +77,9 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			return x
 		}
 	case OpMod:
+		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
+			return b.Const(dt, 0)
+		}
 		if isInt {
 			return b.modConst(x, y, dt)
 		}
@@ -133,6 +143,9 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 		if a == e {
 			return a
 		}
+		if dt == Bool && a.IsConst() && e.IsConst() && a.Arg.(int64) == 1 && e.Arg.(int64) == 0 {
+			return c
+		}
 		// where(c, k, 0) → (int)c * k for integer constants: lets index
 		// arithmetic built from masks fold back into linear form.
 		if !dt.IsFloat() && dt != Bool && a.IsConst() && e.IsConst() && e.ConstFloat() == 0 {
@@ -180,8 +193,12 @@ func (b *Builder) fold(op Op, dt DType, src []*Expr) *Expr {
 			return src[1]
 		}
 		return src[2]
-	case op.IsCompare():
+	case op.IsCompare() && x.DType.IsFloat():
 		return b.Const(Bool, b2f(Compare(op, x.ConstFloat(), src[1].ConstFloat())))
+	case op.IsCompare():
+		xv, _ := x.ConstInt()
+		yv, _ := src[1].ConstInt()
+		return b.Const(Bool, b2f(CompareInt(op, x.DType, xv, yv)))
 	case x.DType.IsFloat():
 		var y float64
 		if len(src) > 1 {
@@ -223,7 +240,7 @@ func addTerms(ts []term, x *Expr, k int64) []term {
 	case x.Op == OpMul && x.Src[1].IsConst():
 		v, _ := x.Src[1].ConstInt()
 		return addTerms(ts, x.Src[0], k*v)
-	case x.Op == OpCast && losslessIntCast(x):
+	case x.Op == OpCast && losslessIntCast(x) && !wrapsInside(x.Src[0]):
 		return addTerms(ts, x.Src[0], k) // buildLinear casts terms back
 	}
 	return append(ts, term{x, k})
@@ -294,7 +311,15 @@ func normalize(ts []term) ([]term, int64) {
 // buildLinear renders terms back into an expression (raw: already normal).
 func (b *Builder) buildLinear(ts []term, c int64, dt DType) *Expr {
 	var acc *Expr
+	if dt != Index { // user integers wrap: coefficients live modulo 2^bits
+		c = dt.Wrap(c)
+	}
 	for _, t := range ts {
+		if dt != Index {
+			if t.k = dt.Wrap(t.k); t.k == 0 {
+				continue
+			}
+		}
 		e := t.e
 		if e.DType != dt {
 			e = b.raw(OpCast, dt, nil, e)
@@ -355,8 +380,8 @@ func (b *Builder) joinMods(ts []term, dt DType) ([]term, bool) {
 			out := make([]term, 0, len(ts)-1)
 			for n, v := range ts {
 				switch n {
-				case i:
-					out = addTerms(out, b.Mod(x, b.raw(OpConst, dt, d*m)), u.k)
+				case i: // x may be of another type (a term seen through a cast)
+					out = addTerms(out, b.Mod(x, b.raw(OpConst, x.DType, d*m)), u.k)
 				case j:
 				default:
 					out = append(out, v)
@@ -507,7 +532,7 @@ func (b *Builder) modConst(x, y *Expr, dt DType) *Expr {
 	return b.Mod(b.buildLinear(r, c, dt), y)
 }
 
-func isIndex(dt DType) bool { return dt == Int64 || dt == Int32 }
+func isIndex(dt DType) bool { return dt == Index }
 
 // ltLinear moves constants across an integer comparison so that guards read
 // plainly: x+c < d → x < d-c; c < x+d → c-d < x; -x < d → -d < x;
@@ -547,6 +572,17 @@ func ceilDiv(a, m int64) int64 {
 	return q
 }
 
+// wrapsInside says whether a sum or product addTerms would decompose
+// wrapped somewhere (a uint8 u*2): its linear terms then equal its value
+// only modulo 2^bits, so a cast to a wider type must not be seen through.
+func wrapsInside(e *Expr) bool {
+	switch e.Op {
+	case OpAdd, OpMul:
+		return e.MayWrap() || wrapsInside(e.Src[0]) || wrapsInside(e.Src[1])
+	}
+	return false
+}
+
 // losslessIntCast: an integer-to-integer cast whose operand's bounds fit the
 // target type, so it changes no value and linear forms can look through it.
 func losslessIntCast(x *Expr) bool {
@@ -554,7 +590,7 @@ func losslessIntCast(x *Expr) bool {
 	if x.DType.IsFloat() || from.IsFloat() || x.DType == Bool || from == Bool {
 		return false
 	}
-	lo, hi := typeRange(x.DType)
+	lo, hi := x.DType.Range()
 	return x.Src[0].Min >= lo && x.Src[0].Max <= hi
 }
 
@@ -667,7 +703,7 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 	for i, r := range rs {
 		x := exprs[1+i]
 		lo, hi := max(r.lo, x.Min), min(r.hi, x.Max)
-		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Int64 {
+		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Index {
 			continue
 		}
 		if lo > hi {

@@ -61,3 +61,23 @@ func TestEmitGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitMetalRefusesFloat64: Metal has no float64; the trace says so
+// (naming the kernel) instead of writing a kernel Metal cannot compile.
+func TestEmitMetalRefusesFloat64(t *testing.T) {
+	tr, err := NewTracer("metal", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tensor.NewContext(tr)
+	x, _ := ctx.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
+	err = x.Sqrt().Realize().Err()
+	if err == nil || !strings.Contains(err.Error(), "uses float64, which METAL does not have") {
+		t.Fatalf("got %v, want a float64 refusal", err)
+	}
+	// a float32 kernel reading a float64 buffer cannot declare it either
+	y, _ := ctx.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
+	if err := y.Cast(ir.Float32).Sqrt().Realize().Err(); err == nil {
+		t.Fatal("a kernel with a float64 input was emitted for Metal")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"tgc/pkg/beam"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/sysmem"
 	"tgc/pkg/tensor"
 )
 
@@ -336,17 +337,25 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	if b.Stale() {
 		return nil, staleError(n)
 	}
+	host := b.Host
 	if db, ok := b.Device.(backend.Buffer); ok {
-		return db, nil
-	}
-	if b.Device != nil {
+		if e.Dev.Owns(db) {
+			return db, nil
+		}
+		// Realized by another engine (an interned constant graph, say):
+		// its value moves to this device through the host.
+		host = make([]byte, b.Size*b.DType.Size())
+		if err := db.CopyOut(host); err != nil {
+			return nil, err
+		}
+	} else if b.Device != nil {
 		return nil, fmt.Errorf("buffer of %s lives on another device", n)
 	}
 	db, err := e.Dev.Alloc(b.DType, b.Size)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.CopyIn(b.Host); err != nil {
+	if err := db.CopyIn(host); err != nil {
 		return nil, err
 	}
 	b.Device = db
@@ -393,6 +402,9 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		if leafBufs[i], err = e.deviceBuffer(l); err != nil {
 			return err
 		}
+	}
+	if err := e.checkMemory(c, g); err != nil {
+		return err
 	}
 	bufs := make([]backend.Buffer, len(c.items))
 	owned := make([]bool, len(c.items)) // freed at the end unless kept
@@ -457,6 +469,12 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 	}
 	e.Stats.DeviceTime += total
+	for i := range c.items {
+		if c.items[i].dst >= 0 && len(outs) > 0 {
+			outs[0].Context().MemoryWritten() // before the new values are recorded: they are current
+			break
+		}
+	}
 	if keep {
 		for i := range c.items {
 			it := &c.items[i]
@@ -578,4 +596,53 @@ func targetOf(dev backend.Device) ir.Target {
 		return t.Target()
 	}
 	return ir.Target{}
+}
+
+// SetBeam changes BEAM's width for the kernels compiled from now on (0:
+// off); a searcher of another width is dropped. Schedules already compiled
+// keep their kernels.
+func (e *Engine) SetBeam(width int) {
+	if width != e.Opts.Beam {
+		e.Opts.Beam = width
+		e.beam = nil
+	}
+}
+
+// checkMemory refuses a schedule whose new buffers cannot fit in the memory
+// left (host devices; a GPU reports its own), naming the largest tensor and
+// where the script made it, before anything is allocated.
+func (e *Engine) checkMemory(c *compiled, g *graph) error {
+	if n := e.Dev.Name(); n != "CPU" && n != "GO" {
+		return nil
+	}
+	var need, most uint64
+	var largest *compiledItem
+	for i := range c.items {
+		it := &c.items[i]
+		if it.dst >= 0 && !it.temp {
+			continue // written in place
+		}
+		b := uint64(it.size) * uint64(it.dtype.Size())
+		need += b
+		if b > most {
+			most, largest = b, it
+		}
+	}
+	avail, ok := sysmem.Available()
+	if !ok || need <= avail || largest == nil {
+		return nil
+	}
+	what := "a tensor"
+	if largest.node >= 0 && largest.node < len(g.order) {
+		n := g.order[largest.node]
+		what = fmt.Sprintf("the tensor of shape %s (%s)", tensor.FormatShape(n.Shape), n.DType)
+		if p := n.Pos.String(); p != "" {
+			what += " made at " + p
+		}
+	}
+	msg := fmt.Sprintf("not enough memory: %s needs %s", what, sysmem.Size(most))
+	if need > most {
+		msg += fmt.Sprintf(", this computation %s in all", sysmem.Size(need))
+	}
+	return fmt.Errorf("%s, and %s is available", msg, sysmem.Size(avail))
 }

@@ -175,6 +175,11 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 			return fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
 		}
 		k.Name = it.Kernel.Name
+		if lang, ok := Langs[t.Device]; ok {
+			if err := lang.Supports(k); err != nil {
+				return err
+			}
+		}
 		src, ext := t.lang(k)
 		for n := 1; ; n++ { // kernel names are unique across the whole plan
 			prev, taken := t.names[k.Name]

@@ -41,6 +41,7 @@ type Limits struct {
 	MaxGroups    [3]int64 // number of work-groups per dimension (0: no limit)
 	LocalMem     int64    // bytes of local (shared) memory per work-group
 	Half         bool     // the device computes in half (OpenCL: cl_khr_fp16)
+	NoFloat64    bool     // the device has no float64 (OpenCL without cl_khr_fp64)
 	NoGroup      bool     // never split a reduce across a work-group
 }
 
@@ -249,15 +250,17 @@ type gpuDialect struct {
 	// header renders the kernel's qualifiers, name and parameters, up to
 	// and including the opening brace.
 	header func(k *ir.Kernel, lt Launch, lim Limits) string
-	// ids: global id, local id and group id of dimension d.
-	globalID, localID, groupID func(d int, lt Launch) string
-	shared                     string // qualifier of a work-group array
-	barrier                    string
-	fmod                       string
-	load                       func(dt ir.DType, buf, idx string) string
-	store                      func(dt ir.DType, buf, idx, val string) string
-	cast                       func(to, from ir.DType, x string) string
-	vec                        *vecDialect // nil: no vector memory operations
+	// ids: global id (wide: as a 64-bit value), local id and group id of
+	// dimension d.
+	globalID         func(d int, lt Launch, wide bool) string
+	localID, groupID func(d int, lt Launch) string
+	shared           string // qualifier of a work-group array
+	barrier          string
+	fmod             string
+	load             func(dt ir.DType, buf, idx string) string
+	store            func(dt ir.DType, buf, idx, val string) string
+	cast             func(to, from ir.DType, x string) string
+	vec              *vecDialect // nil: no vector memory operations
 }
 
 var dimNames = [3]string{"x", "y", "z"}
@@ -266,6 +269,15 @@ func usesOp(k *ir.Kernel, f func(e *ir.Expr) bool) bool {
 	found := false
 	ir.Walk(k.Stores, func(e *ir.Expr) { found = found || f(e) })
 	return found
+}
+
+func usesDType(k *ir.Kernel, dt ir.DType) bool {
+	for _, b := range k.Bufs {
+		if b.DType == dt {
+			return true
+		}
+	}
+	return usesOp(k, func(e *ir.Expr) bool { return e.DType == dt })
 }
 
 func usesHalf(k *ir.Kernel) bool {
@@ -282,16 +294,19 @@ func (r *renderer) gpuKernel() string {
 	k, prog, lim, vp := gpuPlan(r.lang, r.k)
 	r.k, r.prog = k, prog
 	lt := planLaunch(r.k, r.prog, lim)
-	r.sb.WriteString(g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim))
+	head := g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim)
+	if usesDType(r.k, ir.Float64) {
+		head = r.lang.Float64Prelude + head
+	}
 	if vp != nil {
-		r.sb.WriteString(g.vec.prelude)
+		head += g.vec.prelude
 		r.vecLoad = r.vecLoadHook(vp)
 		r.prog.Uses = liveUses(vp)
 	}
 	r.sb.WriteString(g.header(r.k, lt, lim))
 	r.indent = 1
 	if lt.Group > 0 {
-		r.line("int lidx0 = %s; /* lane of %d */", g.localID(0, lt), lt.Group)
+		r.line("%s lidx0 = %s; /* lane of %d */", r.idx, g.localID(0, lt), lt.Group)
 		r.gpuIndex(1, g.groupID(1, lt), lt)
 		lanes := lt.Group
 		n := 0
@@ -299,7 +314,7 @@ func (r *renderer) gpuKernel() string {
 	} else {
 		for d := 0; d < 3; d++ {
 			if len(lt.dims[d]) > 0 {
-				r.gpuIndex(d, g.globalID(d, lt), lt)
+				r.gpuIndex(d, g.globalID(d, lt, r.wide), lt)
 			}
 		}
 	}
@@ -315,7 +330,11 @@ func (r *renderer) gpuKernel() string {
 		if vp != nil {
 			break
 		}
-		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(r.storeValue(s))
+		buf, idx := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0])
+		val := r.expr(r.storeValue(s))
+		if s.DType == ir.BFloat16 {
+			val = r.storeExpr(s)
+		}
 		if g.store != nil {
 			r.line("%s;", g.store(s.DType, buf, idx, val))
 		} else {
@@ -327,7 +346,7 @@ func (r *renderer) gpuKernel() string {
 		r.line("}")
 	}
 	r.sb.WriteString("}\n")
-	return r.sb.String()
+	return head + strings.Join(r.helpers, "") + r.sb.String()
 }
 
 // gpuIndex declares the global loop variables of grid dimension d from its
@@ -340,7 +359,7 @@ func (r *renderer) gpuIndex(d int, id string, lt Launch) {
 	if len(axes) == 1 {
 		v = axes[0].Name()
 	}
-	r.line("int %s = %s; /* %d */", v, id, lt.sizes[d])
+	r.line("%s %s = %s; /* %d */", r.idx, v, id, lt.sizes[d])
 	if padded {
 		r.line("if (%s >= %d) return;", v, lt.sizes[d])
 	}
@@ -352,11 +371,11 @@ func (r *renderer) gpuIndex(d int, id string, lt Launch) {
 		stride /= a.Size
 		switch {
 		case i == 0:
-			r.line("int %s = (%s/%d);", a.Name(), v, stride)
+			r.line("%s %s = (%s/%d);", r.idx, a.Name(), v, stride)
 		case stride == 1:
-			r.line("int %s = (%s%%%d);", a.Name(), v, a.Size)
+			r.line("%s %s = (%s%%%d);", r.idx, a.Name(), v, a.Size)
 		default:
-			r.line("int %s = ((%s/%d)%%%d);", a.Name(), v, stride, a.Size)
+			r.line("%s %s = ((%s/%d)%%%d);", r.idx, a.Name(), v, stride, a.Size)
 		}
 	}
 }
@@ -375,22 +394,22 @@ func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
 	total := reduceSize(e)
 	if len(arg.Axes) == 1 {
 		a := arg.Axes[0].Name()
-		r.line("for (int %s = lidx0; %s < %d; %s += %d) {", a, a, total, a, lanes)
+		r.line("for (%s %s = lidx0; %s < %d; %s += %d) {", r.idx, a, a, total, a, lanes)
 		r.indent++
 	} else {
 		v := fmt.Sprintf("rflat%d", n)
-		r.line("for (int %s = lidx0; %s < %d; %s += %d) {", v, v, total, v, lanes)
+		r.line("for (%s %s = lidx0; %s < %d; %s += %d) {", r.idx, v, v, total, v, lanes)
 		r.indent++
 		stride := total
 		for i, a := range arg.Axes {
 			stride /= a.Size
 			switch {
 			case i == 0:
-				r.line("int %s = (%s/%d);", a.Name(), v, stride)
+				r.line("%s %s = (%s/%d);", r.idx, a.Name(), v, stride)
 			case stride == 1:
-				r.line("int %s = (%s%%%d);", a.Name(), v, a.Size)
+				r.line("%s %s = (%s%%%d);", r.idx, a.Name(), v, a.Size)
 			default:
-				r.line("int %s = ((%s/%d)%%%d);", a.Name(), v, stride, a.Size)
+				r.line("%s %s = ((%s/%d)%%%d);", r.idx, a.Name(), v, stride, a.Size)
 			}
 		}
 	}
@@ -398,7 +417,7 @@ func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
 	val := r.expr(e.Src[0])
 	combine := func(dst, x string) string {
 		if arg.Op == ir.OpSum {
-			return fmt.Sprintf("%s += %s;", dst, x)
+			return r.accumulate(e, dst, x)
 		}
 		return fmt.Sprintf("%s = ((%s>%s)?%s:%s);", dst, x, dst, x, dst)
 	}

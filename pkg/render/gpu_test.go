@@ -74,6 +74,10 @@ func golden(t *testing.T, lang *Lang, ext string, graphs map[string]*tensor.Tens
 	for name, out := range graphs {
 		var parts []string
 		for _, k := range kernelsOf(t, name, out) {
+			if err := lang.Supports(k); err != nil { // the refusal is the golden
+				parts = append(parts, "refused: "+err.Error()+"\n")
+				continue
+			}
 			src := Render(lang, k)
 			if again := Render(lang, k); again != src {
 				t.Fatalf("%s: rendering is not stable", name)
@@ -104,7 +108,8 @@ func TestGoldenMetal(t *testing.T) { golden(t, Metal, "metal", gpuGraphs()) }
 func TestGoldenCLNoHalf(t *testing.T) {
 	lim := DefaultLimits
 	lim.Half = false
-	golden(t, OpenCLFor(lim), "nohalf.cl", map[string]*tensor.Tensor{"half_cast": goldenGraphs()["half_cast"]})
+	g := goldenGraphs()
+	golden(t, OpenCLFor(lim), "nohalf.cl", map[string]*tensor.Tensor{"half_cast": g["half_cast"], "bitcast": g["bitcast"]})
 }
 
 // TestLaunch pins the grid mapping and local-size heuristic.

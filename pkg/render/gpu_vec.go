@@ -283,7 +283,7 @@ func (r *renderer) vecStores(vp *vecPlan) {
 // when the dialect's store converts itself.
 func (r *renderer) storeValue(s *ir.Expr) *ir.Expr {
 	v := s.Src[1]
-	if _, named := r.names[v]; !named && r.lang.gpu.store != nil && v.Op == ir.OpCast && v.DType == ir.Float16 {
+	if _, named := r.names[v]; !named && r.lang.gpu.store != nil && v.Op == ir.OpCast && v.DType == ir.Float16 && v.Src[0].DType == ir.Float32 {
 		return v.Src[0]
 	}
 	return v

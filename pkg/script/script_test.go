@@ -352,7 +352,7 @@ print(r["d"].dtype, r["d"].tolist(), r["l"].dtype, r["l"].tolist(), r["h"].tolis
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "dtypes.float32 [1.5, -2.0] dtypes.int32 [5, -1] [1.5]\n"; out != want {
+	if want := "dtypes.float64 [1.5, -2.0] dtypes.int64 [5, -1] [1.5]\n"; out != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }

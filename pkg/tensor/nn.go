@@ -577,7 +577,7 @@ func minValue(dt ir.DType) float64 {
 	if dt.IsFloat() {
 		return math.Inf(-1)
 	}
-	lo, _ := dtypeRange(dt)
+	lo, _ := dt.ValueRange()
 	return lo
 }
 

@@ -67,10 +67,8 @@ func (t *Tensor) inverse() *Tensor {
 		return t.Neg()
 	case dt == ir.Bool:
 		return t.LogicalNot()
-	case dt.IsUnsigned():
-		return t.Xor(t.Const(255, dt))
-	default:
-		return t.Xor(t.Const(-1, dt))
+	default: // all ones: ~x
+		return t.Xor(t.ConstInt(-1, dt))
 	}
 }
 
@@ -123,10 +121,7 @@ func (t *Tensor) Mean(keepdim bool, axes ...int) *Tensor {
 	if !out.IsFloat() {
 		out = ir.Float32
 	}
-	x := t
-	if x.DType() == ir.Float16 {
-		x = x.Cast(ir.Float32)
-	}
+	x := t.Cast(t.DType().Compute())
 	s := x.Sum(keepdim, norm...)
 	// 0 elements give 0/0 = NaN, like numpy and tinygrad.
 	return s.Div(s.Const(float64(t.reducedCount(norm)), ir.Float32)).Cast(out)
@@ -153,7 +148,8 @@ func (t *Tensor) Std(keepdim bool, correction int, axes ...int) *Tensor {
 }
 
 // Argmax is the index of the first maximum along axis (nil = the flattened
-// tensor, keepdim ignored, as in tinygrad), as int32. It compares with the
+// tensor, keepdim ignored, as in tinygrad), as int32 (int64 when the axis
+// has more than 2^31-1 elements). It compares with the
 // max and takes the max of (n - index) where equal, so the first wins.
 func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	if t.err != nil {
@@ -174,12 +170,16 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	if n == 0 {
 		return errorf("argmax", "cannot take the argmax of an empty dimension %d of shape %s", a, FormatShape(t.node.Shape))
 	}
+	idt := ir.Int32 // tinygrad's; int64 when the indices do not fit
+	if n > math.MaxInt32 {
+		idt = ir.Int64
+	}
 	isMax := t.Eq(t.Max(true, a))
 	// reversed index n, n-1, ..., 1 along axis, broadcast over the rest
-	rev := t.Const(float64(n), ir.Int32).Sub(t.node.ctx.idxRange(n))
+	rev := t.ConstInt(int64(n), idt).Sub(t.node.ctx.idxRangeOf(n, idt))
 	rev = rev.Reshape(append([]int{n}, ones(t.Ndim()-a-1)...)...)
-	best := isMax.Cast(ir.Int32).Mul(rev).Max(keepdim, a)
-	return t.Const(float64(n), ir.Int32).Sub(best)
+	best := isMax.Cast(idt).Mul(rev).Max(keepdim, a)
+	return t.ConstInt(int64(n), idt).Sub(best)
 }
 
 // Argmin is the argmax of the inverse.
@@ -322,13 +322,11 @@ func (t *Tensor) splitCumalu(op string, axis int, rop ir.Op) *Tensor {
 		return t
 	}
 	x := t
-	if rop == ir.OpSum { // sum's dtype rules: small ints and bool scan in int32
-		switch x.DType() {
-		case ir.Bool, ir.Int8, ir.Uint8:
-			x = x.Cast(ir.Int32)
-		case ir.Float16:
-			return x.Cast(ir.Float32).splitCumalu(op, a, rop).Cast(ir.Float16)
+	if dt := x.DType(); rop == ir.OpSum && dt.SumDType() != dt { // sum's dtype rules
+		if dt.IsFloat() {
+			return x.Cast(dt.SumDType()).splitCumalu(op, a, rop).Cast(dt)
 		}
+		x = x.Cast(dt.SumDType())
 	}
 	n := x.node.Shape[a]
 	if n <= 2*cumSplit {

@@ -120,11 +120,16 @@ var coreMethods = map[string]methodFunc{
 	"hardtanh":    hardtanhMethod,
 
 	// ---- dtype ----
-	"cast":  castMethod,
-	"float": castTo(ir.Float32),
-	"half":  castTo(ir.Float16),
-	"int":   castTo(ir.Int32),
-	"bool":  castTo(ir.Bool),
+	"cast":     castMethod,
+	"bitcast":  bitcastMethod,
+	"float":    castTo(ir.Float32),
+	"half":     castTo(ir.Float16),
+	"bfloat16": castTo(ir.BFloat16),
+	"double":   castTo(ir.Float64),
+	"int":      castTo(ir.Int32),
+	"long":     castTo(ir.Int64),
+	"short":    castTo(ir.Int16),
+	"bool":     castTo(ir.Bool),
 
 	// ---- reductions ----
 	"sum":         reduceMethod((*tensor.Tensor).Sum),
@@ -175,6 +180,10 @@ var coreMethods = map[string]methodFunc{
 
 	// ---- values ----
 	"realize":      realizeMethod,
+	"numpy":        numpyMethod,
+	"sequential":   sequentialMethod,
+	"to":           toMethod,
+	"to_":          toMethod,
 	"item":         item,
 	"tolist":       tolist,
 	"numel":        intProp(func(t *tensor.Tensor) int { return t.Numel() }),
@@ -353,11 +362,21 @@ func shift(t *tensor.Tensor, n starlark.Value, left bool) (*tensor.Tensor, error
 	if t.DType().IsFloat() {
 		return nil, fmt.Errorf("shift: needs a bool or integer tensor, got %s", t.DType())
 	}
-	p := t.Scalar(math.Ldexp(1, k), false)
-	if left {
-		return t.Mul(p), nil
+	if t.DType() == ir.Bool {
+		t = t.Cast(ir.Int32)
 	}
-	return t.FloorDiv(p), nil
+	dt := t.DType()
+	p := math.Ldexp(1, k)
+	if left { // wraps: 2^k as a two's complement constant of dt
+		return t.Mul(t.Const(p, dt)), nil
+	}
+	if _, hi := dt.Range(); p > float64(hi) { // every bit shifted out: the sign is left
+		if dt.IsUnsigned() {
+			return t.Const(0, dt).Expand(t.Shape()...), nil
+		}
+		return t.Lt(t.Const(0, dt)).Where(t.Const(-1, dt), t.Const(0, dt)), nil
+	}
+	return t.FloorDiv(t.Const(p, dt)), nil
 }
 
 // divMethod is div(x, reverse=False, rounding_mode=None).
@@ -491,6 +510,19 @@ func castMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("cast: dtype must not be None")
 	}
 	return Wrap(t.Cast(dt.dt))
+}
+
+// bitcastMethod is bitcast(dtype): the same bits read as a dtype of the
+// same size.
+func bitcastMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var dt DTypeArg
+	if err := c.Unpack("dtype", &dt); err != nil {
+		return nil, err
+	}
+	if !dt.set {
+		return nil, fmt.Errorf("bitcast: dtype must not be None")
+	}
+	return Wrap(t.Bitcast(dt.dt))
 }
 
 // reshapeMethod is reshape(shape, *args); None keeps that dimension.
@@ -819,16 +851,80 @@ func dropoutMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	return Wrap(t.Dropout(float64(p)))
 }
 
-// realizeMethod computes the tensor now and returns it.
+// realizeMethod is realize(*others): it computes the tensor and others in one schedule; an
+// optimizer step among others (tinygrad's loss.realize(*opt.schedule_step()))
+// runs with them.
 func realizeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
-	if err := c.NoArgs(); err != nil {
-		return nil, err
+	if len(c.Kwargs) > 0 {
+		return nil, fmt.Errorf("realize: unexpected keyword argument %s", c.Kwargs[0][0])
 	}
 	if t.Context().Engine() == nil {
 		return nil, fmt.Errorf("realize: no device: the tensor cannot be computed (no engine is installed)")
 	}
-	if r := t.Realize(); r.Err() != nil {
-		return nil, r.Err()
+	all := []*tensor.Tensor{t}
+	var steps []StepRealizer
+	for i, a := range c.Args {
+		switch a := a.(type) {
+		case *Tensor:
+			all = append(all, a.t)
+		case StepRealizer:
+			steps = append(steps, a)
+		default:
+			return nil, fmt.Errorf("realize: argument %d is %s, want Tensor", i+1, a.Type())
+		}
+	}
+	if len(steps) > 1 {
+		return nil, fmt.Errorf("realize: %d optimizer steps; one at a time", len(steps))
+	}
+	if len(steps) == 1 {
+		if Tracing(t.Context()) {
+			WarnTraceRead(c)
+		}
+		return c.Self, steps[0].StepWith(all)
+	}
+	if err := tensor.RealizeAll(all...); err != nil {
+		return nil, err
+	}
+	return c.Self, nil
+}
+
+// StepRealizer is an optimizer step waiting to run (opt.schedule_step()):
+// realize runs it, computing extra in the step's schedule.
+type StepRealizer interface {
+	starlark.Value
+	StepWith(extra []*tensor.Tensor) error
+}
+
+// sequentialMethod is sequential(layers): each callable applied in turn.
+func sequentialMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var layers starlark.Value
+	if err := c.Unpack("ll", &layers); err != nil {
+		return nil, err
+	}
+	if !IsSeq(layers) {
+		return nil, fmt.Errorf("sequential: want a list of callables, got %s", layers.Type())
+	}
+	var x starlark.Value = c.Self
+	for i, f := range SeqElems(layers) {
+		if _, ok := f.(starlark.Callable); !ok {
+			return nil, fmt.Errorf("sequential: layer %d is a %s, not callable", i, f.Type())
+		}
+		var err error
+		if x, err = starlark.Call(c.Thread, f, starlark.Tuple{x}, nil); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// toMethod is to(device): the tensor itself (a script runs on one device).
+func toMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var device starlark.Value
+	if err := c.Unpack("device", &device); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(c, device); err != nil {
+		return nil, err
 	}
 	return c.Self, nil
 }
