@@ -97,6 +97,40 @@ func TestInputErrors(t *testing.T) {
 	}
 }
 
+// CastLike reads only the data type of its "like" input: a "like" of
+// another shape than declared runs (ONNX 1.12's test data feeds one), one
+// of another type is refused, and an input that is also read otherwise
+// keeps its shape check.
+func TestCastLikeInputShape(t *testing.T) {
+	m := graphSpec{
+		nodes:   []*onnxpb.NodeProto{nodeOf("CastLike", []string{"x", "like"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 2), tensorInfo("like", Int32, 2)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Int32, 2)},
+		opset:   15,
+	}.parse(t)
+	got := run(t, m, map[string]*Array{"x": floatArray([]int{2}, 1.5, -2.5), "like": ArrayOfInts(Int32, []int{1}, []int64{0})})
+	if got[0].Type != Int32 || !slices.Equal(got[0].Shape, []int{2}) || got[0].Floats()[0] != 1 || got[0].Floats()[1] != -2 {
+		t.Errorf("got %s %v %v", got[0].Type, got[0].Shape, got[0].Floats())
+	}
+	_, err := m.Run(ctx, map[string]Input{"x": {Array: floatArray([]int{2})}, "like": {Array: floatArray([]int{1})}}, RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), `input "like" is float32 (1,), the model declares int32 (2,)`) {
+		t.Errorf("error %v, want the like input's type refused", err)
+	}
+	both := graphSpec{
+		nodes: []*onnxpb.NodeProto{
+			nodeOf("CastLike", []string{"x", "like"}, []string{"c"}),
+			nodeOf("Add", []string{"c", "like"}, []string{"y"}),
+		},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 2), tensorInfo("like", Float, 2)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float, 2)},
+		opset:   15,
+	}.parse(t)
+	_, err = both.Run(ctx, map[string]Input{"x": {Array: floatArray([]int{2})}, "like": {Array: floatArray([]int{1})}}, RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), `input "like" has shape (1,), the model declares (2,)`) {
+		t.Errorf("error %v, want the shape of a like input that Add reads refused", err)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	good := reluModel().bytes(t)
 	withOpset := reluModel()
