@@ -152,7 +152,7 @@ func (d DataType) getInt(data []byte, i int) int64 {
 		return int64(binary.LittleEndian.Uint64(data[8*i:]))
 	}
 	if d.IsFloat() {
-		return floatToInt(d.getFloat(data, i))
+		return ir.CastFloatToInt(ir.Int64, d.getFloat(data, i))
 	}
 	return 0
 }
@@ -196,7 +196,7 @@ func (d DataType) putInt(data []byte, i int, v int64) {
 }
 
 // putFloat stores v as element i, rounded to the type (ints truncate toward
-// zero and wrap, as a C cast does on the machines tgc runs on).
+// zero and saturate, NaN giving 0: the devices' cast).
 func (d DataType) putFloat(data []byte, i int, v float64) {
 	switch d {
 	case Float:
@@ -213,17 +213,12 @@ func (d DataType) putFloat(data []byte, i int, v float64) {
 			data[i] = 1
 		}
 	default:
-		d.putInt(data, i, floatToInt(v))
+		dt, err := d.IR()
+		if err != nil {
+			dt = ir.Int64
+		}
+		d.putInt(data, i, ir.CastFloatToInt(dt, v))
 	}
-}
-
-// floatToInt truncates toward zero; NaN and out-of-range values give the
-// minimum int64, as x86's conversion does.
-func floatToInt(v float64) int64 {
-	if v != v || v >= 1<<63 || v < -(1<<63) {
-		return math.MinInt64
-	}
-	return int64(v)
 }
 
 // bfloat16 rounds a float32 to bfloat16 (round to nearest even; NaN stays

@@ -1,7 +1,6 @@
 package onnx
 
 import (
-	"math"
 	"slices"
 
 	"tgc/pkg/tensor"
@@ -165,9 +164,10 @@ func hostUnary(fi func(a int64) int64, ff func(a float64) float64) func(n *node,
 	return h.fold
 }
 
-// idiv truncates toward zero; x/0 is 0 (the device's rule).
+// idiv truncates toward zero; x/0 is 0 and MIN/-1 wraps to MIN (the
+// devices' rules; Go's division wraps too).
 func idiv(a, b int64) int64 {
-	if b == 0 || (a == math.MinInt64 && b == -1) {
+	if b == 0 {
 		return 0
 	}
 	return a / b

@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -463,5 +464,70 @@ func TestConvLayoutsOnCPU(t *testing.T) {
 				t.Fatalf("%+v: element %d is %g, want %g", c, i, got[0].Float(i), want.Float(i))
 			}
 		}
+	}
+}
+
+// A cast or an integer division folded on the host (its inputs are
+// initializers) gives the bytes the device computes for the same node on
+// graph inputs: float→int casts truncate and saturate (NaN gives 0),
+// x/0 is 0 and MIN/-1 wraps.
+func TestHostFoldsAgreeWithDevice(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	floats := []float32{1e10, -1e10, nan, 300.7, -300.7, -1.5, 2.5, inf, -inf, 65535.9, 4e9}
+	type tc struct {
+		name   string
+		node   *onnxpb.NodeProto
+		inits  []*onnxpb.TensorProto // the host-folded variant's inputs
+		inputs map[string]*Array     // the device variant's inputs, the same values
+		infos  []*onnxpb.ValueInfoProto
+		out    DataType
+	}
+	var cases []tc
+	fx := floatArray([]int{len(floats)})
+	for i, f := range floats {
+		fx.SetFloat(i, float64(f))
+	}
+	for _, to := range []DataType{Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Bool} {
+		cases = append(cases, tc{
+			name:   "Cast float32 to " + to.Name(),
+			node:   nodeOf("Cast", []string{"x"}, []string{"y"}, intAttr("to", int64(to))),
+			inits:  []*onnxpb.TensorProto{floatInit("x", []int{len(floats)}, floats...)},
+			inputs: map[string]*Array{"x": fx},
+			infos:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, len(floats))},
+			out:    to,
+		})
+	}
+	a := []int64{math.MinInt64, 7, -7, 5, math.MaxInt64, math.MinInt64}
+	b := []int64{-1, 0, 2, -2, -1, 1}
+	cases = append(cases, tc{
+		name:   "Div int64",
+		node:   nodeOf("Div", []string{"a", "b"}, []string{"y"}),
+		inits:  []*onnxpb.TensorProto{int64Init("a", []int{len(a)}, a...), int64Init("b", []int{len(b)}, b...)},
+		inputs: map[string]*Array{"a": ArrayOfInts(Int64, []int{len(a)}, a), "b": ArrayOfInts(Int64, []int{len(b)}, b)},
+		infos:  []*onnxpb.ValueInfoProto{tensorInfo("a", Int64, len(a)), tensorInfo("b", Int64, len(b))},
+		out:    Int64,
+	})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			outInfo := []*onnxpb.ValueInfoProto{tensorInfo("y", c.out)}
+			outInfo[0].Type.GetTensorType().Shape = nil // any shape
+			folded := graphSpec{nodes: []*onnxpb.NodeProto{c.node}, outputs: outInfo, inits: c.inits}.parse(t)
+			outs, err := folded.Run(ctx, nil, RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if outs[0].Node().Realized() == nil {
+				t.Fatalf("the node on initializers did not fold on the host: %v", outs[0].Node())
+			}
+			host, err := RealizeOutputs(outs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dev := run(t, graphSpec{nodes: []*onnxpb.NodeProto{c.node}, inputs: c.infos, outputs: outInfo}.parse(t), c.inputs)
+			if host[0].Type != c.out || dev[0].Type != c.out || !slices.Equal(host[0].Data, dev[0].Data) {
+				t.Errorf("host %s %v, device %s %v", host[0].Type, host[0].Ints(), dev[0].Type, dev[0].Ints())
+			}
+		})
 	}
 }

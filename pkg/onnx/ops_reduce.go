@@ -225,15 +225,8 @@ func argOp(isMin bool) func(n *node) *tensor.Tensor {
 	}
 }
 
-// index64 casts indices to ONNX's int64 (int32 where tgc has no int64).
-func (n *node) index64(t *tensor.Tensor) *tensor.Tensor {
-	dt, err := Int64.IR()
-	if err != nil {
-		n.fail("%v", err)
-		return t
-	}
-	return t.Cast(dt)
-}
+// index64 casts indices to ONNX's int64.
+func (n *node) index64(t *tensor.Tensor) *tensor.Tensor { return t.Cast(ir.Int64) }
 
 func cumSum(n *node) *tensor.Tensor {
 	x := n.x(0)
