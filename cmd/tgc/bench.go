@@ -3,10 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +40,8 @@ prints tgc's ratio to each. --beam N searches each kernel's optimizations first
 	f := c.Flags()
 	f.Bool("json", false, "one JSON object per workload per line")
 	f.Bool("ref", false, "also run the reference program (OpenBLAS, STREAM, FMA peak) and print ratios")
+	f.Bool("ort", false, "ONNX workloads: also time onnxruntime's CPU provider on the same model (node bench/onnx/ort.js) and print tgc's time over it")
+	f.Int("ort-threads", 2, "onnxruntime's intra-op threads for --ort")
 	f.Int("iters", 5, "timed runs per workload (the median is reported)")
 	addBeamFlags(c)
 	return c
@@ -49,6 +55,8 @@ func runBench(c *cobra.Command, args []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	asJSON, _ := c.Flags().GetBool("json")
 	withRef, _ := c.Flags().GetBool("ref")
+	withORT, _ := c.Flags().GetBool("ort")
+	ortThreads, _ := c.Flags().GetInt("ort-threads")
 	iters, _ := c.Flags().GetInt("iters")
 	workloads, err := bench.Find(args)
 	if err != nil {
@@ -57,6 +65,14 @@ func runBench(c *cobra.Command, args []string) error {
 	var ref map[string]bench.Result
 	if withRef {
 		if ref, err = runReference(); err != nil {
+			return err
+		}
+	}
+	if withORT {
+		if ref == nil {
+			ref = map[string]bench.Result{}
+		}
+		if err := runORT(workloads, iters, ortThreads, ref); err != nil {
 			return err
 		}
 	}
@@ -80,7 +96,11 @@ func runBench(c *cobra.Command, args []string) error {
 			}
 			continue
 		}
-		rows = append(rows, benchRow(r, ref))
+		if withRef {
+			rows = append(rows, benchRow(r, ref))
+		} else {
+			rows = append(rows, benchRow(r, nil))
+		}
 	}
 	if asJSON {
 		for _, k := range report.SortedKeys(ref) {
@@ -91,11 +111,22 @@ func runBench(c *cobra.Command, args []string) error {
 		return nil
 	}
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
-	if ref != nil {
+	if withRef {
 		headers = append(headers, "vs limit", "vs OpenBLAS")
 	}
+	if withORT {
+		headers = append(headers, "onnxruntime", "tgc/ort")
+		for i, r := range rows {
+			if o, ok := ref["ort_"+r[0]]; ok && o.Seconds > 0 {
+				t, _ := time.ParseDuration(strings.ReplaceAll(r[2], " ", ""))
+				rows[i] = append(r, fmt.Sprintf("%.3f ms", o.Seconds*1e3), fmt.Sprintf("%.2f×", t.Seconds()/o.Seconds))
+			} else {
+				rows[i] = append(r, "", "")
+			}
+		}
+	}
 	report.Table(stdout, headers, rows)
-	if ref != nil {
+	if withRef {
 		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s\n", ref["fma_peak"].GFLOPS, ref["stream_triad"].GBPS)
 	}
 	return nil
@@ -159,4 +190,54 @@ func runReference() (map[string]bench.Result, error) {
 		res[r.Name] = r
 	}
 	return res, nil
+}
+
+// runORT times onnxruntime (bench/onnx/ort.js) on each ONNX workload of
+// the list, with the same inputs, as ref["ort_NAME"].
+func runORT(workloads []bench.Workload, iters, threads int, ref map[string]bench.Result) error {
+	script := filepath.Join("bench", "onnx", "ort.js")
+	if _, err := os.Stat(filepath.Join("bench", "onnx", "node_modules", "onnxruntime-node")); err != nil {
+		return fmt.Errorf("onnxruntime-node is not installed: cd bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip npm ci")
+	}
+	for _, o := range bench.ONNXWorkloads() {
+		found := false
+		for _, w := range workloads {
+			found = found || w.Name == o.Name
+		}
+		if !found {
+			continue
+		}
+		model, err := filepath.Abs(o.Path())
+		if err != nil {
+			return err
+		}
+		args := []string{script, "bench", model, fmt.Sprint(max(iters, 1)), fmt.Sprint(threads)}
+		names := make([]string, 0, len(o.Inputs))
+		for n := range o.Inputs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			dims := make([]string, len(o.Inputs[n]))
+			for i, d := range o.Inputs[n] {
+				dims[i] = fmt.Sprint(d)
+			}
+			args = append(args, n+"="+strings.Join(dims, ","))
+		}
+		out, err := exec.Command("node", args...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return fmt.Errorf("node %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+			}
+			return fmt.Errorf("running node (Debian: nodejs): %w", err)
+		}
+		var r bench.Result
+		if err := json.Unmarshal(out, &r); err != nil {
+			return fmt.Errorf("ort.js printed %q: %w", out, err)
+		}
+		r.Name, r.Device = "ort_"+o.Name, "ort"
+		ref[r.Name] = r
+	}
+	return nil
 }

@@ -45,7 +45,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then t
 	pf := root.PersistentFlags()
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
 	config.AddFlags(pf, "no_color", "cache")
-	root.AddCommand(newRunCmd(), newEmitCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
+	root.AddCommand(newRunCmd(), newEmitCmd(), newInfoCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
 	return root
 }
 
@@ -119,12 +119,12 @@ func scriptArgs(max int) cobra.PositionalArgs {
 	}
 }
 
-// completeScripts completes .tg file names.
+// completeScripts completes .tg, .py and .onnx file names.
 func completeScripts(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
-	return []string{"tg", "py"}, cobra.ShellCompDirectiveFilterFileExt
+	return []string{"tg", "py", "onnx"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 // knownDevices are the device names a setting may hold: devices that run

@@ -499,6 +499,9 @@ func (r *renderer) spellOp(e *ir.Expr, args []string) string {
 	return expand(t, args, map[byte]string{'F': fn})
 }
 
+// infixChars end the infix operators of the op table's templates.
+const infixChars = "+-*/%<=&|^"
+
 // expand fills in a template of the op table: $0 $1 $2 are args, $X the
 // variable X.
 func expand(t string, args []string, vars map[byte]string) string {
@@ -512,7 +515,13 @@ func expand(t string, args []string, vars map[byte]string) string {
 		i++
 		switch n := t[i]; {
 		case n >= '0' && n <= '9' && int(n-'0') < len(args):
-			sb.WriteString(args[n-'0'])
+			a := args[n-'0']
+			// A negative operand after an infix operator keeps its own
+			// parentheses: x - -0.5f would read as a decrement (x--0.5f).
+			if strings.HasPrefix(a, "-") && i >= 2 && strings.IndexByte(infixChars, t[i-2]) >= 0 {
+				a = "(" + a + ")"
+			}
+			sb.WriteString(a)
 		default:
 			v, ok := vars[n]
 			if !ok {

@@ -31,7 +31,7 @@ func TestRealizeOutOfMemory(t *testing.T) {
 func TestValuesOutOfMemory(t *testing.T) {
 	ctx := useGO(t)
 	for _, tc := range []struct{ src, want string }{
-		{"x = [1.0] * 1000\nt = Tensor(x)\n", "model.tg:2:5: Tensor: a list of 1000 numbers needs 11.7 KiB of memory, and "},
+		{"x = [1.0] * 1000\nt = Tensor(x)\n", "model.tg:2:5: Tensor: a list of 1000 numbers needs 23.4 KiB of memory, and "},
 		{"t = Tensor.ones(10, 100)\nl = t.tolist()\n", "model.tg:2:7: tolist: the list of the 1000 elements of a tensor of shape (10, 100) needs 31.2 KiB of memory, and "},
 		{"t = Tensor.ones(10, 100)\nl = t.numpy()\n", "model.tg:2:7: numpy: reading the tensor of shape (10, 100) (float32) needs 11.7 KiB of memory, and "},
 	} {

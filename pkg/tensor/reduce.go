@@ -367,3 +367,63 @@ func (t *Tensor) Cumsum(axis int) *Tensor { return t.splitCumalu("cumsum", axis,
 
 // Cummax is the running maximum along axis.
 func (t *Tensor) Cummax(axis int) *Tensor { return t.splitCumalu("cummax", axis, ir.OpMaxReduce) }
+
+// Prod multiplies over axes (all when none given). tgc's reduces are SUM
+// and MAX, so the product is a tree of pairwise multiplications over views:
+// the reduced axes move last and flatten, pad to a power of two with ones,
+// and each level multiplies the two halves (every fourth level is stored,
+// so a kernel reads at most 16 inputs per output). Small ints and bool
+// multiply in int32 and float16 in float32, as tinygrad's prod does.
+func (t *Tensor) Prod(keepdim bool, axes ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	norm, e := t.reducedAxes("prod", axes)
+	if e != nil {
+		return e
+	}
+	x := t
+	switch x.DType() {
+	case ir.Bool, ir.Int8, ir.Uint8:
+		x = x.Cast(ir.Int32)
+	case ir.Float16:
+		return x.Cast(ir.Float32).Prod(keepdim, norm...).Cast(ir.Float16)
+	}
+	var keep, order []int
+	n := 1
+	for d, s := range x.node.Shape {
+		if slices.Contains(norm, d) {
+			n *= s
+		} else {
+			keep = append(keep, s)
+			order = append(order, d)
+		}
+	}
+	order = append(order, norm...)
+	outShape := x.Shape()
+	for _, a := range norm {
+		outShape[a] = 1
+	}
+	if n == 0 {
+		return x.node.ctx.Full(outShape, 1, x.DType()).squeezeReduced(t, norm, keepdim)
+	}
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	k := len(keep)
+	y := x.Permute(order...).Reshape(append(slices.Clone(keep), n)...)
+	pads := make([][2]int, k+1)
+	pads[k] = [2]int{0, p - n}
+	y = y.Pad(pads, 1)
+	for level := 1; p > 1; level++ {
+		half := p / 2
+		lo := y.Shrink(shrinkDim(y.node.Shape, k, 0, half))
+		hi := y.Shrink(shrinkDim(y.node.Shape, k, half, p))
+		y, p = lo.Mul(hi), half
+		if level%4 == 0 && p > 1 {
+			y = y.Contiguous()
+		}
+	}
+	return y.Reshape(outShape...).squeezeReduced(t, norm, keepdim)
+}

@@ -50,6 +50,10 @@ const (
 	MatMul      = "__tgmatmul__" // MatMul(b): the right side of a @ b
 )
 
+// LoadAttr is how an attribute named load (a Starlark keyword, a plain
+// name in Python) reaches the object: modules answer it as "load".
+const LoadAttr = "load_"
+
 // Translation is a translated source.
 type Translation struct {
 	Text []byte
@@ -747,6 +751,11 @@ func (t *translator) expressions(a, b int) {
 				t.fail(k, "yield is not supported: build and return a list instead")
 			case "await":
 				t.fail(k, "await is not supported: tgc scripts run sequentially")
+			case "load":
+				if t.isOp(k-1, ".") {
+					// Python's attribute .load (nn.onnx.load) is a keyword to Starlark
+					t.add(replace(tk.start, tk.end, LoadAttr))
+				}
 			}
 		case tOpen:
 			t.bracket(k)

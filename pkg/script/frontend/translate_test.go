@@ -53,6 +53,8 @@ func TestSubscripts(t *testing.T) {
 		{"unterminated string", "s = \"abc\ny = x[1:2, 0]", "s = \"abc\ny = x[__slice__(1, 2, None), 0]"},
 		{"unbalanced brackets", "y = x[1:2, 0", "y = x[1:2, 0"},
 		{"unicode", "é = x[1:2, 0] # ü", "é = x[__slice__(1, 2, None), 0] # ü"},
+		{"attribute named load", `m = nn.onnx.load("m.onnx")`, `m = nn.onnx.load_("m.onnx")`},
+		{"load elsewhere untouched", `s = "a.load"; x.loads(1)`, `s = "a.load"; x.loads(1)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

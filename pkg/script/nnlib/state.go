@@ -181,6 +181,12 @@ func stateDict(v starlark.Value, prefix string, out map[string]*tensorlib.Tensor
 	switch v := v.(type) {
 	case *tensorlib.Tensor:
 		out[prefix] = v
+	case *onnxModel:
+		for _, n := range v.names {
+			if err := stateDict(v.weights[n], join(n), out, seen, depth+1); err != nil {
+				return err
+			}
+		}
 	case *layer:
 		names, vals := v.tensors()
 		for i, n := range names {

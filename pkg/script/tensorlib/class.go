@@ -153,6 +153,7 @@ var statics = map[string]pyrt.Func{
 	"linspace":        linspaceFn,
 	"eye":             eyeFn,
 	"stack":           stackFn,
+	"einsum":          einsumFn,
 	"manual_seed":     manualSeedFn,
 	"train":           trainFn,
 	"test":            testFn,

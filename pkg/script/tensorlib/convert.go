@@ -38,7 +38,6 @@ func fromPython(c *pyrt.Call, v starlark.Value, dt DTypeArg) (*tensor.Tensor, er
 		return nil, err
 	}
 	var elems []starlark.Value
-	var paths []string
 	hasFloat, hasInt := false, false
 	var walk func(x starlark.Value, depth int, path string) error
 	walk = func(x starlark.Value, depth int, path string) error {
@@ -69,7 +68,6 @@ func fromPython(c *pyrt.Call, v starlark.Value, dt DTypeArg) (*tensor.Tensor, er
 			return fmt.Errorf("Tensor: %s is %s, want a number", path, x.Type())
 		}
 		elems = append(elems, x)
-		paths = append(paths, path)
 		return nil
 	}
 	if err := walk(v, 0, "data"); err != nil {
@@ -94,9 +92,9 @@ func fromPython(c *pyrt.Call, v starlark.Value, dt DTypeArg) (*tensor.Tensor, er
 		n, err := intElement(x, dtype)
 		if err != nil {
 			if !dt.set && dtype == ir.Int32 {
-				return nil, fmt.Errorf("Tensor: %s = %s does not fit in int32; pass dtype=dtypes.int64 or dtypes.float32", paths[i], x)
+				return nil, fmt.Errorf("Tensor: %s = %s does not fit in int32; pass dtype=dtypes.int64 or dtypes.float32", elementPath(shape, i), x)
 			}
-			return nil, fmt.Errorf("Tensor: %s = %s %v", paths[i], x, err)
+			return nil, fmt.Errorf("Tensor: %s = %s %v", elementPath(shape, i), x, err)
 		}
 		tensor.PutInt(data, dtype, i, n)
 	}
@@ -138,6 +136,23 @@ func formatInt(v float64) string {
 		return fmt.Sprint(uint64(v))
 	}
 	return fmt.Sprint(int64(v))
+}
+
+// elementPath is the Python path of flat element i of a nested list of
+// the given shape ("data[1][2]"), for error messages.
+func elementPath(shape []int, i int) string {
+	idx := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+	path := "data"
+	for _, k := range idx {
+		path += fmt.Sprintf("[%d]", k)
+	}
+	return path
 }
 
 // describe names a value for error messages.

@@ -29,7 +29,7 @@ func callMethod(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 
 // methods are the Tensor methods: this file's, the neural-network ones
 // (nnops.go) and autograd's (autograd.go).
-var methods = union(coreMethods, nnMethods, autogradMethods)
+var methods = union(coreMethods, nnMethods, autogradMethods, extraMethods)
 
 // coreMethods are the elementwise, reduction, movement, creation and value
 // methods.
