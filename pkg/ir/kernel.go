@@ -292,14 +292,22 @@ func (k *Kernel) checkIndex(e *Expr) error {
 	if lo <= -satLimit || hi >= satLimit { // saturated bounds prove nothing
 		return fmt.Errorf("%s: index arithmetic may overflow int64 (%s)", k.Name, idx)
 	}
+	i := e.Arg.(int)
+	n := k.Bufs[i].Size
 	if e.Op == OpLoad && len(e.Src) > 1 {
 		var never bool
-		if lo, hi, never = NewBuilder().boundsGiven(idx, e.Src[1]); never {
+		if lo, hi, never = NewBuilder().boundsGiven(idx, e.Src[1], false); never {
 			return nil
 		}
+		if lo < 0 || hi >= n { // the guard may bound the index's digits
+			dlo, dhi, dnever := NewBuilder().boundsGiven(idx, e.Src[1], true)
+			if dnever {
+				return nil
+			}
+			lo, hi = max(lo, dlo), min(hi, dhi)
+		}
 	}
-	i := e.Arg.(int)
-	if n := k.Bufs[i].Size; lo < 0 || hi >= n {
+	if lo < 0 || hi >= n {
 		what := "load from"
 		if e.Op == OpStore {
 			what = "store to"

@@ -670,13 +670,22 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 
 // boundsGiven bounds idx where valid holds: the bounds of the index
 // rebuilt over the guard's narrowed ranges (underGuard). never is true
-// when valid can never hold (the index is then never used).
-func (b *Builder) boundsGiven(idx, valid *Expr) (lo, hi int64, never bool) {
+// when valid can never hold (the index is then never used). With digits,
+// a variable the guard reads as digits (v/c, v%c) is split into them
+// first (see splitDigits): tighter where the guard bounds the digits, but
+// looser where v's range is not a multiple of c, so a caller intersects
+// both answers.
+func (b *Builder) boundsGiven(idx, valid *Expr, digits bool) (lo, hi int64, never bool) {
 	// Into b first: underGuard finds sub-expressions by pointer.
 	memo := map[*Expr]*Expr{}
 	keep := func(*Expr) *Expr { return nil }
 	idx, valid = b.Rebuild(idx, keep, memo), b.Rebuild(valid, keep, memo)
-	res, _, never := b.underGuard(idx, valid)
+	var res *Expr
+	if digits {
+		res, never = b.underGuardDigits(idx, valid)
+	} else {
+		res, _, never = b.underGuard(idx, valid)
+	}
 	return res.Min, res.Max, never
 }
 
@@ -694,6 +703,24 @@ type hole struct {
 // bounds are idx's bounds there. never is true when the conjuncts
 // contradict each other (valid is never true).
 func (b *Builder) underGuard(idx, valid *Expr) (res *Expr, holes []hole, never bool) {
+	return b.narrow(idx, valid, false)
+}
+
+// underGuardDigits is underGuard for bounds only: before a guarded
+// expression is replaced by its placeholder, each variable it reads as
+// digits (v/c, v%c, v >= 0) becomes c*q + r everywhere, q and r fresh
+// variables, so that a flattened position whose digits the guard bounds
+// one by one (a convolution's window over rows p = oy*W + ox: 0 < ky +
+// p/W < H+1 and 0 < kx + p%W < W+1) is bounded in the index through its
+// digits. The result is not idx (it has variables of its own): only its
+// bounds are.
+func (b *Builder) underGuardDigits(idx, valid *Expr) (res *Expr, never bool) {
+	res, _, never = b.narrow(idx, valid, true)
+	return res, never
+}
+
+// narrow is underGuard, splitting digits first when digits is set.
+func (b *Builder) narrow(idx, valid *Expr, digits bool) (res *Expr, holes []hole, never bool) {
 	if idx.IsConst() || !isIndex(idx.DType) {
 		return idx, nil, false
 	}
@@ -744,8 +771,32 @@ func (b *Builder) underGuard(idx, valid *Expr) (res *Expr, holes []hole, never b
 	for _, r := range rs {
 		exprs = append(exprs, r.x)
 	}
+	nsplit := 0
 	for i, r := range rs {
 		x := exprs[1+i]
+		for digits {
+			v, c := digitOf(x)
+			if v == nil {
+				break
+			}
+			// v = c*q + r with q in [0, v.Max/c], r in [0, c-1]: every
+			// value of v is one such pair (some pairs are no value of v).
+			q := b.Var(&Axis{ID: -1000 - nsplit, Size: v.Max/c + 1})
+			rem := b.Var(&Axis{ID: -1001 - nsplit, Size: min(c, v.Max+1)})
+			nsplit += 2
+			split := b.Add(b.Mul(q, b.Int(c)), rem)
+			memo := map[*Expr]*Expr{}
+			sub := func(e *Expr) *Expr {
+				if e == v {
+					return split
+				}
+				return nil
+			}
+			for j := range exprs {
+				exprs[j] = b.Rebuild(exprs[j], sub, memo)
+			}
+			x = exprs[1+i]
+		}
 		lo, hi := max(r.lo, x.Min), min(r.hi, x.Max)
 		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Index {
 			continue
@@ -768,6 +819,21 @@ func (b *Builder) underGuard(idx, valid *Expr) (res *Expr, holes []hole, never b
 		}
 	}
 	return exprs[0], holes, false
+}
+
+// digitOf finds in x a variable read as a digit, v/c or v%c with c > 1
+// and v in [0, c) or beyond (v >= 0: truncation is the floor); nil when
+// there is none.
+func digitOf(x *Expr) (v *Expr, c int64) {
+	Walk([]*Expr{x}, func(e *Expr) {
+		if v != nil || (e.Op != OpDiv && e.Op != OpMod) || e.Src[0].Op != OpVar || e.Src[0].Min < 0 {
+			return
+		}
+		if k, ok := e.Src[1].ConstInt(); ok && k > 1 && e.Src[0].Max >= k {
+			v, c = e.Src[0], k
+		}
+	})
+	return v, c
 }
 
 // substLinear returns a Rebuild function that replaces x by p, also inside

@@ -165,6 +165,44 @@ func TestVerifyBounds(t *testing.T) {
 	}
 }
 
+// TestVerifyBoundsThroughDigits: a convolution's windows over flattened
+// output rows p = oy*10 + ox (ONNX's conv as a matrix product, rows padded
+// from 100 to 104) read x[oy+ky-1][ox+kx-1] of a 10x10 image, guarded
+// digit by digit; the index joins the digits back into p, so the proof
+// splits p into p/10 and p%10 to use the guard.
+func TestVerifyBoundsThroughDigits(t *testing.T) {
+	b := ir.NewBuilder()
+	pa := &ir.Axis{ID: 0, Size: 104, Kind: ir.AxisGlobal}
+	ta := &ir.Axis{ID: 1, Size: 9, Kind: ir.AxisGlobal}
+	p, tap := b.Var(pa), b.Var(ta)
+	oy, ox := b.Div(b.Mod(p, b.Int(100)), b.Int(10)), b.Mod(p, b.Int(10))
+	y, x := b.Add(oy, b.Div(tap, b.Int(3))), b.Add(ox, b.Mod(tap, b.Int(3)))
+	idx := b.Add(b.Mul(b.Add(y, b.Int(-1)), b.Int(10)), b.Add(x, b.Int(-1)))
+	guard := func(xmax int64) *ir.Expr {
+		return b.And(b.Lt(p, b.Int(100)), b.And(b.And(b.Lt(b.Int(0), y), b.Lt(y, b.Int(11))),
+			b.And(b.Lt(b.Int(0), x), b.Lt(x, b.Int(xmax)))))
+	}
+	for _, c := range []struct {
+		name  string
+		valid *ir.Expr
+		err   string
+	}{
+		{"guarded digits", guard(11), ""},
+		{"a column too many", guard(12), "load from buf1 at index [0..100] outside its 100 elements"},
+	} {
+		st := b.Store(0, b.Add(b.Mul(p, b.Int(9)), tap), b.Load(1, ir.Float32, idx, c.valid))
+		k := &ir.Kernel{Name: "k", B: b, Global: []*ir.Axis{pa, ta}, Stores: []*ir.Expr{st},
+			Bufs: []ir.BufParam{{DType: ir.Float32, Size: 104 * 9, Output: true}, {DType: ir.Float32, Size: 100}}}
+		err := k.Verify()
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		}
+	}
+}
+
 var gpuTarget = ir.Target{GPU: &ir.GPU{MaxWorkGroup: 256, MaxLocal: [3]int64{1024, 1024, 64},
 	MaxGroups: [3]int64{1<<31 - 1, 65535, 65535}, LocalMem: 16 << 10, Vec4: true}}
 
