@@ -182,7 +182,8 @@ func modOp(n *node) *tensor.Tensor {
 	return a.Mod(b)
 }
 
-// bitShift shifts unsigned integers by multiplying or dividing by 2^y.
+// bitShift shifts unsigned integers: the SHL and SHR primitives (logical
+// for unsigned dtypes, 0 for a count of the width or more).
 func bitShift(n *node) *tensor.Tensor {
 	x, y := n.x(0), n.x(1)
 	if n.err != nil {
@@ -192,16 +193,11 @@ func bitShift(n *node) *tensor.Tensor {
 		n.fail("BitShift needs unsigned integers, got %s", x.DType())
 		return x
 	}
-	// 2^y, exact in float32 for every shift a uint32 has; 0 past the width.
-	width := float64(8 * x.DType().Size())
-	yf := y.Cast(ir.Float32)
-	p := yf.Exp2()
-	inRange := yf.Lt(n.ctx.Const(width, ir.Float32))
 	switch n.str("direction", "") {
 	case "LEFT":
-		return inRange.Where(x.Mul(p.Cast(x.DType())), n.ctx.Const(0, x.DType()))
+		return x.Shl(y)
 	case "RIGHT":
-		return inRange.Where(x.IDiv(p.Cast(x.DType())), n.ctx.Const(0, x.DType()))
+		return x.Shr(y)
 	}
 	n.fail("direction must be LEFT or RIGHT, got %q", n.str("direction", ""))
 	return x
