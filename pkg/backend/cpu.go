@@ -544,6 +544,12 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	if len(vars) == 0 {
 		vars = []int64{0}
 	}
+	// The kernel reads both arrays while goroutine stacks may move: pinned
+	// heap memory, not addresses computed from possibly stack-held slices.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&ptrs[0])
+	pin.Pin(&vars[0])
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
 	start := time.Now()
 	n := p.k.Global[0].Size

@@ -90,6 +90,10 @@ type cudaAPI struct {
 	nvrtcErr func(code int32) string // nvrtcGetErrorString
 }
 
+// Pointers converted to uintptr in the arguments must stay valid for the
+// C call: a goroutine stack can move, so they are moved to the heap.
+//
+//go:uintptrescapes
 func (a *cudaAPI) call(name string, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(a.fns[name], args...)
 	if code := int32(r); code != cuSuccess {

@@ -96,6 +96,10 @@ var clFuncNames = []string{
 
 // call invokes an OpenCL function returning cl_int and turns failures
 // into errors naming the call.
+// Pointers converted to uintptr in the arguments must stay valid for the
+// C call: a goroutine stack can move, so they are moved to the heap.
+//
+//go:uintptrescapes
 func (a *clAPI) call(name string, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(a.fns[name], args...)
 	if code := int32(r); code != clSuccess {
@@ -106,13 +110,19 @@ func (a *clAPI) call(name string, args ...uintptr) error {
 
 // create invokes a function returning a handle and an errcode_ret
 // (always its last parameter, passed here).
+// Pointers converted to uintptr in the arguments must stay valid for the
+// C call: a goroutine stack can move, so they are moved to the heap.
+//
+//go:uintptrescapes
 func (a *clAPI) create(name string, args ...uintptr) (uintptr, error) {
-	var code int32
-	args = append(args, uintptr(unsafe.Pointer(&code)))
+	code := new(int32)
+	var pin runtime.Pinner // on the heap and pinned: the C call writes it
+	defer pin.Unpin()
+	pin.Pin(code)
+	args = append(args, uintptr(unsafe.Pointer(code)))
 	r, _, _ := purego.SyscallN(a.fns[name], args...)
-	runtime.KeepAlive(&code)
-	if code != clSuccess {
-		return 0, &clError{call: name, code: code}
+	if *code != clSuccess {
+		return 0, &clError{call: name, code: *code}
 	}
 	return r, nil
 }
