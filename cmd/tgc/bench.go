@@ -3,10 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,9 +33,10 @@ STREAM triad, FMA peak; build it with make bench/ref/ref) right before each
 workload and prints tgc's ratio to each. --cpu computes times, rates and
 ratios from CPU time per core instead of the clock: on a machine other
 processes share, their turns on the cores stretch the clock, not the CPU
-time. The host line names the processor, its caches
-(from sysfs) and vector flags: figures mean little without it. --beam N searches each kernel's optimizations first
-(stored; later runs reuse them).`,
+time (onnxruntime's times, --ort, stay clock times). The host line names the
+processor, its caches (from sysfs) and vector flags: figures mean little
+without it. --beam N searches each kernel's optimizations first (stored;
+later runs reuse them).`,
 		Example: `  tgc bench
   tgc bench matmul_1024 --ref
   tgc bench --json > bench.jsonl`,
@@ -41,6 +46,8 @@ time. The host line names the processor, its caches
 	f := c.Flags()
 	f.Bool("json", false, "one JSON object per workload per line")
 	f.Bool("ref", false, "also run the reference program (OpenBLAS, STREAM, FMA peak) and print ratios")
+	f.Bool("ort", false, "ONNX workloads: also time onnxruntime's CPU provider on the same model (node bench/onnx/ort.js) and print tgc's time over it")
+	f.Int("ort-threads", 2, "onnxruntime's intra-op threads for --ort")
 	f.Int("iters", 5, "timed runs per workload (the median is reported)")
 	f.Bool("cpu", false, "rates and ratios from CPU time per core instead of the clock (on a machine other processes share)")
 	addBeamFlags(c)
@@ -55,6 +62,8 @@ func runBench(c *cobra.Command, args []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	asJSON, _ := c.Flags().GetBool("json")
 	withRef, _ := c.Flags().GetBool("ref")
+	withORT, _ := c.Flags().GetBool("ort")
+	ortThreads, _ := c.Flags().GetInt("ort-threads")
 	iters, _ := c.Flags().GetInt("iters")
 	byCPU, _ := c.Flags().GetBool("cpu")
 	workloads, err := bench.Find(args)
@@ -63,6 +72,12 @@ func runBench(c *cobra.Command, args []string) error {
 	}
 	if withRef {
 		if _, err := refProgram(); err != nil {
+			return err
+		}
+	}
+	ort := map[string]bench.Result{} // onnxruntime's times, ort_NAME
+	if withORT {
+		if err := runORT(workloads, iters, ortThreads, ort); err != nil {
 			return err
 		}
 	}
@@ -124,15 +139,35 @@ func runBench(c *cobra.Command, args []string) error {
 			}
 			continue
 		}
-		rows = append(rows, benchRow(r, ref))
+		if withRef {
+			rows = append(rows, benchRow(r, ref))
+		} else {
+			rows = append(rows, benchRow(r, nil))
+		}
 	}
 	if asJSON {
+		for _, k := range report.SortedKeys(ort) {
+			if err := enc.Encode(ort[k]); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	fmt.Fprintf(stdout, "host: %s\n", backend.Host())
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
 	if withRef {
 		headers = append(headers, "vs limit", "vs OpenBLAS")
+	}
+	if withORT {
+		headers = append(headers, "onnxruntime", "tgc/ort")
+		for i, r := range rows {
+			if o, ok := ort["ort_"+r[0]]; ok && o.Seconds > 0 {
+				t, _ := time.ParseDuration(strings.ReplaceAll(r[2], " ", ""))
+				rows[i] = append(r, fmt.Sprintf("%.3f ms", o.Seconds*1e3), fmt.Sprintf("%.2f×", t.Seconds()/o.Seconds))
+			} else {
+				rows[i] = append(r, "", "")
+			}
+		}
 	}
 	report.Table(stdout, headers, rows)
 	if withRef {
@@ -231,4 +266,54 @@ func runReference(parts ...string) (map[string]bench.Result, error) {
 		res[r.Name] = r
 	}
 	return res, nil
+}
+
+// runORT times onnxruntime (bench/onnx/ort.js) on each ONNX workload of
+// the list, with the same inputs, as ort["ort_NAME"].
+func runORT(workloads []bench.Workload, iters, threads int, ort map[string]bench.Result) error {
+	script := filepath.Join("bench", "onnx", "ort.js")
+	if _, err := os.Stat(filepath.Join("bench", "onnx", "node_modules", "onnxruntime-node")); err != nil {
+		return fmt.Errorf("onnxruntime-node is not installed: cd bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip npm ci")
+	}
+	for _, o := range bench.ONNXWorkloads() {
+		found := false
+		for _, w := range workloads {
+			found = found || w.Name == o.Name
+		}
+		if !found {
+			continue
+		}
+		model, err := filepath.Abs(o.Path())
+		if err != nil {
+			return err
+		}
+		args := []string{script, "bench", model, fmt.Sprint(max(iters, 1)), fmt.Sprint(threads)}
+		names := make([]string, 0, len(o.Inputs))
+		for n := range o.Inputs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			dims := make([]string, len(o.Inputs[n]))
+			for i, d := range o.Inputs[n] {
+				dims[i] = fmt.Sprint(d)
+			}
+			args = append(args, n+"="+strings.Join(dims, ","))
+		}
+		out, err := exec.Command("node", args...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return fmt.Errorf("node %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+			}
+			return fmt.Errorf("running node (Debian: nodejs): %w", err)
+		}
+		var r bench.Result
+		if err := json.Unmarshal(out, &r); err != nil {
+			return fmt.Errorf("ort.js printed %q: %w", out, err)
+		}
+		r.Name, r.Device = "ort_"+o.Name, "ort"
+		ort[r.Name] = r
+	}
+	return nil
 }

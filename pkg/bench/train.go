@@ -14,7 +14,7 @@ import (
 // scheduling from cache, every kernel, the optimizer), since that is what
 // a user waits for. The data is random: the step costs the same.
 
-// mnistCNN is tinygrad's beautiful_mnist model (models/mnist_cnn.tg).
+// mnistCNN is tinygrad's beautiful_mnist model (models/beautiful_mnist.tg).
 type mnistCNN struct {
 	C1, C2, C3, C4 *nn.Conv2d
 	B1, B2         *nn.BatchNorm

@@ -210,3 +210,25 @@ func layernorm(x *tensor.Tensor) *tensor.Tensor {
 // tc is the context of this package's test graphs (they are scheduled and
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
+
+// A conv's elementwise epilogue (BatchNorm, ReLU) that the next, padded
+// conv reads is stored at its own size: the first conv's kernel computes
+// (1, 8, 6, 6), not the padded (1, 8, 8, 8) with a bounds test on every
+// output; the pad is a copy of its own.
+func TestEpilogueStoredBeforePad(t *testing.T) {
+	x, w1, w2 := input(1, 4, 6, 6), input(8, 4, 1, 1), input(8, 8, 3, 3)
+	scale, shift := input(1, 8, 1, 1), input(1, 8, 1, 1)
+	h := relu(x.Conv2d(w1, nil, tensor.ConvOpts{}).Mul(scale).Add(shift))
+	y := h.Conv2d(w2, nil, tensor.ConvOpts{Padding: []int{1}})
+	s, err := Create([]*tensor.Node{y.Node()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []string
+	for _, it := range s.Items {
+		shapes = append(shapes, it.Kernel.Name+tensor.FormatShape(it.Out.Shape))
+	}
+	if len(s.Items) != 3 || s.Items[0].Out.Shape[2] != 6 || s.Items[1].Out.Shape[2] != 8 {
+		t.Errorf("kernels %v, want the 1x1 conv at 6x6, the pad at 8x8, the 3x3 conv", shapes)
+	}
+}

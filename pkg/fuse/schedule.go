@@ -195,6 +195,15 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			// many times larger (the repeated windows of an overlapping
 			// pool) with div/mod index math on every element.
 			isBuf[n] = inReduce[n] && !constOnly(n.Src[0]) && !viewOfReduce(n.Src[0])
+			// A stored pad of a reduce's elementwise epilogue (a conv's
+			// BatchNorm and ReLU before the next, padded conv) stores the
+			// epilogue at its own size first: otherwise the reduce runs
+			// over the padded size with a bounds test on every output,
+			// which keeps its kernel from vectorizing. The pad is then a
+			// copy.
+			if isBuf[n] && epilogueOfReduce(n.Src[0]) {
+				isBuf[n.Src[0]] = true
+			}
 		}
 		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
 			isBuf[n] = true
@@ -289,6 +298,32 @@ func viewOfReduce(n *tensor.Node) bool {
 		n = n.Src[0]
 	}
 	return n.Realized() == nil && n.Op.IsReduce()
+}
+
+// epilogueOfReduce reports whether n is elementwise ops and views over an
+// unrealized reduce (searching a bounded part of its inputs).
+func epilogueOfReduce(n *tensor.Node) bool {
+	seen := map[*tensor.Node]bool{}
+	var walk func(n *tensor.Node) bool
+	walk = func(n *tensor.Node) bool {
+		if seen[n] || len(seen) > 256 || n.Realized() != nil {
+			return false
+		}
+		seen[n] = true
+		switch {
+		case n.Op.IsReduce():
+			return true
+		case n.Op == ir.OpPad || !(n.Op.IsALU() || n.Op.IsMovement()):
+			return false
+		}
+		for _, s := range n.Src {
+			if walk(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(n)
 }
 
 // constOnly reports whether a node is built from constants alone (no

@@ -98,9 +98,6 @@ func storeReduces(v *Expr) []*Expr {
 // blocks at position 1 and a reduce over kc (see kblockable, which must
 // hold, and kc must divide r.Size).
 func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
-	nk := *k
-	nk.B = NewBuilder()
-	b := nk.B
 	id := 0
 	for _, a := range k.Global {
 		id = max(id, a.ID+1)
@@ -108,13 +105,14 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 	kb := &Axis{ID: id, Size: r.Size / kc, Kind: AxisGlobal}
 	kk := &Axis{ID: r.ID, Size: kc, Kind: AxisReduce}
 	args := map[*ReduceArg]*ReduceArg{} // members of a group keep sharing their axes
-	memo := map[*Expr]*Expr{}
-	var split func(e *Expr) *Expr
-	split = func(e *Expr) *Expr {
-		switch {
-		case e.Op == OpVar && e.Arg.(*Axis) == r:
-			return b.Add(b.Mul(b.Var(kb), b.Int(kc)), b.Var(kk))
-		case e.Op == OpReduce:
+	var split func(b *Builder, e *Expr) *Expr
+	split = func(b *Builder, e *Expr) *Expr {
+		switch e.Op {
+		case OpVar:
+			if e.Arg.(*Axis) == r {
+				return b.Add(b.Mul(b.Var(kb), b.Int(kc)), b.Var(kk))
+			}
+		case OpReduce:
 			arg := e.Arg.(*ReduceArg)
 			na, ok := args[arg]
 			if !ok {
@@ -127,32 +125,34 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 				}
 				args[arg] = na
 			}
-			return b.Reduce(na, b.Rebuild(e.Src[0], split, memo))
+			return b.Reduce(na, b.Rebuild(e.Src[0], func(x *Expr) *Expr { return split(b, x) }, map[*Expr]*Expr{}))
+		case OpStore:
+			// out = (first block ? 0 : out) + this block's sum; the
+			// epilogue, once the sum is complete.
+			rebuild := func(x *Expr, f func(*Expr) *Expr) *Expr { return b.Rebuild(x, f, map[*Expr]*Expr{}) }
+			mine := func(x *Expr) *Expr { return split(b, x) }
+			buf, red := e.Arg.(int), storeReduces(e.Src[1])[0]
+			idx := rebuild(e.Src[0], mine)
+			first := b.Alu(OpCmpEq, b.Var(kb), b.Int(0))
+			prev := b.Load(buf, red.DType, idx, nil)
+			acc := b.Add(b.Where(first, b.Const(red.DType, 0), prev), rebuild(red, mine))
+			if e.Src[1] == red {
+				return b.Store(buf, idx, acc)
+			}
+			epi := rebuild(e.Src[1], func(x *Expr) *Expr {
+				if x == red {
+					return acc
+				}
+				return split(b, x)
+			})
+			last := b.Alu(OpCmpEq, b.Var(kb), b.Int(kb.Size-1))
+			return b.Store(buf, idx, b.Where(last, epi, acc))
 		}
 		return nil
 	}
-	first := b.Alu(OpCmpEq, b.Var(kb), b.Int(0))
-	last := b.Alu(OpCmpEq, b.Var(kb), b.Int(kb.Size-1))
-	nk.Stores = make([]*Expr, len(k.Stores))
-	for i, s := range k.Stores {
-		buf, red := s.Arg.(int), storeReduces(s.Src[1])[0]
-		idx := b.Rebuild(s.Src[0], split, memo)
-		prev := b.Load(buf, red.DType, idx, nil)
-		acc := b.Add(b.Where(first, b.Const(red.DType, 0), prev), b.Rebuild(red, split, memo))
-		val := acc
-		if s.Src[1] != red { // the epilogue, once the sum is complete
-			epi := b.Rebuild(s.Src[1], func(e *Expr) *Expr {
-				if e == red {
-					return acc
-				}
-				return split(e)
-			}, map[*Expr]*Expr{})
-			val = b.Where(last, epi, acc)
-		}
-		nk.Stores[i] = b.Store(buf, idx, val)
-	}
+	nk := k.rewrite(split)
 	nk.Global = append([]*Axis{k.Global[0], kb}, k.Global[1:]...)
-	return &nk
+	return nk
 }
 
 // blockOpts is the heuristic's cache blocking of a register-blocked

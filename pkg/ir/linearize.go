@@ -31,10 +31,16 @@ type Program struct {
 	// Hoisted[d] lists top-level nodes that depend on the first d global
 	// axes only and are evaluated inside those d loops, before loop d
 	// opens (in evaluation order): top-level reduces that do not use the
-	// inner global axes, and the top-level values they read. They are in
-	// Top as well; a target whose global axes are not loops (a GPU grid)
-	// evaluates them there, per element.
-	Hoisted [][]*Expr
+	// inner global axes, and the top-level values they read. Innermost is
+	// the rest of Top, evaluated inside all the global loops. A target
+	// whose global axes are loops (C, the GO interpreter) evaluates
+	// Hoisted and Innermost; one whose global axes are a grid (GPU)
+	// evaluates Top, which holds both, per element.
+	Hoisted   []*Block
+	Innermost *Block
+	// hoisted: the nodes of Hoisted; repeated: operands an op's spelling
+	// writes twice (see Named).
+	hoisted, repeated map[*Expr]bool
 }
 
 // Reduces that loop over the very same axes form a group: one loop nest
@@ -166,39 +172,74 @@ func Linearize(k *Kernel) *Program {
 		}
 	}
 	p.hoist(k, order)
+	p.name(order)
 	return p
 }
 
-// hoist fills Hoisted: the top-level reduces whose value depends on fewer
-// than all global axes (the depth of the innermost one they use), each
-// group at its deepest member's depth, and the top-level nodes they read,
-// each at its own depth.
+// name finds the operands that an op's spelling writes twice (Named).
+func (p *Program) name(order []*Expr) {
+	p.repeated = map[*Expr]bool{}
+	for _, e := range order {
+		info := e.Op.Info()
+		for i, s := range e.Src {
+			if info.Repeats(i) {
+				p.repeated[s] = true
+			}
+		}
+	}
+}
+
+// Named says whether e is evaluated into a variable of its own rather
+// than written inline where it is used: loads, reduces and random
+// numbers; values used more than once (Uses); hoisted values, computed
+// outside the loops that use them; and operands that an op's spelling
+// writes twice (MAX's ((a>b)?a:b): a tree of maxes, an unrolled max
+// reduce's lanes combined, would be written out 2^depth times).
+func (p *Program) Named(e *Expr) bool {
+	switch e.Op {
+	case OpConst, OpVar, OpParam, OpStore:
+		return false
+	case OpLoad, OpReduce, OpRand:
+		return true
+	}
+	return p.Uses[e] > 1 || p.hoisted[e] || p.repeated[e]
+}
+
+// hoist fills Hoisted and Innermost: the top-level reduces whose value
+// depends on fewer than all global axes (the depth of the innermost one
+// they use; a group's members share loops, so all are at its deepest
+// member's depth), and the top-level nodes they read or that are computed
+// from them alone, each at its own depth.
 func (p *Program) hoist(k *Kernel, order []*Expr) {
 	n := len(k.Global)
-	p.Hoisted = make([][]*Expr, n)
 	axis := map[*Axis]int{}
 	for i, a := range k.Global {
 		axis[a] = i + 1
 	}
 	depth := map[*Expr]int{} // global loops an expression's value depends on
 	for _, e := range order {
-		d := 0
-		if e.Op == OpVar {
-			d = axis[e.Arg.(*Axis)]
+		if _, done := depth[e]; done {
+			continue // a member of a group, with its group
 		}
-		for _, s := range e.Src {
-			d = max(d, depth[s])
-		}
-		depth[e] = d
-	}
-	for _, e := range order { // a group's members share loops: the deepest one's depth
+		group := []*Expr{e}
 		if e.Op == OpReduce {
-			l := p.Leader[e]
-			depth[l] = max(depth[l], depth[e])
+			group = p.Members[p.Leader[e]]
+		}
+		d := 0
+		for _, m := range group {
+			if m.Op == OpVar {
+				d = max(d, axis[m.Arg.(*Axis)])
+			}
+			for _, s := range m.Src {
+				d = max(d, depth[s])
+			}
+		}
+		for _, m := range group {
+			depth[m] = d
 		}
 	}
-	at := map[*Expr]int{}
-	seen := map[*Expr]bool{}
+	at := map[*Expr]bool{}   // hoisted
+	seen := map[*Expr]bool{} // visited: top-level nodes read inside a reduce's loop count too
 	var need func(e *Expr)
 	need = func(e *Expr) {
 		if seen[e] {
@@ -206,9 +247,8 @@ func (p *Program) hoist(k *Kernel, order []*Expr) {
 		}
 		seen[e] = true
 		if p.Place[e] == nil {
-			at[e] = depth[e]
+			at[e] = true
 			if e.Op == OpReduce {
-				at[e] = depth[p.Leader[e]]
 				for _, m := range p.Members[p.Leader[e]] {
 					need(m)
 				}
@@ -224,27 +264,35 @@ func (p *Program) hoist(k *Kernel, order []*Expr) {
 		inner[d] = inner[d+1] * k.Global[d].Size
 	}
 	for _, e := range p.Top.Nodes {
-		if e.Op == OpReduce && inner[depth[p.Leader[e]]] > 1 {
+		if e.Op == OpReduce && inner[depth[e]] > 1 {
 			need(e)
 		}
 	}
 	// Then what is computed from hoisted values alone (the lanes of an
 	// unrolled reduce combined, softmax's 1/sum), at its own depth.
 	for _, e := range p.Top.Nodes {
-		if _, ok := at[e]; ok || depth[e] >= n || !e.Op.IsALU() {
+		if at[e] || depth[e] >= n || !e.Op.IsALU() {
 			continue
 		}
 		for _, s := range e.Src {
-			if _, ok := at[s]; ok && s.Op != OpConst && s.Op != OpVar && s.Op != OpParam {
-				at[e] = depth[e]
+			if at[s] && s.Op != OpConst && s.Op != OpVar && s.Op != OpParam {
 				need(e)
 				break
 			}
 		}
 	}
+	p.Hoisted = make([]*Block, n)
+	for d := range p.Hoisted {
+		p.Hoisted[d] = &Block{}
+	}
+	p.Innermost = &Block{}
+	p.hoisted = map[*Expr]bool{}
 	for _, e := range p.Top.Nodes {
-		if d, ok := at[e]; ok && d < n {
-			p.Hoisted[d] = append(p.Hoisted[d], e)
+		if d := depth[e]; at[e] && d < n {
+			p.Hoisted[d].Nodes = append(p.Hoisted[d].Nodes, e)
+			p.hoisted[e] = true
+		} else {
+			p.Innermost.Nodes = append(p.Innermost.Nodes, e)
 		}
 	}
 }

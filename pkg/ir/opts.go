@@ -28,6 +28,9 @@ const (
 	// OptKBlock blocks a reduce axis (Axis indexes ReduceAxes) into an
 	// outer loop over blocks of Amt, accumulating in the output (KBlock).
 	OptKBlock OptKind = "KBLOCK"
+	// OptGroup splits each top-level reduce of a grid kernel across the
+	// Amt lanes of a work-group, one work-group per output (see gpu.go).
+	OptGroup OptKind = "GROUP"
 )
 
 // Opt is one decision.
@@ -38,8 +41,11 @@ type Opt struct {
 }
 
 func (o Opt) String() string {
-	if o.Kind == OptUpcast || o.Kind == OptUnroll || o.Kind == OptKBlock {
+	switch o.Kind {
+	case OptUpcast, OptUnroll, OptKBlock:
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
+	case OptGroup:
+		return fmt.Sprintf("%s(%d)", o.Kind, o.Amt)
 	}
 	return fmt.Sprintf("%s(%d)", o.Kind, o.Axis)
 }
@@ -70,8 +76,16 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	lanes := int64(1)
 	var kblock *Axis
 	var kc int64
+	group := int64(0)
 	for _, o := range opts {
-		if o.Kind == OptKBlock {
+		switch o.Kind {
+		case OptGroup:
+			if group > 0 || o.Amt < 2 || o.Amt > maxGroupLanes || o.Amt&(o.Amt-1) != 0 || o.Axis != 0 || !hasReduce(k) {
+				return nil, fmt.Errorf("%s: needs one power-of-two lane count and a kernel with a reduce", o)
+			}
+			group = o.Amt
+			continue
+		case OptKBlock:
 			if o.Axis < 0 || o.Axis >= len(raxes) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
 			}
@@ -87,8 +101,7 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			}
 			kblock, kc = a, o.Amt
 			continue
-		}
-		if o.Kind == OptUnroll {
+		case OptUnroll:
 			if o.Axis < 0 || o.Axis >= len(raxes) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
 			}
@@ -129,6 +142,10 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	if lanes > MaxLanes {
 		return nil, fmt.Errorf("%s: %d lanes exceed %d", FormatOpts(opts), lanes, MaxLanes)
 	}
+	if group > 0 && (lanes > 1 || kblock != nil) {
+		// A grouped reduce is rendered one member at a time.
+		return nil, fmt.Errorf("%s: GROUP does not combine with UPCAST, UNROLL or KBLOCK", FormatOpts(opts))
+	}
 	if len(plan) > 0 {
 		k = UpcastAxes(k, plan)
 	}
@@ -147,9 +164,31 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	if len(opts) > 0 {
 		nk := *k
 		nk.Opts = append(append([]Opt{}, k.Opts...), opts...)
+		if group > 0 {
+			nk.Group = group
+		}
 		k = &nk
 	}
 	return k, nil
+}
+
+// ApplyOpts is ApplyOpts for the target: it also refuses the kinds of
+// opts the target cannot run. GROUP needs a work-group (a grid device);
+// KBLOCK needs its block loop to run in order within each core (a loop
+// target: on a grid, the blocks' partial sums would race).
+func (t Target) ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
+	for _, o := range opts {
+		if o.Kind == OptGroup && t.GPU == nil || o.Kind == OptKBlock && t.GPU != nil {
+			return nil, fmt.Errorf("%s: not an opt of this target", o)
+		}
+	}
+	return ApplyOpts(k, opts)
+}
+
+func hasReduce(k *Kernel) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) { found = found || e.Op == OpReduce })
+	return found
 }
 
 // splitLanes checks one more split of an axis of size by o.Amt (prev: the
@@ -199,6 +238,9 @@ func Actions(k *Kernel, opts []Opt) []Opt { return Target{}.Actions(k, opts) }
 func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	if !searchable(k) {
 		return nil
+	}
+	if t.GPU != nil {
+		return t.GPU.actions(k, opts)
 	}
 	searchLanes := t.Accs() * t.Width()
 	upcast := map[int]int64{}
@@ -273,6 +315,9 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 // across those lanes (see chooseUpcastAxes), at most 8 vector accumulators
 // (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
+	if t.GPU != nil {
+		return t.GPU.heuristic(k)
+	}
 	if !searchable(k) {
 		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
 	}

@@ -14,8 +14,8 @@ package ir
 // global loop.
 func hoistsRows(k *Kernel) bool {
 	p := Linearize(k)
-	for _, nodes := range p.Hoisted {
-		for _, e := range nodes {
+	for _, b := range p.Hoisted {
+		for _, e := range b.Nodes {
 			if e.Op == OpReduce {
 				return true
 			}

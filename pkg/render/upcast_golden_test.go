@@ -54,7 +54,7 @@ func goldenCPUWidth(t *testing.T, out *tensor.Tensor, width int, file string) {
 		t.Fatal(err)
 	}
 	k.Name = s.Items[0].Kernel.Name
-	got := Render(CWithWidth(width), k)
+	got := Render(C, k)
 	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -132,6 +132,9 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 	if slices.Equal(out, t.node.Shape) {
 		return t
 	}
+	if e := checkNumel("expand", out); e != nil {
+		return e
+	}
 	return FromNode(t.newNode(ir.OpExpand, t.DType(), out, nil, t.node))
 }
 
@@ -155,6 +158,9 @@ func (t *Tensor) padZero(pads [][2]int) *Tensor {
 	}
 	if zero {
 		return t
+	}
+	if e := checkNumel("pad", shape); e != nil {
+		return e
 	}
 	return FromNode(t.newNode(ir.OpPad, t.DType(), shape, slices.Clone(pads), t.node))
 }
@@ -248,6 +254,9 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 	if e := firstErr(ts...); e != nil {
 		return e
 	}
+	if info := op.Info(); !info.Types.Has(dt) {
+		return errorf(name, "needs %s tensors, got %s", info.Types, dt)
+	}
 	shapes := make([][]int, len(ts))
 	for i, t := range ts {
 		shapes[i] = t.node.Shape
@@ -272,7 +281,7 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 		src[i] = b.node
 	}
 	out := dt
-	if op.IsCompare() {
+	if op.Info().Result == ir.BoolResult {
 		out = ir.Bool
 	}
 	return FromNode(ts[0].newNode(op, out, shape, nil, src...))
@@ -283,11 +292,39 @@ func (t *Tensor) Cast(dt ir.DType) *Tensor {
 	if t.err != nil || t.DType() == dt {
 		return t
 	}
-	if t.node.Op == ir.OpConst { // fold constant casts
-		v := t.node.Arg.(float64)
-		return t.Const(v, dt)
+	if t.node.Op == ir.OpConst { // fold constant casts, by the cast rules
+		f, i := t.node.ConstValue()
+		switch {
+		case !t.DType().IsFloat() && !dt.IsFloat():
+			return t.ConstInt(i, dt)
+		case !t.DType().IsFloat():
+			return t.Const(f, dt)
+		case !dt.IsFloat():
+			return t.ConstInt(ir.CastFloatToInt(dt, f), dt)
+		}
+		return t.Const(f, dt)
 	}
 	return FromNode(t.newNode(ir.OpCast, dt, t.node.Shape, nil, t.node))
+}
+
+// Bitcast reads t's bits as dtype dt, which must have the same size (a
+// uint16 tensor of float16 bit patterns becomes float16 values).
+func (t *Tensor) Bitcast(dt ir.DType) *Tensor {
+	if t.err != nil || t.DType() == dt {
+		return t
+	}
+	if t.DType().Size() != dt.Size() {
+		return errorf("bitcast", "%s is %d bytes, %s is %d: bitcast reads the same bits as another dtype of the same size", t.DType(), t.DType().Size(), dt, dt.Size())
+	}
+	if t.node.Op == ir.OpConst {
+		f, i := t.node.ConstValue()
+		f, i = ir.FromBits(dt, ir.Bits(t.DType(), f, i))
+		if dt.IsFloat() {
+			return t.Const(f, dt)
+		}
+		return t.ConstInt(i, dt)
+	}
+	return FromNode(t.newNode(ir.OpBitcast, dt, t.node.Shape, nil, t.node))
 }
 
 // unary applies a float unary primitive (ints are cast to float32 first).

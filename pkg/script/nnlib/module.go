@@ -30,6 +30,7 @@ var Module = pyrt.NewModule("nn", starlark.StringDict{
 		"get_parameters":  pyrt.Builtin("get_parameters", getParameters),
 		"load_state_dict": pyrt.Builtin("load_state_dict", loadStateDict),
 	}),
+	"onnx": onnxModule,
 	"datasets": pyrt.NewModule("nn.datasets", starlark.StringDict{
 		"mnist": pyrt.Builtin("mnist", mnistFn),
 	}),
