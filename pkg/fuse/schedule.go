@@ -44,17 +44,12 @@ type Options struct {
 // have and still be recomputed in each consumer rather than stored.
 const recomputeLimit = 12
 
-// expandedLimit is the cost (recomputeCost) an elementwise node read
-// through an EXPAND inside a reduce loop may have and still be recomputed
-// there: at most what the load of its stored value would cost, one ALU op.
-const expandedLimit = 1
-
 // Create schedules the outputs. Nodes already realized are inputs.
 func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 	order := tensor.Toposort(outputs)
-	refused := map[*tensor.Node]bool{} // reduces a kernel could not compute once per row
+	rows := newRowKernels(opts)
 	for {
-		isBuf, hoisted := decideBuffers(order, outputs, opts, refused)
+		isBuf := decideBuffers(order, outputs, opts, rows)
 		s := &Schedule{Outputs: outputs}
 		retry := false
 		for _, n := range order {
@@ -63,12 +58,7 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 				if err != nil {
 					return nil, err
 				}
-				if len(hoisted[n]) > 0 && !computedOnce(it.Kernel) {
-					for _, r := range hoisted[n] {
-						refused[r] = true
-					}
-					retry = true
-				}
+				retry = rows.refuse(n, it.Kernel) || retry
 				s.Items = append(s.Items, it)
 			}
 		}
@@ -79,62 +69,20 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 	}
 }
 
-// computedOnce says whether every reduce of a kernel is computed once per
-// value: at the top level (not inside another reduce's loop, which would
-// compute it again each iteration), and depending on a leading run of the
-// global axes, so that hoisted out of the rest (ir.Program.Hoisted) it is
-// not computed again for each value of an outer axis it does not use
-// (BatchNorm's per-channel mean in a kernel over batch, channel, row,
-// column).
-func computedOnce(k *ir.Kernel) bool {
-	p := ir.Linearize(k)
-	ok := true
-	ir.Walk(k.Stores, func(e *ir.Expr) {
-		if e.Op != ir.OpReduce || !ok {
-			return
-		}
-		if p.Place[e] != nil {
-			ok = false
-			return
-		}
-		used := map[*ir.Axis]bool{}
-		ir.Walk([]*ir.Expr{e}, func(x *ir.Expr) {
-			if x.Op == ir.OpVar {
-				used[x.Arg.(*ir.Axis)] = true
-			}
-		})
-		last := -1
-		for i, a := range k.Global {
-			if used[a] {
-				last = i
-			}
-		}
-		for _, a := range k.Global[:last+1] {
-			ok = ok && used[a]
-		}
-	})
-	return ok
-}
-
 // decideBuffers is the fusion rule. Walking from consumers to producers, a
 // node becomes a buffer when it is an output or CONTIGUOUS; when it is a
 // reduce whose value would be computed more than once (needed by more than
 // one kernel, broadcast by an EXPAND above it in its kernel, or nested
-// inside another reduce's loop); when it is an expensive elementwise
-// node needed by more than one kernel; or when it is an elementwise node
-// (or a random number) that an EXPAND inside a reduce's loop broadcasts
-// and that costs more than the load of its stored value (recomputeCost):
-// the reduce would compute it again for every output it is broadcast to
-// (a matmul of Tensor.rand recomputes each hash N times). With
-// HoistReduces, a reduce that would be a buffer only because it is
-// broadcast or read inside another reduce's loop is tentatively inlined
-// (hoisted lists them per kernel) and kept there when the kernel computes
-// it once per row. Everything else is inlined into its
+// inside another reduce's loop), unless it joins a row kernel (rows.go);
+// when it is an expensive elementwise node needed by more than one
+// kernel; or when it is an elementwise node (or a random number) that an
+// EXPAND inside a reduce's loop broadcasts and that costs more than the
+// load of its stored value (cost.go). Everything else is inlined into its
 // consumer's kernel. Several uses inside one kernel at the same index cost
 // nothing: the kernel IR interns them into one expression.
-func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, refused map[*tensor.Node]bool) (isBuf map[*tensor.Node]bool, hoisted map[*tensor.Node][]*tensor.Node) {
-	isBuf = map[*tensor.Node]bool{}
-	hoisted = map[*tensor.Node][]*tensor.Node{} // per kernel root: the reduces it computes once per row
+func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, rows *rowKernels) map[*tensor.Node]bool {
+	isBuf := map[*tensor.Node]bool{}
+	rows.reset()
 	for _, o := range outputs {
 		isBuf[o] = true
 	}
@@ -153,13 +101,7 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
-	expandedInReduce := map[*tensor.Node]bool{} // below an EXPAND inside a reduce's loop
-	// The reduce axes of the reduce a node feeds through elementwise ops
-	// alone (same shape), "" when there is none or several: an EXPAND that
-	// broadcasts only along those axes (softmax's max inside its sum)
-	// broadcasts a value the reduce's loop does not change, computed once
-	// before the loop (ir.Linearize), so it recomputes nothing.
-	loopAxes := map[*tensor.Node]string{}
+	bc := newBroadcasts() // what an EXPAND inside a reduce's loop reads (cost.go)
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if n.Realized() != nil {
@@ -169,21 +111,15 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		case isBuf[n], n.Op == ir.OpContiguous:
 			isBuf[n] = true
 		case n.Op.IsReduce():
+			// Stored unless computed once where it is inlined.
 			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
-			if isBuf[n] && !multi[n] && opts.HoistReduces && !refused[n] && !opts.NoFusion {
-				// Tentatively in its consumer's kernel, computed once per
-				// row there; Create checks that after lowering.
-				isBuf[n] = false
-				hoisted[dest[n]] = append(hoisted[dest[n]], n)
+			if isBuf[n] && !multi[n] && rows.join(n, dest[n]) {
+				isBuf[n] = false // its one consumer computes it once per row (rows.go)
 			}
 		case n.Op.IsALU():
-			isBuf[n] = multi[n] && cost[n] > recomputeLimit ||
-				expandedInReduce[n] && recomputeCost(n) > expandedLimit
+			isBuf[n] = multi[n] && cost[n] > recomputeLimit || bc.tooDear(n)
 		case n.Op == ir.OpRand:
-			// A random number is a hash of ~24 integer ops: broadcast
-			// inside a reduce (Tensor.rand(N, N).dot(b)), it would be
-			// hashed again for every output it meets.
-			isBuf[n] = expandedInReduce[n]
+			isBuf[n] = bc.tooDear(n) // a hash of ~24 integer ops
 		case n.Op == ir.OpPad:
 			// A padded tensor read inside a reduce loop (a padded conv or
 			// pool) is stored once: the reduce then reads plain memory
@@ -220,75 +156,10 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			multi[s] = multi[s] || myMulti
 			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
 			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
-			expandedInReduce[s] = expandedInReduce[s] || !isBuf[n] && (expandedInReduce[n] ||
-				n.Op == ir.OpExpand && inReduce[n] && !broadcastsAlong(n, loopAxes[n]))
-			if n.Op.IsReduce() || !isBuf[n] && inReduce[n] { // s is read inside a reduce's loop
-				ax := ""
-				if n.Op.IsReduce() {
-					ax = fmt.Sprint(n.Arg)
-				} else if n.Op.IsALU() {
-					ax = loopAxes[n]
-				}
-				if old, seen := loopAxes[s]; seen && old != ax {
-					ax = ""
-				}
-				loopAxes[s] = ax
-			}
+			bc.see(n, s, isBuf[n], inReduce[n])
 		}
 	}
-	return isBuf, hoisted
-}
-
-// broadcastsAlong says whether an EXPAND broadcasts only along the axes
-// listed in axes (fmt.Sprint of a reduce's []int axes).
-func broadcastsAlong(e *tensor.Node, axes string) bool {
-	if axes == "" {
-		return false
-	}
-	for d, size := range e.Shape {
-		if e.Src[0].Shape[d] != size && !strings.Contains(" "+strings.Trim(axes, "[]")+" ", fmt.Sprintf(" %d ", d)) {
-			return false
-		}
-	}
-	return true
-}
-
-// recomputeCost is what computing an elementwise node again costs, in ALU
-// ops, down to the buffers, reduces and random numbers it reads: casts,
-// compares and movement ops are free (a load through them is still a plain
-// load; a compare is the mask of a select),
-// transcendental functions and divisions count 4, a random number 24 (its
-// integer hash). Shared subexpressions count once, as the kernel IR
-// interns them.
-func recomputeCost(n *tensor.Node) int {
-	seen := map[*tensor.Node]bool{}
-	var walk func(n *tensor.Node) int
-	walk = func(n *tensor.Node) int {
-		if seen[n] || n.Realized() != nil {
-			return 0
-		}
-		seen[n] = true
-		c := 0
-		switch {
-		case n.Op == ir.OpRand:
-			return 24
-		case n.Op.IsReduce(), n.Op == ir.OpContiguous:
-			return 0
-		case n.Op == ir.OpCast, n.Op.IsMovement(), n.Op.IsCompare():
-			// a compare becomes the mask of the WHERE it feeds: relu's
-			// where(x>0, x, 0) is one select, like max(x, 0)
-		case n.Op == ir.OpExp2, n.Op == ir.OpLog2, n.Op == ir.OpSin, n.Op == ir.OpSqrt, n.Op == ir.OpRecip,
-			n.Op == ir.OpDiv && n.DType.IsFloat():
-			c = 4
-		case n.Op.IsALU():
-			c = 1
-		}
-		for _, s := range n.Src {
-			c += walk(s)
-		}
-		return min(c, 1<<20)
-	}
-	return walk(n)
+	return isBuf
 }
 
 // viewOfReduce reports whether n is an unrealized reduce seen through
