@@ -6,3 +6,5 @@ var RunPasses = runPasses
 
 // Rewrite exposes Kernel.rewrite to the broken passes of tests.
 func (k *Kernel) Rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel { return k.rewrite(f) }
+
+func (p *Program) CheckHoisted(k *Kernel) error { return p.checkHoisted(k) }

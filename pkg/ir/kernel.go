@@ -262,6 +262,11 @@ func (k *Kernel) Verify() error {
 	for _, s := range k.Stores {
 		check(s, bound)
 	}
+	if err == nil && mayHoist(k) {
+		// Where the renderers evaluate it: reduces hoisted out of inner
+		// global loops read only the loops around them.
+		err = Linearize(k).checkHoisted(k)
+	}
 	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Group == 0 {
 		return err
 	}

@@ -1,5 +1,7 @@
 package ir
 
+import "fmt"
+
 // Linearization: decide where each expression of a kernel is evaluated.
 // An expression lives in the innermost reduce loop whose axes it depends
 // on, or at the top (inside the global loops) when it depends on none, so
@@ -295,4 +297,101 @@ func (p *Program) hoist(k *Kernel, order []*Expr) {
 			p.Innermost.Nodes = append(p.Innermost.Nodes, e)
 		}
 	}
+}
+
+// mayHoist says whether some reduce of k does not read the innermost
+// global axis longer than 1: only such a reduce is hoisted
+// (Program.Hoisted), so Verify linearizes only those kernels (a matmul's
+// or a conv's reduces read every global axis, or all but upcast ones left
+// of size 1; linearizing every kernel after every pass cost a fifth of
+// tracing a training step).
+func mayHoist(k *Kernel) bool {
+	var last *Axis
+	for _, a := range k.Global {
+		if a.Size > 1 {
+			last = a
+		}
+	}
+	if last == nil {
+		return false
+	}
+	uses := map[*Expr]bool{} // reads that axis
+	found := false
+	Walk(k.Stores, func(e *Expr) {
+		u := e.Op == OpVar && e.Arg.(*Axis) == last
+		for _, s := range e.Src {
+			u = u || uses[s]
+		}
+		if u {
+			uses[e] = true
+		}
+		found = found || e.Op == OpReduce && !u
+	})
+	return found
+}
+
+// checkHoisted verifies Hoisted on k: a node of Hoisted[d], and whatever
+// it reads inside reduce loops, uses only the first d global axes, and
+// every other top-level value it reads is evaluated before it (hoisted at
+// a smaller depth, or earlier at the same one); a reduce's group is
+// hoisted whole, at one depth.
+func (p *Program) checkHoisted(k *Kernel) error {
+	axis := map[*Axis]int{}
+	for i, a := range k.Global {
+		axis[a] = i
+	}
+	type place struct{ d, i int }
+	at := map[*Expr]place{}
+	for d, b := range p.Hoisted {
+		for i, e := range b.Nodes {
+			at[e] = place{d, i}
+		}
+	}
+	for d, b := range p.Hoisted {
+		for i, e := range b.Nodes {
+			if e.Op == OpReduce {
+				for _, m := range p.Members[p.Leader[e]] {
+					if pm, ok := at[m]; !ok || pm.d != d {
+						return fmt.Errorf("%s: reduce %s hoisted to depth %d without its group", k.Name, e, d)
+					}
+				}
+			}
+			seen := map[*Expr]bool{}
+			var visit func(x *Expr) error
+			visit = func(x *Expr) error {
+				if seen[x] {
+					return nil
+				}
+				seen[x] = true
+				if g, ok := axis[varAxis(x)]; ok && g >= d {
+					return fmt.Errorf("%s: %s hoisted out of the loop over %s, which it reads", k.Name, e, k.Global[g].Name())
+				}
+				if x != e && p.Place[x] == nil && x.Op != OpConst && x.Op != OpVar && x.Op != OpParam {
+					px, ok := at[x]
+					if !ok || px.d > d || px.d == d && px.i > i {
+						return fmt.Errorf("%s: %s hoisted to depth %d reads %s, evaluated after it", k.Name, e, d, x)
+					}
+					return nil
+				}
+				for _, s := range x.Src {
+					if err := visit(s); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if err := visit(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// varAxis is the axis of a loop variable (nil for other expressions).
+func varAxis(e *Expr) *Axis {
+	if e.Op == OpVar {
+		return e.Arg.(*Axis)
+	}
+	return nil
 }

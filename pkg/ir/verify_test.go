@@ -298,3 +298,64 @@ func TestVerifyCatchesBrokenPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyHoisting: Verify checks where the reduces of a row kernel
+// are evaluated (Program.Hoisted); programs whose hoisting was broken one
+// way each are refused and the error says how.
+func TestVerifyHoisting(t *testing.T) {
+	s, err := fuse.Create([]*tensor.Node{input(6, 40).Softmax(-1).Node()}, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 1 {
+		t.Fatalf("softmax: %d kernels, want one row kernel", len(s.Items))
+	}
+	k, err := ir.Optimize(s.Items[0].Kernel, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.Global) != 2 {
+		t.Fatalf("softmax: %d global axes, want rows and columns", len(k.Global))
+	}
+	reduces := func(b *ir.Block) (rs []int) {
+		for i, e := range b.Nodes {
+			if e.Op == ir.OpReduce {
+				rs = append(rs, i)
+			}
+		}
+		return rs
+	}
+	if p := ir.Linearize(k); len(reduces(p.Hoisted[1])) != 2 {
+		t.Fatalf("softmax: want max and sum hoisted out of the column loop:\n%s", k.Dump())
+	}
+	cases := []struct {
+		name, want string
+		broken     func(p *ir.Program)
+	}{
+		{"out of the row loop too", "hoisted out of the loop over gidx0", func(p *ir.Program) {
+			p.Hoisted[0], p.Hoisted[1] = p.Hoisted[1], p.Hoisted[0]
+		}},
+		{"sum before max", "evaluated after it", func(p *ir.Program) {
+			n := p.Hoisted[1].Nodes
+			rs := reduces(p.Hoisted[1])
+			n[rs[0]], n[rs[1]] = n[rs[1]], n[rs[0]]
+		}},
+		{"max left in the column loop", "evaluated after it", func(p *ir.Program) {
+			b := p.Hoisted[1]
+			i := reduces(b)[0]
+			p.Innermost.Nodes = append([]*ir.Expr{b.Nodes[i]}, p.Innermost.Nodes...)
+			b.Nodes = append(b.Nodes[:i:i], b.Nodes[i+1:]...)
+		}},
+	}
+	for _, c := range cases {
+		p := ir.Linearize(k)
+		if err := p.CheckHoisted(k); err != nil {
+			t.Fatalf("softmax as linearized: %v", err)
+		}
+		c.broken(p)
+		err := p.CheckHoisted(k)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
