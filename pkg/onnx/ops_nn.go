@@ -135,7 +135,26 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	}
 	xs := x.Shape()
 	d := len(kernel)
-	win, _ := x.PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations, Padding: flatPads(s.pads)}, 0) // (N, Cin, *out, *k)
+	// The windows are read with the channels innermost, K in (kernel...,
+	// Cin) order: a convolution's input is usually the rows of the one
+	// before (channels contiguous), and the product's inner loop then
+	// walks memory contiguously instead of a whole image apart. The
+	// padding is applied to the channels-last view, so a padded copy, when
+	// the scheduler makes one, is channels-last too.
+	last := append([]int{0}, allAxesOf(d + 2)[2:]...)
+	last = append(last, 1) // (N, *in, C)
+	padded := x.Permute(last...)
+	pads := [][2]int{{0, 0}}
+	anyPad := false
+	for i := range d {
+		pads = append(pads, [2]int{s.pads[i], s.pads[i+d]})
+		anyPad = anyPad || s.pads[i] > 0 || s.pads[i+d] > 0
+	}
+	if anyPad {
+		padded = padded.Pad(append(pads, [2]int{0, 0}), 0)
+	}
+	first := append([]int{0, d + 1}, allAxesOf(d + 1)[1:]...)                                                                    // back to (N, C, *in)
+	win, _ := padded.Permute(first...).PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations}, 0) // (N, Cin, *out, *k)
 	if win.Err() != nil {
 		return nil
 	}
@@ -145,16 +164,18 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		p *= o
 	}
 	perm := []int{0}
-	for i := range d {
+	for i := range 2 * d {
 		perm = append(perm, 2+i)
 	}
 	perm = append(perm, 1)
-	for i := range d {
-		perm = append(perm, 2+d+i)
-	}
 	a := win.Permute(perm...).Reshape(xs[0], p, k) // (N, P, K)
 	pw := n.ctx.PanelWidth()
-	pack := n.ctx.WantsPanels(k, cout, xs[0]*p)
+	// Packed on the host once per model, the panels cost nothing at run
+	// time, so they are used whenever the columns split into them: even a
+	// product of few rows (ResNet's 7x7 stage at batch 1: 49) reads the
+	// weight as K rows at a stride of Cout otherwise, which maps the rows
+	// of a power-of-two Cout to a few cache sets.
+	pack := cout%pw == 0 && cout >= 2*pw && k >= 64
 	if !pack && cout%8 != 0 {
 		return nil
 	}
@@ -163,11 +184,12 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		form = fmt.Sprintf("conv weight in panels of %d", pw)
 	}
 	wt, err := v.init.initTensor(n.ctx, v.name, form, func() (*tensor.Tensor, error) {
-		if !pack { // (Cout, K) -> (K, Cout): the product's vectors read it contiguously
-			return transposeArray(reshaped(v.h, []int{cout, k}), []int{1, 0}).Tensor(n.ctx, v.name, true)
+		h := transposeArray(v.h, append([]int{0}, append(allAxesOf(d + 2)[2:], 1)...)) // (Cout, *k, Cin)
+		if !pack {                                                                     // (Cout, K) -> (K, Cout): the product's vectors read it contiguously
+			return transposeArray(reshaped(h, []int{cout, k}), []int{1, 0}).Tensor(n.ctx, v.name, true)
 		}
 		// (Cout, K) -> (Cout/p, K, p)
-		packed := transposeArray(reshaped(v.h, []int{cout / pw, pw, k}), []int{0, 2, 1})
+		packed := transposeArray(reshaped(h, []int{cout / pw, pw, k}), []int{0, 2, 1})
 		t, err := packed.Tensor(n.ctx, v.name, true)
 		if err != nil {
 			return nil, err
