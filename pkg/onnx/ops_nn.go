@@ -203,11 +203,19 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	// Rows in blocks of 8: the kernel reuses each weight vector across a
 	// block of rows, and an odd count (ResNet's 7x7 stage: 49) would leave
 	// one row per block, reading the whole weight for every row.
-	rows := (p + 7) / 8 * 8
-	if rows != p {
+	// A batch whose positions together make whole blocks (ResNet's 14x14
+	// and 7x7 stages at batch 8) is one product over all of them instead:
+	// padding each image's rows would make the windows a copy.
+	rows, batched := (p+7)/8*8, false
+	switch {
+	case rows == p:
+	case xs[0]*p%8 == 0:
+		rows, batched = p, true
+		a = a.Reshape(1, xs[0]*p, k)
+	default:
 		a = a.Pad([][2]int{{0, 0}, {0, rows - p}, {0, 0}}, 0)
 	}
-	y := a.Dot(wt) // (N, rows, Cout)
+	y := a.Dot(wt) // (N, rows, Cout), or (1, N·P, Cout) batched
 	if b != nil {
 		y = y.Add(b)
 	}
@@ -215,7 +223,11 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	// would cap the kernel's register blocking (ir.laneBudget counts the
 	// whole body); the epilogue then runs over the stored rows, which it
 	// reads and writes contiguously.
-	return n.withRows(&rowsForm{t: y.Contiguous(), p: p, out: out})
+	y = y.Contiguous()
+	if batched {
+		y = y.Reshape(xs[0], p, cout)
+	}
+	return n.withRows(&rowsForm{t: y, p: p, out: out})
 }
 
 // convWeight prepares a strided convolution's initializer weight with the
