@@ -153,8 +153,9 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	if anyPad {
 		padded = padded.Pad(append(pads, [2]int{0, 0}), 0)
 	}
-	first := append([]int{0, d + 1}, allAxesOf(d + 1)[1:]...)                                                                    // back to (N, C, *in)
-	win, _ := padded.Permute(first...).PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations}, 0) // (N, Cin, *out, *k)
+	first := append([]int{0, d + 1}, allAxesOf(d + 1)[1:]...) // back to (N, C, *in)
+	win, _ := padded.Permute(first...).PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations}, 0)
+	// win: (N, Cin, *out, *k)
 	if win.Err() != nil {
 		return nil
 	}
@@ -184,8 +185,9 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		form = fmt.Sprintf("conv weight in panels of %d", pw)
 	}
 	wt, err := v.init.initTensor(n.ctx, v.name, form, func() (*tensor.Tensor, error) {
-		h := transposeArray(v.h, append([]int{0}, append(allAxesOf(d + 2)[2:], 1)...)) // (Cout, *k, Cin)
-		if !pack {                                                                     // (Cout, K) -> (K, Cout): the product's vectors read it contiguously
+		// (Cout, Cin, *k) -> (Cout, *k, Cin)
+		h := transposeArray(v.h, append([]int{0}, append(allAxesOf(d + 2)[2:], 1)...))
+		if !pack { // (Cout, K) -> (K, Cout): the product's vectors read it contiguously
 			return transposeArray(reshaped(h, []int{cout, k}), []int{1, 0}).Tensor(n.ctx, v.name, true)
 		}
 		// (Cout, K) -> (Cout/p, K, p)
@@ -206,12 +208,23 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	// A batch whose positions together make whole blocks (ResNet's 14x14
 	// and 7x7 stages at batch 8) is one product over all of them instead:
 	// padding each image's rows would make the windows a copy.
+	// A pointwise convolution of rows padded the same way (the 1x1
+	// convolutions of ResNet's 14x14 and 7x7 stages at batch 1) reads them
+	// as they are: a product's rows are independent, so the extra rows
+	// make extra rows of its own that no value reads (rowsForm.p).
 	rows, batched := (p+7)/8*8, false
+	pointwise := !anyPad
+	for i := range d {
+		pointwise = pointwise && kernel[i] == 1 && s.strides[i] == 1
+	}
+	rf := n.rowsIn(0)
 	switch {
 	case rows == p:
 	case xs[0]*p%8 == 0:
 		rows, batched = p, true
 		a = a.Reshape(1, xs[0]*p, k)
+	case pointwise && rf != nil && rf.p == p && slices.Equal(rf.t.Shape(), []int{xs[0], rows, k}):
+		a = rf.rowsT()
 	default:
 		a = a.Pad([][2]int{{0, 0}, {0, rows - p}, {0, 0}}, 0)
 	}
