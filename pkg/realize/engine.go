@@ -52,6 +52,8 @@ type Stats struct {
 	CacheHits   int // schedule cache hits
 	JitReplays  int // TinyJit calls replayed without running the function
 	Compiled    int // kernels handed to the device's compiler (it caches by source)
+	Builds      int // compiler runs (a run compiles many kernels in one)
+	KernelLoads int // compiled kernels loaded from the kernel cache instead
 	DeviceTime  time.Duration
 	LowerTime   time.Duration
 	CompileTime time.Duration
@@ -243,7 +245,9 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	e.Stats.LowerTime += time.Since(start)
 	cstart := time.Now()
 	e.Stats.Compiled += len(kernels)
-	progs, err := e.Dev.Compile(kernels)
+	progs, counts, err := backend.CompileCounted(e.Dev, kernels)
+	e.Stats.Builds += counts.Builds
+	e.Stats.KernelLoads += counts.CacheHits
 	e.printWarnings()
 	if err != nil {
 		return nil, err
