@@ -115,9 +115,9 @@ func convOp(n *node) *tensor.Tensor {
 
 // convAsMatmul computes an ungrouped convolution whose weight is an
 // initializer as a matrix product on engines that repack matmul operands:
-// the input's windows, a view (N, Ho·Wo, Cin·kh·kw), times the weight as
-// (Cin·kh·kw, Cout), prepared on the host (in panels where Dot would
-// repack it). The product is stored with the output channels contiguous,
+// the input's windows, a view (N, Ho·Wo, kh·kw·Cin) of its channels-last
+// layout, times the weight as (kh·kw·Cin, Cout), prepared on the host in
+// panels. The product is stored with the output channels contiguous,
 // the layout the matmul kernel vectorizes, and read back as
 // (N, Cout, Ho, Wo) through a permuted view; BatchNorm, ReLU and residual
 // additions become one elementwise kernel over its rows (rows.go). nil when
