@@ -122,7 +122,7 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 	}
 	g := p.k.Global
 	outer := g[0]
-	parallel(outer.Size, func(lo, hi int64) {
+	parallel(outer.Trip(vars), func(lo, hi int64) {
 		r := make([]float64, len(ev.slot))
 		var rec func(d int)
 		rec = func(d int) {
@@ -136,7 +136,7 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 				return
 			}
 			v := ev.varSlot(g[d])
-			a, b := int64(0), g[d].Size
+			a, b := int64(0), g[d].Trip(ev.vars)
 			if d == 0 {
 				a, b = lo, hi
 			}
@@ -185,7 +185,7 @@ func (ev *evaluator) node(e *ir.Expr) func([]float64) {
 		v := e.ConstFloat()
 		return func(r []float64) { r[out] = v }
 	case op == ir.OpParam:
-		i := e.Arg.(int)
+		i := e.ParamIndex()
 		return func(r []float64) { r[out] = float64(ev.vars[i]) }
 	case op == ir.OpRand:
 		return func(r []float64) {
@@ -283,7 +283,8 @@ func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
 				}
 				return
 			}
-			for i := int64(0); i < arg.Axes[d].Size; i++ {
+			n := arg.Axes[d].Trip(ev.vars)
+			for i := int64(0); i < n; i++ {
 				if vars[d] >= 0 {
 					r[vars[d]] = float64(i)
 				}

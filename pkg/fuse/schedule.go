@@ -17,6 +17,9 @@ type Item struct {
 	Out    *tensor.Node   // the node whose buffer the kernel writes
 	Args   []*tensor.Node // buffer nodes in kernel argument order; Args[0] == Out
 	Rands  []*tensor.Node // random nodes whose (seed, counter) are the launch's vars, in order
+	// Vars are the variables whose values are the first vars of the
+	// launch (before the random streams'), in order.
+	Vars []tensor.Variable
 }
 
 // Schedule is the kernels that realize a set of outputs, in launch order.
@@ -185,9 +188,14 @@ func (s *Schedule) Dump() string {
 	return sb.String()
 }
 
-// Params returns the runtime integer parameters (vars) of an item's launch.
-func (it *Item) Params() []int64 {
+// Params returns the runtime integer parameters (vars) of an item's
+// launch: its variables' values (vals), then each random tensor's seed
+// and counter.
+func (it *Item) Params(vals map[tensor.Variable]int) []int64 {
 	var p []int64
+	for _, v := range it.Vars {
+		p = append(p, int64(vals[v]))
+	}
 	for _, r := range it.Rands {
 		ra := r.Arg.(tensor.RandArg)
 		p = append(p, int64(ra.Seed), int64(ra.Counter))

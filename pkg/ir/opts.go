@@ -71,6 +71,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
 			}
 			a := raxes[o.Axis]
+			if a.Sym != nil {
+				return nil, fmt.Errorf("%s: reduce axis %d has a symbolic trip count", o, o.Axis)
+			}
 			u, err := splitLanes(o, unroll[a], a.Size, &lanes)
 			if err != nil {
 				return nil, err
@@ -84,6 +87,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		a := k.Global[o.Axis]
 		switch o.Kind {
 		case OptUpcast:
+			if a.Sym != nil {
+				return nil, fmt.Errorf("%s: axis %d has a symbolic trip count", o, o.Axis)
+			}
 			u, err := splitLanes(o, plan[a], a.Size, &lanes)
 			if err != nil {
 				return nil, err
@@ -136,7 +142,7 @@ func splitLanes(o Opt, prev, size int64, lanes *int64) (int64, error) {
 // searchable says whether a kernel has decisions worth making: a reduce
 // long enough for register blocking to pay.
 func searchable(k *Kernel) bool {
-	if len(k.Global) == 0 {
+	if len(k.Global) == 0 || k.HasSym() {
 		return false
 	}
 	reduceSize := int64(0)
@@ -220,6 +226,9 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 // across those lanes (see chooseUpcastAxes), at most 8 vector accumulators
 // (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
+	if k.HasSym() {
+		return nil // symbolic trip counts: no lane split divides them
+	}
 	if !searchable(k) {
 		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
 	}

@@ -86,8 +86,9 @@ type compiledItem struct {
 	name   string
 	prog   backend.Program
 	kernel *ir.Kernel
-	args   []ref // args[0] is this item's output
-	rands  []int // indices into the graph's random nodes
+	args   []ref             // args[0] is this item's output
+	rands  []int             // indices into the graph's random nodes
+	vars   []tensor.Variable // the launch's first vars
 	dtype  ir.DType
 	size   int
 	node   int  // the item's node: index into the graph's walk order
@@ -147,6 +148,8 @@ type graph struct {
 	leaves []*tensor.Node
 	group  []int // per leaf: the first leaf on the same memory
 	rands  []*tensor.Node
+	vars   map[tensor.Variable]int // the variables' values (not in the key)
+	err    error                   // a variable bound to two values
 }
 
 // canonical computes the structural key of the graph below outs, with the
@@ -182,6 +185,9 @@ func canonical(outs []*tensor.Node) *graph {
 			continue
 		}
 		fmt.Fprintf(&sb, "%d:%s:%v:%v", n.Op, n.DType, n.Shape, argKey(n.Arg))
+		for _, d := range n.Sym {
+			fmt.Fprintf(&sb, ":%s", d.Key())
+		}
 		for _, s := range n.Src {
 			fmt.Fprintf(&sb, ",%d", local[s])
 		}
@@ -192,12 +198,25 @@ func canonical(outs []*tensor.Node) *graph {
 		fmt.Fprintf(&sb, "%d,", local[o])
 	}
 	g.key = sb.String()
+	vals, err := tensor.Variables(order)
+	g.err = err
+	g.vars = map[tensor.Variable]int{}
+	for _, v := range vals {
+		g.vars[v.Var] = v.Val
+	}
 	return g
 }
 
+// argKey is a node's argument in the schedule key: a variable's value is
+// not part of it (the kernels read it at launch).
 func argKey(a any) string {
-	if f, ok := a.(float64); ok {
-		return fmt.Sprintf("%x", f)
+	switch a := a.(type) {
+	case float64:
+		return fmt.Sprintf("%x", a)
+	case tensor.SInt:
+		return a.Key()
+	case tensor.SymShrink:
+		return a.Key()
 	}
 	return fmt.Sprint(a)
 }
@@ -219,6 +238,9 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 	}
 	e.Stats.Realizes++
 	g := canonical(outs)
+	if g.err != nil {
+		return g.err
+	}
 	c, ok := e.cache[g.key]
 	if ok {
 		e.Stats.CacheHits++
@@ -303,6 +325,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		for _, r := range it.Rands {
 			ci.rands = append(ci.rands, randIdx[r])
 		}
+		ci.vars = it.Vars
 		itemIdx[it.Out] = i
 		c.items = append(c.items, ci)
 		if e.Opts.Debug >= 3 {
@@ -360,6 +383,9 @@ func (e *Engine) Time(iters int, nodes ...*tensor.Node) ([]time.Duration, error)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	g := canonical(nodes)
+	if g.err != nil {
+		return nil, g.err
+	}
 	c, ok := e.cache[g.key]
 	if !ok {
 		var err error
@@ -429,6 +455,9 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 		var vars []int64
 		var rands []tensor.RandArg
+		for _, v := range it.vars {
+			vars = append(vars, int64(g.vars[v]))
+		}
 		for _, ri := range it.rands {
 			ra := g.rands[ri].Arg.(tensor.RandArg)
 			vars = append(vars, int64(ra.Seed), int64(ra.Counter))
@@ -439,7 +468,7 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			return fmt.Errorf("kernel %s: %w", it.name, err)
 		}
 		if e.capture != nil {
-			e.capture.launch(it, args, rands, owned[i])
+			e.capture.launch(it, args, vars[:len(it.vars)], rands, owned[i])
 		}
 		total += dt
 		if e.Opts.Debug >= 2 {

@@ -169,6 +169,14 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	for _, o := range outs {
 		isOut[o] = true
 	}
+	bound, err := tensor.Variables(tensor.Toposort(outs))
+	if err != nil {
+		return err
+	}
+	vals := map[tensor.Variable]int{}
+	for _, v := range bound {
+		vals[v.Var] = v.Val
+	}
 	for _, it := range sched.Items {
 		k, err := ir.OptimizeFor(it.Kernel, t.target(), nil)
 		if err != nil {
@@ -199,7 +207,7 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 			}
 			args = append(args, t.bufferID(a, r))
 		}
-		pk := PlanKernel{Name: k.Name, Source: "kernels/" + k.Name + "." + ext, Entry: k.Name, Args: args, Local: []int64{}, Vars: it.Params(), code: src, ext: ext}
+		pk := PlanKernel{Name: k.Name, Source: "kernels/" + k.Name + "." + ext, Entry: k.Name, Args: args, Local: []int64{}, Vars: it.Params(vals), code: src, ext: ext}
 		if pk.Vars == nil {
 			pk.Vars = []int64{}
 		}

@@ -156,7 +156,7 @@ const (
 // groupLanes is the number of lanes for a grouped reduce, or 0.
 func groupSize(k *ir.Kernel, p *ir.Program, lim Limits) int64 {
 	rs := topReduces(p)
-	if lim.NoGroup || len(rs) == 0 || k.GlobalSize() > groupMaxOut {
+	if lim.NoGroup || len(rs) == 0 || k.GlobalSize() > groupMaxOut || k.HasSym() {
 		return 0
 	}
 	if lim.MaxGroups[1] > 0 && k.GlobalSize() > lim.MaxGroups[1] {
@@ -344,6 +344,16 @@ func (r *renderer) gpuIndex(d int, id string, lt Launch) {
 	if padded {
 		r.line("if (%s >= %d) return;", v, lt.sizes[d])
 	}
+	defer func() {
+		// A symbolic axis is launched at its largest size; the threads
+		// past its trip count have nothing to do (no group reduce, so no
+		// barrier, runs in such a kernel).
+		for _, a := range axes {
+			if a.Sym != nil {
+				r.line("if (%s >= %s) return;", a.Name(), r.trip(a))
+			}
+		}
+	}()
 	if len(axes) == 1 {
 		return
 	}

@@ -138,7 +138,7 @@ func laneGroup(l [vecWidth]*ir.Expr, op ir.Op, k *ir.Kernel) bool {
 // planVector rebuilds k with its innermost global axis split into lanes,
 // or returns nil when the kernel does not vectorize.
 func planVector(d *gpuDialect, k *ir.Kernel, lim Limits) *vecPlan {
-	if d.vec == nil || len(k.Global) == 0 || len(k.Stores) == 0 {
+	if d.vec == nil || len(k.Global) == 0 || len(k.Stores) == 0 || k.HasSym() {
 		return nil
 	}
 	inner := k.Global[len(k.Global)-1]
