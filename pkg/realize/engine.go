@@ -365,6 +365,10 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	if b.Device != nil {
 		return nil, fmt.Errorf("buffer of %s lives on another device", n)
 	}
+	if d, ok := b.SharedDevice().(backend.Buffer); ok { // a view of uploaded memory
+		b.Device, b.Host = d, nil
+		return d, nil
+	}
 	db, err := e.Dev.Alloc(b.DType, b.Size)
 	if err != nil {
 		return nil, err
@@ -374,6 +378,7 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	}
 	b.Device = db
 	b.Host = nil // the device holds it now
+	b.SetSharedDevice(db)
 	return db, nil
 }
 

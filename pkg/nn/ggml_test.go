@@ -1,0 +1,137 @@
+package nn_test
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/half"
+	"tgc/pkg/ir"
+	"tgc/pkg/nn"
+	"tgc/pkg/quant"
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
+)
+
+// halfFields are the byte offsets of the float16 fields of each block
+// (scales and mins), which random bytes must not make NaN or infinite.
+var halfFields = map[quant.Type][]int{
+	quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q4_1: {0, 2}, quant.Q4_K: {0, 2}, quant.Q6_K: {208},
+}
+
+// randomBlocks is nb blocks of random bytes (every bit pattern of the
+// quants, the packed scales and the signs) with finite float16 scales.
+func randomBlocks(r *rand.Rand, t quant.Type, nb int) []byte {
+	bb := t.BlockBytes()
+	data := make([]byte, nb*bb)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	for b := range nb {
+		for _, off := range halfFields[t] {
+			v := float32(r.NormFloat64() * 0.05)
+			binary.LittleEndian.PutUint16(data[b*bb+off:], half.FromFloat32(v))
+		}
+	}
+	if t == quant.F16 {
+		for i := 0; i < len(data); i += 2 {
+			binary.LittleEndian.PutUint16(data[i:], half.FromFloat32(float32(r.NormFloat64())))
+		}
+	}
+	if t == quant.F32 {
+		for i := 0; i < len(data); i += 4 {
+			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(r.NormFloat64())))
+		}
+	}
+	return data
+}
+
+// TestDequantMatchesReference: the engine's dequantization expression of
+// every tensor type gives pkg/quant's values, block by block: bit for bit
+// on GO (the same float32 operations in the same order), within 1e-6
+// relative on the compiled devices (the C compiler may fuse a multiply
+// and an add). BF16 is fed every bit pattern (NaN, infinities,
+// subnormals) in its random bytes.
+func TestDequantMatchesReference(t *testing.T) {
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		ctx, _, err := realize.NewContext(dev, realize.Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		for _, typ := range quant.SupportedTypes() {
+			r := rand.New(rand.NewPCG(uint64(typ), 3))
+			rows, cols := 3, 2*max(typ.BlockSize(), 32)
+			nb := rows * cols / typ.BlockSize()
+			data := randomBlocks(r, typ, nb)
+			want := make([]float32, rows*cols)
+			if err := quant.Dequantize(typ, want, data); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := nn.Dequant(raw, typ, []int{rows, cols})
+			if err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+			got, err := w.Floats()
+			if err != nil {
+				t.Fatalf("%s on %s: %v", typ, dev, err)
+			}
+			for i := range want {
+				g, x := float32(got[i]), want[i]
+				same := g == x || math.IsNaN(float64(g)) && math.IsNaN(float64(x))
+				if dev != "GO" && !same {
+					same = math.Abs(float64(g-x)) <= 1e-6*math.Abs(float64(x))
+				}
+				if !same {
+					t.Errorf("%s on %s: element %d (block %d) is %v, want %v", typ, dev, i, i/typ.BlockSize(), g, x)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestDequantFusesIntoMatmul: a matmul with a quantized weight is one
+// kernel that reads the raw blocks; no buffer of the dequantized weight
+// exists, for a vector (decode) and for a batch of rows (prefill).
+func TestDequantFusesIntoMatmul(t *testing.T) {
+	ctx := tensor.NewContext(nil)
+	for _, typ := range quant.SupportedTypes() {
+		n, k := 64, 512
+		nb := n * k / typ.BlockSize()
+		raw, err := ctx.FromBytes(ir.Uint8, []int{nb * typ.BlockBytes()}, make([]byte, nb*typ.BlockBytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := nn.Dequant(raw, typ, []int{n, k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rows := range []int{1, 128} {
+			x := ctx.Full([]int{rows, k}, 1, ir.Float32)
+			y := x.Reshape(rows, 1, k).Mul(w).Sum(false, -1)
+			s, err := fuse.Create([]*tensor.Node{y.Node()}, fuse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Items) != 1 {
+				t.Errorf("%s, %d rows: %d kernels, want 1:\n%s", typ, rows, len(s.Items), s.Dump())
+				continue
+			}
+			for _, a := range s.Items[0].Args[1:] {
+				if a.Realized() == nil || a.Op != ir.OpBuffer {
+					t.Errorf("%s: the matmul reads a computed buffer %s", typ, a)
+				}
+				if a.DType == ir.Float32 && a.Numel() >= n*k && typ != quant.F32 {
+					t.Errorf("%s: the matmul reads a float32 weight %s", typ, a)
+				}
+			}
+		}
+	}
+}
