@@ -159,7 +159,7 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 	bind := map[tensor.Variable]int{}
 	for _, x := range inputs {
 		if v, ok := x.BoundVar(); ok {
-			bind[v.Var] = v.Value()
+			bind[v.Var] = v.Val
 			continue
 		}
 		tensors = append(tensors, x)
@@ -360,6 +360,12 @@ func (e *Engine) DeviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.deviceBuffer(n)
+}
+
+// Upload puts a realized node's host data on the device (tensor.Upload).
+func (e *Engine) Upload(n *tensor.Node) error {
+	_, err := e.DeviceBuffer(n)
+	return err
 }
 
 // replay launches a captured plan on new input buffers.

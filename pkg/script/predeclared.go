@@ -23,6 +23,7 @@ func (in *interp) predeclared() starlark.StringDict {
 		"struct":   starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"print":    pyrt.Builtin("print", printFn),
 		"TinyJit":  pyrt.Builtin("TinyJit", tensorlib.TinyJit),
+		"Variable": pyrt.Builtin("Variable", tensorlib.VariableFn),
 		"bool":     pyrt.Builtin("bool", tensorlib.Bool),
 		"format":   pyrt.Builtin("format", pyrt.Format),
 		"Ellipsis": pyrt.Ellipsis{},

@@ -118,3 +118,17 @@ func (t *Tensor) Bitcast(dt ir.DType) *Tensor {
 	a.store.Store(b.shared())
 	return FromNode(t.node.ctx.newNode(ir.OpBuffer, dt, shape, a))
 }
+
+// Upload puts a realized tensor's host data on its engine's device now
+// (when the engine has one), so that the host memory can be let go: a
+// model loader releases each mapped weight once it is on the device.
+func (t *Tensor) Upload() error {
+	if t.err != nil {
+		return t.err
+	}
+	u, ok := t.node.ctx.engine.(interface{ Upload(*Node) error })
+	if !ok || t.node.Realized() == nil {
+		return nil
+	}
+	return u.Upload(t.node)
+}
