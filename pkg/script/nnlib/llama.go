@@ -264,7 +264,9 @@ type Tokenizer struct {
 
 var _ starlark.HasAttrs = (*Tokenizer)(nil)
 
-func (t *Tokenizer) String() string        { return fmt.Sprintf("<Tokenizer %s: %d pieces>", t.Path, t.T.Len()) }
+func (t *Tokenizer) String() string {
+	return fmt.Sprintf("<Tokenizer %s: %d pieces>", t.Path, t.T.Len())
+}
 func (t *Tokenizer) Type() string          { return "Tokenizer" }
 func (t *Tokenizer) Freeze()               {}
 func (t *Tokenizer) Truth() starlark.Bool  { return starlark.True }
