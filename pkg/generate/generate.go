@@ -76,6 +76,10 @@ func Open(o Options) (*Session, error) {
 		weightBytes += int64(len(m.Tensors[w.Name].Data))
 	}
 	cfg := m.Config
+	ownTokenizer := false
+	if m.GGUF != nil {
+		_, ownTokenizer = m.GGUF.Lookup("tokenizer.ggml.model")
+	}
 	m.Close()
 	if o.MaxContext < 0 {
 		return nil, fmt.Errorf("context %d: must not be negative", o.MaxContext)
@@ -102,7 +106,7 @@ func Open(o Options) (*Session, error) {
 		return nil, err
 	}
 	tokPath := o.Tokenizer
-	if tokPath == "" && isGGUF {
+	if tokPath == "" && ownTokenizer {
 		tokPath = o.Model
 	}
 	if tokPath != "" {

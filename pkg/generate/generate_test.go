@@ -84,3 +84,32 @@ func TestStories260K(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeCompilesOnce: decoding compiles one set of kernels for every
+// position: from the 3rd generated token to the 100th nothing is
+// scheduled or compiled, and the steps are TinyJit replays.
+func TestDecodeCompilesOnce(t *testing.T) {
+	s, eng := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	logits, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compiled, scheduled, replays int
+	for pos := 1; pos <= 100; pos++ {
+		if pos == 3 {
+			compiled, scheduled, replays = eng.Stats.Compiled, eng.Stats.Scheduled, eng.Stats.JitReplays
+			if compiled == 0 {
+				t.Fatal("no kernels were compiled")
+			}
+		}
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if eng.Stats.Compiled != compiled || eng.Stats.Scheduled != scheduled {
+		t.Errorf("tokens 3..100 compiled %d kernels in %d new schedules, want none", eng.Stats.Compiled-compiled, eng.Stats.Scheduled-scheduled)
+	}
+	if r := eng.Stats.JitReplays - replays; r != 98 {
+		t.Errorf("%d of the 98 decode steps from token 3 were TinyJit replays", r)
+	}
+}
