@@ -64,6 +64,16 @@ func runBench(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	var readBW float64 // bytes/s, for the workloads bound by reading memory
+	for _, w := range workloads {
+		if strings.HasPrefix(w.Name, "llama_decode") && readBW == 0 {
+			readBW = bench.ReadBandwidth()
+			if ref == nil {
+				ref = map[string]bench.Result{}
+			}
+			ref["read_bandwidth"] = bench.Result{Name: "read_bandwidth", Device: "host", GBPS: readBW / 1e9}
+		}
+	}
 	var rows [][]string
 	enc := json.NewEncoder(stdout)
 	for _, w := range workloads {
@@ -95,8 +105,11 @@ func runBench(c *cobra.Command, args []string) error {
 		headers = append(headers, "vs limit", "vs OpenBLAS")
 	}
 	report.Table(stdout, headers, rows)
-	if ref != nil {
-		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s\n", ref["fma_peak"].GFLOPS, ref["stream_triad"].GBPS)
+	if r, ok := ref["fma_peak"]; ok {
+		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s\n", r.GFLOPS, ref["stream_triad"].GBPS)
+	}
+	if r, ok := ref["read_bandwidth"]; ok {
+		fmt.Fprintf(stdout, "read bandwidth measured now: %.1f GB/s (llama_decode: weight bytes per token / time)\n", r.GBPS)
 	}
 	return nil
 }
@@ -109,7 +122,7 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 		return row
 	}
 	limit, blas := "", ""
-	if strings.HasPrefix(r.Name, "matmul") || strings.HasPrefix(r.Name, "conv") || strings.HasSuffix(r.Name, "_step") {
+	if strings.HasPrefix(r.Name, "matmul") || strings.HasPrefix(r.Name, "conv") || strings.HasSuffix(r.Name, "_step") || strings.HasPrefix(r.Name, "llama_prefill") {
 		if p := ref["fma_peak"].GFLOPS; p > 0 {
 			limit = fmt.Sprintf("%.2f× peak", r.GFLOPS/p)
 		}
@@ -120,8 +133,13 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 		if ok && b.GFLOPS > 0 {
 			blas = fmt.Sprintf("%.2f×", r.GFLOPS/b.GFLOPS)
 		}
+	} else if s := ref["read_bandwidth"].GBPS; s > 0 && strings.HasPrefix(r.Name, "llama_decode") {
+		limit = fmt.Sprintf("%.2f× read", r.GBPS/s)
 	} else if s := ref["stream_triad"].GBPS; s > 0 {
 		limit = fmt.Sprintf("%.2f× triad", r.GBPS/s)
+	}
+	if b, ok := ref["openblas_"+r.Name]; ok && b.GFLOPS > 0 { // the same matmuls in OpenBLAS
+		blas = fmt.Sprintf("%.2f×", r.GFLOPS/b.GFLOPS)
 	}
 	return append(row, limit, blas)
 }

@@ -75,13 +75,15 @@ func Suite() []Workload {
 // Find returns the named workloads (all when names is empty).
 func Find(names []string) ([]Workload, error) {
 	// matmul_4096 is for GPUs, sigmoid_16M and gelu_16M time transcendental
-	// elementwise kernels: not in the default suite, but runnable by name.
+	// elementwise kernels, the llama_ workloads need model files: not in
+	// the default suite, but runnable by name.
 	suite := append(Suite(), StepWorkloads()...)
 	if len(names) == 0 {
 		return suite, nil
 	}
 	all := append(suite, matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
 		unary("gelu_16M", (*tensor.Tensor).Gelu))
+	all = append(all, LlamaWorkloads()...)
 	var out []Workload
 	for _, n := range names {
 		found := false

@@ -5,6 +5,7 @@ package fuse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -85,6 +86,18 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
+	// paths counts the different index maps a node is read through in its
+	// kernel: once at its own index (ident), plus each view that moves its
+	// elements (SHRINK, PERMUTE, FLIP, PAD; a RESHAPE keeps the order).
+	ident := map[*tensor.Node]bool{}
+	views := map[*tensor.Node]int{}
+	paths := func(n *tensor.Node) int {
+		p := views[n]
+		if ident[n] {
+			p++
+		}
+		return p
+	}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if n.Realized() != nil {
@@ -94,7 +107,9 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		case isBuf[n], n.Op == ir.OpContiguous:
 			isBuf[n] = true
 		case n.Op.IsReduce():
-			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
+			// read at two indices in one kernel (a RoPE pair), it would
+			// be computed twice
+			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit
 		case n.Op == ir.OpPad:
@@ -116,7 +131,18 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		if isBuf[n] {
 			myDest, myMulti = n, false
 		}
-		for _, s := range n.Src {
+		for j, s := range n.Src {
+			if !slices.Contains(n.Src[:j], s) {
+				switch {
+				case isBuf[n] && n.Op != ir.OpPad, n.Op == ir.OpExpand, !n.Op.IsMovement():
+					ident[s] = true
+				case n.Op == ir.OpReshape:
+					ident[s] = ident[s] || ident[n]
+					views[s] += views[n]
+				default:
+					views[s] += max(1, paths(n))
+				}
+			}
 			if d, ok := dest[s]; ok && d != myDest {
 				multi[s] = true
 			}

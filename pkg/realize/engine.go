@@ -165,15 +165,22 @@ func canonical(outs []*tensor.Node) *graph {
 		local[n] = i
 		switch {
 		case n.Realized() != nil:
+			// Buffers on one storage (aliases, bitcast views) or one
+			// device allocation are one memory.
 			b := n.Realized()
-			var mem any = b
+			keys := []any{b.Memory()}
 			if b.Device != nil {
-				mem = b.Device
+				keys = append(keys, b.Device)
 			}
-			grp, ok := memory[mem]
-			if !ok {
-				grp = len(g.leaves)
-				memory[mem] = grp
+			grp := len(g.leaves)
+			for _, k := range keys {
+				if j, ok := memory[k]; ok {
+					grp = j
+					break
+				}
+			}
+			for _, k := range keys {
+				memory[k] = grp
 			}
 			fmt.Fprintf(&sb, "B%d=%d:%s%v;", len(g.leaves), grp, n.DType, n.Shape)
 			g.leaves = append(g.leaves, n)

@@ -22,6 +22,10 @@ type storage struct {
 	device any
 }
 
+// Memory identifies the memory of a buffer: Buffers on one storage
+// (aliases, in-place writes, bitcast views) return the same value.
+func (b *Buffer) Memory() any { return b.shared() }
+
 // SharedDevice returns the device memory another Buffer on b's memory was
 // uploaded to (nil if none).
 func (b *Buffer) SharedDevice() any {
