@@ -210,7 +210,14 @@ func (b *Builder) Rand(idx, seed, ctr *Expr) *Expr {
 	return b.raw(OpRand, Float32, nil, idx, seed, ctr)
 }
 
-func (b *Builder) Reduce(arg *ReduceArg, v *Expr) *Expr { return b.raw(OpReduce, v.DType, arg, v) }
+// Reduce accumulates v over arg's axes (a one-hot sum becomes a gather,
+// gather.go).
+func (b *Builder) Reduce(arg *ReduceArg, v *Expr) *Expr {
+	if g := b.gatherReduce(arg, v); g != nil {
+		return g
+	}
+	return b.raw(OpReduce, v.DType, arg, v)
+}
 
 // Load reads buffer buf at idx; when valid is not nil and not always true,
 // the load is guarded and yields 0 where valid is false.
