@@ -289,6 +289,7 @@ func (t Target) Width() int64 {
 // after each one.
 var Passes = []Pass{
 	{Name: "simplify", Run: plain(Simplify)},
+	{Name: "split_reduces", Run: plain(SplitReduces)},
 	{Name: "merge_axes", Run: plain(MergeAxes)},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast }},

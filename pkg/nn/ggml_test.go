@@ -135,3 +135,62 @@ func TestDequantFusesIntoMatmul(t *testing.T) {
 		}
 	}
 }
+
+// TestDequantMatmul: a matmul reading quantized weights (its reduce split
+// into the blocks, the dequantization in vector lanes on the CPU) equals
+// a float64 product with pkg/quant's weights, for one row (a decode step)
+// and several, on every device.
+func TestDequantMatmul(t *testing.T) {
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		ctx, _, err := realize.NewContext(dev, realize.Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		for _, typ := range quant.SupportedTypes() {
+			r := rand.New(rand.NewPCG(uint64(typ), 9))
+			n, k := 24, 512
+			data := randomBlocks(r, typ, n*k/typ.BlockSize())
+			if typ == quant.BF16 { // finite weights (random bits overflow a float32 sum)
+				f := make([]float32, n*k)
+				for i := range f {
+					f[i] = float32(r.NormFloat64())
+				}
+				data, _ = quant.Quantize(typ, f)
+			}
+			w := make([]float32, n*k)
+			if err := quant.Dequantize(typ, w, data); err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
+			wt, err := nn.Dequant(raw, typ, []int{n, k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rows := range []int{1, 3} {
+				xs := make([]float64, rows*k)
+				for i := range xs {
+					xs[i] = r.NormFloat64()
+				}
+				x, _ := ctx.FromFloats(ir.Float32, []int{rows, k}, xs)
+				got, err := x.Reshape(rows, 1, k).Mul(wt).Sum(false, -1).Floats()
+				if err != nil {
+					t.Fatalf("%s %s: %v", dev, typ, err)
+				}
+				for i := range rows {
+					for j := range n {
+						var want, scale float64
+						for c := range k {
+							p := float64(float32(xs[i*k+c])) * float64(w[j*k+c])
+							want += p
+							scale += math.Abs(p)
+						}
+						if g := got[i*n+j]; math.Abs(g-want) > 1e-5*scale || math.IsNaN(g) != math.IsNaN(want) {
+							t.Fatalf("%s %s, %d rows: out[%d,%d] = %v, want %v", dev, typ, rows, i, j, g, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -22,7 +22,11 @@ import (
 //   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
 //     one unaligned vector load;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
-//   - the same op (+ - * neg max where < exp2) over isomorphic sources.
+//   - the same op (+ - * neg max where < exp2) over isomorphic sources;
+//   - int32 lanes (+ - * & | ^ / % == <, where) and conversions: loads of
+//     int8, uint8 and float16 at consecutive indices widened to int32 or
+//     float32, int32 to float32 (a quantized weight's bytes and scales:
+//     the dequantization runs in vectors too).
 // Such a run gets one vector accumulator (MAX: a lane-wise select, like the
 // scalar (v>acc)?v:acc); its lanes' scalar names become
 // vaccN[l], so every later use renders unchanged. Stores of 8 contiguous
@@ -67,6 +71,43 @@ func cVecPrelude(width int) string {
   (TF)((r_ & ~nan_) | ((TI)x_ & nan_)); })
 #endif
 `)
+	return sb.String()
+}
+
+// cNarrowPrelude declares the widening loads (only kernels that have
+// them include it): tg_wd_c8(p) reads 8 int8 at p as int32 lanes (uc:
+// uint8), tg_wd_h8(p) 8 float16 as float32. gcc 12 lowers
+// __builtin_convertvector between element sizes to scalar code, so on x86
+// they are the one-instruction sign/zero extensions and F16C conversions
+// (the fallback is the portable vector form).
+func cNarrowPrelude(width int) string {
+	var sb strings.Builder
+	sb.WriteString("#ifndef TG_VEC_NARROW\n#define TG_VEC_NARROW\n")
+	for w := width; w >= 4; w /= 2 {
+		fmt.Fprintf(&sb, "typedef signed char tg_c%d __attribute__((vector_size(%d)));\n", w, w)
+		fmt.Fprintf(&sb, "typedef unsigned char tg_uc%d __attribute__((vector_size(%d)));\n", w, w)
+		fmt.Fprintf(&sb, "typedef _Float16 tg_h%d __attribute__((vector_size(%d)));\n", w, 2*w)
+	}
+	sb.WriteString("#if defined(__AVX2__) && defined(__F16C__)\n#include <immintrin.h>\n")
+	type x86 struct{ load, ext, half string }
+	forms := map[int]x86{
+		4:  {"_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))", "_mm_cvtep%s8_epi32", "_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p)))"},
+		8:  {"_mm_loadl_epi64((const __m128i *)(p))", "_mm256_cvtep%s8_epi32", "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))"},
+		16: {"_mm_loadu_si128((const __m128i *)(p))", "_mm512_cvtep%s8_epi32", "_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))"},
+	}
+	for w := width; w >= 4; w /= 2 {
+		f := forms[w]
+		fmt.Fprintf(&sb, "#define tg_wd_c%d(p) ((tg_i%d)%s(%s))\n", w, w, fmt.Sprintf(f.ext, "i"), f.load)
+		fmt.Fprintf(&sb, "#define tg_wd_uc%d(p) ((tg_i%d)%s(%s))\n", w, w, fmt.Sprintf(f.ext, "u"), f.load)
+		fmt.Fprintf(&sb, "#define tg_wd_h%d(p) ((tg_f%d)%s)\n", w, w, f.half)
+	}
+	sb.WriteString("#else\n")
+	for w := width; w >= 4; w /= 2 {
+		fmt.Fprintf(&sb, "#define tg_wd_c%d(p) __builtin_convertvector(tg_load(tg_c%d, (p)), tg_i%d)\n", w, w, w)
+		fmt.Fprintf(&sb, "#define tg_wd_uc%d(p) __builtin_convertvector(tg_load(tg_uc%d, (p)), tg_i%d)\n", w, w, w)
+		fmt.Fprintf(&sb, "#define tg_wd_h%d(p) __builtin_convertvector(tg_load(tg_h%d, (p)), tg_f%d)\n", w, w, w)
+	}
+	sb.WriteString("#endif\n#endif\n")
 	return sb.String()
 }
 
@@ -125,6 +166,8 @@ type cVec struct {
 	skip   map[*ir.Expr]bool    // scalar nodes whose every use is vectorized
 	ok     map[vtuple]bool      // memo of match
 	uses   map[vtuple]int       // parent tuples of each tuple (name it if > 1)
+
+	narrow bool // widening loads matched (cNarrowPrelude)
 
 	names map[vtuple]string // rendered vector values in scope
 	added []vtuple          // names in order, for leaving a scope
@@ -263,6 +306,35 @@ func (v *cVec) hasAcc(t vtuple) bool {
 var vecOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpNeg: true,
 	ir.OpMax: true, ir.OpWhere: true, ir.OpCmpLt: true, ir.OpExp2: true}
 
+// intVecOps are the int32 lane ops (division and modulo by a uniform
+// constant only: gcc turns them into shifts and masks).
+var intVecOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpAnd: true,
+	ir.OpOr: true, ir.OpXor: true, ir.OpDiv: true, ir.OpMod: true, ir.OpWhere: true, ir.OpCmpLt: true, ir.OpCmpEq: true}
+
+// narrowLoads are the element types a conversion reads as a narrow vector.
+var narrowLoads = map[ir.DType]string{ir.Int8: "tg_c", ir.Uint8: "tg_uc", ir.Float16: "tg_h"}
+
+// contiguousLoads says whether the lanes of t are unguarded loads of one
+// buffer at consecutive indices.
+func (v *cVec) contiguousLoads(t vtuple) bool {
+	e0 := t.l[0]
+	if e0.Op != ir.OpLoad || v.k.Bufs[e0.Arg.(int)].DType != e0.DType {
+		return false
+	}
+	for i, e := range t.l[:t.w] {
+		// Guarded loads stay scalar: a vector load would read the
+		// lanes the guard excludes.
+		if e.Op != ir.OpLoad || e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+			return false
+		}
+	}
+	return true
+}
+
+// vecType says whether lanes of dt can be a vector value (float32 data,
+// int32 data, bool masks).
+func vecType(dt ir.DType) bool { return dt == ir.Float32 || dt == ir.Int32 || dt == ir.Bool }
+
 // match says whether t is isomorphic (see the file comment).
 func (v *cVec) match(t vtuple) bool {
 	if ok, seen := v.ok[t]; seen {
@@ -276,7 +348,7 @@ func (v *cVec) match(t vtuple) bool {
 func (v *cVec) match1(t vtuple) bool {
 	e0 := t.l[0]
 	if t.uniform() {
-		return e0.DType == ir.Float32 || e0.DType == ir.Bool
+		return vecType(e0.DType)
 	}
 	if _, ok := v.accOf(t); ok {
 		return true
@@ -286,19 +358,32 @@ func (v *cVec) match1(t vtuple) bool {
 			return false
 		}
 	}
+	intLanes := e0.DType == ir.Int32 || e0.Op.IsCompare() && e0.Src[0].DType == ir.Int32
 	switch {
 	case e0.Op == ir.OpLoad:
-		if e0.DType != ir.Float32 || v.k.Bufs[e0.Arg.(int)].DType != ir.Float32 {
+		return (e0.DType == ir.Float32 || e0.DType == ir.Int32) && v.contiguousLoads(t)
+	case e0.Op == ir.OpCast:
+		if e0.DType != ir.Float32 && e0.DType != ir.Int32 {
 			return false
 		}
-		for i, e := range t.l[:t.w] {
-			// Guarded loads stay scalar: a vector load would read the
-			// lanes the guard excludes.
-			if e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+		src := srcTuple(t.l[:t.w], 0)
+		if _, narrow := narrowLoads[src.l[0].DType]; narrow && !src.uniform() {
+			ok := v.contiguousLoads(src) && (src.l[0].DType != ir.Float16 || e0.DType == ir.Float32)
+			v.narrow = v.narrow || ok
+			return ok
+		}
+		if src.l[0].DType != ir.Int32 || e0.DType != ir.Float32 {
+			return false
+		}
+	case intLanes:
+		if !intVecOps[e0.Op] {
+			return false
+		}
+		if e0.Op == ir.OpDiv || e0.Op == ir.OpMod {
+			if d := srcTuple(t.l[:t.w], 1); !d.uniform() || !d.l[0].IsConst() || d.l[0].ConstFloat() == 0 {
 				return false
 			}
 		}
-		return true
 	case !vecOps[e0.Op]:
 		return false
 	case e0.Op == ir.OpCmpLt:
@@ -397,9 +482,10 @@ func (v *cVec) absorb() {
 	}
 }
 
-// vtype is the C vector type of a tuple: floats or comparison masks.
+// vtype is the C vector type of a tuple: floats, or ints (int32 values
+// and comparison masks).
 func vtype(t vtuple) string {
-	if t.l[0].DType == ir.Bool {
+	if t.l[0].DType != ir.Float32 {
 		return fmt.Sprintf("tg_i%d", t.w)
 	}
 	return fmt.Sprintf("tg_f%d", t.w)
@@ -448,7 +534,19 @@ func (r *renderer) vexpr(t vtuple) string {
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", t.w), ",")+"}")
 	}
 	if e0.Op == ir.OpLoad {
-		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(tg_f%d, &%s[%s])", t.w, BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+	}
+	if e0.Op == ir.OpCast {
+		src := srcTuple(t.l[:t.w], 0)
+		if n, narrow := narrowLoads[src.l[0].DType]; narrow && !src.uniform() {
+			ld := src.l[0]
+			return v.declare(r, t, "vval", fmt.Sprintf("tg_wd_%s%d(&%s[%s])", strings.TrimPrefix(n, "tg_"), t.w, BufName(r.k, ld.Arg.(int)), r.expr(ld.Src[0])))
+		}
+		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(src), vtype(t))
+		if v.uses[t] > 1 {
+			return v.declare(r, t, "valu", s)
+		}
+		return s
 	}
 	src := make([]string, len(e0.Src))
 	for j := range e0.Src {
@@ -466,7 +564,7 @@ func (r *renderer) vexpr(t vtuple) string {
 		if srcTuple(t.l[:t.w], 0).uniform() {
 			s = fmt.Sprintf("(%s?%s:%s)", src[0], src[1], src[2])
 		} else {
-			s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, %s, %s, %s)", t.w, t.w, src[0], src[1], src[2])
+			s = fmt.Sprintf("tg_sel(tg_i%d, %s, %s, %s, %s)", t.w, vtype(t), src[0], src[1], src[2])
 		}
 	default:
 		s = "(" + src[0] + infixOps[e0.Op] + src[1] + ")"

@@ -84,6 +84,9 @@ func (r *renderer) kernel() string {
 		}
 		if r.vec = planCVec(r.k, r.prog, w); r.vec != nil {
 			r.sb.WriteString(cVecPrelude(w))
+			if r.vec.narrow {
+				r.sb.WriteString(cNarrowPrelude(w))
+			}
 		}
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
