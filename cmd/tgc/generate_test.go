@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -197,5 +198,53 @@ func TestGenerateErrors(t *testing.T) {
 	out, errOut, status := tgc(t, "generate", model, "--device", "CPU", "--prompt-ids", "1,2,3", "--ids", "-n", "100", "--context", "8", "--quiet")
 	if status != 0 || len(strings.Fields(out)) != 6 || !strings.Contains(errOut, "the context of 8 positions is full") {
 		t.Errorf("-n past the context: status %d, %q, %q", status, out, errOut)
+	}
+}
+
+// TestEmitLlama: tgc emit models/llama.tg -- MODEL writes the decode
+// step: kernels that read start_pos from their vars, and a KV cache write
+// into the cache's own buffer.
+func TestEmitLlama(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	script, err := filepath.Abs("../../models/llama.tg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := setup(t)
+	_, errOut, status := tgc(t, "emit", script, "--device", "CPU", "--out", filepath.Join(dir, "out"), "--allow-path", filepath.Dir(model), "--", model)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	var plan struct {
+		Version int `json:"version"`
+		Kernels []struct {
+			Name     string   `json:"name"`
+			Args     []int    `json:"args"`
+			VarNames []string `json:"var_names"`
+		} `json:"kernels"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "out", "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		t.Fatal(err)
+	}
+	symbolic := 0
+	written := map[int]int{} // buffer -> kernels writing it
+	for _, k := range plan.Kernels {
+		written[k.Args[0]]++
+		if fmt.Sprint(k.VarNames) == "[start_pos]" {
+			symbolic++
+		}
+	}
+	cacheWrites := 0
+	for _, n := range written {
+		if n > 1 { // the cache: zeroed once, then a slot written in place
+			cacheWrites++
+		}
+	}
+	if plan.Version != 2 || symbolic == 0 || cacheWrites == 0 {
+		t.Errorf("plan version %d, %d kernels reading start_pos, %d buffers written twice (KV caches)", plan.Version, symbolic, cacheWrites)
 	}
 }
