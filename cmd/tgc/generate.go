@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,6 +133,10 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 }
 
 func runGenerate(c *cobra.Command, args []string) error {
+	// The model is most of the memory; scheduling and compiling the steps
+	// make short-lived garbage: collect it early (peak memory stays near
+	// the weights and the KV cache, docs/llama.md).
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return err

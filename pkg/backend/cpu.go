@@ -579,3 +579,4 @@ func (p *cpuProgram) Disassembly() (string, error) {
 	}
 	return s, nil
 }
+

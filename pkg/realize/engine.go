@@ -299,6 +299,12 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		return nil, err
 	}
 	e.Stats.CompileTime += time.Since(cstart)
+	for _, k := range kernels {
+		// The cached schedule keeps each kernel for its cost (DEBUG lines)
+		// and TinyJit; its builder's intern table (every expression the
+		// passes ever made) is not needed any more.
+		k.B = nil
+	}
 	leafIdx := map[*tensor.Node]int{}
 	for i, l := range g.leaves {
 		leafIdx[l] = i
