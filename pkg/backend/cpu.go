@@ -579,4 +579,3 @@ func (p *cpuProgram) Disassembly() (string, error) {
 	}
 	return s, nil
 }
-
