@@ -106,10 +106,10 @@ func runBench(c *cobra.Command, args []string) error {
 	}
 	report.Table(stdout, headers, rows)
 	if r, ok := ref["fma_peak"]; ok {
-		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s\n", r.GFLOPS, ref["stream_triad"].GBPS)
+		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s, read %.1f GB/s\n", r.GFLOPS, ref["stream_triad"].GBPS, ref["stream_read"].GBPS)
 	}
 	if r, ok := ref["read_bandwidth"]; ok {
-		fmt.Fprintf(stdout, "read bandwidth measured now: %.1f GB/s (llama_decode: weight bytes per token / time)\n", r.GBPS)
+		fmt.Fprintf(stdout, "read bandwidth measured now (tgc, Go): %.1f GB/s (llama_decode: weight bytes per token / time, against it)\n", r.GBPS)
 	}
 	return nil
 }
