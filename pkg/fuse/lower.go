@@ -2,6 +2,7 @@ package fuse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -32,7 +33,6 @@ type lowerer struct {
 func lower(root *tensor.Node, isBuf map[*tensor.Node]bool) (*Item, error) {
 	l := &lowerer{b: ir.NewBuilder(), root: root, isBuf: isBuf, argIdx: map[*tensor.Node]int{}, memo: map[string]*ir.Expr{}}
 	l.arg(root)
-	l.vars = kernelVars(root, isBuf)
 	// An assign into a view loops over the view and stores through it.
 	loopNode := root
 	view := root.AssignView()
@@ -74,52 +74,57 @@ func lower(root *tensor.Node, isBuf map[*tensor.Node]bool) (*Item, error) {
 	val = l.b.Cast(storageDType(root.DType), val)
 	store := l.b.Store(0, at, val)
 	k := &ir.Kernel{Global: global, Stores: []*ir.Expr{store}, NumParams: len(l.vars) + 2*len(l.rands), B: l.b}
+	l.placeParams(k)
 	for i, a := range l.args {
 		k.Bufs = append(k.Bufs, ir.BufParam{DType: a.DType, Size: int64(a.Numel()), Output: i == 0})
 	}
 	return &Item{Kernel: k, Out: root, Args: l.args, Rands: l.rands, Vars: l.vars}, nil
 }
 
-// kernelVars lists the variables the kernel of root depends on (symbolic
-// loops, offsets and values), in a deterministic order: they are the
-// first vars of its launch, before the random streams' seeds and counters.
-func kernelVars(root *tensor.Node, isBuf map[*tensor.Node]bool) []tensor.Variable {
-	var order []*tensor.Node
-	seen := map[*tensor.Node]bool{}
-	var walk func(n *tensor.Node)
-	walk = func(n *tensor.Node) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
-		if n != root && (n.Realized() != nil || isBuf[n]) {
-			return // a load: laid out at its largest size, no variable needed
-		}
-		for _, s := range n.Src {
-			walk(s)
-		}
-		order = append(order, n)
+// placeParams gives the launch vars their final order: the variables
+// first (l.vars, in the order lowering met them), then each random
+// tensor's seed and counter. While lowering, a variable's param is
+// numbered -1-i and a random tensor's from 0; they are renumbered here.
+func (l *lowerer) placeParams(k *ir.Kernel) {
+	nv := len(l.vars)
+	if nv == 0 {
+		return
 	}
-	walk(root)
-	if v := root.AssignView(); v != nil {
-		walk(v)
+	final := func(i int) int {
+		if i < 0 {
+			return -1 - i
+		}
+		return i + nv
 	}
-	vals, _ := tensor.Variables(order) // two values of one variable: refused before scheduling
-	vars := make([]tensor.Variable, len(vals))
-	for i, v := range vals {
-		vars[i] = v.Var
+	axes := append(append([]*ir.Axis{}, k.Global...), k.ReduceAxes()...)
+	for _, a := range axes {
+		if a.Sym != nil && a.Sym.Param < 0 {
+			a.Sym.Param = final(a.Sym.Param)
+		}
 	}
-	return vars
+	b := ir.NewBuilder()
+	memo := map[*ir.Expr]*ir.Expr{}
+	for i, st := range k.Stores {
+		k.Stores[i] = b.Rebuild(st, func(e *ir.Expr) *ir.Expr {
+			if e.Op != ir.OpParam {
+				return nil
+			}
+			p := e.Arg.(ir.ParamArg)
+			p.Index = final(p.Index)
+			return b.ParamIn(p)
+		}, memo)
+	}
+	k.B = b
 }
 
 // param is the launch-time value of variable v.
 func (l *lowerer) param(v tensor.Variable) *ir.Expr {
-	for i, x := range l.vars {
-		if x == v {
-			return l.b.ParamIn(ir.ParamArg{Index: i, Name: v.Name, Min: int64(v.Min), Max: int64(v.Max)})
-		}
+	i := slices.Index(l.vars, v)
+	if i < 0 {
+		i = len(l.vars)
+		l.vars = append(l.vars, v)
 	}
-	panic(fmt.Sprintf("fuse: variable %s not collected", v))
+	return l.b.ParamIn(ir.ParamArg{Index: -1 - i, Name: v.Name, Min: int64(v.Min), Max: int64(v.Max)})
 }
 
 // sint lowers a symbolic integer to an index expression.
@@ -219,8 +224,8 @@ func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRo
 	case op == ir.OpParam:
 		return b.Cast(n.DType, l.sint(n.Arg.(tensor.SInt)))
 	case op == ir.OpRand:
-		seed := b.Param(len(l.vars) + 2*len(l.rands))
-		ctr := b.Param(len(l.vars) + 2*len(l.rands) + 1)
+		seed := b.Param(2 * len(l.rands))
+		ctr := b.Param(2*len(l.rands) + 1)
 		l.rands = append(l.rands, n)
 		return b.Rand(linearIndex(b, idx, n.Shape), seed, ctr)
 	case op == ir.OpContiguous:
