@@ -3,6 +3,7 @@ package realize
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,10 @@ type PlanKernel struct {
 	// VarNames names the first vars that are variables (start_pos), read
 	// at launch; the values in vars are those of the traced call.
 	VarNames []string `json:"var_names,omitempty"`
+	// GlobalSym gives, per global loop, its symbolic trip count
+	// ("start_pos+1") or "" when it is global's constant (CPU: the
+	// outermost loop's end is then that value, not global[0]).
+	GlobalSym []string `json:"global_sym,omitempty"`
 	FLOPs    int64    `json:"flops"`
 	Bytes    int64    `json:"bytes"`
 	Opts     string   `json:"opts,omitempty"` // the optimization decisions, e.g. "[UPCAST(0,4) UPCAST(1,16)]"
@@ -239,6 +244,16 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		}
 		for _, v := range it.Vars {
 			pk.VarNames = append(pk.VarNames, v.Name)
+		}
+		for _, a := range k.Global {
+			if a.Sym == nil || a.Sym.Param >= len(it.Vars) {
+				pk.GlobalSym = append(pk.GlobalSym, "")
+				continue
+			}
+			pk.GlobalSym = append(pk.GlobalSym, tensor.SInt{Var: it.Vars[a.Sym.Param], C: int(a.Sym.Add)}.String())
+		}
+		if !slices.ContainsFunc(pk.GlobalSym, func(s string) bool { return s != "" }) {
+			pk.GlobalSym = nil
 		}
 		if len(k.Opts) > 0 {
 			pk.Opts = ir.FormatOpts(k.Opts)
