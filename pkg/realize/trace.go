@@ -3,9 +3,9 @@ package realize
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"tgc/pkg/backend"
@@ -79,11 +79,11 @@ type PlanKernel struct {
 	// ("start_pos+1") or "" when it is global's constant (CPU: the
 	// outermost loop's end is then that value, not global[0]).
 	GlobalSym []string `json:"global_sym,omitempty"`
-	FLOPs    int64    `json:"flops"`
-	Bytes    int64    `json:"bytes"`
-	Opts     string   `json:"opts,omitempty"` // the optimization decisions, e.g. "[UPCAST(0,4) UPCAST(1,16)]"
-	code     string
-	ext      string
+	FLOPs     int64    `json:"flops"`
+	Bytes     int64    `json:"bytes"`
+	Opts      string   `json:"opts,omitempty"` // the optimization decisions, e.g. "[UPCAST(0,4) UPCAST(1,16)]"
+	code      string
+	ext       string
 }
 
 // Langs maps a device name to its renderer for tracing. GPU dialects are
