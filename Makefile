@@ -32,11 +32,15 @@ race:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/safetensors
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/script
+	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 30s ./pkg/script/frontend
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./pkg/backend/kcache
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/gguf
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pkg/llama2c
 	$(GO) test -run '^$$' -fuzz FuzzParseTokenizer -fuzztime 30s ./pkg/llama2c
 	$(GO) test -run '^$$' -fuzz FuzzEncode -fuzztime 30s ./pkg/tokenizer
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/npy
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/onnx
+	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/onnx
 
 # Benchmarks: fused vs unfused elementwise, matmul GFLOP/s.
 bench:

@@ -3,13 +3,18 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/bench"
 	"tgc/pkg/realize"
 	"tgc/pkg/report"
@@ -24,9 +29,14 @@ floats, softmax 4096x4096, a ResNet conv2d, one MNIST cnn and one mlp training
 step) and prints the median device time,
 GFLOP/s and GB/s of each. --json prints one JSON object per line instead.
 --ref also runs bench/ref/ref (OpenBLAS sgemm, im2col + sgemm for the conv,
-STREAM triad, FMA peak; build it with make bench/ref/ref) in the same run and
-prints tgc's ratio to each. --beam N searches each kernel's optimizations first
-(stored; later runs reuse them).`,
+STREAM triad, FMA peak; build it with make bench/ref/ref) right before each
+workload and prints tgc's ratio to each. --cpu computes times, rates and
+ratios from CPU time per core instead of the clock: on a machine other
+processes share, their turns on the cores stretch the clock, not the CPU
+time (onnxruntime's times, --ort, stay clock times). The host line names the
+processor, its caches (from sysfs) and vector flags: figures mean little
+without it. --beam N searches each kernel's optimizations first (stored;
+later runs reuse them).`,
 		Example: `  tgc bench
   tgc bench matmul_1024 --ref
   tgc bench --json > bench.jsonl`,
@@ -36,7 +46,10 @@ prints tgc's ratio to each. --beam N searches each kernel's optimizations first
 	f := c.Flags()
 	f.Bool("json", false, "one JSON object per workload per line")
 	f.Bool("ref", false, "also run the reference program (OpenBLAS, STREAM, FMA peak) and print ratios")
+	f.Bool("ort", false, "ONNX workloads: also time onnxruntime's CPU provider on the same model (node bench/onnx/ort.js) and print tgc's time over it")
+	f.Int("ort-threads", 2, "onnxruntime's intra-op threads for --ort")
 	f.Int("iters", 5, "timed runs per workload (the median is reported)")
+	f.Bool("cpu", false, "rates and ratios from CPU time per core instead of the clock (on a machine other processes share)")
 	addBeamFlags(c)
 	return c
 }
@@ -49,14 +62,22 @@ func runBench(c *cobra.Command, args []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	asJSON, _ := c.Flags().GetBool("json")
 	withRef, _ := c.Flags().GetBool("ref")
+	withORT, _ := c.Flags().GetBool("ort")
+	ortThreads, _ := c.Flags().GetInt("ort-threads")
 	iters, _ := c.Flags().GetInt("iters")
+	byCPU, _ := c.Flags().GetBool("cpu")
 	workloads, err := bench.Find(args)
 	if err != nil {
 		return err
 	}
-	var ref map[string]bench.Result
 	if withRef {
-		if ref, err = runReference(); err != nil {
+		if _, err := refProgram(); err != nil {
+			return err
+		}
+	}
+	ort := map[string]bench.Result{} // onnxruntime's times, ort_NAME
+	if withORT {
+		if err := runORT(workloads, iters, ortThreads, ort); err != nil {
 			return err
 		}
 	}
@@ -64,54 +85,141 @@ func runBench(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	var readBW float64 // bytes/s, for the workloads bound by reading memory
-	for _, w := range workloads {
-		if strings.HasPrefix(w.Name, "llama_decode") && readBW == 0 {
-			readBW = bench.ReadBandwidth()
-			if ref == nil {
-				ref = map[string]bench.Result{}
-			}
-			ref["read_bandwidth"] = bench.Result{Name: "read_bandwidth", Device: "host", GBPS: readBW / 1e9}
-		}
-	}
 	var rows [][]string
 	enc := json.NewEncoder(stdout)
+	if asJSON {
+		if err := enc.Encode(hostJSON(backend.Host())); err != nil {
+			return err
+		}
+	}
+	var ref map[string]bench.Result
+	limits := map[string][2]float64{} // fma_peak, stream_triad, the read bandwidths: the lowest and highest reading
 	for _, w := range workloads {
 		if !asJSON {
 			fmt.Fprintf(stderr, "running %s...\n", w.Name)
+		}
+		if withRef {
+			// The reference right before the workload: on a shared machine
+			// the load changes within a minute, and a ratio means something
+			// only between measurements taken close together.
+			if ref, err = runReference(refParts(w.Name)...); err != nil {
+				return err
+			}
+			if strings.HasPrefix(w.Name, "llama_decode") {
+				// A decode step reads every weight once: its limit is
+				// the read bandwidth, measured by tgc itself.
+				ref["read_bandwidth"] = bench.MeasureReadBandwidth()
+			}
+			if byCPU {
+				for k, v := range ref {
+					ref[k] = v.CPUView()
+				}
+			}
+			for _, k := range []string{"fma_peak", "stream_triad", "stream_read", "read_bandwidth"} {
+				if v, ok := ref[k]; ok {
+					x := max(v.GFLOPS, v.GBPS)
+					l, seen := limits[k]
+					if !seen {
+						l = [2]float64{x, x}
+					}
+					limits[k] = [2]float64{min(l[0], x), max(l[1], x)}
+				}
+			}
 		}
 		r, err := bench.Run(eng, w, iters)
 		if err != nil {
 			return err
 		}
+		if byCPU {
+			r = r.CPUView()
+		}
 		if asJSON {
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
+			for _, k := range report.SortedKeys(ref) {
+				if err := enc.Encode(ref[k]); err != nil {
+					return err
+				}
+			}
 			continue
 		}
-		rows = append(rows, benchRow(r, ref))
+		if withRef {
+			rows = append(rows, benchRow(r, ref))
+		} else {
+			rows = append(rows, benchRow(r, nil))
+		}
 	}
 	if asJSON {
-		for _, k := range report.SortedKeys(ref) {
-			if err := enc.Encode(ref[k]); err != nil {
+		for _, k := range report.SortedKeys(ort) {
+			if err := enc.Encode(ort[k]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	fmt.Fprintf(stdout, "host: %s\n", backend.Host())
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
-	if ref != nil {
+	if withRef {
 		headers = append(headers, "vs limit", "vs OpenBLAS")
 	}
-	report.Table(stdout, headers, rows)
-	if r, ok := ref["fma_peak"]; ok {
-		fmt.Fprintf(stdout, "limits measured now: FMA peak %.0f GFLOP/s, STREAM triad %.1f GB/s, read %.1f GB/s\n", r.GFLOPS, ref["stream_triad"].GBPS, ref["stream_read"].GBPS)
+	if withORT {
+		headers = append(headers, "onnxruntime", "tgc/ort")
+		for i, r := range rows {
+			if o, ok := ort["ort_"+r[0]]; ok && o.Seconds > 0 {
+				t, _ := time.ParseDuration(strings.ReplaceAll(r[2], " ", ""))
+				rows[i] = append(r, fmt.Sprintf("%.3f ms", o.Seconds*1e3), fmt.Sprintf("%.2f×", t.Seconds()/o.Seconds))
+			} else {
+				rows[i] = append(r, "", "")
+			}
+		}
 	}
-	if r, ok := ref["read_bandwidth"]; ok {
-		fmt.Fprintf(stdout, "read bandwidth measured now (tgc, Go): %.1f GB/s (llama_decode: weight bytes per token / time, against it)\n", r.GBPS)
+	report.Table(stdout, headers, rows)
+	if withRef {
+		var parts []string
+		if l, ok := limits["fma_peak"]; ok {
+			parts = append(parts, fmt.Sprintf("FMA peak %.0f–%.0f GFLOP/s", l[0], l[1]))
+		}
+		if l, ok := limits["stream_triad"]; ok {
+			parts = append(parts, fmt.Sprintf("STREAM triad %.1f–%.1f GB/s", l[0], l[1]))
+		}
+		if l, ok := limits["stream_read"]; ok {
+			parts = append(parts, fmt.Sprintf("STREAM read %.1f–%.1f GB/s", l[0], l[1]))
+		}
+		if l, ok := limits["read_bandwidth"]; ok {
+			parts = append(parts, fmt.Sprintf("read bandwidth (tgc, Go; llama_decode's limit) %.1f–%.1f GB/s", l[0], l[1]))
+		}
+		fmt.Fprintf(stdout, "references measured before each workload: %s\n", strings.Join(parts, ", "))
+	}
+	if byCPU {
+		fmt.Fprintln(stdout, "(times are CPU time per core, tgc's and the references' alike)")
 	}
 	return nil
+}
+
+// refParts names the reference measurements a workload is compared with
+// (bench/ref/ref's parts).
+func refParts(name string) []string {
+	switch {
+	case strings.HasPrefix(name, "matmul_"):
+		return []string{"sgemm" + strings.TrimPrefix(name, "matmul_"), "peak"}
+	case name == "conv2d_resnet":
+		return []string{"conv", "peak"}
+	case strings.HasSuffix(name, "_step"):
+		return []string{"peak"}
+	case strings.HasPrefix(name, "llama_prefill"):
+		return []string{"prefill", "peak"}
+	case strings.HasPrefix(name, "llama_decode"):
+		return []string{"read"}
+	}
+	return []string{"triad"}
+}
+
+// hostJSON is the host line of `tgc bench --json`.
+func hostJSON(h backend.HostCPU) map[string]any {
+	return map[string]any{"name": "host", "host": h.String(), "model": h.Model, "family": h.Family,
+		"model_number": h.Number, "cores": h.Cores, "l1d_bytes": h.L1d, "l2_bytes": h.L2, "l3_bytes": h.L3,
+		"vector_flags": h.VectorFlags()}
 }
 
 // benchRow formats one result; compute-bound workloads (matmul, conv) are
@@ -156,13 +264,14 @@ func refProgram() (string, error) {
 	return path, nil
 }
 
-// runReference runs the reference program and parses its JSON lines.
-func runReference() (map[string]bench.Result, error) {
+// runReference runs the named parts of the reference program on two
+// threads and parses its JSON lines.
+func runReference(parts ...string) (map[string]bench.Result, error) {
 	path, err := refProgram()
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(path).Output()
+	out, err := exec.Command(path, append([]string{"2"}, parts...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("running %s: %w", path, err)
 	}
@@ -177,4 +286,54 @@ func runReference() (map[string]bench.Result, error) {
 		res[r.Name] = r
 	}
 	return res, nil
+}
+
+// runORT times onnxruntime (bench/onnx/ort.js) on each ONNX workload of
+// the list, with the same inputs, as ort["ort_NAME"].
+func runORT(workloads []bench.Workload, iters, threads int, ort map[string]bench.Result) error {
+	script := filepath.Join("bench", "onnx", "ort.js")
+	if _, err := os.Stat(filepath.Join("bench", "onnx", "node_modules", "onnxruntime-node")); err != nil {
+		return fmt.Errorf("onnxruntime-node is not installed: cd bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip npm ci")
+	}
+	for _, o := range bench.ONNXWorkloads() {
+		found := false
+		for _, w := range workloads {
+			found = found || w.Name == o.Name
+		}
+		if !found {
+			continue
+		}
+		model, err := filepath.Abs(o.Path())
+		if err != nil {
+			return err
+		}
+		args := []string{script, "bench", model, fmt.Sprint(max(iters, 1)), fmt.Sprint(threads)}
+		names := make([]string, 0, len(o.Inputs))
+		for n := range o.Inputs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			dims := make([]string, len(o.Inputs[n]))
+			for i, d := range o.Inputs[n] {
+				dims[i] = fmt.Sprint(d)
+			}
+			args = append(args, n+"="+strings.Join(dims, ","))
+		}
+		out, err := exec.Command("node", args...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return fmt.Errorf("node %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+			}
+			return fmt.Errorf("running node (Debian: nodejs): %w", err)
+		}
+		var r bench.Result
+		if err := json.Unmarshal(out, &r); err != nil {
+			return fmt.Errorf("ort.js printed %q: %w", out, err)
+		}
+		r.Name, r.Device = "ort_"+o.Name, "ort"
+		ort[r.Name] = r
+	}
+	return nil
 }

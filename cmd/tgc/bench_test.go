@@ -13,6 +13,7 @@ import (
 
 // A stand-in for bench/ref/ref: fixed reference figures.
 const fakeRef = `#!/bin/sh
+echo "$@" >> "$(dirname "$0")/args"
 echo '{"name": "openblas_sgemm_512", "seconds": 0.001, "gflops": 200, "gbps": 1}'
 echo '{"name": "stream_triad", "seconds": 0.01, "gflops": 5, "gbps": 40}'
 echo '{"name": "fma_peak", "seconds": 0.1, "gflops": 400, "gbps": 0}'
@@ -33,15 +34,33 @@ func TestBenchJSONAndRatios(t *testing.T) {
 		t.Fatalf("status %d: %s", status, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var first map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
-		t.Fatalf("first line %q: %v", lines[0], err)
+	if len(lines) != 5 { // the host, the workload and the three reference figures
+		t.Fatalf("want 5 JSON lines, got:\n%s", out)
 	}
-	if first["name"] != "sum_16M" || first["device"] != "CPU" || first["seconds"].(float64) <= 0 || first["gbps"].(float64) <= 0 {
+	var host, first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &host); err != nil || host["name"] != "host" || host["host"] != backend.Host().String() {
+		t.Errorf("host line %q (%v)", lines[0], err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &first); err != nil {
+		t.Fatalf("second line %q: %v", lines[1], err)
+	}
+	if first["name"] != "sum_16M" || first["device"] != "CPU" || first["seconds"].(float64) <= 0 || first["gbps"].(float64) <= 0 || first["cpu_seconds"].(float64) <= 0 {
 		t.Errorf("bad result line %v", first)
 	}
-	if len(lines) != 4 { // the workload and the three reference figures
-		t.Errorf("want 4 JSON lines, got:\n%s", out)
+	for _, l := range lines[2:] {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r["device"] != "ref" {
+			t.Errorf("reference line %q (%v)", l, err)
+		}
+	}
+	if args, err := os.ReadFile(filepath.Join(dir, "args")); err != nil || strings.TrimSpace(string(args)) != "2 triad" {
+		t.Errorf("reference run with %q (%v), want the triad part right before sum_16M", args, err)
+	}
+	if got := refParts("matmul_1024"); strings.Join(got, " ") != "sgemm1024 peak" {
+		t.Errorf("matmul_1024's references: %v", got)
+	}
+	if got := refParts("softmax_4096"); strings.Join(got, " ") != "triad" {
+		t.Errorf("softmax's references: %v", got)
 	}
 
 	row := benchRow(bench.Result{Name: "matmul_512", GFLOPS: 50}, map[string]bench.Result{

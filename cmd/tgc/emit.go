@@ -14,8 +14,8 @@ import (
 
 func newEmitCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "emit FILE.tg",
-		Short: "Write a script's kernels and launch plan without running anything",
+		Use:   "emit FILE.tg|FILE.py|MODEL.onnx",
+		Short: "Write a script's or a model's kernels and launch plan without running anything",
 		Long: `Emit runs a script in trace mode: kernels are scheduled, optimized and
 rendered exactly as for a device, but nothing is executed and the device
 need not be present. It writes DIR/kernels/NAME.EXT (one file per kernel),
@@ -23,9 +23,13 @@ DIR/plan.json (buffers and launches in order; see docs/) and, when the
 script has input data or weights, DIR/weights.safetensors.
 
 Values the script reads (.item(), .tolist()) become outputs of the plan and
-read as zeros, with a warning.`,
+read as zeros, with a warning.
+
+For an .onnx model the inputs are placeholders of the shapes given with
+--input-shape (or declared in the model); its initializers are the weights.`,
 		Example: `  tgc emit models/matmul.tg
-  tgc emit models/matmul.tg --device CPU --out build/matmul`,
+  tgc emit models/matmul.tg --device CPU --out build/matmul
+  tgc emit resnet.onnx --input-shape data=1,3,224,224 --out build/resnet`,
 		Args:              scriptArgs(-1),
 		ValidArgsFunction: completeScripts,
 		RunE:              emitScript,
@@ -33,11 +37,18 @@ read as zeros, with a warning.`,
 	addDeviceFlag(c, "device dialect to emit for (default CPU; see tgc devices)")
 	addScriptFlags(c)
 	c.Flags().StringP("out", "o", "", "output directory (default build/<script name>)")
+	addModelFlags(c, true)
 	return c
 }
 
 func emitScript(c *cobra.Command, args []string) error {
 	file := args[0]
+	if err := checkModelFlags(c, file); err != nil {
+		return err
+	}
+	if isONNX(file) {
+		return emitModel(c, args)
+	}
 	if err := checkScript(file); err != nil {
 		return err
 	}
@@ -74,24 +85,7 @@ func emitScript(c *cobra.Command, args []string) error {
 		return fmt.Errorf("writing the plan: %w", err)
 	}
 	if !cfg.Quiet {
-		plan := tr.Plan()
-		files := map[string]bool{}
-		for _, k := range plan.Kernels {
-			files[k.Source] = true
-		}
-		what := plural(len(files), "kernel")
-		if len(plan.Kernels) != len(files) {
-			what += fmt.Sprintf(" (%s)", plural(len(plan.Kernels), "launch"))
-		}
-		what += " and plan.json"
-		if plan.Weights != "" {
-			what = strings.Replace(what, " and plan.json", ", plan.json and "+plan.Weights, 1)
-		}
-		fmt.Fprintf(stderr, "wrote %s to %s\n", what, out)
-		if tr.BeamMisses > 0 {
-			fmt.Fprintf(stderr, "tgc: BEAM=%d: no stored search result for %s, the heuristic's choice is emitted (emit runs nothing; tgc run --beam %d searches and stores results)\n",
-				cfg.Beam, plural(tr.BeamMisses, "kernel"), cfg.Beam)
-		}
+		reportPlan(stderr, tr, out, cfg.Beam)
 	}
 	return nil
 }

@@ -208,6 +208,23 @@ func TestEmit(t *testing.T) {
 	checkPlan(t, dir, "CPU", ".c")
 }
 
+// TestEmitDebug checks that emit runs the same pipeline as a device:
+// DEBUG=5 shows the kernel after every pass, DEBUG=3 its source.
+func TestEmitDebug(t *testing.T) {
+	setup(t)
+	f := writeScript(t, "matmul.tg", matmulScript)
+	_, errs, st := tgc(t, "emit", f, "--device", "CPU", "--debug", "5", "-o", "plan")
+	if st != 0 {
+		t.Fatalf("status %d, stderr:\n%s", st, errs)
+	}
+	for _, want := range []string{"scheduled ", "--- r_32_32_32 after lowered ---", "--- r_32_32_32 after simplify ---",
+		"--- r_32_32_32 after opts ---", "--- r_32_32 after simd ---", "  simd acc   x8 ", "// r_32_32 opts [UNROLL(", "void r_32_32_32(void **bufs"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("emit --debug 5: no %q in stderr:\n%s", want, errs)
+		}
+	}
+}
+
 func TestEmitDefaults(t *testing.T) {
 	setup(t)
 	f := writeScript(t, "sum.tg", sumScript)

@@ -24,9 +24,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tgc",
 		Short: "tgc compiles tensor scripts (.tg) into fused kernels and runs them",
-		Long: `tgc is a tensor compiler: a .tg script (Starlark with tinygrad's Tensor API)
-builds a lazy graph that tgc fuses into kernels, renders as source, compiles
-and runs on a device.
+		Long: `tgc is a tensor compiler: a .tg script (tinygrad-style Python, run on
+Starlark; plain .py files of tinygrad code run too) builds a lazy graph that
+tgc fuses into kernels, renders as source, compiles and runs on a device.
 
 Settings come from flags, then TGC_* environment variables (TGC_DEVICE,
 TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then tinygrad's
@@ -45,7 +45,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then t
 	pf := root.PersistentFlags()
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
 	config.AddFlags(pf, "no_color", "cache")
-	root.AddCommand(newRunCmd(), newEmitCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd(), newGenerateCmd())
+	root.AddCommand(newRunCmd(), newEmitCmd(), newInfoCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd(), newGenerateCmd())
 	return root
 }
 
@@ -106,7 +106,7 @@ type usageError struct {
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-// scriptArgs accepts FILE.tg followed by arguments for the script.
+// scriptArgs accepts a script followed by arguments for it.
 func scriptArgs(max int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		switch {
@@ -119,12 +119,12 @@ func scriptArgs(max int) cobra.PositionalArgs {
 	}
 }
 
-// completeScripts completes .tg file names.
+// completeScripts completes .tg, .py and .onnx file names.
 func completeScripts(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
-	return []string{"tg"}, cobra.ShellCompDirectiveFilterFileExt
+	return []string{"tg", "py", "onnx"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 // knownDevices are the device names a setting may hold: devices that run
@@ -201,7 +201,7 @@ func checkScript(file string) error {
 	case err != nil:
 		return fmt.Errorf("cannot read script: %v", err)
 	case st.IsDir():
-		return fmt.Errorf("%s is a directory, not a .tg script", file)
+		return fmt.Errorf("%s is a directory, not a script (.tg or .py)", file)
 	}
 	f, err := fileaccess.Open(file) // a FIFO or device is refused, not waited on
 	if err != nil {

@@ -16,25 +16,46 @@ import (
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "run FILE.tg [-- ARGS...]",
-		Short: "Run a script on a device",
-		Long: `Run executes a .tg script. Afterwards it prints one summary line to stderr
-(kernels run, device time, compile time) unless --quiet. Arguments after
-the file are visible to the script as the list argv.`,
+		Use:   "run FILE.tg|FILE.py|MODEL.onnx [-- ARGS...]",
+		Short: "Run a script or an ONNX model on a device",
+		Long: `Run executes a script (.tg, or tinygrad Python saved as .py) or an ONNX
+model. Afterwards it prints one summary line to stderr (kernels run, device
+time, compile time) unless --quiet. Arguments after
+the file are visible to the script as the list argv.
+
+An .onnx model runs on the inputs given with --input (.npy, .pb TensorProto
+or .safetensors files; NAME=FILE or, unnamed, in the graph's input order)
+and prints each output's name, dtype, shape and leading values; --out
+writes them (.safetensors, or .npy for one output). Without inputs the
+error lists every input the model needs.`,
 		Example: `  tgc run models/matmul.tg
   DEBUG=2 tgc run models/matmul.tg --device GO
-  tgc run train.tg --seed 42 -- --epochs 3`,
+  tgc run train.tg --seed 42 -- --epochs 3
+  tgc run resnet.onnx --input data=cat.npy
+  tgc run model.onnx --input input_0.pb --input input_1.pb --out out.safetensors
+  tgc run model.onnx --input x=x.npy --dim batch=8`,
 		Args:              scriptArgs(-1),
 		ValidArgsFunction: completeScripts,
 		RunE:              runScript,
 	}
 	addDeviceFlag(c, "device to run on (default: the best available, see tgc devices)")
 	addScriptFlags(c)
+	addModelFlags(c, false)
+	c.Flags().StringP("out", "o", "", "ONNX: write the outputs to this .safetensors (or .npy) file")
 	return c
 }
 
 func runScript(c *cobra.Command, args []string) error {
 	file := args[0]
+	if err := checkModelFlags(c, file); err != nil {
+		return err
+	}
+	if isONNX(file) {
+		return runModel(c, args)
+	}
+	if out, _ := c.Flags().GetString("out"); out != "" {
+		return &usageError{err: fmt.Errorf("--out is for ONNX models; %s is a script", file), cmd: c}
+	}
 	if err := checkScript(file); err != nil {
 		return err
 	}

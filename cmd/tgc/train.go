@@ -26,16 +26,17 @@ import (
 // embedded scripts.
 var trainModels = map[string]string{
 	"mlp": "mnist_mlp.tg",
-	"cnn": "mnist_cnn.tg",
+	"cnn": "beautiful_mnist.tg",
 }
 
 func newTrainCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "train mnist|FILE.tg [-- ARGS...]",
+		Use:   "train mnist|FILE.tg|FILE.py [-- ARGS...]",
 		Short: "Train a model on MNIST, or run a training script, and report how it learned",
 		Long: `Train runs a training script: 'tgc train mnist' one of the built-in MNIST
 models (--model mlp: tinygrad's TinyNet 784-128-10 with Adam; --model cnn:
-tinygrad's beautiful_mnist), 'tgc train FILE.tg' your own script.
+tinygrad's beautiful_mnist, models/beautiful_mnist.tg), 'tgc train FILE.tg' your
+own script (.tg or .py).
 
 The flags reach the script as the read-only dict config (keys model, steps,
 batch, lr, eval_every, save, data, seed; only the flags given, plus model),
@@ -82,7 +83,7 @@ func completeTrain(c *cobra.Command, args []string, prefix string) ([]string, co
 	if strings.HasPrefix("mnist", prefix) && prefix != "" {
 		return []string{"mnist"}, cobra.ShellCompDirectiveNoFileComp
 	}
-	return []string{"tg"}, cobra.ShellCompDirectiveFilterFileExt
+	return []string{"tg", "py"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 // trainFlags are the validated flags of tgc train.

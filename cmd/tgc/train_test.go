@@ -136,3 +136,47 @@ for i in trange(config.get("steps", 10)):
 		}
 	}
 }
+
+var cnnProgressRE = regexp.MustCompile(`(?m)^step (\d+)/(\d+) loss: +([0-9.]+) test_accuracy: +([0-9.]+|nan)% \d+ samples/s`)
+
+// TestTrainCNN is CI's short run of tinygrad's beautiful_mnist
+// (models/beautiful_mnist.tg) through tgc train: a few steps on a small
+// synthetic MNIST on the CPU, with the TinyJit capture and replays, the
+// test accuracy every 4 steps and the table.
+func TestTrainCNN(t *testing.T) {
+	setup(t)
+	if !available("CPU") {
+		t.Skip("CPU device unavailable (no C compiler)")
+	}
+	data := writeMNIST(t, 300, 100)
+	out, errs, st := tgc(t, "train", "mnist", "--model", "cnn", "--data", data, "--device", "CPU", "--steps", "8", "--batch", "32",
+		"--eval-every", "4", "--log-every", "2", "--save", "cnn.safetensors")
+	if st != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", st, out, errs)
+	}
+	m := cnnProgressRE.FindAllStringSubmatch(out, -1)
+	if len(m) != 4 || m[3][1] != "8" || m[3][2] != "8" {
+		t.Fatalf("progress lines %q in\n%s", m, out)
+	}
+	first, _ := strconv.ParseFloat(m[0][3], 64)
+	last, _ := strconv.ParseFloat(m[3][3], 64)
+	if !(last < first) {
+		t.Errorf("loss did not decrease: %v at step 2, %v at step 8", first, last)
+	}
+	if m[0][4] != "nan" || m[1][4] == "nan" {
+		t.Errorf("test accuracy should appear from step 4 on: %q", m)
+	}
+	for _, re := range []string{`(?m)^model +mnist cnn$`, `(?m)^test accuracy +\d+\.\d\d%$`, `(?m)^steps +8$`, `(?m)^batch +32$`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no %s in the table:\n%s", re, out)
+		}
+	}
+	b, err := os.ReadFile("cnn.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := safetensors.Decode(b)
+	if err != nil || len(ts) != 20 { // 4 convolutions and a linear layer (weight, bias), 2 batch norms (5 tensors each)
+		t.Errorf("cnn.safetensors: %d tensors, %v", len(ts), err)
+	}
+}

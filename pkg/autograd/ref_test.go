@@ -96,7 +96,7 @@ func eval64(n *tensor.Node, memo map[*tensor.Node][]float64) []float64 {
 			out[i] = tensor.GetValue(data, b.DType, i)
 		}
 	case n.Op == ir.OpConst:
-		out[0] = n.Arg.(float64)
+		out[0], _ = n.ConstValue()
 	case n.Op == ir.OpContiguous || n.Op == ir.OpReshape:
 		copy(out, src[0])
 	case n.Op == ir.OpCast:

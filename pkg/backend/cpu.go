@@ -43,7 +43,7 @@ func init() {
 				return nil, err
 			}
 			w := hostVecWidth()
-			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, lang: render.CWithWidth(w), cacheDir: opts.CacheDir}, nil
+			return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: w, cacheDir: opts.CacheDir}, nil
 		}})
 }
 
@@ -97,9 +97,8 @@ func probeCompiler() (compiler, error) {
 
 type cpuDevice struct {
 	cc       compiler
-	cacheDir string       // "" = CacheDir()
-	width    int          // float32 lanes of the host's vectors (hostVecWidth)
-	lang     *render.Lang // the C dialect at that width
+	cacheDir string // "" = CacheDir()
+	width    int    // float32 lanes of the host's vectors (hostVecWidth): the simd pass's width
 	mu       sync.Mutex
 	progs    map[string]*cpuProgram // by source: compiled kernels in memory
 
@@ -116,15 +115,23 @@ func (d *cpuDevice) Name() string { return "CPU" }
 func (d *cpuDevice) Target() ir.Target {
 	t := ir.CPUTarget
 	t.VecWidth = d.width
+	t.L1, t.L2 = Host().L1d, Host().L2
+	if HostHasAVX512() { // 32 vector registers at any width (EVEX encodings)
+		t.VecRegs = 32
+	}
 	return t
 }
 
 // Fingerprint identifies what a kernel's speed depends on: the compiler,
-// its flags and the processor (the key of BEAM's stored results).
+// its flags, the processor and its cache sizes (the key of BEAM's stored
+// results).
 func (d *cpuDevice) Fingerprint() string {
-	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), fmt.Sprintf("vec%d", d.width)}, "\x00")
+	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), Host().CacheKey(), fmt.Sprintf("vec%d", d.width)}, "\x00")
 }
-func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
+func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
+
+// Owns: every host buffer (GO's or the CPU's) is plain memory to the CPU.
+func (d *cpuDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	size := n * dt.Size()
@@ -201,7 +208,7 @@ func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 	var todo []int
 	seen := map[string]bool{}
 	for i, k := range ks {
-		srcs[i] = render.Render(d.lang, k)
+		srcs[i] = render.Render(render.C, k)
 		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
 			seen[srcs[i]] = true
 			todo = append(todo, i)
@@ -355,7 +362,7 @@ func OpenCPUWidth(width int) (Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: width, lang: render.CWithWidth(width)}, nil
+	return &cpuDevice{cc: cc, progs: map[string]*cpuProgram{}, width: width}, nil
 }
 
 // vecWidthFor reads the vector width off a cpuModel string.
@@ -491,10 +498,12 @@ func (d *cpuDevice) TakeWarnings() []string {
 }
 
 // cacheKey is the content address of a translation unit's shared object:
-// source, compiler identity, flags and CPU model.
+// source, compiler identity, flags, CPU model and the host's cache sizes
+// (the blocking decisions in the source depend on them; the key keeps
+// entries of hosts that differ only in caches apart, as BEAM's does).
 func (d *cpuDevice) cacheKey(src string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "kcache v1\x00%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel())
+	fmt.Fprintf(h, "kcache v1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), Host().CacheKey())
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -542,6 +551,12 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	if len(vars) == 0 {
 		vars = []int64{0}
 	}
+	// The kernel reads both arrays while goroutine stacks may move: pinned
+	// heap memory, not addresses computed from possibly stack-held slices.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&ptrs[0])
+	pin.Pin(&vars[0])
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
 	start := time.Now()
 	n := p.k.Global[0].Trip(vars)

@@ -90,6 +90,10 @@ type cudaAPI struct {
 	nvrtcErr func(code int32) string // nvrtcGetErrorString
 }
 
+// Pointers converted to uintptr in the arguments must stay valid for the
+// C call: a goroutine stack can move, so they are moved to the heap.
+//
+//go:uintptrescapes
 func (a *cudaAPI) call(name string, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(a.fns[name], args...)
 	if code := int32(r); code != cuSuccess {
@@ -274,6 +278,17 @@ func openCUDA() (Device, error) {
 func (d *cudaDevice) Name() string               { return "CUDA" }
 func (d *cudaDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
 
+// Target: the grid passes (GROUP, vector accesses) within the device's limits.
+func (d *cudaDevice) Target() ir.Target { return d.lang.Target() }
+
+// Fingerprint identifies what a kernel's speed depends on (the key of
+// BEAM's stored results): the device, its compiler and its limits.
+func (d *cudaDevice) Fingerprint() string {
+	return fmt.Sprintf("CUDA\x00%s\x00%+v", d.info, d.info.limits)
+}
+
+func (d *cudaDevice) Owns(b Buffer) bool { c, ok := b.(*cudaBuffer); return ok && c.d == d }
+
 type cudaBuffer struct {
 	d    *cudaDevice
 	ptr  uint64
@@ -361,6 +376,23 @@ func (e *CUDABuildError) Error() string {
 	return fmt.Sprintf("CUDA: compiling kernel %s failed (%v):\n%s", e.Kernel, e.Err, strings.TrimSpace(e.Log))
 }
 
+// clangSupports refuses kernels the clang fallback cannot compile: without
+// NVRTC there is no libdevice, and float64 exp2, log2 and sin have no PTX
+// instruction to stand in for them (float32 ones do, approximately; see
+// render.CUDAClangPrelude).
+func clangSupports(k *ir.Kernel) error {
+	var bad ir.Op
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.DType == ir.Float64 && (e.Op == ir.OpExp2 || e.Op == ir.OpLog2 || e.Op == ir.OpSin) {
+			bad = e.Op
+		}
+	})
+	if bad != ir.OpInvalid {
+		return fmt.Errorf("CUDA: kernel %s needs float64 %s, which needs NVRTC (libnvrtc; kernels are compiled by clang without libdevice here): cast to float32 first", k.Name, strings.ToLower(bad.String()))
+	}
+	return nil
+}
+
 func (d *cudaDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -372,6 +404,9 @@ func (d *cudaDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 			var ptx string
 			var err error
 			if d.info.clang != "" {
+				if err := clangSupports(k); err != nil {
+					return nil, err
+				}
 				if d.archs == nil {
 					d.archs = clangArchs(d.info.major, d.info.minor)
 				}

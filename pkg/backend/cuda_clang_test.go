@@ -76,6 +76,9 @@ func TestClangPTXGolden(t *testing.T) {
 		t.Fatal("no golden CUDA files")
 	}
 	runParallel(t, len(files), func(i int) {
+		if filepath.Base(files[i]) == "f64_math.cu" { // float64 exp2: refused without NVRTC (TestClangRefusesFloat64Math)
+			return
+		}
 		src, err := os.ReadFile(files[i])
 		if err != nil {
 			t.Error(err)
@@ -178,6 +181,30 @@ func runParallel(t *testing.T, n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// TestClangRefusesFloat64Math: without NVRTC, a kernel with float64 exp2 is
+// refused with a reason before clang runs; float64 sqrt compiles.
+func TestClangRefusesFloat64Math(t *testing.T) {
+	b := ir.NewBuilder()
+	i := &ir.Axis{ID: 0, Size: 4, Kind: ir.AxisGlobal}
+	x := b.Load(1, ir.Float64, b.Var(i), nil)
+	mk := func(op ir.Op) *ir.Kernel {
+		return &ir.Kernel{Name: "E_4", B: b, Global: []*ir.Axis{i},
+			Bufs:   []ir.BufParam{{DType: ir.Float64, Size: 4, Output: true}, {DType: ir.Float64, Size: 4}},
+			Stores: []*ir.Expr{b.Store(0, b.Var(i), b.Alu(op, x))}}
+	}
+	if err := clangSupports(mk(ir.OpExp2)); err == nil || !strings.Contains(err.Error(), "float64 exp2, which needs NVRTC") {
+		t.Errorf("float64 exp2: %v", err)
+	}
+	if err := clangSupports(mk(ir.OpSqrt)); err != nil {
+		t.Errorf("float64 sqrt: %v", err)
+	}
+	clang := clangOrSkip(t)
+	src := render.Render(render.CUDA, mk(ir.OpSqrt))
+	if _, _, err := clangPTX(clang, clangArchs(8, 0), src, "E_4"); err != nil {
+		t.Errorf("float64 sqrt through clang: %v", err)
+	}
 }
 
 // tc is the context of this package's test graphs (they are scheduled and

@@ -24,6 +24,9 @@ type Device interface {
 	Compile(ks []*ir.Kernel) ([]Program, error)
 	// Source renders a kernel in the device's language ("" for GO).
 	Source(k *ir.Kernel) string
+	// Owns says whether b is memory this device can launch on (a buffer
+	// another engine allocated is copied through the host first).
+	Owns(b Buffer) bool
 }
 
 // Buffer is device memory.

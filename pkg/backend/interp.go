@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 
@@ -25,6 +26,9 @@ type goDevice struct{}
 
 func (goDevice) Name() string               { return "GO" }
 func (goDevice) Source(k *ir.Kernel) string { return k.Dump() }
+
+// Owns: every host buffer (GO's or the CPU's) is plain memory to GO.
+func (goDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
 
 // hostBuffer is memory the CPU can address: a Go slice (GO) or an mmap'd
 // region (CPU).
@@ -99,31 +103,44 @@ func Rand(seed, ctr, idx int64) float32 {
 	return float32(x>>40) * (1.0 / 16777216.0)
 }
 
+// regs are one thread's registers: each expression has a slot, in f when
+// its dtype is a float, in i otherwise (integers exactly, uint64 as bit
+// patterns, bools as 0/1).
+type regs struct {
+	f []float64
+	i []int64
+}
+
 // evaluator holds the compiled closures of one kernel.
 type evaluator struct {
-	slot  map[*ir.Expr]int
-	steps map[*ir.Block][]func(r []float64)
-	bufs  [][]byte
-	vars  []int64
-	p     *interpProgram
+	slot map[*ir.Expr]int
+	bufs [][]byte
+	vars []int64
+	p    *interpProgram
 }
 
 func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	start := time.Now()
-	ev := &evaluator{slot: map[*ir.Expr]int{}, steps: map[*ir.Block][]func([]float64){}, vars: vars, p: p}
+	ev := &evaluator{slot: map[*ir.Expr]int{}, vars: vars, p: p}
 	for _, b := range bufs {
 		ev.bufs = append(ev.bufs, b.(*hostBuffer).data)
 	}
 	ir.Walk(p.k.Stores, func(e *ir.Expr) { ev.slot[e] = len(ev.slot) })
-	top := ev.compile(p.prog.Top)
-	var stores []func([]float64)
+	// The global axes are loops: what is hoisted out of inner ones runs
+	// once per iteration of the loops it uses (ir.Program.Hoisted).
+	hoisted := make([][]func(*regs), len(p.prog.Hoisted))
+	for d, b := range p.prog.Hoisted {
+		hoisted[d] = ev.compile(b)
+	}
+	top := ev.compile(p.prog.Innermost)
+	var stores []func(*regs)
 	for _, s := range p.prog.Stores {
 		stores = append(stores, ev.store(s))
 	}
 	g := p.k.Global
 	outer := g[0]
 	parallel(outer.Trip(vars), func(lo, hi int64) {
-		r := make([]float64, len(ev.slot))
+		r := &regs{f: make([]float64, len(ev.slot)), i: make([]int64, len(ev.slot))}
 		var rec func(d int)
 		rec = func(d int) {
 			if d == len(g) {
@@ -135,6 +152,9 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 				}
 				return
 			}
+			for _, f := range hoisted[d] {
+				f(r)
+			}
 			v := ev.varSlot(g[d])
 			a, b := int64(0), g[d].Trip(ev.vars)
 			if d == 0 {
@@ -142,7 +162,7 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 			}
 			for i := a; i < b; i++ {
 				if v >= 0 {
-					r[v] = float64(i)
+					r.i[v] = i
 				}
 				rec(d + 1)
 			}
@@ -162,8 +182,8 @@ func (ev *evaluator) varSlot(a *ir.Axis) int {
 	return -1
 }
 
-func (ev *evaluator) compile(b *ir.Block) []func([]float64) {
-	var fs []func([]float64)
+func (ev *evaluator) compile(b *ir.Block) []func(*regs) {
+	var fs []func(*regs)
 	for _, e := range b.Nodes {
 		if f := ev.node(e); f != nil {
 			fs = append(fs, f)
@@ -172,70 +192,141 @@ func (ev *evaluator) compile(b *ir.Block) []func([]float64) {
 	return fs
 }
 
-func (ev *evaluator) node(e *ir.Expr) func([]float64) {
+func (ev *evaluator) node(e *ir.Expr) func(*regs) {
 	out := ev.slot[e]
 	src := make([]int, len(e.Src))
 	for i, s := range e.Src {
 		src[i] = ev.slot[s]
 	}
+	dt := e.DType
 	switch op := e.Op; {
 	case op == ir.OpVar || op == ir.OpStore:
 		return nil // set by loops / run after the top block
 	case op == ir.OpConst:
-		v := e.ConstFloat()
-		return func(r []float64) { r[out] = v }
+		if dt.IsFloat() {
+			v := e.ConstFloat()
+			return func(r *regs) { r.f[out] = v }
+		}
+		v, _ := e.ConstInt()
+		return func(r *regs) { r.i[out] = v }
 	case op == ir.OpParam:
-		i := e.ParamIndex()
-		return func(r []float64) { r[out] = float64(ev.vars[i]) }
+		k := e.ParamIndex()
+		return func(r *regs) { r.i[out] = ev.vars[k] }
 	case op == ir.OpRand:
-		return func(r []float64) {
-			r[out] = float64(Rand(int64(r[src[1]]), int64(r[src[2]]), int64(r[src[0]])))
-		}
+		return func(r *regs) { r.f[out] = float64(Rand(r.i[src[1]], r.i[src[2]], r.i[src[0]])) }
 	case op == ir.OpLoad:
-		get := reader(e.DType, ev.bufs[e.Arg.(int)])
-		if len(src) > 1 {
-			return func(r []float64) {
-				if r[src[1]] != 0 {
-					r[out] = get(int(r[src[0]]))
-				} else {
-					r[out] = 0
-				}
-			}
-		}
-		return func(r []float64) { r[out] = get(int(r[src[0]])) }
+		return ev.load(e, out, src)
 	case op == ir.OpReduce:
 		return ev.reduce(e)
 	case op == ir.OpCast:
-		from, to := e.Src[0].DType, e.DType
-		return func(r []float64) { r[out] = castValue(from, to, r[src[0]]) }
+		return castOp(e.Src[0].DType, dt, out, src[0])
+	case op == ir.OpBitcast:
+		from := e.Src[0].DType
+		return func(r *regs) {
+			f, i := ir.FromBits(dt, ir.Bits(from, r.f[src[0]], r.i[src[0]]))
+			r.f[out], r.i[out] = f, i
+		}
 	case op == ir.OpWhere:
-		return func(r []float64) {
-			if r[src[0]] != 0 {
-				r[out] = r[src[1]]
+		if dt.IsFloat() {
+			return func(r *regs) {
+				if r.i[src[0]] != 0 {
+					r.f[out] = r.f[src[1]]
+				} else {
+					r.f[out] = r.f[src[2]]
+				}
+			}
+		}
+		return func(r *regs) {
+			if r.i[src[0]] != 0 {
+				r.i[out] = r.i[src[1]]
 			} else {
-				r[out] = r[src[2]]
+				r.i[out] = r.i[src[2]]
 			}
 		}
 	case op.IsCompare():
-		return func(r []float64) { r[out] = b2f(ir.Compare(op, r[src[0]], r[src[1]])) }
-	case e.DType.IsFloat():
-		dt := e.DType
-		if len(src) == 1 {
-			return func(r []float64) { r[out] = ir.FloatOp(op, dt, r[src[0]], 0) }
+		if from := e.Src[0].DType; from.IsFloat() {
+			return func(r *regs) { r.i[out] = b2i(ir.Compare(op, r.f[src[0]], r.f[src[1]])) }
+		} else {
+			return func(r *regs) { r.i[out] = b2i(ir.CompareInt(op, from, r.i[src[0]], r.i[src[1]])) }
 		}
-		return func(r []float64) { r[out] = ir.FloatOp(op, dt, r[src[0]], r[src[1]]) }
+	case dt.IsFloat():
+		if len(src) == 1 {
+			return func(r *regs) { r.f[out] = ir.FloatOp(op, dt, r.f[src[0]], 0) }
+		}
+		return func(r *regs) { r.f[out] = ir.FloatOp(op, dt, r.f[src[0]], r.f[src[1]]) }
 	default:
-		dt := e.DType
 		if len(src) == 1 {
-			return func(r []float64) { r[out] = float64(ir.IntOp(op, dt, int64(r[src[0]]), 0)) }
+			return func(r *regs) { r.i[out] = ir.IntOp(op, dt, r.i[src[0]], 0) }
 		}
-		return func(r []float64) { r[out] = float64(ir.IntOp(op, dt, int64(r[src[0]]), int64(r[src[1]]))) }
+		return func(r *regs) { r.i[out] = ir.IntOp(op, dt, r.i[src[0]], r.i[src[1]]) }
 	}
+}
+
+// load reads a buffer element into e's register (0 where a guard fails).
+func (ev *evaluator) load(e *ir.Expr, out int, src []int) func(*regs) {
+	b := ev.bufs[e.Arg.(int)]
+	if e.DType.IsFloat() {
+		get := readerF(e.DType, b)
+		if len(src) > 1 {
+			return func(r *regs) {
+				r.f[out] = 0
+				if r.i[src[1]] != 0 {
+					r.f[out] = get(int(r.i[src[0]]))
+				}
+			}
+		}
+		return func(r *regs) { r.f[out] = get(int(r.i[src[0]])) }
+	}
+	get := readerI(e.DType, b)
+	if len(src) > 1 {
+		return func(r *regs) {
+			r.i[out] = 0
+			if r.i[src[1]] != 0 {
+				r.i[out] = get(int(r.i[src[0]]))
+			}
+		}
+	}
+	return func(r *regs) { r.i[out] = get(int(r.i[src[0]])) }
+}
+
+// castOp converts with the dtype rules: floats round to the target (an
+// integer to float32 rounds once), float to integer truncates and
+// saturates (ir.CastFloatToInt), integers wrap.
+func castOp(from, to ir.DType, out, in int) func(*regs) {
+	switch {
+	case from.IsFloat() && to.IsFloat():
+		return func(r *regs) { r.f[out] = ir.RoundFloat(to, r.f[in]) }
+	case from.IsFloat():
+		return func(r *regs) { r.i[out] = ir.CastFloatToInt(to, r.f[in]) }
+	case to.IsFloat():
+		return func(r *regs) { r.f[out] = ir.RoundFloat(to, intToFloat(from, to, r.i[in])) }
+	}
+	return func(r *regs) { r.i[out] = to.Wrap(r.i[in]) }
+}
+
+// intToFloat converts an integer to a float with a single rounding to
+// float32 (or float64), as a C conversion does; float16 and bfloat16 then
+// round once more, as their float32 registers do on every device.
+func intToFloat(from, to ir.DType, v int64) float64 {
+	if to == ir.Float64 {
+		return from.IntToFloat(v)
+	}
+	if from == ir.Uint64 {
+		return float64(float32(uint64(v)))
+	}
+	return float64(float32(v))
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // reduce evaluates a reduce's whole group (its leader's closure fills every
 // member's register); other members evaluate to nothing.
-func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
+func (ev *evaluator) reduce(e *ir.Expr) func(*regs) {
 	leader := ev.p.prog.Leader[e]
 	if leader != e {
 		return nil
@@ -247,20 +338,23 @@ func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
 		out, val int
 		op       ir.Op
 		dt       ir.DType
-		init     float64
 	}
 	accs := make([]acc, len(members))
 	for i, m := range members {
-		op := m.Arg.(*ir.ReduceArg).Op
-		accs[i] = acc{ev.slot[m], ev.slot[m.Src[0]], op, m.DType, ir.ReduceIdentity(op, m.DType)}
+		accs[i] = acc{ev.slot[m], ev.slot[m.Src[0]], m.Arg.(*ir.ReduceArg).Op, m.DType}
 	}
 	vars := make([]int, len(arg.Axes))
 	for i, a := range arg.Axes {
 		vars[i] = ev.varSlot(a)
 	}
-	return func(r []float64) {
+	return func(r *regs) {
 		for _, a := range accs {
-			r[a.out] = a.init
+			init := ir.ReduceIdentity(a.op, a.dt)
+			if a.dt.IsFloat() {
+				r.f[a.out] = init
+			} else {
+				r.i[a.out] = ir.CastFloatToInt(a.dt, init)
+			}
 		}
 		var rec func(d int)
 		rec = func(d int) {
@@ -269,16 +363,19 @@ func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
 					f(r)
 				}
 				for _, a := range accs {
-					v := r[a.val]
 					switch {
-					case a.op != ir.OpSum:
-						if v > r[a.out] {
-							r[a.out] = v
+					case a.dt.IsFloat() && a.op == ir.OpSum:
+						r.f[a.out] = ir.RoundFloat(a.dt, r.f[a.out]+r.f[a.val])
+					case a.dt.IsFloat(): // the C form (v>acc)?v:acc: NaN never wins
+						if v := r.f[a.val]; v > r.f[a.out] {
+							r.f[a.out] = v
 						}
-					case a.dt.IsFloat():
-						r[a.out] = ir.RoundFloat(a.dt, r[a.out]+v)
+					case a.op == ir.OpSum:
+						r.i[a.out] = a.dt.Wrap(r.i[a.out] + r.i[a.val])
 					default:
-						r[a.out] = float64(a.dt.Wrap(int64(r[a.out]) + int64(v)))
+						if v := r.i[a.val]; ir.CompareInt(ir.OpCmpLt, a.dt, r.i[a.out], v) {
+							r.i[a.out] = v
+						}
 					}
 				}
 				return
@@ -286,7 +383,7 @@ func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
 			n := arg.Axes[d].Trip(ev.vars)
 			for i := int64(0); i < n; i++ {
 				if vars[d] >= 0 {
-					r[vars[d]] = float64(i)
+					r.i[vars[d]] = i
 				}
 				rec(d + 1)
 			}
@@ -295,68 +392,89 @@ func (ev *evaluator) reduce(e *ir.Expr) func([]float64) {
 	}
 }
 
-func (ev *evaluator) store(s *ir.Expr) func([]float64) {
-	put := writer(s.DType, ev.bufs[s.Arg.(int)])
+func (ev *evaluator) store(s *ir.Expr) func(*regs) {
+	b := ev.bufs[s.Arg.(int)]
 	idx, val := ev.slot[s.Src[0]], ev.slot[s.Src[1]]
-	return func(r []float64) { put(int(r[idx]), r[val]) }
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
+	if s.DType.IsFloat() {
+		put := writerF(s.DType, b)
+		return func(r *regs) { put(int(r.i[idx]), r.f[val]) }
 	}
-	return 0
+	put := writerI(s.DType, b)
+	return func(r *regs) { put(int(r.i[idx]), r.i[val]) }
 }
 
-// castValue converts with C semantics; float16 rounds through binary16.
-func castValue(from, to ir.DType, v float64) float64 {
-	switch {
-	case to == ir.Float16:
-		return float64(half.ToFloat32(half.FromFloat32(float32(v))))
-	case to.IsFloat():
-		return ir.RoundFloat(to, v)
-	case from.IsFloat():
-		return float64(ir.CastFloatToInt(to, v))
-	}
-	return float64(to.Wrap(int64(v)))
+// Typed views of a buffer's bytes.
+func view16(b []byte) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+}
+func view32(b []byte) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+func view64(b []byte) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }
 
-func reader(dt ir.DType, b []byte) func(int) float64 {
+func readerF(dt ir.DType, b []byte) func(int) float64 {
 	switch dt {
 	case ir.Float32:
-		s := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		return func(i int) float64 { return float64(s[i]) }
+		s := view32(b)
+		return func(i int) float64 { return float64(math.Float32frombits(s[i])) }
+	case ir.Float64:
+		s := view64(b)
+		return func(i int) float64 { return math.Float64frombits(s[i]) }
 	case ir.Float16:
-		s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+		s := view16(b)
 		return func(i int) float64 { return float64(half.ToFloat32(s[i])) }
-	case ir.Int32:
-		s := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		return func(i int) float64 { return float64(s[i]) }
-	case ir.Int8:
-		return func(i int) float64 { return float64(int8(b[i])) }
 	}
-	return func(i int) float64 { return float64(b[i]) }
+	s := view16(b) // bfloat16
+	return func(i int) float64 { return float64(half.BFloat16ToFloat32(s[i])) }
 }
 
-func writer(dt ir.DType, b []byte) func(int, float64) {
+func readerI(dt ir.DType, b []byte) func(int) int64 {
+	switch dt.Size() {
+	case 1:
+		return func(i int) int64 { return dt.Wrap(int64(b[i])) }
+	case 2:
+		s := view16(b)
+		return func(i int) int64 { return dt.Wrap(int64(s[i])) }
+	case 4:
+		s := view32(b)
+		return func(i int) int64 { return dt.Wrap(int64(s[i])) }
+	}
+	s := view64(b)
+	return func(i int) int64 { return int64(s[i]) }
+}
+
+func writerF(dt ir.DType, b []byte) func(int, float64) {
 	switch dt {
 	case ir.Float32:
-		s := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		return func(i int, v float64) { s[i] = float32(v) }
+		s := view32(b)
+		return func(i int, v float64) { s[i] = math.Float32bits(float32(v)) }
+	case ir.Float64:
+		s := view64(b)
+		return func(i int, v float64) { s[i] = math.Float64bits(v) }
 	case ir.Float16:
-		s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+		s := view16(b)
 		return func(i int, v float64) { s[i] = half.FromFloat32(float32(v)) }
-	case ir.Int32:
-		s := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-		return func(i int, v float64) { s[i] = int32(int64(v)) }
-	case ir.Bool:
-		return func(i int, v float64) {
-			if v != 0 {
-				b[i] = 1
-			} else {
-				b[i] = 0
-			}
-		}
 	}
-	return func(i int, v float64) { b[i] = byte(int64(v)) }
+	s := view16(b) // bfloat16
+	return func(i int, v float64) { s[i] = half.BFloat16FromFloat32(float32(v)) }
+}
+
+func writerI(dt ir.DType, b []byte) func(int, int64) {
+	switch dt.Size() {
+	case 1:
+		if dt == ir.Bool {
+			return func(i int, v int64) { b[i] = byte(b2i(v != 0)) }
+		}
+		return func(i int, v int64) { b[i] = byte(v) }
+	case 2:
+		s := view16(b)
+		return func(i int, v int64) { s[i] = uint16(v) }
+	case 4:
+		s := view32(b)
+		return func(i int, v int64) { s[i] = uint32(v) }
+	}
+	s := view64(b)
+	return func(i int, v int64) { s[i] = uint64(v) }
 }

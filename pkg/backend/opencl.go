@@ -96,6 +96,10 @@ var clFuncNames = []string{
 
 // call invokes an OpenCL function returning cl_int and turns failures
 // into errors naming the call.
+// Pointers converted to uintptr in the arguments must stay valid for the
+// C call: a goroutine stack can move, so they are moved to the heap.
+//
+//go:uintptrescapes
 func (a *clAPI) call(name string, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(a.fns[name], args...)
 	if code := int32(r); code != clSuccess {
@@ -106,13 +110,19 @@ func (a *clAPI) call(name string, args ...uintptr) error {
 
 // create invokes a function returning a handle and an errcode_ret
 // (always its last parameter, passed here).
+// Pointers converted to uintptr in the arguments must stay valid for the
+// C call: a goroutine stack can move, so they are moved to the heap.
+//
+//go:uintptrescapes
 func (a *clAPI) create(name string, args ...uintptr) (uintptr, error) {
-	var code int32
-	args = append(args, uintptr(unsafe.Pointer(&code)))
+	code := new(int32)
+	var pin runtime.Pinner // on the heap and pinned: the C call writes it
+	defer pin.Unpin()
+	pin.Pin(code)
+	args = append(args, uintptr(unsafe.Pointer(code)))
 	r, _, _ := purego.SyscallN(a.fns[name], args...)
-	runtime.KeepAlive(&code)
-	if code != clSuccess {
-		return 0, &clError{call: name, code: code}
+	if *code != clSuccess {
+		return 0, &clError{call: name, code: *code}
 	}
 	return r, nil
 }
@@ -131,6 +141,9 @@ func (i *clInfo) String() string {
 	half := ""
 	if !i.limits.Half {
 		half = ", no fp16"
+	}
+	if i.limits.NoFloat64 {
+		half += ", no fp64"
 	}
 	return fmt.Sprintf("%s on %s, %d MiB, max work-group %d%s", i.deviceName, i.platformName, i.globalMem>>20, i.limits.MaxWorkGroup, half)
 }
@@ -210,10 +223,12 @@ func clDescribe(api *clAPI, platform, dev uintptr) (*clInfo, error) {
 		globalMem:    clUint(api, dev, clDeviceGlobalMemSize)}
 	var sizes [3]uint64
 	_ = api.call("clGetDeviceInfo", dev, clDeviceMaxItemSizes, 24, uintptr(unsafe.Pointer(&sizes[0])), 0)
+	ext := clString(api, "clGetDeviceInfo", dev, clDeviceExtensions)
 	lim := render.Limits{
 		MaxWorkGroup: int64(clUint(api, dev, clDeviceMaxWorkGroup)),
 		LocalMem:     int64(clUint(api, dev, clDeviceLocalMemSize)),
-		Half:         strings.Contains(clString(api, "clGetDeviceInfo", dev, clDeviceExtensions), "cl_khr_fp16"),
+		Half:         strings.Contains(ext, "cl_khr_fp16"),
+		NoFloat64:    !strings.Contains(ext, "cl_khr_fp64"),
 	}
 	for d := range sizes {
 		lim.MaxLocal[d] = int64(sizes[d])
@@ -254,6 +269,15 @@ func openCL() (Device, error) {
 
 func (d *clDevice) Name() string               { return "CL" }
 func (d *clDevice) Source(k *ir.Kernel) string { return render.Render(d.lang, k) }
+
+// Target: the grid passes (GROUP, vector accesses) within the device's limits.
+func (d *clDevice) Target() ir.Target { return d.lang.Target() }
+
+// Fingerprint identifies what a kernel's speed depends on (the key of
+// BEAM's stored results): the device, its compiler and its limits.
+func (d *clDevice) Fingerprint() string { return fmt.Sprintf("CL\x00%s\x00%+v", d.info, d.info.limits) }
+
+func (d *clDevice) Owns(b Buffer) bool { c, ok := b.(*clBuffer); return ok && c.d == d }
 
 type clBuffer struct {
 	d    *clDevice
@@ -322,6 +346,9 @@ func (d *clDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 	var todo []int
 	seen := map[string]bool{}
 	for i, k := range ks {
+		if err := d.lang.Supports(k); err != nil {
+			return nil, err
+		}
 		srcs[i] = render.Render(d.lang, k)
 		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
 			seen[srcs[i]] = true

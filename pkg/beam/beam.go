@@ -177,7 +177,7 @@ func (s *Searcher) load(key string, k *ir.Kernel) (Entry, bool) {
 		err = json.Unmarshal(data, &e)
 	}
 	if err == nil {
-		err = validate(e, k)
+		err = validate(e, k, s.tgt)
 	}
 	if err != nil {
 		s.logf(0, "tgc: warning: BEAM: ignoring the stored result %s: %v\n", path, err)
@@ -188,8 +188,9 @@ func (s *Searcher) load(key string, k *ir.Kernel) (Entry, bool) {
 
 // validate checks a stored entry against the kernel it is for: the opts
 // kinds and amounts (checked before any arithmetic on them), then the whole
-// list through ApplyOpts, and the timings (printed) are finite.
-func validate(e Entry, k *ir.Kernel) error {
+// list through the target's ApplyOpts, and the timings (printed) are
+// finite.
+func validate(e Entry, k *ir.Kernel, t ir.Target) error {
 	if len(e.Opts) > maxOpts {
 		return fmt.Errorf("%d opts, more than %d", len(e.Opts), maxOpts)
 	}
@@ -203,11 +204,15 @@ func validate(e Entry, k *ir.Kernel) error {
 			if o.Amt != 0 {
 				return fmt.Errorf("%s: an amount (%d) where none belongs", o, o.Amt)
 			}
+		case ir.OptKBlock, ir.OptGroup:
+			if o.Amt < 2 {
+				return fmt.Errorf("%s: amount out of range", o)
+			}
 		default:
 			return fmt.Errorf("unknown opt kind %q", o.Kind)
 		}
 	}
-	if _, err := ir.ApplyOpts(k, e.Opts); err != nil {
+	if _, err := t.ApplyOpts(k, e.Opts); err != nil {
 		return err
 	}
 	for _, v := range []float64{e.Seconds, e.Heuristic, e.Base} {
@@ -273,19 +278,28 @@ type candidate struct {
 	must bool // measured even past the deadline (the heuristic: the fallback)
 }
 
-// canonical sorts an opts list into one form per resulting kernel: one
-// upcast per axis (amounts multiplied), then the outer axis.
+// canonical sorts an opts list into one form per resulting kernel: a
+// GROUP, one upcast per axis (amounts multiplied), then the outer axis,
+// then the blocked reduce axis.
 func canonical(opts []ir.Opt) []ir.Opt {
 	amts := map[ir.OptKind]map[int]int64{ir.OptUpcast: {}, ir.OptUnroll: {}}
 	outer := -1
+	var kblock *ir.Opt
 	for _, o := range opts {
 		if m, ok := amts[o.Kind]; ok {
 			m[o.Axis] = max(m[o.Axis], 1) * o.Amt
 		} else if o.Kind == ir.OptOuter {
 			outer = o.Axis
+		} else if o.Kind == ir.OptKBlock {
+			kblock = &o
 		}
 	}
 	var out []ir.Opt
+	for _, o := range opts {
+		if o.Kind == ir.OptGroup {
+			out = append(out, o)
+		}
+	}
 	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll} {
 		axes := make([]int, 0, len(amts[kind]))
 		for a := range amts[kind] {
@@ -299,6 +313,9 @@ func canonical(opts []ir.Opt) []ir.Opt {
 	if outer >= 0 {
 		out = append(out, ir.Opt{Kind: ir.OptOuter, Axis: outer})
 	}
+	if kblock != nil {
+		out = append(out, *kblock)
+	}
 	return out
 }
 
@@ -307,7 +324,9 @@ func canonical(opts []ir.Opt) []ir.Opt {
 // no improvement or the budget is spent.
 func (s *Searcher) search(k *ir.Kernel) (Entry, error) {
 	start := time.Now()
-	b, err := newBench(s.dev, k)
+	tgt := s.tgt
+	tgt.Choose = nil
+	b, err := newBench(s.dev, tgt, k)
 	if err != nil {
 		return Entry{}, err
 	}

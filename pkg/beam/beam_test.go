@@ -1,6 +1,7 @@
 package beam
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -52,15 +53,35 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	graphs := map[string]*tensor.Tensor{
 		"matmul+bias+relu": floats(r, 24, 32).Dot(floats(r, 32, 16)).Add(floats(r, 16)).Relu(),
 		"batched matmul":   floats(r, 2, 8, 32).Dot(floats(r, 2, 32, 12)),
-		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
-		"sum over rows":    floats(r, 32, 24).Sum(false, 0),
-		"max":              floats(r, 16, 48).Max(false, 1),
-		"argmax":           floats(r, 16, 48).Argmax(&axis, false),
-		"softmax":          floats(r, 8, 64).Softmax(-1),
+		// long enough for the heuristic to block its reduce with a small
+		// L2 (KBLOCK 64), with an epilogue
+		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 16)).Relu(),
+		"conv2d pad 1":      floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
+		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
+		"max":               floats(r, 16, 48).Max(false, 1),
+		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
+		"softmax":           floats(r, 8, 64).Softmax(-1),
+	}
+	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
+	// hoisted out of the column loop, computed once per row.
+	rows := map[string]*tensor.Tensor{
+		"softmax rows":   floats(r, 8, 64).Softmax(-1),
+		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
 	}
 	out := map[string]*ir.Kernel{}
 	for name, x := range graphs {
-		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		add(t, out, name, x, fuse.Options{})
+	}
+	for name, x := range rows {
+		add(t, out, name, x, fuse.Options{HoistReduces: true})
+	}
+	return out
+}
+
+func add(t *testing.T, out map[string]*ir.Kernel, name string, x *tensor.Tensor, opts fuse.Options) {
+	t.Helper()
+	{
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -74,18 +95,44 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 			}
 		}
 	}
-	return out
 }
 
-// optLists are every single action and every action that extends one.
-func optLists(k *ir.Kernel) [][]ir.Opt {
-	var lists [][]ir.Opt
+// optList is a list of opts and the target it is applied for (the simd
+// pass after the opts makes vectors of the target's width).
+type optList struct {
+	opts   []ir.Opt
+	target ir.Target
+	heur   bool // the heuristic's choice for target
+}
+
+// heuristicTargets are the hosts the heuristic is tried for: both vector
+// widths, 16 and 32 vector registers (the register blocks' size), and an
+// L2 small enough for the test kernels' operands to need cache blocking
+// (column panels outermost, KBLOCK).
+var heuristicTargets = []ir.Target{
+	{Upcast: true, VecWidth: 8},
+	{Upcast: true, VecWidth: 16},
+	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 4 << 10, L2: 16 << 10},
+	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 4 << 10, L2: 16 << 10},
+}
+
+// optLists are the heuristic's lists for each of heuristicTargets, and
+// every single action and every action that extends one (for the default
+// target).
+func optLists(k *ir.Kernel) []optList {
+	var lists []optList
 	seen := map[string]bool{}
+	for _, t := range heuristicTargets {
+		if h := t.HeuristicOpts(k); len(h) > 0 && !seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] {
+			seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] = true
+			lists = append(lists, optList{h, t, true})
+		}
+	}
 	for _, a := range ir.Actions(k, nil) {
 		for _, l := range append([][]ir.Opt{{a}}, extend(k, a)...) {
 			if key := ir.FormatOpts(canonical(l)); !seen[key] {
 				seen[key] = true
-				lists = append(lists, l)
+				lists = append(lists, optList{l, ir.CPUTarget, false})
 			}
 		}
 	}
@@ -101,22 +148,24 @@ func extend(k *ir.Kernel, a ir.Opt) [][]ir.Opt {
 }
 
 // TestEveryOptPreservesResults applies every single opt and every pair to
-// each test kernel, runs it on the CPU and in the GO interpreter, and
-// compares both with the unoptimized kernel run by the GO interpreter on
-// the same random inputs.
+// each test kernel, and the heuristic's choice for several hosts (register
+// blocks, row kernels, cache blocking), runs it on the CPU and in the GO
+// interpreter, and compares both with the unoptimized kernel run by the
+// GO interpreter on the same random inputs.
 func TestEveryOptPreservesResults(t *testing.T) {
 	cpu := cpuDevice(t)
 	gdev, err := backend.Open("GO")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled := 0, 0
+	tested, unrolled, blocked := 0, 0, 0
+	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
-		ref, err := newBench(gdev, k)
+		ref, err := newBench(gdev, ir.Target{}, k)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		onCPU, err := newBench(cpu, k)
+		onCPU, err := newBench(cpu, ir.CPUTarget, k)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -133,40 +182,70 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		}
 		var ks []*ir.Kernel
 		for _, l := range lists {
-			ok, err := ir.ApplyOpts(k, l)
+			// The opts and the passes after them (the simd pass's vectors).
+			ok, err := l.target.Apply(k, l.opts)
 			if err != nil {
-				t.Fatalf("%s: Actions offered %s, which does not apply: %v", name, ir.FormatOpts(l), err)
-			}
-			if err := ok.Verify(); err != nil {
-				t.Fatalf("%s %s: %v", name, ir.FormatOpts(l), err)
+				t.Fatalf("%s: %s does not apply (heuristic: %v): %v", name, ir.FormatOpts(l.opts), l.heur, err)
 			}
 			ks = append(ks, onCPU.rename(ok))
 		}
-		cprogs, err := cpu.Compile(ks)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		// One translation unit per vector width, as a device compiles
+		// (its kernels share the vector types' prelude).
+		cprogs := make([]backend.Program, len(ks))
+		for _, w := range []int64{8, 16} {
+			var idx []int
+			var same []*ir.Kernel
+			for i, l := range lists {
+				if l.target.Width() == w {
+					idx, same = append(idx, i), append(same, ks[i])
+				}
+			}
+			if len(same) == 0 {
+				continue
+			}
+			ps, err := cpu.Compile(same)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for j, i := range idx {
+				cprogs[i] = ps[j]
+			}
 		}
 		gprogs, err := gdev.Compile(ks)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for i, l := range lists {
+			what := fmt.Sprintf("%s %s (width %d)", name, ir.FormatOpts(l.opts), l.target.Width())
 			if _, err := onCPU.check(cprogs[i]); err != nil {
-				t.Errorf("%s %s on CPU: %v", name, ir.FormatOpts(l), err)
+				t.Errorf("%s on CPU: %v", what, err)
 			}
 			if _, err := ref.check(gprogs[i]); err != nil {
-				t.Errorf("%s %s in the GO interpreter: %v", name, ir.FormatOpts(l), err)
+				t.Errorf("%s in the GO interpreter: %v", what, err)
 			}
 			tested++
-			if strings.Contains(ir.FormatOpts(l), "UNROLL") {
+			if strings.Contains(ir.FormatOpts(l.opts), "UNROLL") {
 				unrolled++
+			}
+			if strings.Contains(ir.FormatOpts(l.opts), "KBLOCK") {
+				blocked++
+			}
+			for _, o := range l.opts {
+				if l.heur {
+					heuristic[o.Kind]++
+				}
 			}
 		}
 		ref.free()
 		onCPU.free()
 	}
-	if tested < 50 || unrolled < 10 {
-		t.Errorf("only %d opt lists tested (%d with UNROLL)", tested, unrolled)
+	if tested < 50 || unrolled < 10 || blocked < 5 {
+		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK)", tested, unrolled, blocked)
+	}
+	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock} {
+		if heuristic[kind] == 0 {
+			t.Errorf("no heuristic list with %s tested", kind)
+		}
 	}
 }
 
@@ -188,7 +267,7 @@ func TestCheckRejectsWrongKernel(t *testing.T) {
 		return k
 	}
 	good, bad := kernelOf(a.Dot(b)), kernelOf(a.Dot(b).Mul(a.Dot(b)))
-	bn, err := newBench(cpu, good)
+	bn, err := newBench(cpu, ir.CPUTarget, good)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,12 @@
 package beam
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"tgc/pkg/backend"
-	"tgc/pkg/half"
 	"tgc/pkg/ir"
 )
 
@@ -16,6 +14,7 @@ import (
 // filled with random data, and the unoptimized kernel's outputs on them.
 type bench struct {
 	dev      backend.Device
+	tgt      ir.Target // candidates are the kernel after the passes from opts on, for this target
 	k        *ir.Kernel
 	bufs     []backend.Buffer
 	vars     []int64
@@ -25,8 +24,8 @@ type bench struct {
 	serial   int     // names candidates uniquely within a translation unit
 }
 
-func newBench(dev backend.Device, k *ir.Kernel) (*bench, error) {
-	b := &bench{dev: dev, k: k, vars: make([]int64, max(k.NumParams, 1)), bestSecs: math.Inf(1)}
+func newBench(dev backend.Device, tgt ir.Target, k *ir.Kernel) (*bench, error) {
+	b := &bench{dev: dev, tgt: tgt, k: k, vars: make([]int64, k.NumParams), bestSecs: math.Inf(1)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i, p := range k.Bufs {
 		buf, err := dev.Alloc(p.DType, int(p.Size))
@@ -96,10 +95,7 @@ func (b *bench) measure(cands []candidate, deadline time.Time, s *Searcher) []ca
 	var ks []*ir.Kernel
 	var ok []candidate
 	for _, c := range cands {
-		k, err := ir.ApplyOpts(b.k, c.opts)
-		if err == nil {
-			err = k.Verify()
-		}
+		k, err := b.tgt.Apply(b.k, c.opts)
 		if err != nil {
 			s.logf(3, "beam %s: %s does not apply: %v\n", b.k.Name, c.key, err)
 			continue
@@ -204,11 +200,11 @@ func same(dt ir.DType, want, got []byte) error {
 	vals := func(data []byte) []float64 {
 		out := make([]float64, n)
 		for i := range out {
-			if dt == ir.Float16 {
-				out[i] = float64(half.ToFloat32(binary.LittleEndian.Uint16(data[2*i:])))
-			} else {
-				out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
+			var b uint64
+			for k := 0; k < dt.Size(); k++ {
+				b |= uint64(data[dt.Size()*i+k]) << (8 * k)
 			}
+			out[i], _ = ir.FromBits(dt, b)
 		}
 		return out
 	}
@@ -220,7 +216,7 @@ func same(dt ir.DType, want, got []byte) error {
 		}
 	}
 	tol := 1e-4
-	if dt == ir.Float16 {
+	if dt == ir.Float16 || dt == ir.BFloat16 {
 		tol = 1e-2
 	}
 	for i := range w {
@@ -248,19 +244,17 @@ func same(dt ir.DType, want, got []byte) error {
 func randomBytes(rng *rand.Rand, dt ir.DType, n int) []byte {
 	out := make([]byte, n*dt.Size())
 	for i := 0; i < n; i++ {
-		switch dt {
-		case ir.Float32:
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(rng.Float32()*2-1))
-		case ir.Float16:
-			binary.LittleEndian.PutUint16(out[2*i:], half.FromFloat32(rng.Float32()*2-1))
-		case ir.Int32:
-			binary.LittleEndian.PutUint32(out[4*i:], uint32(rng.IntN(8)))
-		case ir.Int64:
-			binary.LittleEndian.PutUint64(out[8*i:], uint64(rng.IntN(8)))
-		case ir.Bool:
-			out[i] = byte(rng.IntN(2))
+		var b uint64
+		switch {
+		case dt.IsFloat():
+			b = ir.Bits(dt, rng.Float64()*2-1, 0)
+		case dt == ir.Bool:
+			b = uint64(rng.IntN(2))
 		default:
-			out[i] = byte(rng.IntN(8))
+			b = uint64(rng.IntN(8))
+		}
+		for k := 0; k < dt.Size(); k++ {
+			out[dt.Size()*i+k] = byte(b >> (8 * k))
 		}
 	}
 	return out

@@ -89,3 +89,16 @@ func BenchmarkSuite(b *testing.B) {
 		b.Run(w.Name, func(b *testing.B) { bench(b, w.Name, realize.Options{}) })
 	}
 }
+
+// TestCPUView: rates computed from CPU time scale with the ratio of the
+// clock to the CPU time; no CPU time leaves the result as it is.
+func TestCPUView(t *testing.T) {
+	r := Result{Seconds: 2, CPUSeconds: 1, GFLOPS: 10, GBPS: 4}
+	if v := r.CPUView(); v.Seconds != 1 || v.GFLOPS != 20 || v.GBPS != 8 {
+		t.Errorf("CPU view %+v", v)
+	}
+	r.CPUSeconds = 0
+	if v := r.CPUView(); v != r {
+		t.Errorf("without CPU time %+v, want %+v", v, r)
+	}
+}

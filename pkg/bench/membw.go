@@ -17,19 +17,24 @@ import (
 // limit a decode step, which reads every weight once per token, runs
 // against (tgc generate and the llama_decode workloads report their
 // GB/s as a fraction of it).
-func ReadBandwidth() float64 {
+func ReadBandwidth() float64 { return MeasureReadBandwidth().GBPS * 1e9 }
+
+// MeasureReadBandwidth is ReadBandwidth as a bench result named
+// read_bandwidth: the best pass's clock time and its CPU time per core
+// (for tgc bench --cpu).
+func MeasureReadBandwidth() Result {
 	n := max(128<<20, 4*lastLevelCache()) / 8
 	buf := make([]uint64, n)
 	for i := range buf {
 		buf[i] = uint64(i)
 	}
 	workers := runtime.GOMAXPROCS(0)
-	best := 0.0
+	best := Result{Name: "read_bandwidth", Device: "host"}
 	var sink uint64
 	var mu sync.Mutex
 	for range 5 {
 		var wg sync.WaitGroup
-		start := time.Now()
+		start, c0 := time.Now(), cpuTime()
 		for w := range workers {
 			wg.Add(1)
 			go func() {
@@ -41,9 +46,12 @@ func ReadBandwidth() float64 {
 			}()
 		}
 		wg.Wait()
-		best = max(best, float64(n*8)/time.Since(start).Seconds())
+		if t := time.Since(start).Seconds(); best.Seconds == 0 || t < best.Seconds {
+			best.Seconds, best.CPUSeconds = t, perCore(cpuTime()-c0, 1)
+		}
 	}
 	runtime.KeepAlive(sink)
+	best.GBPS = float64(n*8) / best.Seconds / 1e9
 	return best
 }
 

@@ -14,7 +14,7 @@ import (
 // scheduling from cache, every kernel, the optimizer), since that is what
 // a user waits for. The data is random: the step costs the same.
 
-// mnistCNN is tinygrad's beautiful_mnist model (models/mnist_cnn.tg).
+// mnistCNN is tinygrad's beautiful_mnist model (models/beautiful_mnist.tg).
 type mnistCNN struct {
 	C1, C2, C3, C4 *nn.Conv2d
 	B1, B2         *nn.BatchNorm
@@ -101,6 +101,7 @@ func RunStep(e *realize.Engine, w Workload, iters int) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	var times []time.Duration
+	c0 := cpuTime()
 	for i := 0; i < max(iters, 1); i++ {
 		start := time.Now()
 		if err := step(); err != nil {
@@ -108,5 +109,7 @@ func RunStep(e *realize.Engine, w Workload, iters int) (Result, error) {
 		}
 		times = append(times, time.Since(start))
 	}
-	return summarize(w, device, times, 0), nil
+	r := summarize(w, device, times, 0)
+	r.CPUSeconds = perCore(cpuTime()-c0, len(times))
+	return r, nil
 }

@@ -5,7 +5,9 @@ package bench
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
+	"syscall"
 	"time"
 
 	"tgc/pkg/realize"
@@ -32,6 +34,37 @@ type Result struct {
 	GFLOPS  float64 `json:"gflops"`
 	GBPS    float64 `json:"gbps"`
 	Kernels int     `json:"kernels"`
+	// CPUSeconds is the process's CPU time per run divided by the cores
+	// the device spreads work on: equal to Seconds on an idle machine
+	// with every core busy, but unlike it not stretched by other
+	// processes taking turns on the cores (`tgc bench --cpu`).
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// CPUView is r with its rates computed from CPUSeconds instead of
+// Seconds (r itself when no CPU time was measured).
+func (r Result) CPUView() Result {
+	if r.CPUSeconds <= 0 || r.Seconds <= 0 {
+		return r
+	}
+	f := r.Seconds / r.CPUSeconds
+	r.GFLOPS, r.GBPS, r.Seconds = r.GFLOPS*f, r.GBPS*f, r.CPUSeconds
+	return r
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perCore is CPU time spent over runs, per run and per core the Go
+// runtime spreads work on (the CPU device runs one chunk per core).
+func perCore(d time.Duration, runs int) float64 {
+	return d.Seconds() / float64(max(runs, 1)) / float64(runtime.GOMAXPROCS(0))
 }
 
 func input(ctx *tensor.Context, shape ...int) *tensor.Tensor { return ctx.Rand(shape...).Realize() }
@@ -75,8 +108,9 @@ func Suite() []Workload {
 // Find returns the named workloads (all when names is empty).
 func Find(names []string) ([]Workload, error) {
 	// matmul_4096 is for GPUs, sigmoid_16M and gelu_16M time transcendental
-	// elementwise kernels, the llama_ workloads need model files: not in
-	// the default suite, but runnable by name.
+	// elementwise kernels, the llama_ workloads write a random model file
+	// first and the ONNX models need bench/onnx/gen.py: not in the default
+	// suite, but runnable by name.
 	suite := append(Suite(), StepWorkloads()...)
 	if len(names) == 0 {
 		return suite, nil
@@ -84,6 +118,9 @@ func Find(names []string) ([]Workload, error) {
 	all := append(suite, matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
 		unary("gelu_16M", (*tensor.Tensor).Gelu))
 	all = append(all, LlamaWorkloads()...)
+	for _, o := range ONNXWorkloads() {
+		all = append(all, o.workload())
+	}
 	var out []Workload
 	for _, n := range names {
 		found := false
@@ -120,11 +157,14 @@ func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	kernels := e.Stats.Kernels - before
+	c0 := cpuTime()
 	times, err := e.Time(max(iters, 1), out.Node())
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
-	return summarize(w, e.Dev.Name(), times, kernels), nil
+	r := summarize(w, e.Dev.Name(), times, kernels)
+	r.CPUSeconds = perCore(cpuTime()-c0, len(times))
+	return r, nil
 }
 
 func summarize(w Workload, device string, times []time.Duration, kernels int) Result {

@@ -61,6 +61,22 @@ func TestKernelCounts(t *testing.T) {
 		// so the conv's loads need no bounds tests.
 		{"conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{}).Relu(), 1},
 		{"padded conv2d+relu", input(2, 3, 8, 8).Conv2d(input(4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}).Relu(), 2},
+		// Elementwise inputs a reduce broadcasts (both matmul operands are
+		// expanded) are stored first unless they cost at most a load.
+		{"rand dot rand (the demo: rands stored, matmul one kernel)", tc.Rand(16, 16).Dot(tc.Rand(16, 16)), 3},
+		{"a.dot(b*2): one op is recomputed", a.Dot(b.Mul(tc.Const(2, ir.Float32))), 1},
+		{"relu(a).dot(b): one op", relu(a).Dot(b), 1},
+		{"a.relu().dot(b): one select", a.Relu().Dot(b), 1},
+		{"a.dot(b.cast(f16).cast(f32)): casts are free", a.Dot(b.Cast(ir.Float16).Cast(ir.Float32)), 1},
+		{"(a*b+c).dot(b): two ops are stored", a.Mul(b).Add(c).Dot(b), 2},
+		{"a.dot(b.exp2())", a.Dot(b.Exp2()), 2},
+		{"broadcast exp inside a sum", v.Exp2().Reshape(1, 16).Mul(a).Sum(false, 1), 2},
+		// Broadcast only along the axis the sum reduces: one value per
+		// row, computed once before the row's loop.
+		{"exp broadcast along the reduced axis", v.Exp2().Reshape(16, 1).Mul(a).Sum(false, 1), 1},
+		{"rand inside a sum, not broadcast", tc.Rand(16, 16).Sum(false, 1), 1},
+		{"exp inside a sum, not broadcast", a.Exp2().Mul(b).Sum(false, 1), 1},
+		{"expand outside the reduce", tc.Rand(16).Reshape(16, 1).Add(a.Sum(true, 1)), 1},
 		// A reduce of many elements into one output is split in two stages.
 		{"huge sum splits", input(1 << 16).Sum(false), 2},
 		{"huge row sums do not", input(256, 1<<12).Sum(false, 1), 1},
@@ -142,6 +158,77 @@ func TestConvInputGradient(t *testing.T) {
 	}
 }
 
+// TestHoistedReduceCounts: with HoistReduces (the C targets) a reduce
+// broadcast back over the rows it reduces joins its consumer when the
+// kernel computes it once per row (it depends on a leading run of the
+// kernel's axes and on no enclosing reduce's loop); otherwise it is a
+// buffer, as without the option.
+func TestHoistedReduceCounts(t *testing.T) {
+	a := input(16, 32)
+	x4 := input(4, 3, 8, 8)
+	cases := []struct {
+		name       string
+		out        *tensor.Tensor
+		plain, row int // kernels without and with HoistReduces
+	}{
+		{"softmax", softmax(a), 3, 1},
+		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tc.Const(1.0/32, ir.Float32))), 2, 1},
+		{"logsumexp", a.Sub(a.Max(true, 1)).Exp2().Sum(false, 1).Log2(), 2, 1},
+		{"layernorm", layernorm(a), 3, 1},
+		// Column sums broadcast over rows: the outer axis is not used.
+		{"x - x.sum(0)", a.Sub(a.Sum(true, 0)), 2, 2},
+		// BatchNorm's per-channel mean: the batch axis comes first.
+		{"x - x.mean((0,2,3))", x4.Sub(x4.Sum(true, 0, 2, 3)), 2, 2},
+		// The inner sum depends on the outer one's loop: nested, not hoisted.
+		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2, 2},
+		{"matmul", a.Dot(input(32, 8)), 1, 1},
+	}
+	for _, cs := range cases {
+		for _, hoist := range []bool{false, true} {
+			s, err := Create([]*tensor.Node{cs.out.Node()}, Options{HoistReduces: hoist})
+			if err != nil {
+				t.Fatalf("%s: %v", cs.name, err)
+			}
+			want := cs.plain
+			if hoist {
+				want = cs.row
+			}
+			if len(s.Items) != want {
+				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", cs.name, hoist, len(s.Items), want, s.Dump())
+			}
+		}
+	}
+}
+
+func layernorm(x *tensor.Tensor) *tensor.Tensor {
+	n := float64(x.Shape()[1])
+	c := x.Sub(x.Sum(true, 1).Mul(tc.Const(1/n, ir.Float32)))
+	v := c.Mul(c).Sum(true, 1).Mul(tc.Const(1/n, ir.Float32))
+	return c.Mul(v.Add(tc.Const(1e-5, ir.Float32)).Rsqrt())
+}
+
 // tc is the context of this package's test graphs (they are scheduled and
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
+
+// A conv's elementwise epilogue (BatchNorm, ReLU) that the next, padded
+// conv reads is stored at its own size: the first conv's kernel computes
+// (1, 8, 6, 6), not the padded (1, 8, 8, 8) with a bounds test on every
+// output; the pad is a copy of its own.
+func TestEpilogueStoredBeforePad(t *testing.T) {
+	x, w1, w2 := input(1, 4, 6, 6), input(8, 4, 1, 1), input(8, 8, 3, 3)
+	scale, shift := input(1, 8, 1, 1), input(1, 8, 1, 1)
+	h := relu(x.Conv2d(w1, nil, tensor.ConvOpts{}).Mul(scale).Add(shift))
+	y := h.Conv2d(w2, nil, tensor.ConvOpts{Padding: []int{1}})
+	s, err := Create([]*tensor.Node{y.Node()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []string
+	for _, it := range s.Items {
+		shapes = append(shapes, it.Kernel.Name+tensor.FormatShape(it.Out.Shape))
+	}
+	if len(s.Items) != 3 || s.Items[0].Out.Shape[2] != 6 || s.Items[1].Out.Shape[2] != 8 {
+		t.Errorf("kernels %v, want the 1x1 conv at 6x6, the pad at 8x8, the 3x3 conv", shapes)
+	}
+}

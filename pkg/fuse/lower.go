@@ -160,14 +160,9 @@ func (l *lowerer) viewIndex(view, dst *tensor.Node, idx []*ir.Expr) (*ir.Expr, e
 // storageDType is how values of a dtype are stored (all are stored as is).
 func storageDType(dt ir.DType) ir.DType { return dt }
 
-// computeDType is the dtype arithmetic happens in: float16 is a storage
-// type computed in float32.
-func computeDType(dt ir.DType) ir.DType {
-	if dt == ir.Float16 {
-		return ir.Float32
-	}
-	return dt
-}
+// computeDType is the dtype arithmetic happens in: the 16-bit floats are
+// storage types computed in float32.
+func computeDType(dt ir.DType) ir.DType { return dt.Compute() }
 
 func (l *lowerer) arg(n *tensor.Node) int {
 	if i, ok := l.argIdx[n]; ok {
@@ -220,7 +215,11 @@ func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRo
 	}
 	switch op := n.Op; {
 	case op == ir.OpConst:
-		return b.Const(n.DType, n.Arg.(float64))
+		f, i := n.ConstValue()
+		if n.DType.IsFloat() {
+			return b.Const(n.DType, f)
+		}
+		return b.ConstInt(n.DType, i)
 	case op == ir.OpParam:
 		return b.Cast(n.DType, l.sint(n.Arg.(tensor.SInt)))
 	case op == ir.OpRand:
@@ -233,6 +232,9 @@ func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRo
 	case op == ir.OpCast:
 		x := l.expr(n.Src[0], idx, valid, false)
 		return b.Cast(n.DType, x)
+	case op == ir.OpBitcast:
+		x := l.expr(n.Src[0], idx, valid, false)
+		return b.Bitcast(n.DType, x)
 	case op.IsALU():
 		dt := computeDType(n.DType)
 		src := make([]*ir.Expr, len(n.Src))

@@ -34,6 +34,14 @@ type Options struct {
 	// NoFusion makes every computed node its own kernel (movement ops
 	// still fold into loads). It exists to measure what fusion buys.
 	NoFusion bool
+	// HoistReduces lets a reduce whose value is broadcast back over the
+	// rows it reduces (softmax's max and sum, layernorm's mean) join its
+	// consumer's kernel when the kernel can compute it once per row: for
+	// targets whose global axes are loops (C), where ir.Linearize hoists
+	// it out of the inner ones. A row then comes from memory once and
+	// stays in cache for the passes over it. (On a GPU grid every element
+	// would compute it again.)
+	HoistReduces bool
 }
 
 // recomputeLimit is the number of ALU ops a multi-use elementwise node may
@@ -43,31 +51,43 @@ const recomputeLimit = 12
 // Create schedules the outputs. Nodes already realized are inputs.
 func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 	order := tensor.Toposort(outputs)
-	isBuf := decideBuffers(order, outputs, opts)
-	s := &Schedule{Outputs: outputs}
-	for _, n := range order {
-		if n.Realized() == nil && isBuf[n] {
-			it, err := lower(n, isBuf)
-			if err != nil {
-				return nil, err
+	rows := newRowKernels(opts)
+	for {
+		isBuf := decideBuffers(order, outputs, opts, rows)
+		s := &Schedule{Outputs: outputs}
+		retry := false
+		for _, n := range order {
+			if n.Realized() == nil && isBuf[n] {
+				it, err := lower(n, isBuf)
+				if err != nil {
+					return nil, err
+				}
+				retry = rows.refuse(n, it.Kernel) || retry
+				s.Items = append(s.Items, it)
 			}
-			s.Items = append(s.Items, it)
+		}
+		if !retry {
+			nameKernels(s.Items)
+			return s, nil
 		}
 	}
-	nameKernels(s.Items)
-	return s, nil
 }
 
 // decideBuffers is the fusion rule. Walking from consumers to producers, a
 // node becomes a buffer when it is an output or CONTIGUOUS; when it is a
 // reduce whose value would be computed more than once (needed by more than
-// one kernel, broadcast by an EXPAND above it in its kernel, or nested
-// inside another reduce's loop); or when it is an expensive elementwise
-// node needed by more than one kernel. Everything else is inlined into its
+// one kernel, broadcast by an EXPAND above it in its kernel, nested
+// inside another reduce's loop, or read at two indices in its kernel),
+// unless it joins a row kernel (rows.go);
+// when it is an expensive elementwise node needed by more than one
+// kernel; or when it is an elementwise node (or a random number) that an
+// EXPAND inside a reduce's loop broadcasts and that costs more than the
+// load of its stored value (cost.go). Everything else is inlined into its
 // consumer's kernel. Several uses inside one kernel at the same index cost
 // nothing: the kernel IR interns them into one expression.
-func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) map[*tensor.Node]bool {
+func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, rows *rowKernels) map[*tensor.Node]bool {
 	isBuf := map[*tensor.Node]bool{}
+	rows.reset()
 	for _, o := range outputs {
 		isBuf[o] = true
 	}
@@ -98,6 +118,7 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		}
 		return p
 	}
+	bc := newBroadcasts() // what an EXPAND inside a reduce's loop reads (cost.go)
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if n.Realized() != nil {
@@ -107,11 +128,17 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 		case isBuf[n], n.Op == ir.OpContiguous:
 			isBuf[n] = true
 		case n.Op.IsReduce():
-			// read at two indices in one kernel (a RoPE pair), it would
-			// be computed twice
+			// Stored unless computed once where it is inlined; read at
+			// two indices in one kernel (a RoPE pair) it would be computed
+			// twice.
 			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1
+			if isBuf[n] && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
+				isBuf[n] = false // its one consumer computes it once per row (rows.go)
+			}
 		case n.Op.IsALU():
-			isBuf[n] = multi[n] && cost[n] > recomputeLimit
+			isBuf[n] = multi[n] && cost[n] > recomputeLimit || bc.tooDear(n)
+		case n.Op == ir.OpRand:
+			isBuf[n] = bc.tooDear(n) // a hash of ~24 integer ops
 		case n.Op == ir.OpPad:
 			// A padded tensor read inside a reduce loop (a padded conv or
 			// pool) is stored once: the reduce then reads plain memory
@@ -123,6 +150,15 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			// many times larger (the repeated windows of an overlapping
 			// pool) with div/mod index math on every element.
 			isBuf[n] = inReduce[n] && !constOnly(n.Src[0]) && !viewOfReduce(n.Src[0])
+			// A stored pad of a reduce's elementwise epilogue (a conv's
+			// BatchNorm and ReLU before the next, padded conv) stores the
+			// epilogue at its own size first: otherwise the reduce runs
+			// over the padded size with a bounds test on every output,
+			// which keeps its kernel from vectorizing. The pad is then a
+			// copy.
+			if isBuf[n] && epilogueOfReduce(n.Src[0]) {
+				isBuf[n.Src[0]] = true
+			}
 		}
 		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
 			isBuf[n] = true
@@ -150,6 +186,7 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options) m
 			multi[s] = multi[s] || myMulti
 			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
 			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
+			bc.see(n, s, isBuf[n], inReduce[n])
 		}
 	}
 	return isBuf
@@ -162,6 +199,32 @@ func viewOfReduce(n *tensor.Node) bool {
 		n = n.Src[0]
 	}
 	return n.Realized() == nil && n.Op.IsReduce()
+}
+
+// epilogueOfReduce reports whether n is elementwise ops and views over an
+// unrealized reduce (searching a bounded part of its inputs).
+func epilogueOfReduce(n *tensor.Node) bool {
+	seen := map[*tensor.Node]bool{}
+	var walk func(n *tensor.Node) bool
+	walk = func(n *tensor.Node) bool {
+		if seen[n] || len(seen) > 256 || n.Realized() != nil {
+			return false
+		}
+		seen[n] = true
+		switch {
+		case n.Op.IsReduce():
+			return true
+		case n.Op == ir.OpPad || !(n.Op.IsALU() || n.Op.IsMovement()):
+			return false
+		}
+		for _, s := range n.Src {
+			if walk(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(n)
 }
 
 // constOnly reports whether a node is built from constants alone (no

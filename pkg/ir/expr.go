@@ -119,7 +119,7 @@ func (e *Expr) ConstFloat() float64 {
 	case float64:
 		return v
 	case int64:
-		return float64(v)
+		return e.DType.IntToFloat(v)
 	}
 	return 0
 }
@@ -169,13 +169,11 @@ func (b *Builder) raw(op Op, dt DType, arg any, src ...*Expr) *Expr {
 }
 
 // Const makes a constant of the given dtype (integers are truncated and
-// wrapped to the dtype; float32 constants are rounded to float32).
+// wrapped to the dtype; float constants are rounded to the dtype).
 func (b *Builder) Const(dt DType, v float64) *Expr {
 	switch {
-	case dt == Float32:
-		return b.raw(OpConst, dt, float64(float32(v)))
 	case dt.IsFloat():
-		return b.raw(OpConst, dt, v)
+		return b.raw(OpConst, dt, RoundFloat(dt, v))
 	case dt == Bool:
 		if v != 0 {
 			return b.raw(OpConst, dt, int64(1))
@@ -185,22 +183,25 @@ func (b *Builder) Const(dt DType, v float64) *Expr {
 	return b.raw(OpConst, dt, dt.Wrap(int64(v)))
 }
 
-// Int makes an index (int64) constant.
-func (b *Builder) Int(v int64) *Expr { return b.raw(OpConst, Int64, v) }
+// ConstInt makes an integer (or bool) constant of dt, wrapped to its width.
+func (b *Builder) ConstInt(dt DType, v int64) *Expr { return b.raw(OpConst, dt, dt.Wrap(v)) }
+
+// Int makes an index constant.
+func (b *Builder) Int(v int64) *Expr { return b.raw(OpConst, Index, v) }
 
 // True is the bool constant true.
 func (b *Builder) True() *Expr { return b.raw(OpConst, Bool, int64(1)) }
 
-func (b *Builder) Var(a *Axis) *Expr { return b.raw(OpVar, Int64, a) }
+func (b *Builder) Var(a *Axis) *Expr { return b.raw(OpVar, Index, a) }
 
 // Param is vars[i], an integer of any value (a random stream's seed).
 func (b *Builder) Param(i int) *Expr {
-	lo, hi := typeRange(Int64)
+	lo, hi := Index.Range()
 	return b.ParamIn(ParamArg{Index: i, Min: lo, Max: hi})
 }
 
 // ParamIn is a launch-time integer within a known range (a variable).
-func (b *Builder) ParamIn(p ParamArg) *Expr { return b.raw(OpParam, Int64, p) }
+func (b *Builder) ParamIn(p ParamArg) *Expr { return b.raw(OpParam, Index, p) }
 
 // ParamIndex is the vars index of an OpParam.
 func (e *Expr) ParamIndex() int { return e.Arg.(ParamArg).Index }
@@ -235,6 +236,28 @@ func (b *Builder) Store(buf int, idx, val *Expr) *Expr {
 	return b.raw(OpStore, val.DType, buf, idx, val)
 }
 
+// Bitcast reads x's bits as dt (of the same size).
+func (b *Builder) Bitcast(dt DType, x *Expr) *Expr {
+	if x.DType == dt {
+		return x
+	}
+	if x.IsConst() {
+		var f float64
+		var i int64
+		if x.DType.IsFloat() {
+			f = x.ConstFloat()
+		} else {
+			i, _ = x.ConstInt()
+		}
+		f, i = FromBits(dt, Bits(x.DType, f, i))
+		if dt.IsFloat() {
+			return b.raw(OpConst, dt, f)
+		}
+		return b.raw(OpConst, dt, i)
+	}
+	return b.raw(OpBitcast, dt, nil, x)
+}
+
 // Cast converts x to dt.
 func (b *Builder) Cast(dt DType, x *Expr) *Expr {
 	if x.DType == dt {
@@ -247,11 +270,14 @@ func (b *Builder) Cast(dt DType, x *Expr) *Expr {
 		}
 	}
 	if x.IsConst() {
-		v := x.ConstFloat()
-		if dt.IsInt() || dt == Int64 {
-			v = math.Trunc(v)
+		switch {
+		case dt.IsFloat():
+			return b.Const(dt, x.ConstFloat())
+		case x.DType.IsFloat():
+			return b.raw(OpConst, dt, CastFloatToInt(dt, x.ConstFloat()))
 		}
-		return b.Const(dt, v)
+		v, _ := x.ConstInt()
+		return b.raw(OpConst, dt, dt.Wrap(v))
 	}
 	return b.raw(OpCast, dt, nil, x)
 }
@@ -277,14 +303,15 @@ func (b *Builder) And(x, y *Expr) *Expr {
 // Where is a ternary select.
 func (b *Builder) Where(c, x, y *Expr) *Expr { return b.Alu(OpWhere, c, x, y) }
 
-// Alu builds an ALU expression, simplified. The result dtype is bool for
-// comparisons, the dtype of the values for WHERE, else the first operand's.
+// Alu builds an ALU expression, simplified. The result dtype follows the op
+// table's rule: bool for comparisons, the values' for WHERE, else the
+// first operand's.
 func (b *Builder) Alu(op Op, src ...*Expr) *Expr {
 	dt := src[0].DType
-	switch {
-	case op.IsCompare():
+	switch op.Info().Result {
+	case BoolResult:
 		dt = Bool
-	case op == OpWhere:
+	case Selected:
 		dt = src[1].DType
 	}
 	if e := b.simplify(op, dt, src); e != nil {
@@ -310,10 +337,12 @@ func (b *Builder) Rebuild(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *E
 	}
 	var r *Expr
 	switch {
-	case e.Op.IsALU() && e.Op != OpCast:
+	case e.Op.IsALU() && e.Op != OpCast && e.Op != OpBitcast:
 		r = b.Alu(e.Op, src...)
 	case e.Op == OpCast:
 		r = b.Cast(e.DType, src[0])
+	case e.Op == OpBitcast:
+		r = b.Bitcast(e.DType, src[0])
 	case e.Op == OpLoad:
 		var valid *Expr
 		if len(src) > 1 {
@@ -349,29 +378,18 @@ func Walk(roots []*Expr, visit func(*Expr)) {
 	}
 }
 
-// typeRange is the full value range of an integer dtype.
-func typeRange(dt DType) (int64, int64) {
-	switch dt {
-	case Bool:
-		return 0, 1
-	case Int8:
-		return math.MinInt8, math.MaxInt8
-	case Uint8:
-		return 0, math.MaxUint8
-	case Int32:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64 / 4, math.MaxInt64 / 4
-}
-
 // bounds computes a sound [min, max] for integer and bool expressions.
 func bounds(e *Expr) (int64, int64) {
 	if e.DType.IsFloat() {
 		return 0, 0
 	}
-	lo, hi := typeRange(e.DType)
+	lo, hi := e.DType.Range()
+	if e.DType == Uint64 { // bit patterns: no order to bound
+		return lo, hi
+	}
+	// A bound at the saturation limit may stand for any larger value.
 	clamp := func(a, b int64) (int64, int64) {
-		if a < lo || b > hi || a > b {
+		if a < lo || b > hi || a > b || a <= -satLimit || b >= satLimit {
 			return lo, hi
 		}
 		return a, b
@@ -393,17 +411,21 @@ func bounds(e *Expr) (int64, int64) {
 	case OpMul:
 		p := []int64{satMul(s[0].Min, s[1].Min), satMul(s[0].Min, s[1].Max), satMul(s[0].Max, s[1].Min), satMul(s[0].Max, s[1].Max)}
 		return clamp(minOf(p), maxOf(p))
-	case OpDiv:
-		if s[1].Min > 0 && s[1].Min == s[1].Max && s[0].Min >= 0 {
-			return s[0].Min / s[1].Min, s[0].Max / s[1].Min
-		}
-	case OpMod:
-		if c := s[1].Min; c > 0 && c == s[1].Max {
-			if s[0].Min >= 0 {
-				return 0, min(c-1, s[0].Max)
+	case OpDiv: // truncating: monotonic in x for a constant divisor
+		if c := s[1].Min; c != 0 && c == s[1].Max {
+			if c > 0 {
+				return clamp(s[0].Min/c, s[0].Max/c)
 			}
-			return -(c - 1), c - 1
+			return clamp(s[0].Max/c, s[0].Min/c)
 		}
+		m := max(satNeg(s[0].Min), s[0].Max) // |x/y| <= |x| (x/0 is 0)
+		return clamp(-m, m)
+	case OpMod: // sign of the dividend, |x%y| < |y|, |x%y| <= |x|
+		m := min(max(satNeg(s[1].Min), s[1].Max)-1, max(satNeg(s[0].Min), s[0].Max))
+		if s[0].Min >= 0 {
+			return clamp(0, m)
+		}
+		return clamp(-m, m)
 	case OpMax:
 		return max(s[0].Min, s[1].Min), max(s[0].Max, s[1].Max)
 	case OpWhere:
@@ -411,7 +433,7 @@ func bounds(e *Expr) (int64, int64) {
 			return min(s[1].Min, s[2].Min), max(s[1].Max, s[2].Max)
 		}
 	case OpNeg:
-		return clamp(-s[0].Max, -s[0].Min)
+		return clamp(satNeg(s[0].Max), satNeg(s[0].Min))
 	case OpCast:
 		if !s[0].DType.IsFloat() && s[0].Min >= lo && s[0].Max <= hi {
 			return s[0].Min, s[0].Max
@@ -421,6 +443,9 @@ func bounds(e *Expr) (int64, int64) {
 }
 
 const satLimit = math.MaxInt64 / 4
+
+// satNeg is -a, saturating like satAdd.
+func satNeg(a int64) int64 { return satAdd(0, -max(a, -satLimit)) }
 
 func satAdd(a, b int64) int64 {
 	r := a + b
@@ -461,4 +486,34 @@ func maxOf(v []int64) int64 {
 		m = max(m, x)
 	}
 	return m
+}
+
+// MayWrap says whether an integer ADD, SUB, MUL, NEG or DIV of a user dtype
+// can leave the dtype's range, so that its value wraps (docs/language.md,
+// "Dtype rules"): the operands' bounds decide. A renderer computes such an
+// op in unsigned arithmetic and narrows the result; any other op is plain C.
+func (e *Expr) MayWrap() bool {
+	// unsigned int and wider unsigned types wrap in C itself
+	if !e.DType.IsInt() || e.DType == Index || e.DType == Uint32 || e.DType == Uint64 {
+		return false
+	}
+	lo, hi := e.DType.Range()
+	s := e.Src
+	var a, b int64
+	switch e.Op {
+	case OpAdd:
+		a, b = satAdd(s[0].Min, s[1].Min), satAdd(s[0].Max, s[1].Max)
+	case OpSub:
+		a, b = satAdd(s[0].Min, -s[1].Max), satAdd(s[0].Max, -s[1].Min)
+	case OpMul:
+		p := []int64{satMul(s[0].Min, s[1].Min), satMul(s[0].Min, s[1].Max), satMul(s[0].Max, s[1].Min), satMul(s[0].Max, s[1].Max)}
+		a, b = minOf(p), maxOf(p)
+	case OpNeg:
+		a, b = satNeg(s[0].Max), satNeg(s[0].Min)
+	case OpDiv: // only MIN / -1 leaves the range
+		return lo < 0 && s[0].Min == lo && s[1].Min <= -1 && s[1].Max >= -1
+	default:
+		return false
+	}
+	return a < lo || b > hi || a <= -satLimit || b >= satLimit
 }

@@ -29,7 +29,7 @@ func (b *Builder) gatherReduce(arg *ReduceArg, v *Expr) *Expr {
 			if !isAxisVar(idx, a) || e.DType.IsFloat() || usesVar(e, a) || usesAnyReduceVar(e, arg.Axes) {
 				continue
 			}
-			e64 := b.Cast(Int64, e)
+			e64 := b.Cast(Index, e)
 			valid := b.And(b.Lt(b.Int(-1), e64), b.Lt(e64, b.Int(a.Size)))
 			memo := map[*Expr]*Expr{}
 			var f func(*Expr) *Expr
@@ -61,7 +61,7 @@ func (b *Builder) gatherReduce(arg *ReduceArg, v *Expr) *Expr {
 // integer type that holds every value of the axis.
 func isAxisVar(e *Expr, a *Axis) bool {
 	if e.Op == OpCast && !e.DType.IsFloat() && e.DType != Bool {
-		lo, hi := typeRange(e.DType)
+		lo, hi := e.DType.Range()
 		if lo > 0 || hi < a.Size-1 {
 			return false
 		}

@@ -25,6 +25,11 @@ type Kernel struct {
 	NumParams int // runtime integer parameters (vars), e.g. RNG counters
 	B         *Builder
 	Opts      []Opt // the optimization decisions applied (for DEBUG and plans)
+	// How the renderer is to write the kernel, decided by passes (see
+	// gpu.go, simd.go); the scalar expressions stay its meaning.
+	Group int64 // grid devices: lanes of a work-group sharing each top-level reduce (GROUP)
+	SIMD  *SIMD // C: runs of lanes written as vectors (the simd pass)
+	Vec4  *Vec4 // grid devices: 4-wide vector loads and stores (the vec4 pass)
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -82,7 +87,7 @@ func (k *Kernel) HasSym() bool {
 func (k *Kernel) GlobalSize() int64 {
 	n := int64(1)
 	for _, a := range k.Global {
-		n *= a.Size
+		n = satMul(n, a.Size)
 	}
 	return n
 }
@@ -174,6 +179,32 @@ func (k *Kernel) Dump() string {
 		}
 		fmt.Fprintf(&sb, "  %-5s = %-10s %-7s %s %s%s\n", name, e.Op, e.DType, strings.Join(args, " "), arg, bnd)
 	})
+	lanes := func(es ...*Expr) string {
+		s := make([]string, len(es))
+		for i, e := range es {
+			s[i] = names[e]
+		}
+		return strings.Join(s, " ")
+	}
+	if k.Group > 0 {
+		fmt.Fprintf(&sb, "  group %d lanes\n", k.Group)
+	}
+	if k.SIMD != nil {
+		for _, r := range k.SIMD.Accs {
+			fmt.Fprintf(&sb, "  simd acc   x%-2d %s\n", len(r), lanes(r...))
+		}
+		for _, r := range k.SIMD.Stores {
+			fmt.Fprintf(&sb, "  simd store x%-2d %s\n", len(r), lanes(r...))
+		}
+	}
+	if k.Vec4 != nil {
+		for _, g := range k.Vec4.Loads {
+			fmt.Fprintf(&sb, "  vec4 load  %s\n", lanes(g[:]...))
+		}
+		for _, g := range k.Vec4.Stores {
+			fmt.Fprintf(&sb, "  vec4 store %s\n", lanes(g[:]...))
+		}
+	}
 	return sb.String()
 }
 
@@ -208,6 +239,8 @@ func (k *Kernel) Verify() error {
 				err = fmt.Errorf("%s: store to input buffer %d", k.Name, i)
 			} else if e.Src[0].DType.IsFloat() {
 				err = fmt.Errorf("%s: float index", k.Name)
+			} else {
+				err = k.checkIndex(e)
 			}
 		case OpParam:
 			if i := e.ParamIndex(); i < 0 || i >= k.NumParams {
@@ -232,7 +265,18 @@ func (k *Kernel) Verify() error {
 		default:
 			if e.Op.IsBinary() && !e.Op.IsCompare() && e.Src[0].DType != e.Src[1].DType {
 				err = fmt.Errorf("%s: %s mixes %s and %s", k.Name, e.Op, e.Src[0].DType, e.Src[1].DType)
+			} else if e.Op.IsALU() {
+				// The op table's dtype rule (ADD, SUB, MUL and NEG take no
+				// bool: the tensor layer writes OR, AND and NOT).
+				for _, s := range e.Src {
+					if info := e.Op.Info(); !info.Types.Has(s.DType) && err == nil {
+						err = fmt.Errorf("%s: %s on %s (it takes %s operands)", k.Name, e.Op, s.DType, info.Types)
+					}
+				}
 			}
+		}
+		if e.DType == Index && e.Op != OpParam && (e.Min <= -satLimit || e.Max >= satLimit) {
+			err = fmt.Errorf("%s: index arithmetic may overflow int64 (%s)", k.Name, e)
 		}
 		if e.Op != OpReduce {
 			seen[e] = true // reduce bodies are checked with their own scope each time
@@ -244,7 +288,96 @@ func (k *Kernel) Verify() error {
 	for _, s := range k.Stores {
 		check(s, bound)
 	}
-	return err
+	if err == nil && mayHoist(k) {
+		// Where the renderers evaluate it: reduces hoisted out of inner
+		// global loops read only the loops around them.
+		err = Linearize(k).checkHoisted(k)
+	}
+	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Group == 0 {
+		return err
+	}
+	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
+		return fmt.Errorf("%s: group of %d lanes", k.Name, k.Group)
+	}
+	in := map[*Expr]bool{}
+	Walk(k.Stores, func(e *Expr) { in[e] = true })
+	if k.SIMD != nil {
+		if err := k.SIMD.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Vec4 != nil {
+		if err := k.Vec4.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	return nil
+}
+
+// checkIndex proves that a load or store stays inside its buffer: the
+// index's bounds, for a guarded load its bounds where the guard holds
+// (the load reads nothing elsewhere), lie in [0, size).
+func (k *Kernel) checkIndex(e *Expr) error {
+	idx := e.Src[0]
+	lo, hi := idx.Min, idx.Max
+	if lo <= -satLimit || hi >= satLimit { // saturated bounds prove nothing
+		return fmt.Errorf("%s: index arithmetic may overflow int64 (%s)", k.Name, idx)
+	}
+	i := e.Arg.(int)
+	n := k.Bufs[i].Size
+	if e.Op == OpLoad && len(e.Src) > 1 {
+		var never bool
+		if lo, hi, never = NewBuilder().boundsGiven(idx, e.Src[1], false); never {
+			return nil
+		}
+		if lo < 0 || hi >= n { // the guard may bound the index's digits
+			dlo, dhi, dnever := NewBuilder().boundsGiven(idx, e.Src[1], true)
+			if dnever {
+				return nil
+			}
+			lo, hi = max(lo, dlo), min(hi, dhi)
+		}
+	}
+	if lo < 0 || hi >= n {
+		what := "load from"
+		if e.Op == OpStore {
+			what = "store to"
+		}
+		at := idx.String()
+		if len(e.Src) > 1 {
+			at += " where " + e.Src[1].String()
+		}
+		if len(at) > 300 {
+			at = at[:300] + "..."
+		}
+		return fmt.Errorf("%s: %s buf%d at index [%d..%d] outside its %d elements: %s", k.Name, what, i, lo, hi, n, at)
+	}
+	return nil
+}
+
+// WideIndex says whether the kernel's index arithmetic needs 64 bits: some
+// index expression (an offset, a product of strides) can leave the int32
+// range, or a loop counter must reach 2^31 to end its loop (a GPU's
+// flattened reduce loops count to their product). Renderers write Index as
+// a 32-bit int otherwise.
+func (k *Kernel) WideIndex() bool {
+	wide := false
+	for _, a := range k.Global {
+		wide = wide || a.Size > math.MaxInt32
+	}
+	Walk(k.Stores, func(e *Expr) {
+		if e.DType == Index && e.Op != OpParam && (e.Min < math.MinInt32 || e.Max > math.MaxInt32) {
+			wide = true
+		}
+		if e.Op == OpReduce {
+			n := int64(1)
+			for _, a := range e.Arg.(*ReduceArg).Axes {
+				n = satMul(n, a.Size)
+			}
+			wide = wide || n > math.MaxInt32
+		}
+	})
+	return wide
 }
 
 // Pass is one kernel-to-kernel transformation of the pass table. When is
@@ -260,12 +393,35 @@ type Target struct {
 	Upcast bool // register blocking with scalar lanes (C compilers vectorize them)
 	// VecWidth is the float32 lanes of the device's vector registers (8:
 	// AVX2, 16: AVX-512; 0 means DefaultVecWidth). The heuristic sizes its
-	// register blocks in vectors of this width, and the C renderer of the
-	// same device writes vectors of it (render.CWithWidth).
+	// register blocks in vectors of this width, and the simd pass makes
+	// vectors of it.
 	VecWidth int
+	// VecRegs is the number of vector registers (0: 16, as AVX2 has; 32
+	// with AVX-512, at any vector width). It sets the accumulator budget
+	// of a register block (Accs).
+	VecRegs int
+	// L1 and L2 are the data cache sizes of one core in bytes (0:
+	// unknown, no cache blocking): the heuristic blocks long reduces to
+	// keep a register block's slice of an operand in L1 (KBLOCK).
+	L1, L2 int64
 	// Choose, if set, picks the opts of each kernel instead of the
 	// heuristic (BEAM search); it sees the kernel the opts apply to.
 	Choose func(*Kernel) []Opt
+	// GPU, when set, is a grid device: its opts (GROUP, UPCAST for vector
+	// accesses) are chosen within these limits, and the vec4 pass runs.
+	GPU *GPU
+}
+
+// Accs is the number of vector accumulators a register block may use: 12
+// of 16 registers (a 6x2-vector matmul block; 8x2 spills), 16 of 32 (an
+// 8x2-vector block). Measured on a Zen 4 with both register files, matmul
+// 1536: 6x2 1.04x OpenBLAS and 8x2 0.58x with 16 registers; 8x2 1.03x and
+// 4x2 0.69x with 32.
+func (t Target) Accs() int64 {
+	if t.VecRegs >= 32 {
+		return 16
+	}
+	return 12
 }
 
 // CPUTarget is what emitting for the CPU uses, and the CPU device on a
@@ -292,7 +448,9 @@ var Passes = []Pass{
 	{Name: "split_reduces", Run: plain(SplitReduces)},
 	{Name: "merge_axes", Run: plain(MergeAxes)},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
-	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast }},
+	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
+	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
 
 func plain(f func(*Kernel) *Kernel) func(*Kernel, Target) (*Kernel, error) {
@@ -307,7 +465,30 @@ func applyChosenOpts(k *Kernel, t Target) (*Kernel, error) {
 	} else {
 		opts = t.HeuristicOpts(k)
 	}
-	return ApplyOpts(k, opts)
+	return t.ApplyOpts(k, opts)
+}
+
+// Apply applies opts to k, a kernel as the opts pass sees it (after the
+// passes before it), and runs the passes after it for t: the kernel the
+// device runs with those decisions (what BEAM compiles and times).
+func (t Target) Apply(k *Kernel, opts []Opt) (*Kernel, error) {
+	k, err := t.ApplyOpts(k, opts)
+	if err == nil {
+		err = k.Verify()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opts %s: %w", FormatOpts(opts), err)
+	}
+	after := false
+	for _, p := range Passes {
+		if after {
+			if k, err = runPass(k, t, p, nil); err != nil {
+				return nil, err
+			}
+		}
+		after = after || p.Name == "opts"
+	}
+	return k, nil
 }
 
 // Optimize runs the passes every target runs; see OptimizeFor.
@@ -318,29 +499,43 @@ func Optimize(k *Kernel, dump func(pass string, k *Kernel)) (*Kernel, error) {
 // OptimizeFor runs the pass table for a target, verifying invariants after
 // every pass; dump, if not nil, sees the kernel after each pass.
 func OptimizeFor(k *Kernel, t Target, dump func(pass string, k *Kernel)) (*Kernel, error) {
+	return runPasses(k, t, Passes, dump)
+}
+
+// runPasses runs a pass table; an error names the pass whose result broke
+// an invariant.
+func runPasses(k *Kernel, t Target, passes []Pass, dump func(pass string, k *Kernel)) (*Kernel, error) {
 	if dump != nil {
 		dump("lowered", k)
 	}
 	if err := k.Verify(); err != nil {
 		return nil, fmt.Errorf("lowered: %w", err)
 	}
-	for _, p := range Passes {
-		if p.When != nil && !p.When(t) {
-			continue
-		}
-		nk, err := p.Run(k, t)
-		if err != nil {
-			return nil, fmt.Errorf("pass %s: %w", p.Name, err)
-		}
-		k = nk
-		if err := k.Verify(); err != nil {
-			return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
-		}
-		if dump != nil {
-			dump(p.Name, k)
+	for _, p := range passes {
+		var err error
+		if k, err = runPass(k, t, p, dump); err != nil {
+			return nil, err
 		}
 	}
 	return k, nil
+}
+
+// runPass runs one pass if the target wants it, and verifies its result.
+func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*Kernel, error) {
+	if p.When != nil && !p.When(t) {
+		return k, nil
+	}
+	nk, err := p.Run(k, t)
+	if err != nil {
+		return nil, fmt.Errorf("pass %s: %w", p.Name, err)
+	}
+	if err := nk.Verify(); err != nil {
+		return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
+	}
+	if dump != nil {
+		dump(p.Name, nk)
+	}
+	return nk, nil
 }
 
 // Simplify rebuilds every expression through a fresh builder, which applies
@@ -349,15 +544,28 @@ func Simplify(k *Kernel) *Kernel {
 	return k.rewrite(func(*Builder, *Expr) *Expr { return nil })
 }
 
-// rewrite rebuilds the kernel's stores through a fresh builder, applying f.
+// rewrite rebuilds the kernel's stores through a fresh builder, applying f
+// to every expression first (nil: rebuild it from its rebuilt sources).
+// Every pass that changes expressions makes its new kernel this way.
 func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
+	return k.rewriteLanes(1, func(b *Builder, _ int, e *Expr) *Expr { return f(b, e) })
+}
+
+// rewriteLanes is rewrite done n times, once per lane, each with its own
+// memo: the stores are repeated lane by lane (all of lane 0's first), as
+// register blocking needs. Expressions equal in several lanes are shared
+// by the builder's interning.
+func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	memo := map[*Expr]*Expr{}
-	nk.Stores = make([]*Expr, len(k.Stores))
-	g := func(e *Expr) *Expr { return f(nk.B, e) }
-	for i, s := range k.Stores {
-		nk.Stores[i] = nk.B.Rebuild(s, g, memo)
+	nk.SIMD, nk.Vec4 = nil, nil // plans name the old expressions
+	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
+	for lane := 0; lane < n; lane++ {
+		memo := map[*Expr]*Expr{}
+		g := func(e *Expr) *Expr { return f(nk.B, lane, e) }
+		for _, s := range k.Stores {
+			nk.Stores = append(nk.Stores, nk.B.Rebuild(s, g, memo))
+		}
 	}
 	return &nk
 }
@@ -385,31 +593,24 @@ func MergeAxes(k *Kernel) *Kernel {
 		}
 		merged := &Axis{ID: outer.ID, Size: outer.Size * inner.Size, Kind: AxisGlobal}
 		before := k.countDivMod()
-		nk := *k
-		nk.B = NewBuilder()
-		nb := nk.B
-		memo := map[*Expr]*Expr{}
-		nk.Stores = make([]*Expr, len(k.Stores))
-		for j, s := range k.Stores {
-			nk.Stores[j] = nb.Rebuild(s, func(e *Expr) *Expr {
-				if e.Op != OpVar {
-					return nil
-				}
-				switch e.Arg.(*Axis) {
-				case outer:
-					return nb.Div(nb.Var(merged), nb.Int(inner.Size))
-				case inner:
-					return nb.Mod(nb.Var(merged), nb.Int(inner.Size))
-				}
+		nk := k.rewrite(func(b *Builder, e *Expr) *Expr {
+			if e.Op != OpVar {
 				return nil
-			}, memo)
-		}
+			}
+			switch e.Arg.(*Axis) {
+			case outer:
+				return b.Div(b.Var(merged), b.Int(inner.Size))
+			case inner:
+				return b.Mod(b.Var(merged), b.Int(inner.Size))
+			}
+			return nil
+		})
 		if nk.countDivMod() > before {
 			i++
 			continue
 		}
 		nk.Global = append(append(append([]*Axis{}, k.Global[:i]...), merged), k.Global[i+2:]...)
-		k = &nk
+		k = nk
 	}
 	return k
 }
@@ -419,13 +620,9 @@ func ReduceIdentity(op Op, dt DType) float64 {
 	if op == OpSum {
 		return 0
 	}
-	switch {
-	case dt.IsFloat():
+	if dt.IsFloat() {
 		return math.Inf(-1)
-	case dt == Bool, dt == Uint8:
-		return 0
-	case dt == Int8:
-		return math.MinInt8
 	}
-	return math.MinInt32
+	lo, _ := dt.ValueRange()
+	return lo
 }

@@ -1,10 +1,17 @@
 package ir
 
+import "fmt"
+
 // Linearization: decide where each expression of a kernel is evaluated.
 // An expression lives in the innermost reduce loop whose axes it depends
 // on, or at the top (inside the global loops) when it depends on none, so
-// loop-invariant work is hoisted out of reduce loops. Renderers and the GO
-// interpreter both walk this structure.
+// loop-invariant work is hoisted out of reduce loops. A top-level reduce
+// that does not depend on the inner global loops (softmax's row maximum
+// and sum in a kernel over rows and columns) is hoisted out of them too,
+// with the top-level values it reads: on targets whose global axes are
+// loops (C), it is computed once per row, whose elements then stay in
+// cache for the column loop. Renderers and the GO interpreter both walk
+// this structure.
 
 // Block is the body of one loop level, in evaluation order.
 type Block struct {
@@ -23,6 +30,19 @@ type Program struct {
 	// loops (upcast lanes), in evaluation order; a lone reduce is its own group.
 	Members map[*Expr][]*Expr
 	Stores  []*Expr
+	// Hoisted[d] lists top-level nodes that depend on the first d global
+	// axes only and are evaluated inside those d loops, before loop d
+	// opens (in evaluation order): top-level reduces that do not use the
+	// inner global axes, and the top-level values they read. Innermost is
+	// the rest of Top, evaluated inside all the global loops. A target
+	// whose global axes are loops (C, the GO interpreter) evaluates
+	// Hoisted and Innermost; one whose global axes are a grid (GPU)
+	// evaluates Top, which holds both, per element.
+	Hoisted   []*Block
+	Innermost *Block
+	// hoisted: the nodes of Hoisted; repeated: operands an op's spelling
+	// writes twice (see Named).
+	hoisted, repeated map[*Expr]bool
 }
 
 // Reduces that loop over the very same axes form a group: one loop nest
@@ -153,5 +173,225 @@ func Linearize(k *Kernel) *Program {
 			p.Top.Nodes = append(p.Top.Nodes, e)
 		}
 	}
+	p.hoist(k, order)
+	p.name(order)
 	return p
+}
+
+// name finds the operands that an op's spelling writes twice (Named).
+func (p *Program) name(order []*Expr) {
+	p.repeated = map[*Expr]bool{}
+	for _, e := range order {
+		info := e.Op.Info()
+		for i, s := range e.Src {
+			if info.Repeats(i) {
+				p.repeated[s] = true
+			}
+		}
+	}
+}
+
+// Named says whether e is evaluated into a variable of its own rather
+// than written inline where it is used: loads, reduces and random
+// numbers; values used more than once (Uses); hoisted values, computed
+// outside the loops that use them; and operands that an op's spelling
+// writes twice (MAX's ((a>b)?a:b): a tree of maxes, an unrolled max
+// reduce's lanes combined, would be written out 2^depth times).
+func (p *Program) Named(e *Expr) bool {
+	switch e.Op {
+	case OpConst, OpVar, OpParam, OpStore:
+		return false
+	case OpLoad, OpReduce, OpRand:
+		return true
+	}
+	return p.Uses[e] > 1 || p.hoisted[e] || p.repeated[e]
+}
+
+// hoist fills Hoisted and Innermost: the top-level reduces whose value
+// depends on fewer than all global axes (the depth of the innermost one
+// they use; a group's members share loops, so all are at its deepest
+// member's depth), and the top-level nodes they read or that are computed
+// from them alone, each at its own depth.
+func (p *Program) hoist(k *Kernel, order []*Expr) {
+	n := len(k.Global)
+	axis := map[*Axis]int{}
+	for i, a := range k.Global {
+		axis[a] = i + 1
+	}
+	depth := map[*Expr]int{} // global loops an expression's value depends on
+	for _, e := range order {
+		if _, done := depth[e]; done {
+			continue // a member of a group, with its group
+		}
+		group := []*Expr{e}
+		if e.Op == OpReduce {
+			group = p.Members[p.Leader[e]]
+		}
+		d := 0
+		for _, m := range group {
+			if m.Op == OpVar {
+				d = max(d, axis[m.Arg.(*Axis)])
+			}
+			for _, s := range m.Src {
+				d = max(d, depth[s])
+			}
+		}
+		for _, m := range group {
+			depth[m] = d
+		}
+	}
+	at := map[*Expr]bool{}   // hoisted
+	seen := map[*Expr]bool{} // visited: top-level nodes read inside a reduce's loop count too
+	var need func(e *Expr)
+	need = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		if p.Place[e] == nil {
+			at[e] = true
+			if e.Op == OpReduce {
+				for _, m := range p.Members[p.Leader[e]] {
+					need(m)
+				}
+			}
+		}
+		for _, s := range e.Src {
+			need(s)
+		}
+	}
+	inner := make([]int64, n+1) // iterations of the loops from depth d in
+	inner[n] = 1
+	for d := n - 1; d >= 0; d-- {
+		inner[d] = inner[d+1] * k.Global[d].Size
+	}
+	for _, e := range p.Top.Nodes {
+		if e.Op == OpReduce && inner[depth[e]] > 1 {
+			need(e)
+		}
+	}
+	// Then what is computed from hoisted values alone (the lanes of an
+	// unrolled reduce combined, softmax's 1/sum), at its own depth.
+	for _, e := range p.Top.Nodes {
+		if at[e] || depth[e] >= n || !e.Op.IsALU() {
+			continue
+		}
+		for _, s := range e.Src {
+			if at[s] && s.Op != OpConst && s.Op != OpVar && s.Op != OpParam {
+				need(e)
+				break
+			}
+		}
+	}
+	p.Hoisted = make([]*Block, n)
+	for d := range p.Hoisted {
+		p.Hoisted[d] = &Block{}
+	}
+	p.Innermost = &Block{}
+	p.hoisted = map[*Expr]bool{}
+	for _, e := range p.Top.Nodes {
+		if d := depth[e]; at[e] && d < n {
+			p.Hoisted[d].Nodes = append(p.Hoisted[d].Nodes, e)
+			p.hoisted[e] = true
+		} else {
+			p.Innermost.Nodes = append(p.Innermost.Nodes, e)
+		}
+	}
+}
+
+// mayHoist says whether some reduce of k does not read the innermost
+// global axis longer than 1: only such a reduce is hoisted
+// (Program.Hoisted), so Verify linearizes only those kernels (a matmul's
+// or a conv's reduces read every global axis, or all but upcast ones left
+// of size 1; linearizing every kernel after every pass cost a fifth of
+// tracing a training step).
+func mayHoist(k *Kernel) bool {
+	var last *Axis
+	for _, a := range k.Global {
+		if a.Size > 1 {
+			last = a
+		}
+	}
+	if last == nil {
+		return false
+	}
+	uses := map[*Expr]bool{} // reads that axis
+	found := false
+	Walk(k.Stores, func(e *Expr) {
+		u := e.Op == OpVar && e.Arg.(*Axis) == last
+		for _, s := range e.Src {
+			u = u || uses[s]
+		}
+		if u {
+			uses[e] = true
+		}
+		found = found || e.Op == OpReduce && !u
+	})
+	return found
+}
+
+// checkHoisted verifies Hoisted on k: a node of Hoisted[d], and whatever
+// it reads inside reduce loops, uses only the first d global axes, and
+// every other top-level value it reads is evaluated before it (hoisted at
+// a smaller depth, or earlier at the same one); a reduce's group is
+// hoisted whole, at one depth.
+func (p *Program) checkHoisted(k *Kernel) error {
+	axis := map[*Axis]int{}
+	for i, a := range k.Global {
+		axis[a] = i
+	}
+	type place struct{ d, i int }
+	at := map[*Expr]place{}
+	for d, b := range p.Hoisted {
+		for i, e := range b.Nodes {
+			at[e] = place{d, i}
+		}
+	}
+	for d, b := range p.Hoisted {
+		for i, e := range b.Nodes {
+			if e.Op == OpReduce {
+				for _, m := range p.Members[p.Leader[e]] {
+					if pm, ok := at[m]; !ok || pm.d != d {
+						return fmt.Errorf("%s: reduce %s hoisted to depth %d without its group", k.Name, e, d)
+					}
+				}
+			}
+			seen := map[*Expr]bool{}
+			var visit func(x *Expr) error
+			visit = func(x *Expr) error {
+				if seen[x] {
+					return nil
+				}
+				seen[x] = true
+				if g, ok := axis[varAxis(x)]; ok && g >= d {
+					return fmt.Errorf("%s: %s hoisted out of the loop over %s, which it reads", k.Name, e, k.Global[g].Name())
+				}
+				if x != e && p.Place[x] == nil && x.Op != OpConst && x.Op != OpVar && x.Op != OpParam {
+					px, ok := at[x]
+					if !ok || px.d > d || px.d == d && px.i > i {
+						return fmt.Errorf("%s: %s hoisted to depth %d reads %s, evaluated after it", k.Name, e, d, x)
+					}
+					return nil
+				}
+				for _, s := range x.Src {
+					if err := visit(s); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if err := visit(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// varAxis is the axis of a loop variable (nil for other expressions).
+func varAxis(e *Expr) *Axis {
+	if e.Op == OpVar {
+		return e.Arg.(*Axis)
+	}
+	return nil
 }

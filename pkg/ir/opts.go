@@ -26,6 +26,12 @@ const (
 	// OptOuter makes a global axis the outermost loop: the one split across
 	// cores, and the one that varies slowest (loop order for locality).
 	OptOuter OptKind = "OUTER"
+	// OptKBlock blocks a reduce axis (Axis indexes ReduceAxes) into an
+	// outer loop over blocks of Amt, accumulating in the output (KBlock).
+	OptKBlock OptKind = "KBLOCK"
+	// OptGroup splits each top-level reduce of a grid kernel across the
+	// Amt lanes of a work-group, one work-group per output (see gpu.go).
+	OptGroup OptKind = "GROUP"
 )
 
 // Opt is one decision.
@@ -36,8 +42,11 @@ type Opt struct {
 }
 
 func (o Opt) String() string {
-	if o.Kind == OptUpcast || o.Kind == OptUnroll {
+	switch o.Kind {
+	case OptUpcast, OptUnroll, OptKBlock:
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
+	case OptGroup:
+		return fmt.Sprintf("%s(%d)", o.Kind, o.Amt)
 	}
 	return fmt.Sprintf("%s(%d)", o.Kind, o.Axis)
 }
@@ -54,8 +63,8 @@ func FormatOpts(opts []Opt) string {
 // MaxLanes bounds the lanes of one register block: the accumulators must
 // live in registers (16 AVX2 registers of 8 floats, 32 AVX-512 ones of 16;
 // more spills, and the C compiler's time grows steeply with the lanes).
-// BEAM's actions stay within 8 vectors of the target's width.
-const MaxLanes = 128
+// BEAM's actions stay within the target's accumulator budget (Target.Accs).
+const MaxLanes = 256
 
 // ApplyOpts applies a list of decisions; an invalid list (axis out of
 // range, an amount that does not divide its axis, too many lanes) is an
@@ -66,8 +75,40 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	raxes := k.ReduceAxes()
 	outer := -1
 	lanes := int64(1)
+	var kblock *Axis
+	var kc int64
+	group := int64(0)
 	for _, o := range opts {
-		if o.Kind == OptUnroll {
+		switch o.Kind {
+		case OptGroup:
+			if group > 0 || o.Amt < 2 || o.Amt > maxGroupLanes || o.Amt&(o.Amt-1) != 0 || o.Axis != 0 || !hasReduce(k) {
+				return nil, fmt.Errorf("%s: needs one power-of-two lane count and a kernel with a reduce", o)
+			}
+			if k.HasSym() {
+				return nil, fmt.Errorf("%s: the kernel has symbolic trip counts", o)
+			}
+			group = o.Amt
+			continue
+		case OptKBlock:
+			if o.Axis < 0 || o.Axis >= len(raxes) {
+				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
+			}
+			a := raxes[o.Axis]
+			if kblock != nil {
+				return nil, fmt.Errorf("%s: a reduce axis is already blocked", o)
+			}
+			if a.Sym != nil {
+				return nil, fmt.Errorf("%s: reduce axis %d has a symbolic trip count", o, o.Axis)
+			}
+			if o.Amt < 2 || o.Amt >= a.Size || a.Size%o.Amt != 0 {
+				return nil, fmt.Errorf("%s: blocks of %d do not divide axis size %d", o, o.Amt, a.Size)
+			}
+			if err := kblockable(k, a); err != nil {
+				return nil, fmt.Errorf("%s: %v", o, err)
+			}
+			kblock, kc = a, o.Amt
+			continue
+		case OptUnroll:
 			if o.Axis < 0 || o.Axis >= len(raxes) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
 			}
@@ -105,6 +146,19 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			return nil, fmt.Errorf("unknown opt kind %q", o.Kind)
 		}
 	}
+	if kblock != nil && unroll[kblock] > 0 {
+		return nil, fmt.Errorf("%s: reduce axis %d both unrolled and blocked", FormatOpts(opts), kblock.ID)
+	}
+	if lanes > MaxLanes {
+		lanes = laneCount(k, plan, unroll) // the product overcounts reduces that do not use every axis
+	}
+	if lanes > MaxLanes {
+		return nil, fmt.Errorf("%s: %d lanes exceed %d", FormatOpts(opts), lanes, MaxLanes)
+	}
+	if group > 0 && (lanes > 1 || kblock != nil) {
+		// A grouped reduce is rendered one member at a time.
+		return nil, fmt.Errorf("%s: GROUP does not combine with UPCAST, UNROLL or KBLOCK", FormatOpts(opts))
+	}
 	if len(plan) > 0 {
 		k = UpcastAxes(k, plan)
 	}
@@ -117,26 +171,51 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		nk.Global = append(nk.Global, k.Global[outer+1:]...)
 		k = &nk
 	}
+	if kblock != nil {
+		k = KBlock(k, kblock, kc)
+	}
 	if len(opts) > 0 {
 		nk := *k
 		nk.Opts = append(append([]Opt{}, k.Opts...), opts...)
+		if group > 0 {
+			nk.Group = group
+		}
 		k = &nk
 	}
 	return k, nil
 }
 
+// ApplyOpts is ApplyOpts for the target: it also refuses the kinds of
+// opts the target cannot run. GROUP needs a work-group (a grid device);
+// KBLOCK needs its block loop to run in order within each core (a loop
+// target: on a grid, the blocks' partial sums would race).
+func (t Target) ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
+	for _, o := range opts {
+		if o.Kind == OptGroup && t.GPU == nil || o.Kind == OptKBlock && t.GPU != nil {
+			return nil, fmt.Errorf("%s: not an opt of this target", o)
+		}
+	}
+	return ApplyOpts(k, opts)
+}
+
+func hasReduce(k *Kernel) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) { found = found || e.Op == OpReduce })
+	return found
+}
+
 // splitLanes checks one more split of an axis of size by o.Amt (prev: the
 // lanes the axis has so far, 0 for none) and returns the axis's lanes. The
 // amount is bounded before any product is formed, so an amount read from a
-// file (4611686018427387904) cannot overflow into a division by zero.
+// file (4611686018427387904) cannot overflow into a division by zero; the
+// running product of all amounts (an upper bound of the lanes, checked by
+// ApplyOpts) saturates instead of overflowing.
 func splitLanes(o Opt, prev, size int64, lanes *int64) (int64, error) {
 	prev = max(prev, 1)
 	if o.Amt < 2 || o.Amt > size/prev || size%(prev*o.Amt) != 0 {
 		return 0, fmt.Errorf("%s: %d×%d lanes do not divide axis size %d", o, prev, o.Amt, size)
 	}
-	if *lanes *= o.Amt; *lanes > MaxLanes {
-		return 0, fmt.Errorf("%s: more than %d lanes", o, MaxLanes)
-	}
+	*lanes = min(*lanes, 1<<20) * min(o.Amt, 1<<20)
 	return prev * o.Amt, nil
 }
 
@@ -173,11 +252,15 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	if !searchable(k) {
 		return nil
 	}
-	searchLanes := 8 * t.Width()
+	if t.GPU != nil {
+		return t.GPU.actions(k, opts)
+	}
+	searchLanes := t.Accs() * t.Width()
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}
 	lanes := int64(1)
-	hasOuter := false
+	hasOuter, hasKBlock := false, false
+	blocked := map[int]bool{}
 	for _, o := range opts {
 		switch o.Kind {
 		case OptUpcast:
@@ -188,11 +271,14 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 			lanes *= o.Amt
 		case OptOuter:
 			hasOuter = true
+		case OptKBlock:
+			hasKBlock = true
+			blocked[o.Axis] = true
 		}
 	}
 	var out []Opt
 	for i, a := range k.Global {
-		for _, amt := range []int64{2, 3, 4, 5, 8, 16} {
+		for _, amt := range []int64{2, 3, 4, 5, 6, 8, 16} {
 			u := max(upcast[i], 1) * amt
 			if a.Size%u == 0 && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
@@ -200,10 +286,25 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 		}
 	}
 	for i, a := range k.ReduceAxes() {
+		if blocked[i] {
+			continue
+		}
 		for _, amt := range []int64{2, 4, 8, 16} {
 			u := max(unroll[i], 1) * amt
 			if a.Size%u == 0 && a.Size > u && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUnroll, Axis: i, Amt: amt})
+			}
+		}
+	}
+	if !hasKBlock {
+		for i, a := range k.ReduceAxes() {
+			if unroll[i] > 0 || kblockable(k, a) != nil {
+				continue
+			}
+			for _, kc := range []int64{64, 128, 256, 512} {
+				if kc < a.Size && a.Size%kc == 0 {
+					out = append(out, Opt{Kind: OptKBlock, Axis: i, Amt: kc})
+				}
 			}
 		}
 	}
@@ -230,8 +331,14 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if k.HasSym() {
 		return nil // symbolic trip counts: no lane split divides them
 	}
+	if t.GPU != nil {
+		return t.GPU.heuristic(k)
+	}
 	if !searchable(k) {
 		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
+	}
+	if hoistsRows(k) {
+		return t.rowOpts(k)
 	}
 	w := t.Width()
 	lanesCap := laneBudget(k)
@@ -275,10 +382,10 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		// the contiguous axis takes one vector, 4 when it takes two (BEAM's
 		// choice for the ResNet conv: 8 channels x 8 columns beat 4 x 8 by 1.5x).
 		var cands []int64
-		for _, c := range []int64{8, 4, 2} {
+		for _, c := range []int64{16, 8, 6, 4, 2} {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
-			if c*innerAmt <= min(8*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
+			if c*innerAmt <= min(t.Accs()*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
 				cands = append(cands, c)
 			}
 		}
@@ -287,6 +394,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}
+	opts = append(opts, t.blockOpts(k, inner, innerAmt, outerAmt, unrollR >= 0)...)
 	if unrollR >= 0 {
 		var sizes []int64
 		for _, u := range blockSizes(w) {

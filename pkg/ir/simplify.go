@@ -50,19 +50,26 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			return x
 		}
 	case OpMul:
-		if y.IsConst() {
-			c := y.ConstFloat()
-			if c == 1 {
+		if y.IsConst() && isInt {
+			switch c, _ := y.ConstInt(); c { // (a uint64 coefficient is its bit pattern)
+			case 1:
 				return x
-			}
-			if isInt {
-				if c == 0 {
-					return b.Const(dt, 0)
-				}
-				return b.linear(addTerms(nil, x, int64(c)), nil, dt)
+			case 0:
+				return b.Const(dt, 0)
+			default:
+				return b.linear(addTerms(nil, x, c), nil, dt)
 			}
 		}
+		if y.IsConst() && y.ConstFloat() == 1 {
+			return x
+		}
 	case OpDiv:
+		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
+			if c == 0 { // x/0 is 0 (docs/language.md)
+				return b.Const(dt, 0)
+			}
+			return b.Sub(b.Const(dt, 0), x) // x/-1 is -x, wrapping at MIN
+		}
 		if isInt {
 			return b.divConst(x, y, dt)
 		}
@@ -70,6 +77,9 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 			return x
 		}
 	case OpMod:
+		if c, ok := y.ConstInt(); ok && isInt && (c == 0 || c == -1) {
+			return b.Const(dt, 0)
+		}
 		if isInt {
 			return b.modConst(x, y, dt)
 		}
@@ -133,6 +143,9 @@ func (b *Builder) simplify(op Op, dt DType, src []*Expr) *Expr {
 		if a == e {
 			return a
 		}
+		if dt == Bool && a.IsConst() && e.IsConst() && a.Arg.(int64) == 1 && e.Arg.(int64) == 0 {
+			return c
+		}
 		// where(c, k, 0) → (int)c * k for integer constants: lets index
 		// arithmetic built from masks fold back into linear form.
 		if !dt.IsFloat() && dt != Bool && a.IsConst() && e.IsConst() && e.ConstFloat() == 0 {
@@ -180,8 +193,12 @@ func (b *Builder) fold(op Op, dt DType, src []*Expr) *Expr {
 			return src[1]
 		}
 		return src[2]
-	case op.IsCompare():
+	case op.IsCompare() && x.DType.IsFloat():
 		return b.Const(Bool, b2f(Compare(op, x.ConstFloat(), src[1].ConstFloat())))
+	case op.IsCompare():
+		xv, _ := x.ConstInt()
+		yv, _ := src[1].ConstInt()
+		return b.Const(Bool, b2f(CompareInt(op, x.DType, xv, yv)))
 	case x.DType.IsFloat():
 		var y float64
 		if len(src) > 1 {
@@ -223,7 +240,7 @@ func addTerms(ts []term, x *Expr, k int64) []term {
 	case x.Op == OpMul && x.Src[1].IsConst():
 		v, _ := x.Src[1].ConstInt()
 		return addTerms(ts, x.Src[0], k*v)
-	case x.Op == OpCast && losslessIntCast(x):
+	case x.Op == OpCast && losslessIntCast(x) && !wrapsInside(x.Src[0]):
 		return addTerms(ts, x.Src[0], k) // buildLinear casts terms back
 	}
 	return append(ts, term{x, k})
@@ -294,7 +311,15 @@ func normalize(ts []term) ([]term, int64) {
 // buildLinear renders terms back into an expression (raw: already normal).
 func (b *Builder) buildLinear(ts []term, c int64, dt DType) *Expr {
 	var acc *Expr
+	if dt != Index { // user integers wrap: coefficients live modulo 2^bits
+		c = dt.Wrap(c)
+	}
 	for _, t := range ts {
+		if dt != Index {
+			if t.k = dt.Wrap(t.k); t.k == 0 {
+				continue
+			}
+		}
 		e := t.e
 		if e.DType != dt {
 			e = b.raw(OpCast, dt, nil, e)
@@ -355,8 +380,8 @@ func (b *Builder) joinMods(ts []term, dt DType) ([]term, bool) {
 			out := make([]term, 0, len(ts)-1)
 			for n, v := range ts {
 				switch n {
-				case i:
-					out = addTerms(out, b.Mod(x, b.raw(OpConst, dt, d*m)), u.k)
+				case i: // x may be of another type (a term seen through a cast)
+					out = addTerms(out, b.Mod(x, b.raw(OpConst, x.DType, d*m)), u.k)
 				case j:
 				default:
 					out = append(out, v)
@@ -507,7 +532,7 @@ func (b *Builder) modConst(x, y *Expr, dt DType) *Expr {
 	return b.Mod(b.buildLinear(r, c, dt), y)
 }
 
-func isIndex(dt DType) bool { return dt == Int64 || dt == Int32 }
+func isIndex(dt DType) bool { return dt == Index }
 
 // ltLinear moves constants across an integer comparison so that guards read
 // plainly: x+c < d → x < d-c; c < x+d → c-d < x; -x < d → -d < x;
@@ -547,6 +572,17 @@ func ceilDiv(a, m int64) int64 {
 	return q
 }
 
+// wrapsInside says whether a sum or product addTerms would decompose
+// wrapped somewhere (a uint8 u*2): its linear terms then equal its value
+// only modulo 2^bits, so a cast to a wider type must not be seen through.
+func wrapsInside(e *Expr) bool {
+	switch e.Op {
+	case OpAdd, OpMul:
+		return e.MayWrap() || wrapsInside(e.Src[0]) || wrapsInside(e.Src[1])
+	}
+	return false
+}
+
 // losslessIntCast: an integer-to-integer cast whose operand's bounds fit the
 // target type, so it changes no value and linear forms can look through it.
 func losslessIntCast(x *Expr) bool {
@@ -554,7 +590,7 @@ func losslessIntCast(x *Expr) bool {
 	if x.DType.IsFloat() || from.IsFloat() || x.DType == Bool || from == Bool {
 		return false
 	}
-	lo, hi := typeRange(x.DType)
+	lo, hi := x.DType.Range()
 	return x.Src[0].Min >= lo && x.Src[0].Max <= hi
 }
 
@@ -602,14 +638,91 @@ func (b *Builder) splitSmall(ts []term, c, d int64, dt DType) (a, s *Expr, g int
 // simplifyGiven simplifies a load's index under its guard: the index is
 // only evaluated where valid holds, so every conjunct x < c or c < x of
 // valid narrows x's range there. Each such x is replaced by a placeholder
-// variable with the narrowed range, the index is rebuilt (x%125 is x when
-// x < 125; (x*125 + y)/3125 is x/25 when y < 125), and the placeholders
-// are put back. The result is kept only when it has fewer divisions and
-// modulos, or as many and fewer nodes; it equals idx wherever valid holds
-// and is undefined elsewhere, which a guarded load never reads.
+// variable with the narrowed range (underGuard), the index is rebuilt
+// (x%125 is x when x < 125; (x*125 + y)/3125 is x/25 when y < 125), and
+// the placeholders are put back. The result is kept only when it has fewer
+// divisions and modulos, or as many and fewer nodes; it equals idx
+// wherever valid holds and is undefined elsewhere, which a guarded load
+// never reads.
 func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
-	if idx.IsConst() || !isIndex(idx.DType) {
+	res, holes, never := b.underGuard(idx, valid)
+	if never || len(holes) == 0 {
 		return idx
+	}
+	for i := len(holes) - 1; i >= 0; i-- {
+		h := holes[i]
+		back := h.x
+		if h.lo != 0 {
+			back = b.Sub(h.x, b.Int(h.lo))
+		}
+		res = b.Rebuild(res, func(e *Expr) *Expr {
+			if e == h.v {
+				return back
+			}
+			return nil
+		}, map[*Expr]*Expr{})
+	}
+	if dr, di := divModCount(res), divModCount(idx); dr < di || dr == di && size(res) < size(idx) {
+		return res
+	}
+	return idx
+}
+
+// boundsGiven bounds idx where valid holds: the bounds of the index
+// rebuilt over the guard's narrowed ranges (underGuard). never is true
+// when valid can never hold (the index is then never used). With digits,
+// a variable the guard reads as digits (v/c, v%c) is split into them
+// first (see splitDigits): tighter where the guard bounds the digits, but
+// looser where v's range is not a multiple of c, so a caller intersects
+// both answers.
+func (b *Builder) boundsGiven(idx, valid *Expr, digits bool) (lo, hi int64, never bool) {
+	// Into b first: underGuard finds sub-expressions by pointer.
+	memo := map[*Expr]*Expr{}
+	keep := func(*Expr) *Expr { return nil }
+	idx, valid = b.Rebuild(idx, keep, memo), b.Rebuild(valid, keep, memo)
+	var res *Expr
+	if digits {
+		res, never = b.underGuardDigits(idx, valid)
+	} else {
+		res, _, never = b.underGuard(idx, valid)
+	}
+	return res.Min, res.Max, never
+}
+
+// hole is a placeholder variable of underGuard.
+type hole struct {
+	v  *Expr // the placeholder variable (x - lo)
+	x  *Expr // what it stands for, in terms of earlier placeholders
+	lo int64
+}
+
+// underGuard rebuilds idx with every sub-expression x that a conjunct
+// x < c or c < x of valid narrows replaced by a placeholder variable v
+// (x = v + lo, v in [0, hi-lo]); holes lists the placeholders, innermost
+// expressions first. The result equals idx wherever valid holds, and its
+// bounds are idx's bounds there. never is true when the conjuncts
+// contradict each other (valid is never true).
+func (b *Builder) underGuard(idx, valid *Expr) (res *Expr, holes []hole, never bool) {
+	return b.narrow(idx, valid, false)
+}
+
+// underGuardDigits is underGuard for bounds only: before a guarded
+// expression is replaced by its placeholder, each variable it reads as
+// digits (v/c, v%c, v >= 0) becomes c*q + r everywhere, q and r fresh
+// variables, so that a flattened position whose digits the guard bounds
+// one by one (a convolution's window over rows p = oy*W + ox: 0 < ky +
+// p/W < H+1 and 0 < kx + p%W < W+1) is bounded in the index through its
+// digits. The result is not idx (it has variables of its own): only its
+// bounds are.
+func (b *Builder) underGuardDigits(idx, valid *Expr) (res *Expr, never bool) {
+	res, _, never = b.narrow(idx, valid, true)
+	return res, never
+}
+
+// narrow is underGuard, splitting digits first when digits is set.
+func (b *Builder) narrow(idx, valid *Expr, digits bool) (res *Expr, holes []hole, never bool) {
+	if idx.IsConst() || !isIndex(idx.DType) {
+		return idx, nil, false
 	}
 	type rng struct {
 		x      *Expr
@@ -649,7 +762,7 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 		narrowed = narrowed || r.lo > r.x.Min || r.hi < r.x.Max
 	}
 	if !narrowed {
-		return idx
+		return idx, nil, false
 	}
 	// Inner expressions first, so that (x%25) < 20 is seen in terms of
 	// x's placeholder once x < 125 has been applied.
@@ -658,20 +771,38 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 	for _, r := range rs {
 		exprs = append(exprs, r.x)
 	}
-	type hole struct {
-		v  *Expr // the placeholder variable (x - lo)
-		x  *Expr // what it stands for, in terms of earlier placeholders
-		lo int64
-	}
-	var holes []hole
+	nsplit := 0
 	for i, r := range rs {
 		x := exprs[1+i]
+		for digits {
+			v, c := digitOf(x)
+			if v == nil {
+				break
+			}
+			// v = c*q + r with q in [0, v.Max/c], r in [0, c-1]: every
+			// value of v is one such pair (some pairs are no value of v).
+			q := b.Var(&Axis{ID: -1000 - nsplit, Size: v.Max/c + 1})
+			rem := b.Var(&Axis{ID: -1001 - nsplit, Size: min(c, v.Max+1)})
+			nsplit += 2
+			split := b.Add(b.Mul(q, b.Int(c)), rem)
+			memo := map[*Expr]*Expr{}
+			sub := func(e *Expr) *Expr {
+				if e == v {
+					return split
+				}
+				return nil
+			}
+			for j := range exprs {
+				exprs[j] = b.Rebuild(exprs[j], sub, memo)
+			}
+			x = exprs[1+i]
+		}
 		lo, hi := max(r.lo, x.Min), min(r.hi, x.Max)
-		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Int64 {
+		if x.IsConst() || (lo == x.Min && hi == x.Max) || x.DType != Index {
 			continue
 		}
 		if lo > hi {
-			return idx // never valid; the load yields 0 whatever the index
+			return idx, nil, true // never valid; the load yields 0 whatever the index
 		}
 		v := b.Var(&Axis{ID: -1 - i, Size: hi - lo + 1})
 		p := v
@@ -687,29 +818,28 @@ func (b *Builder) simplifyGiven(idx, valid *Expr) *Expr {
 			}
 		}
 	}
-	res := exprs[0]
-	for i := len(holes) - 1; i >= 0; i-- {
-		h := holes[i]
-		back := h.x
-		if h.lo != 0 {
-			back = b.Sub(h.x, b.Int(h.lo))
+	return exprs[0], holes, false
+}
+
+// digitOf finds in x a variable read as a digit, v/c or v%c with c > 1
+// and v in [0, c) or beyond (v >= 0: truncation is the floor); nil when
+// there is none.
+func digitOf(x *Expr) (v *Expr, c int64) {
+	Walk([]*Expr{x}, func(e *Expr) {
+		if v != nil || (e.Op != OpDiv && e.Op != OpMod) || e.Src[0].Op != OpVar || e.Src[0].Min < 0 {
+			return
 		}
-		res = b.Rebuild(res, func(e *Expr) *Expr {
-			if e == h.v {
-				return back
-			}
-			return nil
-		}, map[*Expr]*Expr{})
-	}
-	if dr, di := divModCount(res), divModCount(idx); dr < di || dr == di && size(res) < size(idx) {
-		return res
-	}
-	return idx
+		if k, ok := e.Src[1].ConstInt(); ok && k > 1 && e.Src[0].Max >= k {
+			v, c = e.Src[0], k
+		}
+	})
+	return v, c
 }
 
 // substLinear returns a Rebuild function that replaces x by p, also inside
-// sums that contain all of x's terms with the same coefficients: with
-// x = i*24 + j, the index i*24 + j + 3 (a PAD's offset) becomes p + 3.
+// sums that contain all of x's terms with the same coefficients times one
+// factor m: with x = i*24 + j, the index i*24 + j + 3 (a PAD's offset)
+// becomes p + 3, and (i*24 + j)*256 + 5 (a flattened row) p*256 + 5.
 func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 	xs, xc := normalize(addTerms(nil, x, 1))
 	linear := len(xs) > 1 || xc != 0
@@ -725,8 +855,19 @@ func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 		for _, t := range es {
 			coef[t.e] = t.k
 		}
+		var m int64
+		if len(xs) > 0 {
+			if c := coef[xs[0].e]; c%xs[0].k == 0 {
+				m = c / xs[0].k
+			}
+		} else if xc != 0 && ec%xc == 0 {
+			m = ec / xc
+		}
+		if m == 0 {
+			return nil
+		}
 		for _, t := range xs {
-			if coef[t.e] != t.k {
+			if coef[t.e] != t.k*m {
 				return nil
 			}
 			delete(coef, t.e)
@@ -737,7 +878,7 @@ func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 				rest = append(rest, t)
 			}
 		}
-		return b.Add(p, b.buildLinear(rest, ec-xc, e.DType))
+		return b.Add(b.Mul(p, b.Int(m)), b.buildLinear(rest, ec-xc*m, e.DType))
 	}
 }
 

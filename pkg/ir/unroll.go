@@ -12,17 +12,13 @@ package ir
 // UnrollAxes splits each reduce axis in plan into a loop of a.Size/plan[a]
 // and plan[a] lanes. Every amount must divide its axis.
 func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
-	nk := *k
-	nk.B = NewBuilder()
-	b := nk.B
 	split := map[*Axis]*Axis{}
 	for a, u := range plan {
 		split[a] = &Axis{ID: a.ID, Size: a.Size / u, Kind: AxisReduce}
 	}
 	args := map[*ReduceArg]*ReduceArg{} // members of a group keep sharing their axes
-	memo := map[*Expr]*Expr{}
-	var f func(e *Expr) *Expr
-	f = func(e *Expr) *Expr {
+	var unroll func(b *Builder, e *Expr) *Expr
+	unroll = func(b *Builder, e *Expr) *Expr {
 		if e.Op != OpReduce {
 			return nil
 		}
@@ -59,6 +55,11 @@ func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 						return b.Add(b.Mul(b.Var(split[a]), b.Int(plan[a])), b.Int(lane[a]))
 					}
 				}
+				if x.Op == OpReduce && !usesAnyVar(x, order) {
+					// A reduce the body only reads (softmax's max inside
+					// its sum) is unrolled like the same reduce elsewhere.
+					return unroll(b, x)
+				}
 				return nil // a reduce nested in the body keeps its loops
 			}, lm)
 			parts[i] = b.Reduce(na, body)
@@ -80,9 +81,5 @@ func UnrollAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
 		}
 		return parts[0]
 	}
-	nk.Stores = make([]*Expr, len(k.Stores))
-	for i, s := range k.Stores {
-		nk.Stores[i] = b.Rebuild(s, f, memo)
-	}
-	return &nk
+	return k.rewrite(unroll)
 }

@@ -138,40 +138,32 @@ func laneStride(idx *Expr, a *Axis) (stride int64, dep bool) {
 // plan[a] lanes, duplicating the stores once per lane combination. Every
 // plan amount must divide its axis.
 func UpcastAxes(k *Kernel, plan map[*Axis]int64) *Kernel {
-	nk := *k
-	nk.B = NewBuilder()
-	b := nk.B
 	split := map[*Axis]*Axis{}
-	nk.Global = make([]*Axis, len(k.Global))
+	global := make([]*Axis, len(k.Global))
 	var order []*Axis // upcast axes in loop order, for a stable lane order
 	for i, a := range k.Global {
-		nk.Global[i] = a
+		global[i] = a
 		if u, ok := plan[a]; ok {
 			na := &Axis{ID: a.ID, Size: a.Size / u, Kind: AxisGlobal}
 			split[a] = na
-			nk.Global[i] = na
+			global[i] = na
 			order = append(order, a)
 		}
 	}
 	lanes := laneCombos(order, plan)
-	nk.Stores = nil
-	for _, lane := range lanes {
-		memo := map[*Expr]*Expr{}
-		for _, s := range k.Stores {
-			nk.Stores = append(nk.Stores, b.Rebuild(s, func(e *Expr) *Expr {
-				if e.Op != OpVar {
-					return nil
-				}
-				a := e.Arg.(*Axis)
-				na, ok := split[a]
-				if !ok {
-					return nil
-				}
-				return b.Add(b.Mul(b.Var(na), b.Int(plan[a])), b.Int(lane[a]))
-			}, memo))
+	nk := k.rewriteLanes(len(lanes), func(b *Builder, lane int, e *Expr) *Expr {
+		if e.Op != OpVar {
+			return nil
 		}
-	}
-	return &nk
+		a := e.Arg.(*Axis)
+		na, ok := split[a]
+		if !ok {
+			return nil
+		}
+		return b.Add(b.Mul(b.Var(na), b.Int(plan[a])), b.Int(lanes[lane][a]))
+	})
+	nk.Global = global
+	return nk
 }
 
 // laneCombos lists every combination of lane values of the axes in order

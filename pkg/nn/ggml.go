@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"tgc/pkg/ir"
 	"tgc/pkg/quant"
@@ -103,8 +102,8 @@ func lane(ctx *tensor.Context, n, a, r int) *tensor.Tensor {
 
 func ci(t *tensor.Tensor, v int) *tensor.Tensor { return t.Const(float64(v), ir.Int32) }
 
-// shr and and are x >> k and x & m for non-negative x.
-func shr(x *tensor.Tensor, k int) *tensor.Tensor { return x.IDiv(ci(x, 1<<k)) }
+// shr and and are x >> k and x & m.
+func shr(x *tensor.Tensor, k int) *tensor.Tensor { return x.Shr(ci(x, k)) }
 func and(x *tensor.Tensor, m int) *tensor.Tensor { return x.And(ci(x, m)) }
 
 // nibbles reads q (blocks, ..., n) as two variants along a new axis a
@@ -168,24 +167,16 @@ func (d dequantizer) q6k() *tensor.Tensor {
 	lo := lane(ctx, 2, 2, 5).Eq(ci(ql, 1)).Where(shr(ql, 4), and(ql, 15))
 	qh := d.bytes(128, 192).Reshape(d.nb, 2, 1, 1, 32).Expand(full...)
 	kh, kl := lane(ctx, 2, 2, 5).Eq(ci(qh, 1)), lane(ctx, 2, 3, 5).Eq(ci(qh, 1))
-	div := kh.Where(kl.Where(ci(qh, 64), ci(qh, 16)), kl.Where(ci(qh, 4), ci(qh, 1))) // 4^(2kh+kl)
-	hi := and(qh.IDiv(div), 3)
+	by := kh.Where(kl.Where(ci(qh, 6), ci(qh, 4)), kl.Where(ci(qh, 2), ci(qh, 0))) // 2(2kh+kl)
+	hi := and(qh.Shr(by), 3)
 	q := lo.Add(hi.Mul(ci(hi, 16))).Sub(ci(lo, 32)).Reshape(d.nb, 2, 2, 2, 2, 16)
 	sc := d.int8s(192, 208).Reshape(d.nb, 2, 2, 2, 2, 1)
 	dd := d.half(208).Reshape(d.nb, 1, 1, 1, 1, 1)
 	return dd.Mul(d.f32(sc)).Mul(d.f32(q))
 }
 
-// BF16: the top half of a float32, decoded from its fields (sign, 8-bit
-// exponent, 7-bit mantissa) with exact float operations.
+// BF16: the top half of a float32; the blocks' memory read as bfloat16,
+// which widens to float32 exactly.
 func (d dequantizer) bf16() *tensor.Tensor {
-	lo, hi := d.bytes(0, 1), d.bytes(1, 2)
-	e := and(hi, 127).Mul(ci(hi, 2)).Add(shr(lo, 7))
-	m := d.f32(and(lo, 127))
-	sign := hi.Ge(ci(hi, 128)).Where(hi.Const(-1, ir.Float32), hi.Const(1, ir.Float32))
-	norm := m.Mul(m.Const(1.0/128, ir.Float32)).Add(m.Const(1, ir.Float32)).Mul(d.f32(e.Sub(ci(e, 127))).Exp2())
-	sub := m.Mul(m.Const(1.0/128, ir.Float32)).Mul(m.Const(0x1p-126, ir.Float32))
-	special := m.Eq(m.Const(0, ir.Float32)).Where(m.Const(math.Inf(1), ir.Float32), m.Const(math.NaN(), ir.Float32))
-	v := e.Eq(ci(e, 0)).Where(sub, e.Eq(ci(e, 255)).Where(special, norm))
-	return sign.Mul(v)
+	return d.raw.Bitcast(ir.BFloat16).Cast(ir.Float32)
 }

@@ -59,3 +59,49 @@ func TestBeamEngine(t *testing.T) {
 		t.Errorf("%d stored results, want 1", len(files))
 	}
 }
+
+// TestBeamCL: on a grid device BEAM chooses among the grid opts (GROUP
+// lane counts, 4 lanes for vector accesses): the search runs, every
+// candidate is checked against the unoptimized kernel, the results equal
+// GO's and are stored.
+func TestBeamCL(t *testing.T) {
+	t.Setenv("TGC_CACHE", t.TempDir())
+	r := rand.New(rand.NewPCG(7, 7))
+	vx, vw := make([]float64, 4*4096), make([]float64, 4096*8)
+	for i := range vx {
+		vx[i] = r.Float64() - 0.5
+	}
+	for i := range vw {
+		vw[i] = r.Float64() - 0.5
+	}
+	build := func(ctx *tensor.Context) *tensor.Tensor {
+		x, _ := ctx.FromFloats(ir.Float32, []int{4, 4096}, vx)
+		w, _ := ctx.FromFloats(ir.Float32, []int{4096, 8}, vw)
+		return x.Dot(w).Add(x.Sum(true, 1))
+	}
+	goc, _, _ := NewContext("GO", Options{})
+	want, err := build(goc).Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, e, err := NewContext("CL", Options{Beam: 1, BeamBudget: 2 * time.Second, Out: io.Discard})
+	if err != nil {
+		t.Skipf("CL unavailable: %v", err)
+	}
+	got, err := build(ctx).Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-3 {
+			t.Fatalf("element %d: %v, GO %v", i, got[i], want[i])
+		}
+	}
+	st := e.Beam().Stats
+	if st.Searched == 0 || st.Candidates < 2 {
+		t.Errorf("BEAM on CL: %+v, want searches with several candidates", st)
+	}
+	if files, _ := filepath.Glob(filepath.Join(os.Getenv("TGC_CACHE"), "beam", "*.json")); len(files) != st.Searched {
+		t.Errorf("%d stored results, want %d", len(files), st.Searched)
+	}
+}

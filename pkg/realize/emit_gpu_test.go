@@ -17,7 +17,8 @@ func TestEmitGPU(t *testing.T) {
 	for _, dev := range []struct{ name, ext, marker string }{
 		{"CL", "cl", "__kernel"}, {"CUDA", "cu", `extern "C" __global__`}, {"METAL", "metal", "kernel void"},
 	} {
-		tr, err := NewTracer(strings.ToLower(dev.name), Options{})
+		var dump strings.Builder
+		tr, err := NewTracer(strings.ToLower(dev.name), Options{Debug: 5, Out: &dump})
 		if err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
 		}
@@ -26,6 +27,12 @@ func TestEmitGPU(t *testing.T) {
 		w, _ := ctx.FromFloats(ir.Float32, []int{4096, 8}, make([]float64, 4096*8))
 		if _, err := x.Dot(w).Relu().Add(x.Sum(true, 1)).Floats(); err != nil {
 			t.Fatalf("%s: %v", dev.name, err)
+		}
+		// The grid decisions are passes: DEBUG=5 shows them.
+		for _, want := range []string{" after opts ---", " after vec4 ---", "  group 256 lanes\n", "opts [GROUP(256)]"} {
+			if !strings.Contains(dump.String(), want) {
+				t.Errorf("%s: no %q in the DEBUG=5 output:\n%s", dev.name, want, dump.String())
+			}
 		}
 		dir := t.TempDir()
 		if err := tr.WritePlan(dir); err != nil {
@@ -59,5 +66,25 @@ func TestEmitGPU(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEmitMetalRefusesFloat64: Metal has no float64; the trace says so
+// (naming the kernel) instead of writing a kernel Metal cannot compile.
+func TestEmitMetalRefusesFloat64(t *testing.T) {
+	tr, err := NewTracer("metal", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tensor.NewContext(tr)
+	x, _ := ctx.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
+	err = x.Sqrt().Realize().Err()
+	if err == nil || !strings.Contains(err.Error(), "uses float64, which METAL does not have") {
+		t.Fatalf("got %v, want a float64 refusal", err)
+	}
+	// a float32 kernel reading a float64 buffer cannot declare it either
+	y, _ := ctx.FromFloats(ir.Float64, []int{8}, make([]float64, 8))
+	if err := y.Cast(ir.Float32).Sqrt().Realize().Err(); err == nil {
+		t.Fatal("a kernel with a float64 input was emitted for Metal")
 	}
 }

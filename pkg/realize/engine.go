@@ -16,8 +16,8 @@ import (
 
 	"tgc/pkg/backend"
 	"tgc/pkg/beam"
-	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/sysmem"
 	"tgc/pkg/tensor"
 )
 
@@ -264,33 +264,12 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 // compile schedules, optimizes and compiles a graph.
 func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	start := time.Now()
-	sched, err := fuse.Create(outs, fuse.Options{NoFusion: e.Opts.NoFusion})
+	sched, kernels, err := pipeline{opts: e.Opts, target: e.target()}.lower(outs)
 	if err != nil {
 		return nil, err
 	}
 	e.Stats.Scheduled++
-	kernels := make([]*ir.Kernel, len(sched.Items))
-	for i, it := range sched.Items {
-		var dump func(string, *ir.Kernel)
-		if e.Opts.Debug >= 5 {
-			dump = func(pass string, k *ir.Kernel) {
-				fmt.Fprintf(e.Opts.Out, "--- %s after %s ---\n%s", it.Kernel.Name, pass, k.Dump())
-			}
-		}
-		k, err := ir.OptimizeFor(it.Kernel, e.target(), dump)
-		if err != nil {
-			return nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
-		}
-		k.Name = it.Kernel.Name
-		kernels[i] = k
-	}
 	e.Stats.LowerTime += time.Since(start)
-	if e.Opts.Debug >= 1 {
-		fmt.Fprintf(e.Opts.Out, "scheduled %s in %.2f ms\n", plural(len(kernels), "kernel"), float64(time.Since(start).Microseconds())/1000)
-		if e.Opts.Debug >= 2 {
-			fmt.Fprint(e.Opts.Out, sched.Dump())
-		}
-	}
 	cstart := time.Now()
 	e.Stats.Compiled += len(kernels)
 	progs, err := e.Dev.Compile(kernels)
@@ -342,10 +321,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		itemIdx[it.Out] = i
 		c.items = append(c.items, ci)
 		if e.Opts.Debug >= 3 {
-			if len(kernels[i].Opts) > 0 {
-				fmt.Fprintf(e.Opts.Out, "// %s opts %s\n", kernels[i].Name, ir.FormatOpts(kernels[i].Opts))
-			}
-			fmt.Fprintf(e.Opts.Out, "%s\n", e.Dev.Source(kernels[i]))
+			pipeline{opts: e.Opts}.show(kernels[i], e.Dev.Source(kernels[i]))
 		}
 		if e.Opts.Debug >= 4 {
 			if asm, err := progs[i].Disassembly(); err == nil {
@@ -372,10 +348,18 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	if b.Stale() {
 		return nil, staleError(n)
 	}
+	host := b.Host
 	if db, ok := b.Device.(backend.Buffer); ok {
-		return db, nil
-	}
-	if b.Device != nil {
+		if e.Dev.Owns(db) {
+			return db, nil
+		}
+		// Realized by another engine (an interned constant graph, say):
+		// its value moves to this device through the host.
+		host = make([]byte, b.Size*b.DType.Size())
+		if err := db.CopyOut(host); err != nil {
+			return nil, err
+		}
+	} else if b.Device != nil {
 		return nil, fmt.Errorf("buffer of %s lives on another device", n)
 	}
 	if d, ok := b.SharedDevice().(backend.Buffer); ok { // a view of uploaded memory
@@ -386,7 +370,7 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.CopyIn(b.Host); err != nil {
+	if err := db.CopyIn(host); err != nil {
 		return nil, err
 	}
 	b.Device = db
@@ -437,6 +421,9 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		if leafBufs[i], err = e.deviceBuffer(l); err != nil {
 			return err
 		}
+	}
+	if err := e.checkMemory(c, g); err != nil {
+		return err
 	}
 	bufs := make([]backend.Buffer, len(c.items))
 	owned := make([]bool, len(c.items)) // freed at the end unless kept
@@ -504,6 +491,12 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 	}
 	e.Stats.DeviceTime += total
+	for i := range c.items {
+		if c.items[i].dst >= 0 && len(outs) > 0 {
+			outs[0].Context().MemoryWritten() // before the new values are recorded: they are current
+			break
+		}
+	}
 	if keep {
 		for i := range c.items {
 			it := &c.items[i]
@@ -596,7 +589,7 @@ func plural(n int, noun string) string {
 // target is the device's target, with BEAM's choice of opts when asked for.
 func (e *Engine) target() ir.Target {
 	t := targetOf(e.Dev)
-	if e.Opts.Beam > 0 && t.Upcast {
+	if e.Opts.Beam > 0 && (t.Upcast || t.GPU != nil) {
 		if e.beam == nil {
 			e.beam = beam.New(e.Dev, beam.Options{Width: e.Opts.Beam, Budget: e.Opts.BeamBudget, Debug: max(e.Opts.Debug, 1), Out: e.Opts.Out, Dir: e.Opts.beamDir()})
 		}
@@ -625,4 +618,53 @@ func targetOf(dev backend.Device) ir.Target {
 		return t.Target()
 	}
 	return ir.Target{}
+}
+
+// SetBeam changes BEAM's width for the kernels compiled from now on (0:
+// off); a searcher of another width is dropped. Schedules already compiled
+// keep their kernels.
+func (e *Engine) SetBeam(width int) {
+	if width != e.Opts.Beam {
+		e.Opts.Beam = width
+		e.beam = nil
+	}
+}
+
+// checkMemory refuses a schedule whose new buffers cannot fit in the memory
+// left (host devices; a GPU reports its own), naming the largest tensor and
+// where the script made it, before anything is allocated.
+func (e *Engine) checkMemory(c *compiled, g *graph) error {
+	if n := e.Dev.Name(); n != "CPU" && n != "GO" {
+		return nil
+	}
+	var need, most uint64
+	var largest *compiledItem
+	for i := range c.items {
+		it := &c.items[i]
+		if it.dst >= 0 && !it.temp {
+			continue // written in place
+		}
+		b := uint64(it.size) * uint64(it.dtype.Size())
+		need += b
+		if b > most {
+			most, largest = b, it
+		}
+	}
+	avail, ok := sysmem.Available()
+	if !ok || need <= avail || largest == nil {
+		return nil
+	}
+	what := "a tensor"
+	if largest.node >= 0 && largest.node < len(g.order) {
+		n := g.order[largest.node]
+		what = fmt.Sprintf("the tensor of shape %s (%s)", tensor.FormatShape(n.Shape), n.DType)
+		if p := n.Pos.String(); p != "" {
+			what += " made at " + p
+		}
+	}
+	msg := fmt.Sprintf("not enough memory: %s needs %s", what, sysmem.Size(most))
+	if need > most {
+		msg += fmt.Sprintf(", this computation %s in all", sysmem.Size(need))
+	}
+	return fmt.Errorf("%s, and %s is available", msg, sysmem.Size(avail))
 }

@@ -395,6 +395,10 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 		}
 		return r.buf
 	}
+	// The replay writes parameters and optimizer state in place, as the
+	// function's assigns did when it ran: values realized before it are
+	// not handed out again by interning (see tensor.Context.MemoryWritten).
+	defer ctx.MemoryWritten()
 	seed, base := ctx.RandState()
 	var total time.Duration
 	for _, st := range p.steps {

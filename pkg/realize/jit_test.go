@@ -166,3 +166,40 @@ func TestJitTrainStep(t *testing.T) {
 		t.Errorf("loss did not decrease: %v", want)
 	}
 }
+
+// TestJitValuesAfterReplay: a replay writes the parameters in place, so a
+// value computed from them between calls (an evaluation, W.sum()) must be
+// computed again, not the interned result of an earlier call.
+func TestJitValuesAfterReplay(t *testing.T) {
+	ctx, _, err := NewContext("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx.SetTraining(true)
+	sums := func(jit bool) []float64 {
+		ctx.ManualSeed(21)
+		m := newTinyMLP(ctx, 6, 12, 3)
+		opt, err := nn.NewAdam(nn.Parameters(m), 0.02, 0.9, 0.999, 1e-8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := trainStep(m, opt)
+		if jit {
+			step = NewJit(ctx, "train_step", step).Call0
+		}
+		var out []float64
+		for i := range 5 {
+			x, y := mkBatch(t, ctx, i, 16, 6, 3)
+			if _, err := step([]*tensor.Tensor{x, y}); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, vals(t, m.L2.Weight.Sum(false))...) // the same graph after every step
+		}
+		return out
+	}
+	want := sums(false)
+	near(t, "W.sum() after each step", sums(true), want, 1e-5)
+	if want[4] == want[1] {
+		t.Fatalf("the weights did not change: %v", want)
+	}
+}

@@ -67,3 +67,63 @@ func TestPackedMatmul(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoRandMatmul: the introductory demo, Tensor.rand(N, N) ·
+// Tensor.rand(N, N). The left operand's random numbers are stored first
+// (the product would hash each of them once per column it meets), the
+// right one's are drawn by the panel copy: three kernels, the product one
+// of them, with no RAND inside it; its values are the float64 product of
+// the same random numbers.
+func TestDemoRandMatmul(t *testing.T) {
+	cpu, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	ctx := tensor.NewContext(cpu)
+	const n = 128
+	a, b := ctx.Rand(n, n), ctx.Rand(n, n)
+	c := a.Dot(b)
+	s, err := fuse.Create([]*tensor.Node{c.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduces := 0
+	for _, it := range s.Items {
+		k := it.Kernel
+		if k.Kind() != "r" {
+			continue
+		}
+		reduces++
+		draws := false
+		ir.Walk(k.Stores, func(e *ir.Expr) { draws = draws || e.Op == ir.OpParam })
+		if draws {
+			t.Errorf("the product %s draws random numbers:\n%s", k.Name, k.Dump())
+		}
+	}
+	if len(s.Items) != 3 || reduces != 1 {
+		t.Errorf("%d kernels (%d reduces), want 3 (rand, pack, product):\n%s", len(s.Items), reduces, s.Dump())
+	}
+	got, err := c.Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	va, err := a.Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb, err := b.Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			want := 0.0
+			for k := 0; k < n; k++ {
+				want += va[i*n+k] * vb[k*n+j]
+			}
+			if d := math.Abs(got[i*n+j] - want); d > 1e-4*want {
+				t.Fatalf("c[%d,%d] = %v, want %v", i, j, got[i*n+j], want)
+			}
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"tgc/pkg/backend"
 	"tgc/pkg/beam"
 	"tgc/pkg/fileaccess"
-	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/render"
 	"tgc/pkg/safetensors"
@@ -186,7 +185,8 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	if len(outs) == 0 {
 		return nil
 	}
-	sched, err := fuse.Create(outs, fuse.Options{NoFusion: t.Opts.NoFusion})
+	p := pipeline{opts: t.Opts, target: t.target()}
+	sched, kernels, err := p.lower(outs)
 	if err != nil {
 		return err
 	}
@@ -202,12 +202,13 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	for _, v := range bound {
 		vals[v.Var] = v.Val
 	}
-	for _, it := range sched.Items {
-		k, err := ir.OptimizeFor(it.Kernel, t.target(), nil)
-		if err != nil {
-			return fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
+	for i, it := range sched.Items {
+		k := kernels[i]
+		if lang, ok := Langs[t.Device]; ok {
+			if err := lang.Supports(k); err != nil {
+				return err
+			}
 		}
-		k.Name = it.Kernel.Name
 		src, ext := t.lang(k)
 		for n := 1; ; n++ { // kernel names are unique across the whole plan
 			prev, taken := t.names[k.Name]
@@ -267,9 +268,7 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		}
 		pk.FLOPs, pk.Bytes = k.Cost()
 		t.plan.Kernels = append(t.plan.Kernels, pk)
-		if t.Opts.Debug >= 3 {
-			fmt.Fprintf(t.Opts.Out, "%s\n", src)
-		}
+		p.show(k, src)
 	}
 	return nil
 }
@@ -350,6 +349,9 @@ func (t *Tracer) MatmulPanel() int {
 }
 
 func (t *Tracer) target() ir.Target {
+	if lang, ok := Langs[t.Device]; ok && lang.IsGPU() {
+		return lang.Target() // the default limits: emit plans for every current GPU
+	}
 	if t.Device != "CPU" {
 		return ir.Target{}
 	}

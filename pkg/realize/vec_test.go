@@ -188,7 +188,7 @@ func renderCPUWidth(t *testing.T, x *tensor.Tensor, width int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb.WriteString(render.Render(render.CWithWidth(width), k))
+		sb.WriteString(render.Render(render.C, k))
 	}
 	return sb.String()
 }

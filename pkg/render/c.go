@@ -7,10 +7,52 @@ import (
 	"tgc/pkg/ir"
 )
 
+// cTypes spell the dtypes of values; float16 values live in float
+// registers (rounded by tg_round_half at each cast to float16, so no compiler's
+// excess precision can skip a rounding) and only buffers hold _Float16.
 var cTypes = map[ir.DType]string{
-	ir.Bool: "_Bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "_Float16", ir.Float32: "float",
+	ir.Bool: "_Bool", ir.Int8: "signed char", ir.Uint8: "unsigned char",
+	ir.Int16: "short", ir.Uint16: "unsigned short", ir.Int32: "int", ir.Uint32: "unsigned int",
+	ir.Int64: "long long", ir.Uint64: "unsigned long long",
+	ir.Float16: "float", ir.BFloat16: "float", ir.Float32: "float", ir.Float64: "double",
 }
+
+// cBufTypes spell the element types of buffers: bfloat16 buffers hold the
+// bits.
+var cBufTypes = func() map[ir.DType]string {
+	m := map[ir.DType]string{ir.Float16: "_Float16", ir.BFloat16: "unsigned short"}
+	for dt, t := range cTypes {
+		if _, ok := m[dt]; !ok {
+			m[dt] = t
+		}
+	}
+	return m
+}()
+
+// cBits reinterprets floats through memcpy (the compiler makes it a move).
+var cBits = map[ir.DType][2]string{
+	ir.Float32: {"tg_as_u32(%s)", "tg_as_f32(%s)"},
+	ir.Float64: {"tg_as_u64(%s)", "tg_as_f64(%s)"},
+	ir.Float16: {"tg_f16_bits(%s)", "tg_f16_from_bits(%s)"},
+}
+
+var cHelpers = map[string]string{
+	"tg_as_u32":        "static inline uint32_t tg_as_u32(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }",
+	"tg_as_f32":        "static inline float tg_as_f32(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }",
+	"tg_as_u64":        "static inline uint64_t tg_as_u64(double f) { uint64_t u; __builtin_memcpy(&u, &f, 8); return u; }",
+	"tg_as_f64":        "static inline double tg_as_f64(uint64_t u) { double f; __builtin_memcpy(&f, &u, 8); return f; }",
+	"tg_f16_bits":      "static inline uint16_t tg_f16_bits(float x) { _Float16 h = (_Float16)x; uint16_t u; __builtin_memcpy(&u, &h, 2); return u; }",
+	"tg_f16_from_bits": "static inline float tg_f16_from_bits(uint16_t u) { _Float16 h; __builtin_memcpy(&h, &u, 2); return (float)h; }",
+}
+
+// cHalfRound rounds a float to float16 and back. The copy of the bits
+// makes the rounding observable: a plain (float)(_Float16)x may be dropped
+// under GCC's default -fexcess-precision=fast.
+const cHalfRound = `static inline float tg_round_half(float x) {
+  _Float16 h = (_Float16)x; uint16_t u;
+  __builtin_memcpy(&u, &h, 2); __builtin_memcpy(&h, &u, 2);
+  return (float)h;
+}`
 
 // RandC is the counter-based generator (guarded: kernels share one
 // translation unit) behind Tensor.rand, in C. The GO
@@ -56,7 +98,7 @@ var C = &Lang{
 		}
 		fmt.Fprintf(&sb, "void %s(void **bufs, const int64_t *vars, int64_t start, int64_t end) {\n", k.Name)
 		for i, b := range k.Bufs {
-			t := cTypes[b.DType]
+			t := cBufTypes[b.DType]
 			if b.Output {
 				fmt.Fprintf(&sb, "  %s *restrict %s = (%s *)bufs[%d];\n", t, BufName(k, i), t, i)
 			} else {
@@ -68,29 +110,17 @@ var C = &Lang{
 		}
 		return sb.String()
 	},
-	OuterLoop: func(a *ir.Axis) string {
-		return fmt.Sprintf("for (int %s = start; %s < end; %s++) {", a.Name(), a.Name(), a.Name())
+	OuterLoop: func(a *ir.Axis, idx string) string {
+		return fmt.Sprintf("for (%s %s = start; %s < end; %s++) {", idx, a.Name(), a.Name(), a.Name())
 	},
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: cMathFns[ir.OpExp2].name, ir.OpLog2: cMathFns[ir.OpLog2].name, ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
-	},
-	FloatSfx: "f",
-	SIMD:     true,
-	VecWidth: ir.DefaultVecWidth,
-}
-
-// CWithWidth is the CPU dialect writing vectors of width float32 lanes (a
-// power of two, 4 to 16): 16 on AVX-512 hosts, where gcc turns them into
-// zmm registers. C itself renders with ir.DefaultVecWidth (8), valid on
-// every x86-64 host, so golden files do not depend on the machine.
-func CWithWidth(width int) *Lang {
-	if width == C.VecWidth {
-		return C
-	}
-	if width < 4 || width > maxVecWidth || width&(width-1) != 0 {
-		panic(fmt.Sprintf("render: unsupported vector width %d", width))
-	}
-	l := *C
-	l.VecWidth = width
-	return &l
+	Index:     [2]string{"int", "int64_t"},
+	Unsigned:  [2]string{"uint32_t", "uint64_t"},
+	FnQual:    "static inline",
+	LongSfx:   "LL",
+	HalfRound: cHalfRound,
+	Bits:      cBits,
+	Helpers:   cHelpers,
+	spell:     func(o *ir.OpInfo) string { return o.C },
+	FloatSfx:  "f",
+	SIMD:      true,
 }

@@ -87,11 +87,12 @@ static inline float tg_log2f(float x) {
 #endif
 `
 
-// cMathFns are the C dialect's own functions, by op: the name a kernel
-// calls and the definition its prelude carries.
-var cMathFns = map[ir.Op]struct{ name, src string }{
-	ir.OpExp2: {"tg_exp2f", Exp2C},
-	ir.OpLog2: {"tg_log2f", Log2C},
+// cMathFns are the definitions of the C dialect's own functions (the op
+// table spells EXP2 and LOG2 in C as calls of them), by op: the prelude
+// of a kernel that uses the op carries it.
+var cMathFns = map[ir.Op]string{
+	ir.OpExp2: Exp2C,
+	ir.OpLog2: Log2C,
 }
 
 // cMathPrelude is the definitions of the C dialect's own functions among
@@ -106,7 +107,7 @@ func cMathPrelude(ops map[ir.Op]bool) string {
 	sort.Slice(have, func(i, j int) bool { return have[i] < have[j] })
 	s := ""
 	for _, op := range have {
-		s += cMathFns[op].src
+		s += cMathFns[op]
 	}
 	return s
 }

@@ -2,43 +2,24 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"tgc/pkg/ir"
 )
 
-// SIMD for the CPU dialect: GCC vector extensions for upcast reduce lanes.
-//
-// The upcast pass (ir/upcast.go) gives a reduce group one scalar
-// accumulator per lane. gcc only partly SLP-vectorizes 64 scalar
-// accumulators (it spills them); the same loop written with 8-wide vector
-// accumulators runs near the machine's peak (docs: reference/machine.md).
-// So the renderer does the SLP step itself: within a group it looks for W
-// (the dialect's vector width: 8 for AVX2, 16 for AVX-512), else W/2, ...
-// down to 4 SUM or MAX members whose accumulated expressions are isomorphic, lane
-// by lane:
-//   - the very same expression in every lane: a broadcast of the scalar,
-//     computed once as usual ({x,x,...}: `(tg_f8){}+x` is not simplified);
-//   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
-//     one unaligned vector load;
-//   - lanes of one vector accumulator, in order (epilogues after the loop);
-//   - the same op (+ - * neg max where < exp2) over isomorphic sources;
-//   - int32 lanes (+ - * & | ^ / % == <, where) and conversions: loads of
-//     int8, uint8 and float16 at consecutive indices widened to int32 or
-//     float32, int32 to float32 (a quantized weight's bytes and scales:
-//     the dequantization runs in vectors too).
-// Such a run gets one vector accumulator (MAX: a lane-wise select, like the
-// scalar (v>acc)?v:acc); its lanes' scalar names become
-// vaccN[l], so every later use renders unchanged. Stores of 8 contiguous
-// outputs whose values are isomorphic over vector accumulators become one
-// vector store. Everything else renders as scalar code, so correctness
-// never depends on the pattern matching; scalar nodes whose every use was
-// vectorized are not rendered.
+// SIMD for the CPU dialect: the runs of lanes the simd pass chose
+// (ir.SIMD, see ir/simd.go) printed as GCC vector-extension code: each
+// accumulator run as one vector accumulator (MAX: a lane-wise select, like
+// the scalar (v>acc)?v:acc) whose lanes' scalar names become vaccN[l], so
+// every later use renders unchanged; its value as vector loads, broadcasts
+// and vector ops; each store run as one vector store. Scalar nodes whose
+// every use is vectorized are not rendered; everything else is scalar code.
 
 // The helpers are macros, not functions: a function passing a vector
 // wider than the target's registers by value draws gcc's ABI warnings.
-// The width is the dialect's (CWithWidth), chosen by the CPU device from
-// the host's flags: gcc lowers a 16-wide vector on an AVX2 target through
+// The width is the plan's (ir.SIMD.Width: the target's, which the CPU
+// device chooses from the host's flags): gcc lowers a 16-wide vector on an AVX2 target through
 // memory (0.3x the scalar form on a matmul), while on an AVX-512 host
 // 8-wide vectors halve the width gcc's own vectorizer would use.
 func cVecPrelude(width int) string {
@@ -111,67 +92,29 @@ func cNarrowPrelude(width int) string {
 	return sb.String()
 }
 
-// maxVecWidth bounds the dialect's vector width (16: AVX-512).
-const maxVecWidth = 16
+// narrowMacro is the widening load macro's prefix for an element type.
+var narrowMacro = map[ir.DType]string{ir.Int8: "tg_wd_c", ir.Uint8: "tg_wd_uc", ir.Float16: "tg_wd_h"}
 
-// vecWidths are the run widths tried, widest first: width, width/2, ... 4.
-func vecWidths(width int) []int {
-	var ws []int
-	for w := width; w >= 4; w /= 2 {
-		ws = append(ws, w)
-	}
-	return ws
-}
-
-// vtuple is w lane expressions (the rest nil): one vector value.
-type vtuple struct {
-	w int
-	l [maxVecWidth]*ir.Expr
-}
-
-func (t vtuple) uniform() bool {
-	for i := 1; i < t.w; i++ {
-		if t.l[i] != t.l[0] {
-			return false
-		}
-	}
-	return true
-}
-
-// vrun is a run of reduce members accumulated in one vector.
-type vrun struct {
-	members []*ir.Expr
-	src     vtuple // the members' accumulated values
-	acc     string // the vector accumulator's name, once declared
-}
-
+// vlane is a reduce member's place in the plan: its run (an index into
+// the plan's Accs) and lane.
 type vlane struct {
-	run  *vrun
+	run  int
 	lane int
 }
 
-// vstore is a run of stores written as one vector store.
-type vstore struct {
-	stores []*ir.Expr
-	val    vtuple
-}
-
-// cVec is the vectorization plan of one kernel and its rendering state.
+// cVec is the rendering state of a kernel's SIMD plan.
 type cVec struct {
-	k      *ir.Kernel
-	widths []int                // run widths, widest first
-	runs   map[*ir.Expr][]*vrun // by group leader
-	lane   map[*ir.Expr]vlane   // reduce member → its vector lane
-	stores map[*ir.Expr]*vstore // each store of a vector store run → the run
-	skip   map[*ir.Expr]bool    // scalar nodes whose every use is vectorized
-	ok     map[vtuple]bool      // memo of match
-	uses   map[vtuple]int       // parent tuples of each tuple (name it if > 1)
+	k    *ir.Kernel
+	plan *ir.SIMD
+	acc  []string          // the vector accumulator of each run, once declared
+	skip map[*ir.Expr]bool // scalar nodes whose every use is vectorized
+	uses map[ir.Lanes]int  // parent tuples of each tuple (name it if > 1)
+	// narrow: a widening load is printed (the kernel includes cNarrowPrelude)
+	narrow bool
 
-	narrow bool // widening loads matched (cNarrowPrelude)
-
-	names map[vtuple]string // rendered vector values in scope
-	added []vtuple          // names in order, for leaving a scope
-	n     map[string]int    // names given, by prefix
+	names map[ir.Lanes]string // rendered vector values in scope
+	added []ir.Lanes          // names in order, for leaving a scope
+	n     map[string]int      // names given, by prefix
 }
 
 func (v *cVec) fresh(prefix string) string {
@@ -180,229 +123,35 @@ func (v *cVec) fresh(prefix string) string {
 	return name
 }
 
-func vecEligible(m *ir.Expr) bool {
-	op := m.Arg.(*ir.ReduceArg).Op
-	return m.DType == ir.Float32 && (op == ir.OpSum || op == ir.OpMaxReduce)
-}
-
-// planCVec finds the vector runs of k, or returns nil when there are none.
-func planCVec(k *ir.Kernel, p *ir.Program, width int) *cVec {
-	v := &cVec{k: k, widths: vecWidths(width), runs: map[*ir.Expr][]*vrun{}, lane: map[*ir.Expr]vlane{},
-		stores: map[*ir.Expr]*vstore{}, skip: map[*ir.Expr]bool{}, ok: map[vtuple]bool{},
-		uses: map[vtuple]int{}, names: map[vtuple]string{}, n: map[string]int{}}
-	var leaders []*ir.Expr
-	ir.Walk(k.Stores, func(e *ir.Expr) {
-		if e.Op == ir.OpReduce && p.Leader[e] == e {
-			leaders = append(leaders, e)
-		}
-	})
-	for _, leader := range leaders {
-		members := p.Members[leader]
-		runs := pickRuns(members, v.widths, vecEligible, func(ms []*ir.Expr) bool {
-			return v.match(srcTuple(ms, 0))
-		})
-		for _, ms := range runs {
-			r := &vrun{members: ms, src: srcTuple(ms, 0)}
-			v.runs[leader] = append(v.runs[leader], r)
-			for i, m := range ms {
-				v.lane[m] = vlane{r, i}
-			}
-		}
-	}
-	if len(v.lane) == 0 {
+// newCVec prepares the printing of k's SIMD plan (nil: none).
+func newCVec(k *ir.Kernel) *cVec {
+	if k.SIMD == nil {
 		return nil
 	}
-	stores := pickRuns(k.Stores, v.widths, func(s *ir.Expr) bool {
-		return k.Bufs[s.Arg.(int)].DType == ir.Float32 && s.DType == ir.Float32
-	}, func(ss []*ir.Expr) bool {
-		for i, s := range ss {
-			if s.Arg != ss[0].Arg || (i > 0 && !contiguous(ss[0].Src[0], s.Src[0], int64(i))) {
-				return false
-			}
-		}
-		t := srcTuple(ss, 1)
-		return v.match(t) && v.hasAcc(t)
-	})
-	for _, ss := range stores {
-		st := &vstore{stores: ss, val: srcTuple(ss, 1)}
-		for _, s := range ss {
-			v.stores[s] = st
-		}
-	}
+	v := &cVec{k: k, plan: k.SIMD, acc: make([]string, len(k.SIMD.Accs)), skip: map[*ir.Expr]bool{},
+		uses: map[ir.Lanes]int{}, names: map[ir.Lanes]string{}, n: map[string]int{}}
 	v.absorb()
 	return v
 }
 
-func srcTuple(es []*ir.Expr, i int) vtuple {
-	t := vtuple{w: len(es)}
-	for l, e := range es {
-		t.l[l] = e.Src[i]
+// lane is a reduce member's place in the plan.
+func (v *cVec) lane(m *ir.Expr) (vlane, bool) {
+	if m.Op != ir.OpReduce {
+		return vlane{}, false
 	}
-	return t
+	run, lane, ok := v.plan.Lane(m)
+	return vlane{run, lane}, ok
 }
 
-// pickRuns chooses disjoint runs of widths[0] (else the next width)
-// eligible elements of xs, at any fixed stride, in order, that ok accepts.
-func pickRuns(xs []*ir.Expr, widths []int, eligible func(*ir.Expr) bool, ok func([]*ir.Expr) bool) [][]*ir.Expr {
-	taken := make([]bool, len(xs))
-	var runs [][]*ir.Expr
-	for i := range xs {
-		if taken[i] || !eligible(xs[i]) {
-			continue
-		}
-	widths:
-		for _, w := range widths {
-			for s := 1; i+(w-1)*s < len(xs); s++ {
-				run := make([]*ir.Expr, 0, w)
-				for l := 0; l < w; l++ {
-					j := i + l*s
-					if taken[j] || !eligible(xs[j]) {
-						break
-					}
-					run = append(run, xs[j])
-				}
-				if len(run) == w && ok(run) {
-					for l := 0; l < w; l++ {
-						taken[i+l*s] = true
-					}
-					runs = append(runs, run)
-					break widths
-				}
-			}
-		}
-	}
-	return runs
-}
+// src is the accumulated values of an accumulator run.
+func (v *cVec) src(run int) ir.Lanes { return ir.LanesOf(v.plan.Accs[run], 0) }
 
-// accOf says whether t is the lanes of one vector accumulator in order.
-func (v *cVec) accOf(t vtuple) (*vrun, bool) {
-	l0, ok := v.lane[t.l[0]]
-	if !ok || len(l0.run.members) != t.w {
-		return nil, false
+// storeRun is the run of a store of a vector store (nil: a scalar store).
+func (v *cVec) storeRun(s *ir.Expr) []*ir.Expr {
+	if run, _, ok := v.plan.Lane(s); ok && s.Op == ir.OpStore {
+		return v.plan.Stores[run]
 	}
-	for i := 0; i < t.w; i++ {
-		if li, ok := v.lane[t.l[i]]; !ok || li.run != l0.run || li.lane != i {
-			return nil, false
-		}
-	}
-	return l0.run, true
-}
-
-func (v *cVec) hasAcc(t vtuple) bool {
-	if _, ok := v.accOf(t); ok {
-		return true
-	}
-	if t.uniform() || t.l[0].Op == ir.OpLoad {
-		return false
-	}
-	for j := range t.l[0].Src {
-		if v.hasAcc(srcTuple(t.l[:t.w], j)) {
-			return true
-		}
-	}
-	return false
-}
-
-var vecOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpNeg: true,
-	ir.OpMax: true, ir.OpWhere: true, ir.OpCmpLt: true, ir.OpExp2: true}
-
-// intVecOps are the int32 lane ops (division and modulo by a uniform
-// constant only: gcc turns them into shifts and masks).
-var intVecOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpAnd: true,
-	ir.OpOr: true, ir.OpXor: true, ir.OpDiv: true, ir.OpMod: true, ir.OpWhere: true, ir.OpCmpLt: true, ir.OpCmpEq: true}
-
-// narrowLoads are the element types a conversion reads as a narrow vector.
-var narrowLoads = map[ir.DType]string{ir.Int8: "tg_c", ir.Uint8: "tg_uc", ir.Float16: "tg_h"}
-
-// contiguousLoads says whether the lanes of t are unguarded loads of one
-// buffer at consecutive indices.
-func (v *cVec) contiguousLoads(t vtuple) bool {
-	e0 := t.l[0]
-	if e0.Op != ir.OpLoad || v.k.Bufs[e0.Arg.(int)].DType != e0.DType {
-		return false
-	}
-	for i, e := range t.l[:t.w] {
-		// Guarded loads stay scalar: a vector load would read the
-		// lanes the guard excludes.
-		if e.Op != ir.OpLoad || e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
-			return false
-		}
-	}
-	return true
-}
-
-// vecType says whether lanes of dt can be a vector value (float32 data,
-// int32 data, bool masks).
-func vecType(dt ir.DType) bool { return dt == ir.Float32 || dt == ir.Int32 || dt == ir.Bool }
-
-// match says whether t is isomorphic (see the file comment).
-func (v *cVec) match(t vtuple) bool {
-	if ok, seen := v.ok[t]; seen {
-		return ok
-	}
-	ok := v.match1(t)
-	v.ok[t] = ok
-	return ok
-}
-
-func (v *cVec) match1(t vtuple) bool {
-	e0 := t.l[0]
-	if t.uniform() {
-		return vecType(e0.DType)
-	}
-	if _, ok := v.accOf(t); ok {
-		return true
-	}
-	for _, e := range t.l[:t.w] {
-		if e.Op != e0.Op || e.DType != e0.DType || len(e.Src) != len(e0.Src) {
-			return false
-		}
-	}
-	intLanes := e0.DType == ir.Int32 || e0.Op.IsCompare() && e0.Src[0].DType == ir.Int32
-	switch {
-	case e0.Op == ir.OpLoad:
-		return (e0.DType == ir.Float32 || e0.DType == ir.Int32) && v.contiguousLoads(t)
-	case e0.Op == ir.OpCast:
-		if e0.DType != ir.Float32 && e0.DType != ir.Int32 {
-			return false
-		}
-		src := srcTuple(t.l[:t.w], 0)
-		if _, narrow := narrowLoads[src.l[0].DType]; narrow && !src.uniform() {
-			ok := v.contiguousLoads(src) && (src.l[0].DType != ir.Float16 || e0.DType == ir.Float32)
-			v.narrow = v.narrow || ok
-			return ok
-		}
-		if src.l[0].DType != ir.Int32 || e0.DType != ir.Float32 {
-			return false
-		}
-	case intLanes:
-		if !intVecOps[e0.Op] {
-			return false
-		}
-		if e0.Op == ir.OpDiv || e0.Op == ir.OpMod {
-			if d := srcTuple(t.l[:t.w], 1); !d.uniform() || !d.l[0].IsConst() || d.l[0].ConstFloat() == 0 {
-				return false
-			}
-		}
-	case !vecOps[e0.Op]:
-		return false
-	case e0.Op == ir.OpCmpLt:
-		if e0.Src[0].DType != ir.Float32 {
-			return false
-		}
-	case e0.DType != ir.Float32:
-		return false
-	}
-	for j := range e0.Src {
-		s := srcTuple(t.l[:t.w], j)
-		if s.uniform() && s.l[0].DType == ir.Bool && e0.Op != ir.OpWhere {
-			return false
-		}
-		if !v.match(s) {
-			return false
-		}
-	}
-	return true
+	return nil
 }
 
 // absorb marks the scalar nodes that need not be rendered: lanes of vector
@@ -421,47 +170,52 @@ func (v *cVec) absorb() {
 	vecConsumer := map[*ir.Expr]bool{} // consumes only the vector form of its value
 	lanes := map[*ir.Expr]bool{}
 	scalar := map[*ir.Expr]bool{} // needed as a scalar (broadcast)
-	visited := map[vtuple]bool{}
-	var walk func(t vtuple)
-	walk = func(t vtuple) {
+	visited := map[ir.Lanes]bool{}
+	var walk func(t ir.Lanes)
+	walk = func(t ir.Lanes) {
 		if visited[t] {
 			return
 		}
 		visited[t] = true
-		if t.uniform() {
-			scalar[t.l[0]] = true
+		if t.Uniform() {
+			scalar[t.L[0]] = true
 			return
 		}
-		if _, ok := v.accOf(t); ok {
+		if _, ok := v.plan.AccOf(t); ok {
 			return
 		}
-		for _, e := range t.l[:t.w] {
+		for _, e := range t.L[:t.W] {
 			lanes[e] = true
 		}
-		if t.l[0].Op == ir.OpLoad {
+		if t.L[0].Op == ir.OpLoad {
 			return
 		}
-		for j := range t.l[0].Src {
-			s := srcTuple(t.l[:t.w], j)
+		if t.L[0].Op == ir.OpCast {
+			if _, _, ok := ir.NarrowLoad(t.Src(0)); ok {
+				v.narrow = true
+			}
+		}
+		for j := range t.L[0].Src {
+			s := t.Src(j)
 			v.uses[s]++
 			walk(s)
 		}
 	}
-	for _, runs := range v.runs {
-		for _, r := range runs {
-			for _, m := range r.members {
-				vecConsumer[m] = true
-			}
-			v.uses[r.src]++
-			walk(r.src)
+	for _, ms := range v.plan.Accs {
+		for _, m := range ms {
+			vecConsumer[m] = true
 		}
+		src := ir.LanesOf(ms, 0)
+		v.uses[src]++
+		walk(src)
 	}
-	for s, st := range v.stores {
-		vecConsumer[s] = true
-		if s == st.stores[0] {
-			v.uses[st.val]++
-			walk(st.val)
+	for _, ss := range v.plan.Stores {
+		for _, s := range ss {
+			vecConsumer[s] = true
 		}
+		val := ir.LanesOf(ss, 1)
+		v.uses[val]++
+		walk(val)
 	}
 	for e := range lanes {
 		if !scalar[e] {
@@ -484,11 +238,11 @@ func (v *cVec) absorb() {
 
 // vtype is the C vector type of a tuple: floats, or ints (int32 values
 // and comparison masks).
-func vtype(t vtuple) string {
-	if t.l[0].DType != ir.Float32 {
-		return fmt.Sprintf("tg_i%d", t.w)
+func vtype(t ir.Lanes) string {
+	if t.L[0].DType != ir.Float32 {
+		return fmt.Sprintf("tg_i%d", t.W)
 	}
-	return fmt.Sprintf("tg_f%d", t.w)
+	return fmt.Sprintf("tg_f%d", t.W)
 }
 
 // scope returns a mark; leave(mark) forgets the vector names declared
@@ -502,7 +256,7 @@ func (v *cVec) leave(mark int) {
 	v.added = v.added[:mark]
 }
 
-func (v *cVec) declare(r *renderer, t vtuple, prefix, val string) string {
+func (v *cVec) declare(r *renderer, t ir.Lanes, prefix, val string) string {
 	name := v.fresh(prefix)
 	r.line("%s %s = %s;", vtype(t), name, val)
 	v.names[t] = name
@@ -510,18 +264,19 @@ func (v *cVec) declare(r *renderer, t vtuple, prefix, val string) string {
 	return name
 }
 
-// vexpr renders a matched tuple as a vector expression, declaring the
+// vexpr renders a tuple of the plan as a vector expression, declaring the
 // loads, broadcasts and shared values it needs first.
-func (r *renderer) vexpr(t vtuple) string {
+func (r *renderer) vexpr(t ir.Lanes) string {
 	v := r.vec
 	if n, ok := v.names[t]; ok {
 		return n
 	}
-	if run, ok := v.accOf(t); ok {
-		return run.acc
+	if run, ok := v.plan.AccOf(t); ok {
+		return v.acc[run]
 	}
-	e0 := t.l[0]
-	if t.uniform() {
+	e0 := t.L[0]
+	w := t.W
+	if t.Uniform() {
 		x := r.expr(e0)
 		if _, named := r.names[e0]; !named && !e0.IsConst() {
 			x = v.declareScalar(r, e0, x)
@@ -531,18 +286,17 @@ func (r *renderer) vexpr(t vtuple) string {
 			v.added = append(v.added, t)
 			return x
 		}
-		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", t.w), ",")+"}")
+		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", w), ",")+"}")
 	}
 	if e0.Op == ir.OpLoad {
 		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
 	}
 	if e0.Op == ir.OpCast {
-		src := srcTuple(t.l[:t.w], 0)
-		if n, narrow := narrowLoads[src.l[0].DType]; narrow && !src.uniform() {
-			ld := src.l[0]
-			return v.declare(r, t, "vval", fmt.Sprintf("tg_wd_%s%d(&%s[%s])", strings.TrimPrefix(n, "tg_"), t.w, BufName(r.k, ld.Arg.(int)), r.expr(ld.Src[0])))
+		if ld, elem, ok := ir.NarrowLoad(t.Src(0)); ok {
+			l0 := ld.L[0]
+			return v.declare(r, t, "vval", fmt.Sprintf("%s%d(&%s[%s])", narrowMacro[elem], w, BufName(r.k, l0.Arg.(int)), r.expr(l0.Src[0])))
 		}
-		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(src), vtype(t))
+		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		if v.uses[t] > 1 {
 			return v.declare(r, t, "valu", s)
 		}
@@ -550,25 +304,24 @@ func (r *renderer) vexpr(t vtuple) string {
 	}
 	src := make([]string, len(e0.Src))
 	for j := range e0.Src {
-		src[j] = r.vexpr(srcTuple(t.l[:t.w], j))
+		src[j] = r.vexpr(t.Src(j))
 	}
-	var s string
-	switch e0.Op {
-	case ir.OpNeg:
-		s = "(-" + src[0] + ")"
-	case ir.OpExp2:
-		s = fmt.Sprintf("tg_exp2v(tg_i%d, tg_f%d, %s)", t.w, t.w, src[0])
-	case ir.OpMax:
-		s = fmt.Sprintf("tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s)", t.w, t.w, src[0], src[1], src[0], src[1])
-	case ir.OpWhere:
-		if srcTuple(t.l[:t.w], 0).uniform() {
-			s = fmt.Sprintf("(%s?%s:%s)", src[0], src[1], src[2])
-		} else {
-			s = fmt.Sprintf("tg_sel(tg_i%d, %s, %s, %s, %s)", t.w, vtype(t), src[0], src[1], src[2])
-		}
-	default:
-		s = "(" + src[0] + infixOps[e0.Op] + src[1] + ")"
+	info := e0.Op.Info()
+	tmpl := info.SIMD
+	switch {
+	case e0.Op == ir.OpWhere && t.Src(0).Uniform():
+		tmpl = info.C // a scalar condition selects whole vectors
+	case e0.Op == ir.OpShr:
+		tmpl = "($0>>$1)" // by a constant below the width (the simd pass checks)
+	case info.SIMD == "" && info.Ints != "":
+		tmpl = info.Ints // int32 lanes: % as on ints
+	case info.SIMD == "":
+		tmpl = info.C // int32 lanes: & | ^ == /
 	}
+	if vtype(t) != fmt.Sprintf("tg_f%d", w) {
+		tmpl = strings.ReplaceAll(tmpl, "tg_f$w", "tg_i$w") // a select of int lanes
+	}
+	s := expand(tmpl, src, map[byte]string{'w': strconv.Itoa(w)})
 	if v.uses[t] > 1 {
 		return v.declare(r, t, "valu", s)
 	}

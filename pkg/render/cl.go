@@ -11,15 +11,23 @@ import (
 // var0, ...)` with reqd_work_group_size set to its local size; bool buffers
 // are uchar (OpenCL forbids bool kernel arguments).
 var OpenCL = &Lang{
-	Name:  "CL",
-	Ext:   "cl",
-	Types: clTypes,
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
-	},
+	Name:     "CL",
+	Ext:      "cl",
+	Types:    clTypes,
+	spell:    func(o *ir.OpInfo) string { return o.CL },
 	FloatSfx: "f",
-	Limits:   DefaultLimits,
-	gpu:      clDialect,
+	Index:    [2]string{"int", "long"},
+	Unsigned: [2]string{"uint", "ulong"},
+	FnQual:   "inline",
+	LongSfx:  "L",
+	Bits: map[ir.DType][2]string{
+		ir.Float32: {"as_uint(%s)", "as_float(%s)"},
+		ir.Float64: {"as_ulong(%s)", "as_double(%s)"},
+		ir.Float16: {"as_ushort((half)(%s))", "as_half((ushort)(%s))"},
+	},
+	Float64Prelude: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+	Limits:         DefaultLimits,
+	gpu:            clDialect,
 }
 
 // clLang is OpenCL adjusted to the limits: without cl_khr_fp16, float16
@@ -30,6 +38,8 @@ func clBufType(dt ir.DType) string {
 		return "uchar"
 	case ir.Float16:
 		return "half"
+	case ir.BFloat16: // the bits
+		return "ushort"
 	}
 	return clTypes[dt]
 }
@@ -58,12 +68,11 @@ var clDialect = &gpuDialect{
 		return fmt.Sprintf("__kernel __attribute__((reqd_work_group_size(%d, %d, %d))) void %s(%s) {\n",
 			lt.Local[0], lt.Local[1], lt.Local[2], k.Name, strings.Join(ps, ", "))
 	},
-	globalID: func(d int, lt Launch) string { return fmt.Sprintf("get_global_id(%d)", d) },
+	globalID: func(d int, lt Launch, wide bool) string { return fmt.Sprintf("get_global_id(%d)", d) },
 	localID:  func(d int, lt Launch) string { return fmt.Sprintf("get_local_id(%d)", d) },
 	groupID:  func(d int, lt Launch) string { return fmt.Sprintf("get_group_id(%d)", d) },
 	shared:   "__local",
 	barrier:  "barrier(CLK_LOCAL_MEM_FENCE);",
-	fmod:     "fmod",
 	vec:      clVec(true),
 }
 
@@ -107,6 +116,7 @@ var lanes = [vecWidth]string{"x", "y", "z", "w"}
 // lim, and float16 through vload_half/vstore_half when !lim.Half.
 func OpenCLFor(lim Limits) *Lang {
 	l := OpenCL.WithLimits(lim)
+	l.NoFloat64 = lim.NoFloat64
 	if lim.Half {
 		return l
 	}
@@ -137,10 +147,21 @@ func OpenCLFor(lim Limits) *Lang {
 	}
 	d.vec = clVec(false)
 	l.gpu = &d
+	bits := map[ir.DType][2]string{}
+	for dt, b := range l.Bits {
+		bits[dt] = b
+	}
+	bits[ir.Float16] = [2]string{"tg_f16_bits(%s)", "tg_f16_from_bits(%s)"}
+	l.Bits = bits
+	l.Helpers = map[string]string{
+		"tg_f16_bits":      "inline ushort tg_f16_bits(float x) { ushort h; vstore_half(x, 0, (half *)&h); return h; }",
+		"tg_f16_from_bits": "inline float tg_f16_from_bits(ushort h) { return vload_half(0, (const half *)&h); }",
+	}
 	return l
 }
 
 var clTypes = map[ir.DType]string{
-	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "half", ir.Float32: "float",
+	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int16: "short", ir.Uint16: "ushort",
+	ir.Int32: "int", ir.Uint32: "uint", ir.Int64: "long", ir.Uint64: "ulong",
+	ir.Float16: "half", ir.BFloat16: "float", ir.Float32: "float", ir.Float64: "double",
 }

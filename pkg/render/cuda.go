@@ -13,15 +13,22 @@ import (
 // buffers are unsigned short converted with PTX cvt instructions (values
 // compute in float, as in the IR).
 var CUDA = &Lang{
-	Name:  "CUDA",
-	Ext:   "cu",
-	Types: cudaTypes,
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2f", ir.OpLog2: "log2f", ir.OpSin: "sinf", ir.OpSqrt: "sqrtf", ir.OpTrunc: "truncf",
-	},
+	Name:     "CUDA",
+	Ext:      "cu",
+	Types:    cudaTypes,
+	spell:    func(o *ir.OpInfo) string { return o.CUDA },
 	FloatSfx: "f",
-	Limits:   DefaultLimits,
-	gpu:      cudaDialect,
+	Index:    [2]string{"int", "long long"},
+	Unsigned: [2]string{"unsigned int", "unsigned long long"},
+	FnQual:   "__device__ static inline",
+	LongSfx:  "LL",
+	Bits: map[ir.DType][2]string{
+		ir.Float32: {"__float_as_uint(%s)", "__uint_as_float(%s)"},
+		ir.Float64: {"((unsigned long long)__double_as_longlong(%s))", "__longlong_as_double((long long)(%s))"},
+		ir.Float16: {"tg_f2h(%s)", "tg_h2f(%s)"},
+	},
+	Limits: DefaultLimits,
+	gpu:    cudaDialect,
 }
 
 const cudaHalf = `#ifndef TG_HALF
@@ -32,7 +39,7 @@ __device__ static inline unsigned short tg_f2h(float f) { unsigned short h; asm(
 `
 
 func cudaBufType(dt ir.DType) string {
-	if dt == ir.Float16 {
+	if dt == ir.Float16 || dt == ir.BFloat16 { // the bits
 		return "unsigned short"
 	}
 	return cudaTypes[dt]
@@ -62,12 +69,15 @@ var cudaDialect = &gpuDialect{
 		}, func(i int) string { return fmt.Sprintf("long long var%d", i) })
 		return fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", lt.Threads(), k.Name, strings.Join(ps, ", "))
 	},
-	globalID: func(d int, lt Launch) string {
+	globalID: func(d int, lt Launch, wide bool) string {
 		if lt.Global[d] == lt.Local[d] {
 			return "threadIdx." + dimNames[d]
 		}
 		if lt.Local[d] == 1 {
 			return "blockIdx." + dimNames[d]
+		}
+		if wide { // blockIdx*blockDim is unsigned int: widen before it wraps
+			return fmt.Sprintf("((long long)blockIdx.%s*%d+threadIdx.%s)", dimNames[d], lt.Local[d], dimNames[d])
 		}
 		return fmt.Sprintf("(blockIdx.%s*%d+threadIdx.%s)", dimNames[d], lt.Local[d], dimNames[d])
 	},
@@ -75,7 +85,6 @@ var cudaDialect = &gpuDialect{
 	groupID: func(d int, lt Launch) string { return "blockIdx." + dimNames[d] },
 	shared:  "__shared__",
 	barrier: "__syncthreads();",
-	fmod:    "fmodf",
 	load: func(dt ir.DType, buf, idx string) string {
 		if dt == ir.Float16 {
 			return fmt.Sprintf("tg_h2f(%s[%s])", buf, idx)
@@ -141,8 +150,10 @@ func cudaVecType(dt ir.DType) string {
 func CUDAFor(lim Limits) *Lang { return CUDA.WithLimits(lim) }
 
 var cudaTypes = map[ir.DType]string{
-	ir.Bool: "bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "float", ir.Float32: "float",
+	ir.Bool: "bool", ir.Int8: "signed char", ir.Uint8: "unsigned char", ir.Int16: "short",
+	ir.Uint16: "unsigned short", ir.Int32: "int", ir.Uint32: "unsigned int",
+	ir.Int64: "long long", ir.Uint64: "unsigned long long",
+	ir.Float16: "float", ir.BFloat16: "float", ir.Float32: "float", ir.Float64: "double",
 }
 
 // CUDACheckPrelude stands in for the CUDA headers and NVRTC's built-ins
@@ -160,7 +171,17 @@ extern "C" __device__ float sinf(float);
 extern "C" __device__ float sqrtf(float);
 extern "C" __device__ float truncf(float);
 extern "C" __device__ float fmodf(float, float);
+extern "C" __device__ double exp2(double);
+extern "C" __device__ double log2(double);
+extern "C" __device__ double sin(double);
+extern "C" __device__ double sqrt(double);
+extern "C" __device__ double trunc(double);
+extern "C" __device__ double fmod(double, double);
 static __device__ inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+static __device__ inline float __uint_as_float(unsigned x) { return __builtin_bit_cast(float, x); }
+static __device__ inline unsigned __float_as_uint(float x) { return __builtin_bit_cast(unsigned, x); }
+static __device__ inline double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
+static __device__ inline long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
 `
 
 // ClangPTXArgs are the clang arguments that compile CUDA source (with
@@ -198,7 +219,17 @@ const CUDAClangPrelude = `#include <__clang_cuda_builtin_vars.h>
 #define sqrtf tg_sqrtf
 #define truncf tg_truncf
 #define fmodf tg_fmodf
+#define sqrt tg_sqrt
+#define trunc tg_trunc
+#define fmod tg_fmod
 static __device__ inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+static __device__ inline float __uint_as_float(unsigned x) { return __builtin_bit_cast(float, x); }
+static __device__ inline unsigned __float_as_uint(float x) { return __builtin_bit_cast(unsigned, x); }
+static __device__ inline double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
+static __device__ inline long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+static __device__ inline double tg_sqrt(double x) { double r; asm("sqrt.rn.f64 %0, %1;" : "=d"(r) : "d"(x)); return r; }
+static __device__ inline double tg_trunc(double x) { double r; asm("cvt.rzi.f64.f64 %0, %1;" : "=d"(r) : "d"(x)); return r; }
+static __device__ inline double tg_fmod(double x, double y) { double q; asm("div.rn.f64 %0, %1, %2;" : "=d"(q) : "d"(x), "d"(y)); return x - tg_trunc(q) * y; }
 static __device__ inline float tg_exp2f(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 static __device__ inline float tg_log2f(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 static __device__ inline float tg_sqrtf(float x) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }

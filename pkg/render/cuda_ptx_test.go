@@ -78,7 +78,7 @@ func TestCUDAPTX(t *testing.T) {
 	small := Limits{MaxWorkGroup: 64, MaxLocal: [3]int64{64, 64, 64}, MaxGroups: [3]int64{0, 2, 2}, LocalMem: 1 << 10}
 	for li, lang := range []*Lang{CUDA, CUDAFor(small)} {
 		for name, out := range gpuGraphs() {
-			for _, k := range kernelsOf(t, name, out) {
+			for _, k := range kernelsOf(t, name, out, lang.Target()) {
 				kernels[k.Name+"#"+name+string(rune('0'+li))] = Render(lang, k)
 			}
 		}

@@ -18,10 +18,12 @@ import (
 // in [cap/2, cap], otherwise cap with the grid padded up and a guard that
 // returns early for the padding threads.
 //
-// Reduces are per-thread loops, except in kernels with a small output and a
-// large top-level reduce (tinygrad's GROUP): there each output is one
-// work-group whose lanes stride through the reduce, combine their partial
-// results in local memory with a tree of barriers, and lane 0 stores.
+// Reduces are per-thread loops, except in kernels the opts pass gave a
+// GROUP (ir.Kernel.Group): there each output is one work-group whose lanes
+// stride through the reduce, combine their partial results in local memory
+// with a tree of barriers, and lane 0 stores. The loads and stores the
+// vec4 pass grouped (ir.Kernel.Vec4) are printed as vector accesses
+// (gpu_vec.go).
 //
 // Kernel ABI on GPUs (all dialects): the buffers as pointer parameters in
 // the kernel's order (out0, in1, ...), then the runtime vars as individual
@@ -41,7 +43,7 @@ type Limits struct {
 	MaxGroups    [3]int64 // number of work-groups per dimension (0: no limit)
 	LocalMem     int64    // bytes of local (shared) memory per work-group
 	Half         bool     // the device computes in half (OpenCL: cl_khr_fp16)
-	NoGroup      bool     // never split a reduce across a work-group
+	NoFloat64    bool     // the device has no float64 (OpenCL without cl_khr_fp64)
 }
 
 // DefaultLimits fit every current GPU; `tgc emit` renders with them.
@@ -90,20 +92,18 @@ func (l *Lang) WithLimits(lim Limits) *Lang {
 }
 
 // GPULaunch is the launch geometry of a kernel rendered in a GPU dialect.
-func GPULaunch(l *Lang, k *ir.Kernel) Launch {
-	k, p, lim, _ := gpuPlan(l, k)
-	return planLaunch(k, p, lim)
-}
+func GPULaunch(l *Lang, k *ir.Kernel) Launch { return planLaunch(k, l.Limits) }
 
-// gpuPlan is the kernel a GPU dialect renders (vectorized when it can be,
-// see gpu_vec.go), linearized, and the limits its launch is planned in.
-func gpuPlan(l *Lang, k *ir.Kernel) (*ir.Kernel, *ir.Program, Limits, *vecPlan) {
-	lim := l.Limits
-	if vp := planVector(l.gpu, k, lim); vp != nil {
-		lim.NoGroup = true
-		return vp.k, ir.Linearize(vp.k), lim, vp
+// Target is what the passes need to know of a dialect: for a GPU dialect
+// its launch limits and vector accesses (the opts and vec4 passes), for C
+// the CPU target at the default vector width.
+func (l *Lang) Target() ir.Target {
+	if l.gpu == nil {
+		return ir.CPUTarget
 	}
-	return k, ir.Linearize(k), lim, nil
+	lim := l.Limits
+	return ir.Target{GPU: &ir.GPU{MaxWorkGroup: lim.MaxWorkGroup, MaxLocal: lim.MaxLocal, MaxGroups: lim.MaxGroups,
+		LocalMem: lim.LocalMem, Vec4: l.gpu.vec != nil}}
 }
 
 // LaunchSize is GPULaunch as plan.json lists it: global (work-items) and
@@ -117,68 +117,12 @@ func (l *Lang) LaunchSize(k *ir.Kernel) (global, local []int64, ok bool) {
 	return append([]int64{}, lt.Global[:n]...), append([]int64{}, lt.Local[:n]...), true
 }
 
-// pow2Floor is the largest power of two <= n (n >= 1).
-func pow2Floor(n int64) int64 {
-	p := int64(1)
-	for p*2 <= n {
-		p *= 2
-	}
-	return p
-}
-
-// topReduces are the reduces evaluated at the top level of a kernel.
-func topReduces(p *ir.Program) []*ir.Expr {
-	var rs []*ir.Expr
-	for _, e := range p.Top.Nodes {
-		if e.Op == ir.OpReduce {
-			rs = append(rs, e)
-		}
-	}
-	return rs
-}
-
 func reduceSize(e *ir.Expr) int64 {
 	n := int64(1)
 	for _, a := range e.Arg.(*ir.ReduceArg).Axes {
 		n *= a.Size
 	}
 	return n
-}
-
-// Thresholds of the GROUP heuristic: at most groupMaxOut outputs, each a
-// work-group, and a top-level reduce of at least groupMinReduce elements.
-const (
-	groupMaxOut    = 8192
-	groupMinReduce = 1024
-	groupLanes     = 256
-)
-
-// groupLanes is the number of lanes for a grouped reduce, or 0.
-func groupSize(k *ir.Kernel, p *ir.Program, lim Limits) int64 {
-	rs := topReduces(p)
-	if lim.NoGroup || len(rs) == 0 || k.GlobalSize() > groupMaxOut || k.HasSym() {
-		return 0
-	}
-	if lim.MaxGroups[1] > 0 && k.GlobalSize() > lim.MaxGroups[1] {
-		return 0
-	}
-	big := false
-	bytes := int64(0)
-	for _, e := range rs {
-		big = big || reduceSize(e) >= groupMinReduce
-		bytes += int64(e.DType.Size())
-	}
-	if !big {
-		return 0
-	}
-	lanes := pow2Floor(min(groupLanes, max(lim.MaxWorkGroup, 1), max(lim.MaxLocal[0], 1)))
-	for lanes >= 16 && lim.LocalMem > 0 && lanes*bytes > lim.LocalMem {
-		lanes /= 2
-	}
-	if lanes < 16 {
-		return 0
-	}
-	return lanes
 }
 
 // chooseLocal picks a work-group size for a dimension of size s.
@@ -195,10 +139,10 @@ func chooseLocal(s, limit int64) int64 {
 	return limit
 }
 
-func planLaunch(k *ir.Kernel, p *ir.Program, lim Limits) Launch {
+func planLaunch(k *ir.Kernel, lim Limits) Launch {
 	lt := Launch{Global: [3]int64{1, 1, 1}, Local: [3]int64{1, 1, 1}, sizes: [3]int64{1, 1, 1}}
 	ax := k.Global
-	if g := groupSize(k, p, lim); g > 0 {
+	if g := k.Group; g > 0 {
 		lt.Group = g
 		lt.Global[0], lt.Local[0], lt.sizes[0] = g, g, g
 		lt.dims[1] = ax
@@ -249,15 +193,16 @@ type gpuDialect struct {
 	// header renders the kernel's qualifiers, name and parameters, up to
 	// and including the opening brace.
 	header func(k *ir.Kernel, lt Launch, lim Limits) string
-	// ids: global id, local id and group id of dimension d.
-	globalID, localID, groupID func(d int, lt Launch) string
-	shared                     string // qualifier of a work-group array
-	barrier                    string
-	fmod                       string
-	load                       func(dt ir.DType, buf, idx string) string
-	store                      func(dt ir.DType, buf, idx, val string) string
-	cast                       func(to, from ir.DType, x string) string
-	vec                        *vecDialect // nil: no vector memory operations
+	// ids: global id (wide: as a 64-bit value), local id and group id of
+	// dimension d.
+	globalID         func(d int, lt Launch, wide bool) string
+	localID, groupID func(d int, lt Launch) string
+	shared           string // qualifier of a work-group array
+	barrier          string
+	load             func(dt ir.DType, buf, idx string) string
+	store            func(dt ir.DType, buf, idx, val string) string
+	cast             func(to, from ir.DType, x string) string
+	vec              *vecDialect // nil: no vector memory operations
 }
 
 var dimNames = [3]string{"x", "y", "z"}
@@ -266,6 +211,15 @@ func usesOp(k *ir.Kernel, f func(e *ir.Expr) bool) bool {
 	found := false
 	ir.Walk(k.Stores, func(e *ir.Expr) { found = found || f(e) })
 	return found
+}
+
+func usesDType(k *ir.Kernel, dt ir.DType) bool {
+	for _, b := range k.Bufs {
+		if b.DType == dt {
+			return true
+		}
+	}
+	return usesOp(k, func(e *ir.Expr) bool { return e.DType == dt })
 }
 
 func usesHalf(k *ir.Kernel) bool {
@@ -279,19 +233,26 @@ func usesHalf(k *ir.Kernel) bool {
 
 func (r *renderer) gpuKernel() string {
 	g := r.lang.gpu
-	k, prog, lim, vp := gpuPlan(r.lang, r.k)
-	r.k, r.prog = k, prog
-	lt := planLaunch(r.k, r.prog, lim)
-	r.sb.WriteString(g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim))
+	lim := r.lang.Limits
+	lt := planLaunch(r.k, lim)
+	head := g.prelude(usesOp(r.k, func(e *ir.Expr) bool { return e.Op == ir.OpRand }), usesHalf(r.k), lim)
+	if usesDType(r.k, ir.Float64) {
+		head = r.lang.Float64Prelude + head
+	}
+	vp := r.k.Vec4
+	if vp != nil && g.vec == nil {
+		vp = nil // no vector accesses in this dialect: lane by lane
+	}
 	if vp != nil {
-		r.sb.WriteString(g.vec.prelude)
+		head += g.vec.prelude
 		r.vecLoad = r.vecLoadHook(vp)
-		r.prog.Uses = liveUses(vp)
+		r.vecStores = vecStoreRuns(vp)
+		r.prog.Uses = liveUses(r.k, vp)
 	}
 	r.sb.WriteString(g.header(r.k, lt, lim))
 	r.indent = 1
 	if lt.Group > 0 {
-		r.line("int lidx0 = %s; /* lane of %d */", g.localID(0, lt), lt.Group)
+		r.line("%s lidx0 = %s; /* lane of %d */", r.idx, g.localID(0, lt), lt.Group)
 		r.gpuIndex(1, g.groupID(1, lt), lt)
 		lanes := lt.Group
 		n := 0
@@ -299,7 +260,7 @@ func (r *renderer) gpuKernel() string {
 	} else {
 		for d := 0; d < 3; d++ {
 			if len(lt.dims[d]) > 0 {
-				r.gpuIndex(d, g.globalID(d, lt), lt)
+				r.gpuIndex(d, g.globalID(d, lt, r.wide), lt)
 			}
 		}
 	}
@@ -308,14 +269,18 @@ func (r *renderer) gpuKernel() string {
 		r.line("if (lidx0 == 0) {")
 		r.indent++
 	}
-	if vp != nil {
-		r.vecStores(vp)
-	}
 	for _, s := range r.prog.Stores {
-		if vp != nil {
-			break
+		if l, ok := r.vecStores[s]; ok {
+			if l[0] == s {
+				r.gpuVecStore(l)
+			}
+			continue
 		}
-		buf, idx, val := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(r.storeValue(s))
+		buf, idx := BufName(r.k, s.Arg.(int)), r.expr(s.Src[0])
+		val := r.expr(r.storeValue(s))
+		if s.DType == ir.BFloat16 {
+			val = r.storeExpr(s)
+		}
 		if g.store != nil {
 			r.line("%s;", g.store(s.DType, buf, idx, val))
 		} else {
@@ -327,7 +292,7 @@ func (r *renderer) gpuKernel() string {
 		r.line("}")
 	}
 	r.sb.WriteString("}\n")
-	return r.sb.String()
+	return head + strings.Join(r.helpers, "") + r.sb.String()
 }
 
 // gpuIndex declares the global loop variables of grid dimension d from its
@@ -340,7 +305,7 @@ func (r *renderer) gpuIndex(d int, id string, lt Launch) {
 	if len(axes) == 1 {
 		v = axes[0].Name()
 	}
-	r.line("int %s = %s; /* %d */", v, id, lt.sizes[d])
+	r.line("%s %s = %s; /* %d */", r.idx, v, id, lt.sizes[d])
 	if padded {
 		r.line("if (%s >= %d) return;", v, lt.sizes[d])
 	}
@@ -362,11 +327,11 @@ func (r *renderer) gpuIndex(d int, id string, lt Launch) {
 		stride /= a.Size
 		switch {
 		case i == 0:
-			r.line("int %s = (%s/%d);", a.Name(), v, stride)
+			r.line("%s %s = (%s/%d);", r.idx, a.Name(), v, stride)
 		case stride == 1:
-			r.line("int %s = (%s%%%d);", a.Name(), v, a.Size)
+			r.line("%s %s = (%s%%%d);", r.idx, a.Name(), v, a.Size)
 		default:
-			r.line("int %s = ((%s/%d)%%%d);", a.Name(), v, stride, a.Size)
+			r.line("%s %s = ((%s/%d)%%%d);", r.idx, a.Name(), v, stride, a.Size)
 		}
 	}
 }
@@ -385,22 +350,22 @@ func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
 	total := reduceSize(e)
 	if len(arg.Axes) == 1 {
 		a := arg.Axes[0].Name()
-		r.line("for (int %s = lidx0; %s < %d; %s += %d) {", a, a, total, a, lanes)
+		r.line("for (%s %s = lidx0; %s < %d; %s += %d) {", r.idx, a, a, total, a, lanes)
 		r.indent++
 	} else {
 		v := fmt.Sprintf("rflat%d", n)
-		r.line("for (int %s = lidx0; %s < %d; %s += %d) {", v, v, total, v, lanes)
+		r.line("for (%s %s = lidx0; %s < %d; %s += %d) {", r.idx, v, v, total, v, lanes)
 		r.indent++
 		stride := total
 		for i, a := range arg.Axes {
 			stride /= a.Size
 			switch {
 			case i == 0:
-				r.line("int %s = (%s/%d);", a.Name(), v, stride)
+				r.line("%s %s = (%s/%d);", r.idx, a.Name(), v, stride)
 			case stride == 1:
-				r.line("int %s = (%s%%%d);", a.Name(), v, a.Size)
+				r.line("%s %s = (%s%%%d);", r.idx, a.Name(), v, a.Size)
 			default:
-				r.line("int %s = ((%s/%d)%%%d);", a.Name(), v, stride, a.Size)
+				r.line("%s %s = ((%s/%d)%%%d);", r.idx, a.Name(), v, stride, a.Size)
 			}
 		}
 	}
@@ -408,7 +373,7 @@ func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
 	val := r.expr(e.Src[0])
 	combine := func(dst, x string) string {
 		if arg.Op == ir.OpSum {
-			return fmt.Sprintf("%s += %s;", dst, x)
+			return r.accumulate(e, dst, x)
 		}
 		return fmt.Sprintf("%s = ((%s>%s)?%s:%s);", dst, x, dst, x, dst)
 	}

@@ -48,8 +48,9 @@ func vecGraphs() map[string]*tensor.Tensor {
 	}
 }
 
-// kernelsOf schedules and optimizes a graph as the engine does.
-func kernelsOf(t *testing.T, name string, out *tensor.Tensor) []*ir.Kernel {
+// kernelsOf schedules and optimizes a graph as the engine does for a
+// device of the given target.
+func kernelsOf(t *testing.T, name string, out *tensor.Tensor, target ir.Target) []*ir.Kernel {
 	t.Helper()
 	if err := out.Err(); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -60,7 +61,7 @@ func kernelsOf(t *testing.T, name string, out *tensor.Tensor) []*ir.Kernel {
 	}
 	var ks []*ir.Kernel
 	for _, it := range s.Items {
-		k, err := ir.Optimize(it.Kernel, nil)
+		k, err := ir.OptimizeFor(it.Kernel, target, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,11 @@ func kernelsOf(t *testing.T, name string, out *tensor.Tensor) []*ir.Kernel {
 func golden(t *testing.T, lang *Lang, ext string, graphs map[string]*tensor.Tensor) {
 	for name, out := range graphs {
 		var parts []string
-		for _, k := range kernelsOf(t, name, out) {
+		for _, k := range kernelsOf(t, name, out, lang.Target()) {
+			if err := lang.Supports(k); err != nil { // the refusal is the golden
+				parts = append(parts, "refused: "+err.Error()+"\n")
+				continue
+			}
 			src := Render(lang, k)
 			if again := Render(lang, k); again != src {
 				t.Fatalf("%s: rendering is not stable", name)
@@ -104,7 +109,8 @@ func TestGoldenMetal(t *testing.T) { golden(t, Metal, "metal", gpuGraphs()) }
 func TestGoldenCLNoHalf(t *testing.T) {
 	lim := DefaultLimits
 	lim.Half = false
-	golden(t, OpenCLFor(lim), "nohalf.cl", map[string]*tensor.Tensor{"half_cast": goldenGraphs()["half_cast"]})
+	g := goldenGraphs()
+	golden(t, OpenCLFor(lim), "nohalf.cl", map[string]*tensor.Tensor{"half_cast": g["half_cast"], "bitcast": g["bitcast"]})
 }
 
 // TestLaunch pins the grid mapping and local-size heuristic.
@@ -116,22 +122,27 @@ func TestLaunch(t *testing.T) {
 		lim           Limits
 		global, local []int64
 		group         int64
+		plain         bool // optimized for no target: no GROUP, no vectors
 	}{
-		{"fits one group", input(ir.Float32, 10).Sqrt(), DefaultLimits, []int64{10}, []int64{10}, 0},
-		{"divisor", input(ir.Float32, 1001).Sqrt(), DefaultLimits, []int64{1001}, []int64{143}, 0},
-		{"vectorized: 4 lanes a thread", input(ir.Float32, 1000).Sqrt(), DefaultLimits, []int64{250}, []int64{250}, 0},
-		{"padded prime", input(ir.Float32, 1031).Sqrt(), DefaultLimits, []int64{1280}, []int64{256}, 0},
-		{"2d matmul", input(ir.Float32, 64, 32).Reshape(64, 32, 1).Mul(input(ir.Float32, 32, 16).Reshape(1, 32, 16)).Sum(false, 1), DefaultLimits, []int64{4, 64}, []int64{4, 64}, 0},
-		{"4 axes merge into dim 2", input(ir.Float32, 2, 3, 4, 5).Permute(3, 1, 2, 0).Exp2(), DefaultLimits, []int64{2, 12, 5}, []int64{2, 12, 5}, 0},
-		{"group", input(ir.Float32, 4, 4096).Sum(false, 1), DefaultLimits, []int64{256, 4}, []int64{256, 1}, 256},
-		{"group limited", input(ir.Float32, 4, 4096).Sum(false, 1), Limits{MaxWorkGroup: 64, MaxLocal: [3]int64{64, 64, 64}, LocalMem: 1 << 14}, []int64{64, 4}, []int64{64, 1}, 64},
-		{"no group", input(ir.Float32, 4, 4096).Sum(false, 1), Limits{MaxWorkGroup: 256, MaxLocal: [3]int64{256, 256, 256}, NoGroup: true}, []int64{4}, []int64{4}, 0},
-		{"too many groups: flat", input(ir.Float32, 63, 3, 2).Permute(2, 1, 0).Exp2(), small, []int64{378}, []int64{63}, 0},
+		{"fits one group", input(ir.Float32, 10).Sqrt(), DefaultLimits, []int64{10}, []int64{10}, 0, false},
+		{"divisor", input(ir.Float32, 1001).Sqrt(), DefaultLimits, []int64{1001}, []int64{143}, 0, false},
+		{"vectorized: 4 lanes a thread", input(ir.Float32, 1000).Sqrt(), DefaultLimits, []int64{250}, []int64{250}, 0, false},
+		{"padded prime", input(ir.Float32, 1031).Sqrt(), DefaultLimits, []int64{1280}, []int64{256}, 0, false},
+		{"2d matmul", input(ir.Float32, 64, 32).Reshape(64, 32, 1).Mul(input(ir.Float32, 32, 16).Reshape(1, 32, 16)).Sum(false, 1), DefaultLimits, []int64{4, 64}, []int64{4, 64}, 0, false},
+		{"4 axes merge into dim 2", input(ir.Float32, 2, 3, 4, 5).Permute(3, 1, 2, 0).Exp2(), DefaultLimits, []int64{2, 12, 5}, []int64{2, 12, 5}, 0, false},
+		{"group", input(ir.Float32, 4, 4096).Sum(false, 1), DefaultLimits, []int64{256, 4}, []int64{256, 1}, 256, false},
+		{"group limited", input(ir.Float32, 4, 4096).Sum(false, 1), Limits{MaxWorkGroup: 64, MaxLocal: [3]int64{64, 64, 64}, LocalMem: 1 << 14}, []int64{64, 4}, []int64{64, 1}, 64, false},
+		{"no group without the GPU passes", input(ir.Float32, 4, 4096).Sum(false, 1), DefaultLimits, []int64{4}, []int64{4}, 0, true},
+		{"too many groups: flat", input(ir.Float32, 63, 3, 2).Permute(2, 1, 0).Exp2(), small, []int64{378}, []int64{63}, 0, false},
 	}
 	for _, c := range cases {
-		ks := kernelsOf(t, c.name, c.out)
-		k := ks[len(ks)-1]
 		l := CUDA.WithLimits(c.lim)
+		target := l.Target()
+		if c.plain {
+			target = ir.Target{}
+		}
+		ks := kernelsOf(t, c.name, c.out, target)
+		k := ks[len(ks)-1]
 		g, loc, ok := l.LaunchSize(k)
 		lt := GPULaunch(l, k)
 		if !ok || !equal(g, c.global) || !equal(loc, c.local) || lt.Group != c.group {

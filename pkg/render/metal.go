@@ -11,15 +11,22 @@ import (
 // ..., constant long &var0 [[buffer(N)]], uint3 gid
 // [[thread_position_in_grid]], ...)`. Render only: no runtime here.
 var Metal = &Lang{
-	Name:  "METAL",
-	Ext:   "metal",
-	Types: metalTypes,
-	FloatFns: map[ir.Op]string{
-		ir.OpExp2: "exp2", ir.OpLog2: "log2", ir.OpSin: "sin", ir.OpSqrt: "sqrt", ir.OpTrunc: "trunc",
-	},
+	Name:     "METAL",
+	Ext:      "metal",
+	Types:    metalTypes,
+	spell:    func(o *ir.OpInfo) string { return o.Metal },
 	FloatSfx: "f",
-	Limits:   DefaultLimits,
-	gpu:      metalDialect,
+	Index:    [2]string{"int", "long"},
+	Unsigned: [2]string{"uint", "ulong"},
+	FnQual:   "static inline",
+	LongSfx:  "L",
+	Bits: map[ir.DType][2]string{
+		ir.Float32: {"as_type<uint>(%s)", "as_type<float>(%s)"},
+		ir.Float16: {"as_type<ushort>((half)(%s))", "as_type<half>((ushort)(%s))"},
+	},
+	NoFloat64: true,
+	Limits:    DefaultLimits,
+	gpu:       metalDialect,
 }
 
 var metalDialect = &gpuDialect{
@@ -33,6 +40,9 @@ var metalDialect = &gpuDialect{
 	header: func(k *ir.Kernel, lt Launch, lim Limits) string {
 		ps := gpuParams(k, func(i int, b ir.BufParam) string {
 			t := metalTypes[b.DType]
+			if b.DType == ir.BFloat16 { // the bits
+				t = "ushort"
+			}
 			if b.Output {
 				return fmt.Sprintf("device %s *%s [[buffer(%d)]]", t, BufName(k, i), i)
 			}
@@ -45,12 +55,11 @@ var metalDialect = &gpuDialect{
 		}
 		return fmt.Sprintf("kernel void %s(%s) {\n", k.Name, strings.Join(ps, ", "))
 	},
-	globalID: func(d int, lt Launch) string { return "gid." + dimNames[d] },
+	globalID: func(d int, lt Launch, wide bool) string { return "gid." + dimNames[d] },
 	localID:  func(d int, lt Launch) string { return "lid." + dimNames[d] },
 	groupID:  func(d int, lt Launch) string { return "tgid." + dimNames[d] },
 	shared:   "threadgroup",
 	barrier:  "threadgroup_barrier(mem_flags::mem_threadgroup);",
-	fmod:     "fmod",
 	vec:      metalVec,
 }
 
@@ -74,6 +83,7 @@ var metalVec = &vecDialect{
 }
 
 var metalTypes = map[ir.DType]string{
-	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int32: "int",
-	ir.Int64: "int", ir.Float16: "half", ir.Float32: "float",
+	ir.Bool: "bool", ir.Int8: "char", ir.Uint8: "uchar", ir.Int16: "short", ir.Uint16: "ushort",
+	ir.Int32: "int", ir.Uint32: "uint", ir.Int64: "long", ir.Uint64: "ulong",
+	ir.Float16: "half", ir.BFloat16: "float", ir.Float32: "float",
 }

@@ -7,6 +7,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -22,15 +23,41 @@ type Lang struct {
 	Prelude func(ops map[ir.Op]bool) string
 	// Signature renders the function header and the buffer declarations.
 	Signature func(k *ir.Kernel) string
-	// OuterLoop renders the loop over the outermost global axis.
-	OuterLoop func(a *ir.Axis) string
-	FloatFns  map[ir.Op]string // unary math functions by op
-	FloatSfx  string           // float literal suffix
-	// SIMD renders the lanes of upcast reduces as GCC vector extensions
-	// where they are isomorphic (c_vec.go), in vectors of VecWidth float32
-	// lanes (0: ir.DefaultVecWidth).
-	SIMD     bool
-	VecWidth int
+	// OuterLoop renders the loop over the outermost global axis, its
+	// variable of type idx.
+	OuterLoop func(a *ir.Axis, idx string) string
+	// spell is the dialect's column of the op table (ir.OpInfo); the
+	// columns left empty are C's.
+	spell func(o *ir.OpInfo) string
+	// Index spells ir.Index: a 32-bit int, and the 64-bit int of kernels
+	// whose indices may leave the int32 range (ir.Kernel.WideIndex).
+	Index [2]string
+	// Unsigned spells the unsigned ints of 32 and 64 bits, in which integer
+	// arithmetic that may wrap and helper functions compute (signed
+	// overflow is undefined in every C dialect).
+	Unsigned [2]string
+	// FnQual qualifies the helper functions a kernel calls (tg_shl_int32,
+	// tg_sat_int32...).
+	FnQual string
+	// LongSfx is the suffix of a 64-bit integer literal.
+	LongSfx string
+	// HalfRound, when set, defines tg_round_half(float): float16 values live in
+	// float registers and a cast to float16 rounds through it.
+	HalfRound string
+	// Bits spells, for each float dtype, its register value as the
+	// unsigned integer of its storage bits and back ([to, from], %s the
+	// operand). A pattern may call functions of Helpers, whose definitions
+	// are then emitted with the kernel.
+	Bits    map[ir.DType][2]string
+	Helpers map[string]string
+	// NoFloat64: the language has no float64 (Metal); Float64Prelude
+	// precedes kernels that use it (OpenCL's extension pragma).
+	NoFloat64      bool
+	Float64Prelude string
+	FloatSfx       string // float literal suffix
+	// SIMD prints a kernel's SIMD plan (ir.SIMD) as GCC vector
+	// extensions (c_vec.go).
+	SIMD bool
 
 	// GPU dialects only (see gpu.go): the dialect's hooks, and the device
 	// limits the launch geometry is chosen within.
@@ -38,9 +65,30 @@ type Lang struct {
 	Limits Limits
 }
 
+// Supports says whether lang can express every dtype k uses (Metal has no
+// float64): an error names the dtype, before anything is rendered.
+func (l *Lang) Supports(k *ir.Kernel) error {
+	if !l.NoFloat64 {
+		return nil
+	}
+	uses := false
+	for _, b := range k.Bufs {
+		uses = uses || b.DType == ir.Float64
+	}
+	ir.Walk(k.Stores, func(e *ir.Expr) { uses = uses || e.DType == ir.Float64 })
+	if uses {
+		return fmt.Errorf("%s: kernel %s uses float64, which %s does not have (cast to float32 first)", l.Name, k.Name, l.Name)
+	}
+	return nil
+}
+
 // Render renders one kernel in lang.
 func Render(lang *Lang, k *ir.Kernel) string {
-	r := &renderer{lang: lang, k: k, prog: ir.Linearize(k), names: map[*ir.Expr]string{}}
+	r := &renderer{lang: lang, k: k, prog: ir.Linearize(k), names: map[*ir.Expr]string{}, wide: k.WideIndex()}
+	r.idx = lang.Index[0]
+	if r.wide {
+		r.idx = lang.Index[1]
+	}
 	return r.kernel()
 }
 
@@ -58,10 +106,33 @@ type renderer struct {
 	// across the lanes of a work-group (gpu.go).
 	group func(e *ir.Expr)
 	// vecLoad, when set, renders e if it is a lane of a vector load (all
-	// lanes at once, gpu_vec.go) and says whether it was.
-	vecLoad func(e *ir.Expr) bool
-	// vec, when set, is the kernel's SIMD plan (c_vec.go).
+	// lanes at once, gpu_vec.go) and says whether it was; vecStores maps
+	// each store of a vector store to its lanes.
+	vecLoad   func(e *ir.Expr) bool
+	vecStores map[*ir.Expr][ir.Vec4Width]*ir.Expr
+	// vec, when set, prints the kernel's SIMD plan (c_vec.go).
 	vec *cVec
+	// wide: index arithmetic is 64-bit; idx spells its type.
+	wide bool
+	idx  string
+	// helpers are the definitions of the helper functions the kernel calls,
+	// in first-use order (helperNames dedupes them).
+	helpers     []string
+	helperNames map[string]bool
+}
+
+// need records a helper function's definition; it is emitted once, before
+// the kernel, guarded (kernels share translation units).
+func (r *renderer) need(name, def string) {
+	if r.helperNames == nil {
+		r.helperNames = map[string]bool{}
+	}
+	if r.helperNames[name] {
+		return
+	}
+	r.helperNames[name] = true
+	guard := strings.ToUpper(name)
+	r.helpers = append(r.helpers, fmt.Sprintf("#ifndef %s\n#define %s\n%s\n#endif\n", guard, guard, def))
 }
 
 func (r *renderer) line(format string, args ...any) {
@@ -76,45 +147,44 @@ func (r *renderer) kernel() string {
 	}
 	ops := map[ir.Op]bool{}
 	ir.Walk(r.k.Stores, func(e *ir.Expr) { ops[e.Op] = true })
-	r.sb.WriteString(r.lang.Prelude(ops))
+	head := r.lang.Prelude(ops)
+	vecPrelude := ""
 	if r.lang.SIMD {
-		w := r.lang.VecWidth
-		if w <= 0 {
-			w = ir.DefaultVecWidth
-		}
-		if r.vec = planCVec(r.k, r.prog, w); r.vec != nil {
-			r.sb.WriteString(cVecPrelude(w))
+		if r.vec = newCVec(r.k); r.vec != nil {
+			vecPrelude = cVecPrelude(r.k.SIMD.Width)
 			if r.vec.narrow {
-				r.sb.WriteString(cNarrowPrelude(w))
+				vecPrelude += cNarrowPrelude(r.k.SIMD.Width)
 			}
 		}
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
 	for i, a := range r.k.Global {
+		// What does not use the loops still to open (ir.Program.Hoisted).
+		r.block(r.prog.Hoisted[i])
 		if i == 0 {
-			r.line("%s", r.lang.OuterLoop(a))
+			r.line("%s", r.lang.OuterLoop(a, r.idx))
 		} else {
-			r.line("for (int %s = 0; %s < %s; %s++) {", a.Name(), a.Name(), r.trip(a), a.Name())
+			r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		}
 		r.indent++
 	}
-	r.block(r.prog.Top)
+	r.block(r.prog.Innermost)
 	for _, s := range r.prog.Stores {
-		if r.vec != nil && r.vec.stores[s] != nil {
-			if vs := r.vec.stores[s]; vs.stores[0] == s {
-				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(vs.val))
+		if run := r.vecStore(s); run != nil {
+			if run[0] == s {
+				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(ir.LanesOf(run, 1)))
 			}
 			continue
 		}
-		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.expr(s.Src[1]))
+		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.storeExpr(s))
 	}
 	for range r.k.Global {
 		r.indent--
 		r.line("}")
 	}
 	r.sb.WriteString("}\n")
-	return r.sb.String()
+	return head + strings.Join(r.helpers, "") + vecPrelude + r.sb.String()
 }
 
 // param is how the kernel reads vars[i].
@@ -145,20 +215,9 @@ func BufName(k *ir.Kernel, i int) string {
 	return fmt.Sprintf("in%d", i)
 }
 
-// named says whether an expression gets its own statement and variable.
-func (r *renderer) named(e *ir.Expr) bool {
-	switch e.Op {
-	case ir.OpConst, ir.OpVar, ir.OpParam, ir.OpStore:
-		return false
-	case ir.OpLoad, ir.OpReduce, ir.OpRand:
-		return true
-	}
-	return r.prog.Uses[e] > 1
-}
-
 func (r *renderer) block(b *ir.Block) {
 	for _, e := range b.Nodes {
-		if e.Op == ir.OpStore || !r.named(e) || (r.vec != nil && r.vec.skip[e]) {
+		if !r.prog.Named(e) || (r.vec != nil && r.vec.skip[e]) {
 			continue
 		}
 		if r.vecLoad != nil && e.Op == ir.OpLoad && r.vecLoad(e) {
@@ -197,22 +256,27 @@ func (r *renderer) reduce(e *ir.Expr) {
 	for i, m := range members {
 		if l, ok := r.vecLane(m); ok {
 			if l.lane == 0 {
-				l.run.acc = r.vec.fresh("vacc")
+				src := r.vec.src(l.run)
+				r.vec.acc[l.run] = r.vec.fresh("vacc")
 				init := "{0}"
 				if m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
-					init = "{" + strings.Repeat("-INFINITY,", l.run.src.w-1) + "-INFINITY}"
+					init = "{" + strings.Repeat("-INFINITY,", src.W-1) + "-INFINITY}"
 				}
-				r.line("%s %s = %s;", vtype(l.run.src), l.run.acc, init)
+				r.line("%s %s = %s;", vtype(src), r.vec.acc[l.run], init)
 			}
 			continue
 		}
 		accs[i] = fmt.Sprintf("acc%d", r.nacc)
 		r.nacc++
-		r.line("%s %s = %s;", r.typ(m.DType), accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
+		typ := r.typ(m.DType)
+		if wrapSum(m) { // an unsigned accumulator: the sum wraps, never overflows
+			typ = r.unsigned(m.DType)
+		}
+		r.line("%s %s = %s;", typ, accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
 	}
 	axes := leader.Arg.(*ir.ReduceArg).Axes
 	for _, a := range axes {
-		r.line("for (int %s = 0; %s < %s; %s++) {", a.Name(), a.Name(), r.trip(a), a.Name())
+		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
 	}
 	r.block(r.prog.Inner[leader])
@@ -222,21 +286,25 @@ func (r *renderer) reduce(e *ir.Expr) {
 	}
 	for i, m := range members {
 		if l, ok := r.vecLane(m); ok {
+			src, acc := r.vec.src(l.run), r.vec.acc[l.run]
 			if l.lane == 0 && m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
 				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins).
 				v := r.vec.fresh("vmax")
-				r.line("%s %s = %s;", vtype(l.run.src), v, r.vexpr(l.run.src))
-				w := l.run.src.w
-				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", l.run.acc, w, w, v, l.run.acc, v, l.run.acc)
+				r.line("%s %s = %s;", vtype(src), v, r.vexpr(src))
+				w := src.W
+				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", acc, w, w, v, acc, v, acc)
 			} else if l.lane == 0 {
-				r.line("%s += %s;", l.run.acc, r.vexpr(l.run.src))
+				r.line("%s += %s;", acc, r.vexpr(src))
 			}
 			continue
 		}
 		v := r.expr(m.Src[0])
-		if m.Arg.(*ir.ReduceArg).Op == ir.OpSum {
+		switch {
+		case wrapSum(m):
+			r.line("%s += (%s)%s;", accs[i], r.unsigned(m.DType), v)
+		case m.Arg.(*ir.ReduceArg).Op == ir.OpSum:
 			r.line("%s += %s;", accs[i], v)
-		} else {
+		default:
 			r.line("%s = ((%s>%s)?%s:%s);", accs[i], v, accs[i], v, accs[i])
 		}
 	}
@@ -249,8 +317,11 @@ func (r *renderer) reduce(e *ir.Expr) {
 	}
 	for i, m := range members {
 		r.names[m] = accs[i]
+		if wrapSum(m) {
+			r.names[m] = fmt.Sprintf("((%s)%s)", r.typ(m.DType), accs[i])
+		}
 		if l, ok := r.vecLane(m); ok {
-			r.names[m] = fmt.Sprintf("%s[%d]", l.run.acc, l.lane)
+			r.names[m] = fmt.Sprintf("%s[%d]", r.vec.acc[l.run], l.lane)
 		}
 	}
 }
@@ -259,15 +330,65 @@ func (r *renderer) vecLane(m *ir.Expr) (vlane, bool) {
 	if r.vec == nil {
 		return vlane{}, false
 	}
-	l, ok := r.vec.lane[m]
-	return l, ok
+	return r.vec.lane(m)
 }
 
-func (r *renderer) typ(dt ir.DType) string { return r.lang.Types[dt] }
+// vecStore is the run of a store written as a vector (nil: scalar).
+func (r *renderer) vecStore(s *ir.Expr) []*ir.Expr {
+	if r.vec == nil {
+		return nil
+	}
+	return r.vec.storeRun(s)
+}
+
+func (r *renderer) typ(dt ir.DType) string {
+	if dt == ir.Index {
+		return r.idx
+	}
+	return r.lang.Types[dt]
+}
+
+// unsigned spells the unsigned type integer arithmetic of dt wraps in.
+func (r *renderer) unsigned(dt ir.DType) string {
+	if dt.Size() > 4 {
+		return r.lang.Unsigned[1]
+	}
+	return r.lang.Unsigned[0]
+}
+
+// accumulate renders acc += v for a sum reduce m whose accumulator has
+// m's type; an integer sum that may overflow adds in unsigned arithmetic,
+// so it wraps instead of being undefined.
+func (r *renderer) accumulate(m *ir.Expr, acc, v string) string {
+	if !wrapSum(m) {
+		return fmt.Sprintf("%s += %s;", acc, v)
+	}
+	u := r.unsigned(m.DType)
+	return fmt.Sprintf("%s = (%s)((%s)%s+(%s)%s);", acc, r.typ(m.DType), u, acc, u, v)
+}
+
+// wrapSum: m is an integer sum whose count times its value's bounds can
+// leave the dtype's range. (The CPU renders its accumulator unsigned: GCC
+// 12 with AVX-512 miscompiled the cast-per-add form of the same sum.)
+func wrapSum(m *ir.Expr) bool {
+	if m.Arg.(*ir.ReduceArg).Op != ir.OpSum || !m.DType.IsInt() || m.DType == ir.Index {
+		return false
+	}
+	n := int64(1)
+	for _, a := range m.Arg.(*ir.ReduceArg).Axes {
+		n *= a.Size
+		if n > 1<<40 {
+			return true
+		}
+	}
+	lo, hi := m.DType.Range()
+	v := m.Src[0]
+	return float64(v.Min)*float64(n) < float64(lo) || float64(v.Max)*float64(n) > float64(hi)
+}
 
 func (r *renderer) constant(dt ir.DType, v float64) string {
 	if !dt.IsFloat() {
-		return strconv.FormatInt(int64(v), 10)
+		return r.intLit(tensorInt(dt, v))
 	}
 	switch {
 	case math.IsInf(v, 1):
@@ -277,16 +398,18 @@ func (r *renderer) constant(dt ir.DType, v float64) string {
 	case math.IsNaN(v):
 		return "NAN"
 	}
+	if dt == ir.Float64 {
+		s := strconv.FormatFloat(v, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		return s
+	}
 	s := strconv.FormatFloat(v, 'g', -1, 32)
 	if !strings.ContainsAny(s, ".eE") {
 		s += ".0"
 	}
 	return s + r.lang.FloatSfx
-}
-
-var infixOps = map[ir.Op]string{
-	ir.OpAdd: "+", ir.OpSub: "-", ir.OpMul: "*", ir.OpDiv: "/", ir.OpMod: "%",
-	ir.OpCmpLt: "<", ir.OpCmpNe: "!=", ir.OpCmpEq: "==", ir.OpAnd: "&", ir.OpOr: "|", ir.OpXor: "^",
 }
 
 // expr renders an expression: a name if it has one, else inline.
@@ -300,7 +423,7 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if e.DType.IsFloat() {
 			return r.constant(e.DType, e.Arg.(float64))
 		}
-		return strconv.FormatInt(e.Arg.(int64), 10)
+		return r.intLit(e.Arg.(int64))
 	case ir.OpVar:
 		return e.Arg.(*ir.Axis).Name()
 	case ir.OpParam:
@@ -310,6 +433,9 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if g := r.lang.gpu; g != nil && g.load != nil {
 			ld = g.load(e.DType, BufName(r.k, e.Arg.(int)), r.expr(s[0]))
 		}
+		if e.DType == ir.BFloat16 { // buffers hold the bits
+			ld = r.fromBits(ir.BFloat16, ld)
+		}
 		if len(s) > 1 {
 			return fmt.Sprintf("(%s?%s:%s)", r.expr(s[1]), ld, r.constant(e.DType, 0))
 		}
@@ -317,30 +443,20 @@ func (r *renderer) expr(e *ir.Expr) string {
 	case ir.OpRand:
 		return fmt.Sprintf("tg_rand(%s, %s, %s)", r.expr(s[1]), r.expr(s[2]), r.expr(s[0]))
 	case ir.OpCast:
-		if g := r.lang.gpu; g != nil && g.cast != nil {
-			if c := g.cast(e.DType, s[0].DType, r.expr(s[0])); c != "" {
-				return c
-			}
-		}
-		return fmt.Sprintf("((%s)%s)", r.typ(e.DType), r.expr(s[0]))
-	case ir.OpNeg:
-		return "(-" + r.expr(s[0]) + ")"
-	case ir.OpNot:
-		return "(!" + r.expr(s[0]) + ")"
-	case ir.OpRecip:
-		return fmt.Sprintf("(%s/%s)", r.constant(e.DType, 1), r.expr(s[0]))
-	case ir.OpMax:
-		a, b := r.expr(s[0]), r.expr(s[1])
-		return fmt.Sprintf("((%s>%s)?%s:%s)", a, b, a, b)
-	case ir.OpWhere:
-		return fmt.Sprintf("(%s?%s:%s)", r.expr(s[0]), r.expr(s[1]), r.expr(s[2]))
-	case ir.OpTrunc:
-		if !e.DType.IsFloat() {
-			return r.expr(s[0])
-		}
-	case ir.OpAdd:
+		return r.cast(e.DType, s[0].DType, r.expr(s[0]))
+	case ir.OpBitcast:
+		return r.bitcast(e.DType, s[0].DType, r.expr(s[0]))
+	}
+	// The dtype rules ahead of the op table: integer arithmetic that may
+	// leave its dtype's range wraps, integer division never traps.
+	switch {
+	case e.MayWrap() && e.Op != ir.OpDiv:
+		return r.wrapping(e)
+	case (e.Op == ir.OpDiv || e.Op == ir.OpMod) && !e.DType.IsFloat():
+		return r.intDivMod(e)
+	case e.Op == ir.OpAdd && !e.DType.IsFloat():
 		// x + y*(-c) reads better as x - y*c
-		if m := s[1]; !e.DType.IsFloat() && m.Op == ir.OpMul && m.Src[1].IsConst() {
+		if m := s[1]; m.Op == ir.OpMul && m.Src[1].IsConst() {
 			if c, _ := m.Src[1].ConstInt(); c < 0 {
 				if c == -1 {
 					return fmt.Sprintf("(%s-%s)", r.expr(s[0]), r.expr(m.Src[0]))
@@ -351,23 +467,286 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if c, ok := s[1].ConstInt(); ok && c < 0 {
 			return fmt.Sprintf("(%s-%d)", r.expr(s[0]), -c)
 		}
-	case ir.OpDiv, ir.OpMod:
-		if !e.DType.IsFloat() && !s[1].IsConst() { // C traps on x/0; tgc defines it as 0
-			return fmt.Sprintf("((%s==0)?0:(%s%s%s))", r.expr(s[1]), r.expr(s[0]), infixOps[e.Op], r.expr(s[1]))
+	}
+	args := make([]string, len(s))
+	for i, x := range s {
+		args[i] = r.expr(x)
+	}
+	return r.spellOp(e, args)
+}
+
+// spellOp writes an ALU op in the dialect from the op table, its operands
+// already rendered.
+// The operands' dtype picks the integer or float64 column where the op
+// has one.
+func (r *renderer) spellOp(e *ir.Expr, args []string) string {
+	info := e.Op.Info()
+	var t string
+	switch dt := e.Src[0].DType; {
+	case dt.IsInt() && info.Ints != "":
+		t = info.Ints
+	case dt == ir.Float64 && info.F64 != "":
+		t = info.F64
+	default:
+		if t = r.lang.spell(info); t == "" {
+			t = info.C
 		}
-		if e.Op == ir.OpMod && e.DType.IsFloat() {
-			fn := "fmodf"
-			if r.lang.gpu != nil {
-				fn = r.lang.gpu.fmod
+	}
+	if t == "" {
+		panic(fmt.Sprintf("render: no rendering for %s", e.Op))
+	}
+	fn := ""
+	if info.Helper != "" {
+		dt := e.Src[0].DType
+		fn = "tg_" + strings.ToLower(info.Name) + "_" + dt.String()
+		u := r.lang.Unsigned[0]
+		if dt.Size() > 4 {
+			u = r.lang.Unsigned[1]
+		}
+		typ := r.typ(dt)
+		body := expand(info.Helper, nil, map[byte]string{'T': typ, 'U': u, 'W': strconv.Itoa(dt.Bits())})
+		r.need(fn, fmt.Sprintf("%s %s %s(%s a, %s b) { return %s; }", r.lang.FnQual, typ, fn, typ, typ, body))
+	}
+	return expand(t, args, map[byte]string{'F': fn})
+}
+
+// infixChars end the infix operators of the op table's templates.
+const infixChars = "+-*/%<=&|^"
+
+// expand fills in a template of the op table: $0 $1 $2 are args, $X the
+// variable X.
+func expand(t string, args []string, vars map[byte]string) string {
+	var sb strings.Builder
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c != '$' || i+1 == len(t) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch n := t[i]; {
+		case n >= '0' && n <= '9' && int(n-'0') < len(args):
+			a := args[n-'0']
+			// A negative operand after an infix operator keeps its own
+			// parentheses: x - -0.5f would read as a decrement (x--0.5f).
+			if strings.HasPrefix(a, "-") && i >= 2 && strings.IndexByte(infixChars, t[i-2]) >= 0 {
+				a = "(" + a + ")"
 			}
-			return fmt.Sprintf("%s(%s, %s)", fn, r.expr(s[0]), r.expr(s[1]))
+			sb.WriteString(a)
+		default:
+			v, ok := vars[n]
+			if !ok {
+				panic(fmt.Sprintf("render: template %q uses $%c", t, n))
+			}
+			sb.WriteString(v)
 		}
 	}
-	if fn, ok := r.lang.FloatFns[e.Op]; ok {
-		return fmt.Sprintf("%s(%s)", fn, r.expr(s[0]))
+	return sb.String()
+}
+
+// wrapping renders an integer op whose value may leave its dtype's range
+// (ir.Expr.MayWrap): the op table's spelling over the operands converted
+// to unsigned, where overflow wraps, narrowed back to the dtype.
+func (r *renderer) wrapping(e *ir.Expr) string {
+	u := r.unsigned(e.DType)
+	args := make([]string, len(e.Src))
+	for i, x := range e.Src {
+		args[i] = "(" + u + ")" + r.expr(x)
 	}
-	if op, ok := infixOps[e.Op]; ok {
-		return "(" + r.expr(s[0]) + op + r.expr(s[1]) + ")"
+	return fmt.Sprintf("((%s)%s)", r.typ(e.DType), r.spellOp(e, args))
+}
+
+// intDivMod renders an integer division or remainder without a trap (C
+// traps, or is undefined, on x/0 and on MIN/-1): x/0 and x%0 are 0, MIN/-1
+// wraps to MIN and MIN%-1 is 0 (docs/language.md). Guards are written only
+// where the operands' bounds allow the case.
+func (r *renderer) intDivMod(e *ir.Expr) string {
+	dt, s := e.DType, e.Src
+	a, b := r.expr(s[0]), r.expr(s[1])
+	res := r.spellOp(e, []string{a, b})
+	lo, _ := dt.Range()
+	zero := s[1].Min <= 0 && s[1].Max >= 0
+	minusOne := lo < 0 && s[0].Min == lo && s[1].Min <= -1 && s[1].Max >= -1
+	if minusOne {
+		switch {
+		case dt.Size() < 4: // computed in int: -MIN fits, narrowing wraps it
+			if e.Op == ir.OpDiv {
+				res = fmt.Sprintf("((%s)%s)", r.typ(dt), res)
+			}
+		case e.Op == ir.OpDiv:
+			res = fmt.Sprintf("((%s==-1)?((%s)(-(%s)%s)):%s)", b, r.typ(dt), r.unsigned(dt), a, res)
+		default:
+			res = fmt.Sprintf("((%s==-1)?0:%s)", b, res)
+		}
 	}
-	panic(fmt.Sprintf("render: no rendering for %s", e.Op))
+	if zero {
+		res = fmt.Sprintf("((%s==0)?0:%s)", b, res)
+	}
+	return res
+}
+
+// cast renders a conversion. Float to integer truncates and saturates,
+// NaN giving 0 (a helper function: a C cast of an out-of-range float is
+// undefined); float16 is rounded explicitly where the dialect keeps it in
+// float registers.
+func (r *renderer) cast(to, from ir.DType, x string) string {
+	if from == ir.Float64 && (to == ir.Float16 || to == ir.BFloat16) {
+		x = "((float)" + x + ")" // rounded through float32, as on every device
+	}
+	if g := r.lang.gpu; g != nil && g.cast != nil {
+		if c := g.cast(to, from, x); c != "" {
+			return c
+		}
+	}
+	switch {
+	case to == ir.Float16 && r.lang.HalfRound != "":
+		r.need("tg_round_half", r.lang.HalfRound)
+		return fmt.Sprintf("tg_round_half(%s)", x)
+	case to == ir.BFloat16:
+		r.needBFloat16()
+		return fmt.Sprintf("tg_round_bf16(%s)", x)
+	case from.IsFloat() && to.IsInt():
+		return r.satCast(to, from, x)
+	}
+	return fmt.Sprintf("((%s)%s)", r.typ(to), x)
+}
+
+// satCast is a float-to-integer conversion through a helper function
+// tg_sat_DTYPE: NaN gives 0, values beyond the range its end.
+func (r *renderer) satCast(to, from ir.DType, x string) string {
+	lo, hi := to.Range()
+	flo, fhi := to.ValueRange()
+	if to == ir.Uint64 {
+		lo, hi = 0, -1 // 2^64-1 as a bit pattern
+	}
+	name := "tg_sat_" + to.String()
+	if to == ir.Index {
+		lo, hi, name = math.MinInt32, math.MaxInt32, "tg_sat_index32"
+		if r.wide {
+			lo, hi, name = math.MinInt64, math.MaxInt64, "tg_sat_index64"
+		}
+		flo, fhi = float64(lo), float64(hi)
+	}
+	if from != ir.Float64 { // half registers (OpenCL, Metal) convert through float
+		from, x = ir.Float32, "((float)"+x+")"
+	} else {
+		name = strings.Replace(name, "tg_sat_", "tg_satd_", 1)
+	}
+	ft, sfx := r.typ(from), r.lang.FloatSfx
+	if from == ir.Float64 {
+		sfx = ""
+	}
+	// both limits are powers of two (or 0), exact in any float type
+	loF := strconv.FormatFloat(flo, 'f', 1, 64) + sfx
+	hiF := strconv.FormatFloat(fhi+1, 'f', 1, 64) + sfx
+	t := r.typ(to)
+	def := fmt.Sprintf("%s %s %s(%s x) { return x != x ? 0 : x <= %s ? %s : x >= %s ? (%s)%s : (%s)x; }",
+		r.lang.FnQual, t, name, ft, loF, r.intLit(lo), hiF, t, r.intLit(hi), t)
+	r.need(name, def)
+	return fmt.Sprintf("%s(%s)", name, x)
+}
+
+// intLit spells an integer constant valid in every C dialect.
+func (r *renderer) intLit(v int64) string {
+	switch {
+	case v == math.MinInt64:
+		return "(-" + strconv.FormatInt(math.MaxInt64, 10) + r.lang.LongSfx + "-1)"
+	case v == math.MinInt32:
+		return "(-2147483647-1)"
+	case v > math.MaxInt32 || v < math.MinInt32:
+		return strconv.FormatInt(v, 10) + r.lang.LongSfx
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// callHelpers records the definitions of the helper functions a rendered
+// expression calls (patterns of Lang.Bits name them).
+func (r *renderer) callHelpers(s string) string {
+	for _, name := range sortedHelperNames(r.lang.Helpers) {
+		if strings.Contains(s, name+"(") {
+			r.need(name, r.lang.Helpers[name])
+		}
+	}
+	return s
+}
+
+func sortedHelperNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toBits renders a float register value of dtype dt as its storage bits,
+// an unsigned integer of dt's size; fromBits the reverse.
+func (r *renderer) toBits(dt ir.DType, x string) string {
+	if dt == ir.BFloat16 {
+		r.needBFloat16()
+		return fmt.Sprintf("tg_f32_to_bf16(%s)", x)
+	}
+	return r.callHelpers(fmt.Sprintf(r.lang.Bits[dt][0], x))
+}
+
+func (r *renderer) fromBits(dt ir.DType, u string) string {
+	if dt == ir.BFloat16 {
+		r.needBFloat16()
+		return fmt.Sprintf("tg_bf16_to_f32(%s)", u)
+	}
+	return r.callHelpers(fmt.Sprintf(r.lang.Bits[dt][1], u))
+}
+
+// needBFloat16 defines the bfloat16 conversions from the dialect's float32
+// bit casts: widening is a shift, narrowing rounds to nearest even (a NaN
+// stays a NaN, quieted), without a branch so that loops vectorize.
+func (r *renderer) needBFloat16() {
+	q, u32, u16 := r.lang.FnQual, r.lang.Unsigned[0], r.typ(ir.Uint16)
+	as := r.callHelpers(fmt.Sprintf(r.lang.Bits[ir.Float32][1], "(("+u32+")h) << 16"))
+	bits := r.callHelpers(fmt.Sprintf(r.lang.Bits[ir.Float32][0], "f"))
+	r.need("tg_bf16_to_f32", fmt.Sprintf("%s float tg_bf16_to_f32(%s h) { return %s; }", q, u16, as))
+	r.need("tg_f32_to_bf16", fmt.Sprintf("%s %s tg_f32_to_bf16(float f) {\n  %s u = %s;\n  %s r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n  return (%s)(f != f ? ((u >> 16) | 0x40u) : r);\n}", q, u16, u32, bits, u32, u16))
+	r.need("tg_round_bf16", fmt.Sprintf("%s float tg_round_bf16(float f) { return tg_bf16_to_f32(tg_f32_to_bf16(f)); }", q))
+}
+
+// bitcast renders x (of dtype from) read as dtype to, of the same size.
+// Integers of one size convert as two's complement; a float goes through
+// its storage bits.
+func (r *renderer) bitcast(to, from ir.DType, x string) string {
+	if from.IsFloat() {
+		x = r.toBits(from, x)
+	}
+	if to.IsFloat() {
+		u := r.typ(ir.Uint16)
+		switch to.Size() {
+		case 4:
+			u = r.lang.Unsigned[0]
+		case 8:
+			u = r.lang.Unsigned[1]
+		}
+		return r.fromBits(to, fmt.Sprintf("((%s)%s)", u, x))
+	}
+	return fmt.Sprintf("((%s)%s)", r.typ(to), x)
+}
+
+// tensorInt is an integer constant of dt given as a float64 (a reduce's
+// identity): its two's complement value.
+func tensorInt(dt ir.DType, v float64) int64 {
+	if v >= 1<<63 {
+		return int64(uint64(v))
+	}
+	return int64(v)
+}
+
+// storeExpr renders the value a store writes: bfloat16 as its bits (a
+// cast to bfloat16 from float32 rounds right there).
+func (r *renderer) storeExpr(s *ir.Expr) string {
+	v := s.Src[1]
+	if s.DType != ir.BFloat16 {
+		return r.expr(v)
+	}
+	if _, named := r.names[v]; !named && v.Op == ir.OpCast && v.Src[0].DType == ir.Float32 {
+		return r.toBits(ir.BFloat16, r.expr(v.Src[0]))
+	}
+	return r.toBits(ir.BFloat16, r.expr(v))
 }

@@ -34,10 +34,12 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte("s = \"x[1:2, 3]\" # y[::2, 1]\nt = '''\n[:, :]\n'''\n"))
 	f.Add([]byte("x = Tensor([1.0, 2.0])\nif (x > 1).sum().item() > 0:\n    print(x < 2, 2 <= x)\n"))
 	f.Add([]byte("def f(*a, **k):\n  return [i for i in a if i != None]\nprint(f(1, None, x=2), ...)\n"))
+	f.Add([]byte("from tinygrad import Tensor, nn\nclass M(object):\n  K = 2\n  def __init__(self): self.w = Tensor.ones(2, 2)\n  def __call__(self, x: Tensor) -> Tensor: return (x @ self.w) ** 2\n  @property\n  def p(self): return super().__init__()\nm = M()\nprint(m(Tensor.ones(1, 2)).numpy(), m.p, isinstance(m, M))\n"))
+	f.Add([]byte("@TinyJit\n@Tensor.train()\ndef step(x): return x * 2\nwith Context(TRAINING=1), Tensor.test() as t:\n  assert t is None, f\"{t=}\"\n  del d[0]\nraise ValueError(sum(i for i in range(3)))\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		out, _ := frontend.Translate(src)
-		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
-			t.Fatalf("preprocess changed the line count:\n%q\n->\n%q", src, out)
+		lines := strings.Count(strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n"), "\n")
+		if tr, err := frontend.Translate(src); err == nil && strings.Count(string(tr.Text), "\n") != lines {
+			t.Fatalf("the translation changed the line count:\n%q\n->\n%q", src, tr.Text)
 		}
 		ctx := tensor.NewContext(fuzzEngine{})
 		err := Run(Options{File: "fuzz.tg", Src: src, Stdout: io.Discard, Stderr: io.Discard, MaxSteps: 20000, Context: ctx, Files: &fileaccess.Policy{}}) // no file access

@@ -116,15 +116,27 @@ func runRefCase(ctx *tensor.Context, c refCase, data map[string]safetensors.Tens
 	if got.DType() != want.DType() || !slices.Equal(got.Shape(), want.Shape()) {
 		return fmt.Sprintf("got %s %s, want %s %s", got.DType(), tensor.FormatShape(got.Shape()), want.DType(), tensor.FormatShape(want.Shape()))
 	}
-	gv, err := got.Floats()
+	gb, err := got.Bytes()
 	if err != nil {
 		return fmt.Sprintf("realize: %v", err)
 	}
-	wv, err := want.Floats()
+	wb, err := want.Bytes()
 	if err != nil {
 		return fmt.Sprintf("reading expected: %v", err)
 	}
 	exact := !want.DType().IsFloat()
+	if exact { // integers bit for bit, 64-bit ones included
+		for i := range want.Numel() {
+			if g, w := tensor.GetInt(gb, got.DType(), i), tensor.GetInt(wb, want.DType(), i); g != w {
+				return fmt.Sprintf("exact mismatch at flat index %d: got %d, want %d (dtype %s)", i, g, w, want.DType())
+			}
+		}
+		return ""
+	}
+	gv, wv := make([]float64, got.Numel()), make([]float64, want.Numel())
+	for i := range gv {
+		gv[i], wv[i] = tensor.GetValue(gb, got.DType(), i), tensor.GetValue(wb, want.DType(), i)
+	}
 	maxErr, worst := 0.0, -1
 	for i := range wv {
 		g, w := gv[i], wv[i]
@@ -132,6 +144,8 @@ func runRefCase(ctx *tensor.Context, c refCase, data map[string]safetensors.Tens
 		switch {
 		case exact:
 			bad = g != w
+		case c.Atol == 0 && c.Rtol == 0: // bit for bit: the sign of zero counts
+			bad = math.Float64bits(g) != math.Float64bits(w)
 		case math.IsNaN(w) || math.IsNaN(g):
 			bad = math.IsNaN(w) != math.IsNaN(g)
 		case math.IsInf(w, 0) || math.IsInf(g, 0):

@@ -28,6 +28,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"tgc/pkg/fileaccess"
+	"tgc/pkg/realize"
 	"tgc/pkg/report"
 	"tgc/pkg/script/frontend"
 	"tgc/pkg/script/pyrt"
@@ -47,6 +48,9 @@ type Options struct {
 	MaxSteps uint64        // Starlark step limit; 0: DefaultMaxSteps
 	Argv     []string      // script arguments, visible as the list argv
 	Train    *TrainSession // tgc train's session (RunTraining); nil: none
+	// MemoryLimit bounds the memory of the script's values in bytes (0:
+	// what the system has available); see memory.go.
+	MemoryLimit uint64
 	// Context holds the run's tensors: their engine, the random stream,
 	// the training flag (set to False when the run starts). nil: a new
 	// context without an engine (values cannot be computed). Runs in
@@ -67,8 +71,10 @@ type Error struct {
 
 // Frame is one entry of a script call stack.
 type Frame struct {
-	Func string
-	Pos  tensor.Pos
+	Func   string
+	Pos    tensor.Pos
+	Repeat int // the frame repeats this many more times (recursion)
+	Hidden int // a gap: this many frames are not shown (Func is "")
 }
 
 func (e *Error) Error() string {
@@ -80,7 +86,14 @@ func (e *Error) Error() string {
 	if len(e.Stack) > 0 {
 		sb.WriteString("\nTraceback (most recent call last):")
 		for _, f := range e.Stack {
+			if f.Hidden > 0 {
+				fmt.Fprintf(&sb, "\n  ... %d more calls ...", f.Hidden)
+				continue
+			}
 			fmt.Fprintf(&sb, "\n  %s: in %s", f.Pos, f.Func)
+			if f.Repeat > 0 {
+				fmt.Fprintf(&sb, "\n  [the line above repeats %d more times]", f.Repeat)
+			}
 		}
 	}
 	return sb.String()
@@ -96,8 +109,12 @@ type interp struct {
 	stderr   io.Writer
 	maxSteps uint64
 	stepsHit bool
+	mem      memoryGuard    // memory.go
 	warned   map[int32]bool // lines that already warned about a trace-mode read
 	train    trainState     // config, report() and trange (train.go)
+	argv     *starlark.List // the script's arguments
+	counters starlark.Value // GlobalCounters
+	imports  pyrt.Modules   // what import can bind
 	files    *fileaccess.Policy
 }
 
@@ -157,24 +174,31 @@ func Load(opts Options) (_ *Module, err error) {
 		}
 	}()
 
-	text, pm := frontend.Translate(src)
-	in.pm = pm
-	f, perr := frontend.FileOptions.Parse(file, text, 0)
-	if perr != nil {
-		return nil, in.convert(perr)
-	}
-	frontend.RewriteFile(f)
-	predeclared := in.predeclared()
 	argv := make([]starlark.Value, len(opts.Argv))
 	for i, a := range opts.Argv {
 		argv[i] = starlark.String(a)
 	}
-	predeclared["argv"] = starlark.NewList(argv)
+	in.argv = starlark.NewList(argv)
+	predeclared := in.predeclared()
+	tr, terr := frontend.Options{Import: in.imports.Check}.Translate(src)
+	if terr != nil {
+		return nil, in.convert(terr)
+	}
+	in.pm = tr.Map
+	f, perr := frontend.FileOptions.Parse(file, tr.Text, 0)
+	if perr != nil {
+		return nil, in.convert(perr)
+	}
+	if rerr := tr.Rewrite(f); rerr != nil {
+		return nil, in.convert(rerr)
+	}
 	prog, cerr := starlark.FileProgram(f, predeclared.Has)
 	if cerr != nil {
 		return nil, in.convert(cerr)
 	}
+	stop := in.mem.watch(in.thread, opts.MemoryLimit)
 	globals, xerr := prog.Init(in.thread, predeclared)
+	stop()
 	if xerr != nil {
 		return nil, in.convert(xerr)
 	}
@@ -245,13 +269,18 @@ func Eval(ctx *tensor.Context, expr string, env map[string]*tensor.Tensor) (_ *t
 		}
 	}()
 
-	text, pm := frontend.Translate([]byte(expr))
-	in.pm = pm
-	e, perr := frontend.FileOptions.ParseExpr("<expr>", text, 0)
+	tr, terr := frontend.Translate([]byte(expr))
+	if terr != nil {
+		return nil, in.convert(terr)
+	}
+	in.pm = tr.Map
+	e, perr := frontend.FileOptions.ParseExpr("<expr>", tr.Text, 0)
 	if perr != nil {
 		return nil, in.convert(perr)
 	}
-	e = frontend.RewriteExpr(e)
+	if e, perr = tr.RewriteExpr(e); perr != nil {
+		return nil, in.convert(perr)
+	}
 	vars := in.predeclared()
 	for name, t := range env {
 		if t.Err() != nil {
@@ -284,7 +313,13 @@ func newInterp(ctx *tensor.Context, file string, stdout, stderr io.Writer, maxSt
 		maxSteps = DefaultMaxSteps
 	}
 	in := &interp{ctx: ctx, file: file, stdout: stdout, stderr: stderr, maxSteps: maxSteps, warned: map[int32]bool{},
-		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}}, files: fileaccess.ForScript("")}
+		train: trainState{sess: &TrainSession{Recorder: report.NewRecorder()}},
+		argv:  starlark.NewList(nil),
+		counters: tensorlib.NewGlobalCounters(func() *realize.Engine {
+			e, _ := ctx.Engine().(*realize.Engine)
+			return e
+		}),
+		files: fileaccess.ForScript("")}
 	th := &starlark.Thread{Name: file}
 	th.Print = func(_ *starlark.Thread, msg string) { fmt.Fprintln(in.stdout, msg) }
 	th.Load = func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
@@ -331,11 +366,11 @@ func (in *interp) pos(p syntax.Position) tensor.Pos {
 	if !p.IsValid() {
 		return tensor.Pos{}
 	}
-	col := p.Col
+	line, col := p.Line, p.Col
 	if p.Filename() == in.file {
-		col = in.pm.Col(p.Line, p.Col)
+		line, col = in.pm.Pos(p.Line, p.Col)
 	}
-	return tensor.Pos{File: p.Filename(), Line: int(p.Line), Col: int(col)}
+	return tensor.Pos{File: p.Filename(), Line: int(line), Col: int(col)}
 }
 
 // convert turns any error of the Starlark toolchain into an *Error.
@@ -343,11 +378,14 @@ func (in *interp) convert(err error) error {
 	var serr syntax.Error
 	var rlist resolve.ErrorList
 	var eerr *starlark.EvalError
+	var terr *frontend.Error
 	switch {
+	case errors.As(err, &terr):
+		return &Error{Pos: tensor.Pos{File: in.file, Line: terr.Line, Col: terr.Col}, Msg: terr.Msg}
 	case errors.As(err, &eerr):
 		return in.evalError(eerr)
 	case errors.As(err, &serr):
-		return &Error{Pos: in.pos(serr.Pos), Msg: serr.Msg}
+		return &Error{Pos: in.pos(serr.Pos), Msg: syntaxMessage(serr.Msg)}
 	case errors.As(err, &rlist) && len(rlist) > 0:
 		e := &Error{Pos: in.pos(rlist[0].Pos), Msg: in.suggestName(rlist[0].Msg)}
 		for _, r := range rlist[1:] {
@@ -356,6 +394,15 @@ func (in *interp) convert(err error) error {
 		return e
 	}
 	return &Error{Msg: err.Error()}
+}
+
+// syntaxMessage explains the parser's messages about Python that the
+// frontend does not translate.
+func syntaxMessage(msg string) string {
+	if strings.Contains(msg, "does not associate with") {
+		return "chained comparisons (a < b < c) are not supported: write a < b and b < c"
+	}
+	return msg
 }
 
 // suggestName adds the nearest predeclared or built-in name to the
@@ -379,16 +426,45 @@ func (in *interp) evalError(e *starlark.EvalError) *Error {
 		if fr.Pos.Filename() == "<builtin>" {
 			continue
 		}
-		out.Stack = append(out.Stack, Frame{Func: fr.Name, Pos: in.pos(fr.Pos)})
+		out.Stack = append(out.Stack, Frame{Func: frontend.DisplayName(fr.Name), Pos: in.pos(fr.Pos)})
 	}
 	if n := len(out.Stack); n > 0 {
 		out.Pos = out.Stack[n-1].Pos
+	}
+	out.Stack = shortStack(out.Stack)
+	if strings.Contains(out.Msg, "Starlark stack overflow") {
+		out.Msg = "recursion too deep: more than 100000 nested calls"
+	}
+	if msg := in.mem.stopped(); msg != "" {
+		out.Msg = msg
 	}
 	if in.stepsHit {
 		out.Msg = fmt.Sprintf("script exceeded the step limit of %d steps (raise it with --max-steps)", in.maxSteps)
 	}
 	if len(out.Stack) == 1 { // the position says it all
 		out.Stack = nil
+	}
+	return out
+}
+
+// shortStack folds repeated frames (recursion) and keeps the first and last
+// frames of a long stack.
+func shortStack(st []Frame) []Frame {
+	var out []Frame
+	for _, f := range st {
+		if n := len(out); n > 0 && out[n-1].Func == f.Func && out[n-1].Pos == f.Pos {
+			out[n-1].Repeat++
+			continue
+		}
+		out = append(out, f)
+	}
+	const keep = 12
+	if len(out) > 2*keep {
+		hidden := 0
+		for _, f := range out[keep : len(out)-keep] {
+			hidden += 1 + f.Repeat
+		}
+		out = append(append(out[:keep:keep], Frame{Hidden: hidden}), out[len(out)-keep:]...)
 	}
 	return out
 }

@@ -93,6 +93,9 @@ func TestErrors(t *testing.T) {
 			"model.tg:1:5: Tensor: the nested list is not rectangular: data[1] should be a list of 2 elements, got a list of 1 elements"},
 		{"Tensor with a string", "x = Tensor(\"abc\")\n", "model.tg:1:5: Tensor: data is string, want a number"},
 		{"load is refused", "load(\"x.star\", \"y\")\n", "model.tg:1:1: cannot load x.star: load is not supported in .tg scripts"},
+		{"shift of floats", "x = Tensor.rand(3)\ny = x << 2\n", "model.tg:2:7: lshift: needs integer tensors, got float32"},
+		{"shift by floats", "x = Tensor([1, 2])\ny = x.rshift(Tensor([1.5, 2.0]))\n", "model.tg:2:7: rshift: needs integer tensors, got float32"},
+		{"negative shift count", "x = Tensor([1, 2])\ny = x >> -1\n", "model.tg:2:7: rshift: negative shift count -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,7 +355,7 @@ print(r["d"].dtype, r["d"].tolist(), r["l"].dtype, r["l"].tolist(), r["h"].tolis
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "dtypes.float32 [1.5, -2.0] dtypes.int32 [5, -1] [1.5]\n"; out != want {
+	if want := "dtypes.float64 [1.5, -2.0] dtypes.int64 [5, -1] [1.5]\n"; out != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }

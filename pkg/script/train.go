@@ -60,25 +60,27 @@ func (in *interp) configDict() *starlark.Dict {
 	d := starlark.NewDict(0)
 	cfg := in.train.sess.Config
 	for _, k := range report.SortedKeys(cfg) {
-		var v starlark.Value
-		switch x := cfg[k].(type) {
-		case nil:
-			v = starlark.None
-		case int:
-			v = starlark.MakeInt(x)
-		case float64:
-			v = starlark.Float(x)
-		case string:
-			v = starlark.String(x)
-		case bool:
-			v = starlark.Bool(x)
-		default:
-			v = starlark.String(fmt.Sprint(x))
-		}
-		_ = d.SetKey(starlark.String(k), v)
+		_ = d.SetKey(starlark.String(k), configValue(cfg[k]))
 	}
 	d.Freeze()
 	return d
+}
+
+// configValue is a setting as a Python value.
+func configValue(x any) starlark.Value {
+	switch x := x.(type) {
+	case nil:
+		return starlark.None
+	case int:
+		return starlark.MakeInt(x)
+	case float64:
+		return starlark.Float(x)
+	case string:
+		return starlark.String(x)
+	case bool:
+		return starlark.Bool(x)
+	}
+	return starlark.String(fmt.Sprint(x))
 }
 
 // trainState is the per-run state of report() and trange.

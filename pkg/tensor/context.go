@@ -34,6 +34,7 @@ type Context struct {
 
 	internMu sync.Mutex
 	intern   map[string]weak.Pointer[Node]
+	writes   atomic.Uint64 // in-place writes of realized memory so far (MemoryWritten)
 
 	gradMu sync.Mutex
 	grads  map[weak.Pointer[Tensor]]bool // registered tensors; true once given their own node
@@ -48,6 +49,12 @@ type Context struct {
 func NewContext(e Engine) *Context {
 	return &Context{engine: e, intern: map[string]weak.Pointer[Node]{}, grads: map[weak.Pointer[Tensor]]bool{}}
 }
+
+// MemoryWritten records that realized memory of the context was written in
+// place (an assign, a TinyJit replay; engine use). A value realized before
+// may have read the old memory, so interning does not hand it out for a
+// graph built afterwards: the graph is computed anew.
+func (c *Context) MemoryWritten() { c.writes.Add(1) }
 
 // Engine returns the context's engine (nil if it has none).
 func (c *Context) Engine() Engine { return c.engine }

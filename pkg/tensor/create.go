@@ -48,19 +48,22 @@ func (t *Tensor) OnesLike() *Tensor { return t.FullLike(1) }
 // [0, 2^(k-1-j)] of a constant laid along axis j; the digits are added,
 // flattened and cut to n. (tinygrad sums a window of ones, a reduce that
 // its symbolic rewriter folds away; here it would be a kernel of its own.)
-func (c *Context) idxRange(n int) *Tensor {
+func (c *Context) idxRange(n int) *Tensor { return c.idxRangeOf(n, ir.Int32) }
+
+// idxRangeOf is idxRange in an integer dtype dt (int64 past 2^31).
+func (c *Context) idxRangeOf(n int, dt ir.DType) *Tensor {
 	if n <= 0 {
-		return c.Full([]int{0}, 0, ir.Int32)
+		return c.Full([]int{0}, 0, dt)
 	}
 	k := bits.Len(uint(n - 1))
 	if k == 0 {
-		return c.Full([]int{1}, 0, ir.Int32)
+		return c.Full([]int{1}, 0, dt)
 	}
 	var acc *Tensor
 	for j := range k {
 		shape := ones(k)
 		shape[j] = 2
-		digit := c.Const(float64(int(1)<<(k-1-j)), ir.Int32).Reshape(1).padZero([][2]int{{1, 0}}).Reshape(shape...)
+		digit := c.ConstInt(int64(1)<<(k-1-j), dt).Reshape(1).padZero([][2]int{{1, 0}}).Reshape(shape...)
 		if acc == nil {
 			acc = digit
 		} else {
@@ -68,21 +71,6 @@ func (c *Context) idxRange(n int) *Tensor {
 		}
 	}
 	return acc.Reshape(1 << k).Shrink([][2]int{{0, n}})
-}
-
-// dtypeRange is the representable range of an integer dtype.
-func dtypeRange(dt ir.DType) (float64, float64) {
-	switch dt {
-	case ir.Bool:
-		return 0, 1
-	case ir.Int8:
-		return math.MinInt8, math.MaxInt8
-	case ir.Uint8:
-		return 0, math.MaxUint8
-	case ir.Int32:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.Inf(-1), math.Inf(1)
 }
 
 // Arange is start, start+step, ... up to (excluding) stop, of length
@@ -107,7 +95,7 @@ func (c *Context) Arange(start, stop, step float64, dt ir.DType) *Tensor {
 		return errorf("arange", "[%g, %g) with step %g has %g elements, more than 2^31", start, stop, step, n)
 	}
 	if !dt.IsFloat() {
-		lo, hi := dtypeRange(dt)
+		lo, hi := dt.ValueRange()
 		if start < lo || stop-step > hi || start > hi || stop-step < lo {
 			return errorf("arange", "[%g, %g) is not representable in dtype %s", start, stop, dt)
 		}

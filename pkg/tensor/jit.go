@@ -96,18 +96,16 @@ func (c *Context) FromDevice(dt ir.DType, shape []int, device any) *Tensor {
 	return &Tensor{node: c.newNode(ir.OpBuffer, dt, shape, b)}
 }
 
-// Bitcast reads the memory of a realized tensor as another dtype, without
-// a copy (tinygrad's bitcast of a buffer): the last dimension is scaled by
-// the ratio of the element sizes. It is how quantized weights reach their
-// float16 scales and int8 values inside the blocks of raw bytes. A
-// computed (lazy) tensor cannot be bitcast this way: realize it first.
-func (t *Tensor) Bitcast(dt ir.DType) *Tensor {
-	if t.err != nil || t.DType() == dt {
-		return t
-	}
+// memoryView reads the memory of a realized tensor as another dtype,
+// without a copy (tinygrad's bitcast of a buffer): the last dimension is
+// scaled by the ratio of the element sizes. It is how quantized weights
+// reach their float16 scales and int8 values inside the blocks of raw
+// bytes: the kernels load those dtypes directly. Bitcast calls it for a
+// realized tensor.
+func (t *Tensor) memoryView(dt ir.DType) *Tensor {
 	b := t.node.Realized()
-	if b == nil || t.node.Op != ir.OpBuffer && t.node.AssignTarget() == nil && t.node.Op != ir.OpContiguous {
-		return errorf("bitcast", "only a realized tensor's memory can be read as another dtype (realize it first)")
+	if b == nil || !t.viewable() {
+		return errorf("bitcast", "only a realized tensor's memory can be read as a dtype of another size (realize it first)")
 	}
 	if t.node.HasSym() || t.Ndim() == 0 {
 		return errorf("bitcast", "cannot bitcast a tensor of shape %s", t.node.shapeString())
@@ -121,6 +119,12 @@ func (t *Tensor) Bitcast(dt ir.DType) *Tensor {
 	a := &Buffer{ID: NewID(), DType: dt, Size: prod(shape), Host: b.Host, Device: b.Device, Name: b.Name, Weight: b.Weight, version: b.version}
 	a.store.Store(b.shared())
 	return FromNode(t.node.ctx.newNode(ir.OpBuffer, dt, shape, a))
+}
+
+// viewable says whether t is a realized tensor whose memory memoryView can
+// read (a buffer, an assign's target, a realized CONTIGUOUS).
+func (t *Tensor) viewable() bool {
+	return t.node.Realized() != nil && (t.node.Op == ir.OpBuffer || t.node.AssignTarget() != nil || t.node.Op == ir.OpContiguous)
 }
 
 // Upload puts a realized tensor's host data on its engine's device now

@@ -36,14 +36,15 @@ func broadcastCheck(op string, ts ...*Tensor) ([]int, *Tensor) {
 	return shape, nil
 }
 
-// viaFloat32 computes f in float32 for a float16 tensor and casts back, as
-// tinygrad does for exp and cos (their constants need float32 precision).
+// viaFloat32 computes f in float32 for a float16 or bfloat16 tensor and
+// casts back, as tinygrad does for exp and cos (their constants need
+// float32 precision).
 func (t *Tensor) viaFloat32(f func(*Tensor) *Tensor) *Tensor {
 	if t.err != nil {
 		return t
 	}
-	if t.DType() == ir.Float16 {
-		return f(t.Cast(ir.Float32)).Cast(ir.Float16)
+	if dt := t.DType(); dt.Compute() != dt {
+		return f(t.Cast(dt.Compute())).Cast(dt)
 	}
 	return f(t)
 }
@@ -437,7 +438,8 @@ func constValue(t *Tensor) (float64, bool) {
 	if n.Op != ir.OpConst {
 		return 0, false
 	}
-	return n.Arg.(float64), true
+	f, _ := n.ConstValue()
+	return f, true
 }
 
 // Pow is t**o with tinygrad's semantics: exp2(o*log2|t|) with the sign

@@ -76,7 +76,7 @@ func evalGraph(n *Node, memo map[*Node][]float64) []float64 {
 			out[i] = GetValue(b.Host, b.DType, i)
 		}
 	case n.Op == ir.OpConst:
-		out[0] = n.Arg.(float64)
+		out[0], _ = n.ConstValue()
 	case n.Op == ir.OpRand:
 		for i := range out {
 			out[i] = ir.RoundFloat(ir.Float32, evalRand(n.Arg.(RandArg), i))

@@ -1,10 +1,14 @@
 package tensor
 
-import "slices"
+import (
+	"slices"
+
+	"tgc/pkg/ir"
+)
 
 // Movement functions built on the movement primitives: all of them are
-// views (reshape, permute, expand, pad, shrink), except Cat, which adds
-// zero-padded views so that it fuses into its consumer.
+// views (reshape, permute, expand, pad, shrink), except Cat, which selects
+// among zero-padded views so that it fuses into its consumer.
 
 // Transpose swaps dimensions d0 and d1 (tinygrad's defaults are 1, 0).
 func (t *Tensor) Transpose(d0, d1 int) *Tensor {
@@ -201,6 +205,12 @@ func (t *Tensor) Cat(dim int, others ...*Tensor) *Tensor {
 		}
 		total += o.node.Shape[d]
 	}
+	// Each piece is padded to the full size and selected where it lies (not
+	// added to the zeros of the others' pads: -0.0 + 0.0 is +0.0).
+	dt := t.DType()
+	for _, o := range others {
+		dt = ir.Promote(dt, o.DType())
+	}
 	var out *Tensor
 	off := 0
 	for _, o := range all {
@@ -208,11 +218,12 @@ func (t *Tensor) Cat(dim int, others ...*Tensor) *Tensor {
 		n := o.node.Shape[d]
 		pads[d] = [2]int{off, total - off - n}
 		off += n
-		p := o.padZero(pads)
+		p := o.Cast(dt).padZero(pads)
 		if out == nil {
 			out = p
 		} else {
-			out = out.Add(p)
+			inside := t.node.ctx.Full(o.Shape(), 1, ir.Bool).padZero(pads)
+			out = inside.Where(p, out)
 		}
 	}
 	return out

@@ -122,10 +122,43 @@ func packPanels(w *Tensor, m int) *Tensor {
 	}
 	p := pe.MatmulPanel()
 	k, n := w.node.Shape[0], w.node.Shape[1]
-	if p <= 0 || n%p != 0 || n < 4*p || k < 64 || m < 64 || k*n < 1<<16 {
+	if !w.node.ctx.WantsPanels(k, n, m) || isPanelView(w.node, p) {
 		return w
 	}
 	return w.Reshape(k, n/p, p).Permute(1, 0, 2).Contiguous().Permute(1, 0, 2).Reshape(k, n)
+}
+
+// WantsPanels says whether Dot repacks a (k, n) right operand multiplied by
+// m rows into panels on the context's engine (packPanels), so that a
+// caller holding the operand on the host can pack it once instead
+// (PanelView).
+func (c *Context) WantsPanels(k, n, m int) bool {
+	p := c.PanelWidth()
+	return p > 0 && n%p == 0 && n >= 4*p && k >= 64 && m >= 64 && k*n >= 1<<16
+}
+
+// PanelWidth is the context's engine's panel width (0: no repacking).
+func (c *Context) PanelWidth() int {
+	if pe, ok := c.engine.(PanelEngine); ok {
+		return max(pe.MatmulPanel(), 0)
+	}
+	return 0
+}
+
+// PanelView views a buffer of packed panels (n/p, k, p) as the (k, n)
+// operand it holds; Dot uses such a view as it is.
+func PanelView(packed *Tensor) *Tensor {
+	s := packed.node.Shape
+	return packed.Permute(1, 0, 2).Reshape(s[1], s[0]*s[2])
+}
+
+// isPanelView reports a PanelView of realized panels of width p.
+func isPanelView(n *Node, p int) bool {
+	if n.Op != ir.OpReshape || n.Src[0].Op != ir.OpPermute {
+		return false
+	}
+	b := n.Src[0].Src[0]
+	return b.Realized() != nil && len(b.Shape) == 3 && b.Shape[2] == p && slices.Equal(n.Src[0].Arg.([]int), []int{1, 0, 2})
 }
 
 func numel(shape []int) int {
@@ -438,6 +471,7 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 		order = append(order, 3+i)
 	}
 	x = x.Permute(first...).Reshape(shp...).Expand(exp...).Permute(order...) // (bs, groups, rcout, *out, cin, *hw)
+	weight = outputChannelsLast(weight, stride)
 	wr := weight.Reshape(append(append([]int{1, groups, rcout}, ones(n)...), append([]int{cin}, hw...)...)...)
 	axes := make([]int, 1+n)
 	for i := range axes {
@@ -455,6 +489,32 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 		return ret
 	}
 	return ret.Add(bias.Reshape(append([]int{1, cout}, ones(n)...)...))
+}
+
+// outputChannelsLast stores a strided convolution's weight with the output
+// channels contiguous (viewed back as (Cout, Cin, *kernel)) on engines that
+// repack matmul operands (tensor.PanelEngine): a stride spreads an output
+// row's input loads apart, so the kernel's vectors go along the output
+// channels, which then read the weight contiguously (batch 1, copy
+// included: a 256->512 1x1 stride-2 conv at 28x28 5.9 -> 34 GFLOP/s, a
+// 128-channel 3x3 stride-2 conv at 56x56 2.1 -> 59, ResNet's 7x7 stem
+// 2.9 -> 52, on the loaded 2-core CI host). The copy is the weight's size,
+// once per run; a weight that is already a permuted view is used as it is.
+func outputChannelsLast(w *Tensor, stride []int) *Tensor {
+	if w.err != nil || w.node.ctx.PanelWidth() <= 0 || w.node.Op == ir.OpPermute {
+		return w
+	}
+	strided := false
+	for _, s := range stride {
+		strided = strided || s > 1
+	}
+	if !strided {
+		return w
+	}
+	n := w.Ndim()
+	last := append(allAxes(n)[1:], 0) // (Cin, *kernel, Cout)
+	back := append([]int{n - 1}, allAxes(n-1)...)
+	return w.Permute(last...).Contiguous().Permute(back...)
 }
 
 // ---- pooling ----
@@ -517,7 +577,7 @@ func minValue(dt ir.DType) float64 {
 	if dt.IsFloat() {
 		return math.Inf(-1)
 	}
-	lo, _ := dtypeRange(dt)
+	lo, _ := dt.ValueRange()
 	return lo
 }
 
@@ -827,4 +887,126 @@ func (t *Tensor) ScaledDotProductAttention(key, value, mask *Tensor, causal bool
 		qk = qk.Add(mask)
 	}
 	return qk.Cast(t.DType()).Softmax(-1).Dot(value)
+}
+
+// PoolWindows is a pool's sliding windows as a view of shape
+// (..., *out, *kernel), the input padded with value (and, with CeilMode,
+// grown so that a last partial window is kept): the building block of
+// custom pools (Lp pooling, a max pool's indices). It returns the number of
+// kernel dimensions.
+func (t *Tensor) PoolWindows(o PoolOpts, value float64) (*Tensor, int) {
+	if t.err != nil {
+		return t, 0
+	}
+	k, s, d, pads, _, e := t.poolSetup("pool_windows", o)
+	if e != nil {
+		return e, 0
+	}
+	return t.Pad(groupPads(pads, t.Ndim()), value).pool("pool_windows", k, s, d), len(k)
+}
+
+// ConvTransposeOpts are conv_transpose2d's keyword arguments (zero values
+// are tinygrad's defaults); OutputPadding adds to the end of each spatial
+// output dimension.
+type ConvTransposeOpts struct {
+	Groups        int
+	Stride        []int
+	Dilation      []int
+	Padding       []int
+	OutputPadding []int
+}
+
+// ConvTranspose2d is the transposed convolution of an (N, Cin, *spatial)
+// input with a (Cin, Cout/groups, *kernel) weight (the input gradient of
+// Conv2d): the input's elements are spread stride apart with zeros between,
+// padded by dilation*(kernel-1)-padding (a negative amount crops), and
+// convolved with the weight flipped spatially, in and out channels swapped
+// within each group. Any number of spatial dimensions.
+func (t *Tensor) ConvTranspose2d(weight, bias *Tensor, o ConvTransposeOpts) *Tensor {
+	const op = "conv_transpose2d"
+	if e := firstErr(t, weight); e != nil {
+		return e
+	}
+	xs, ws := t.node.Shape, weight.node.Shape
+	if t.Ndim() < 3 || weight.Ndim() != t.Ndim() {
+		return errorf(op, "input %s and weight %s must be (N, Cin, spatial...) and (Cin, Cout/groups, kernel...)", FormatShape(xs), FormatShape(ws))
+	}
+	g := o.Groups
+	if g == 0 {
+		g = 1
+	}
+	if g < 0 || ws[0] != xs[1] || ws[0]%g != 0 {
+		return errorf(op, "weight %s does not fit input %s with groups=%d (its first dimension is the input channels)", FormatShape(ws), FormatShape(xs), g)
+	}
+	hw := ws[2:]
+	n := len(hw)
+	stride, e := tupleArg(op, "stride", o.Stride, n, 1)
+	if e != nil {
+		return e
+	}
+	dil, e := tupleArg(op, "dilation", o.Dilation, n, 1)
+	if e != nil {
+		return e
+	}
+	outPad, e := tupleArg(op, "output_padding", o.OutputPadding, n, 0)
+	if e != nil {
+		return e
+	}
+	flat, e := poolPads(op, o.Padding, n)
+	if e != nil {
+		return e
+	}
+	for j := range n {
+		if stride[j] <= 0 || dil[j] <= 0 || outPad[j] < 0 {
+			return errorf(op, "stride %v and dilation %v must be positive, output_padding %v not negative", stride, dil, outPad)
+		}
+	}
+	cin, rcout := ws[0]/g, ws[1]
+	w := weight.Reshape(append([]int{g, cin, rcout}, hw...)...).Transpose(1, 2).
+		Reshape(append([]int{g * rcout, cin}, hw...)...)
+	spatial := make([]int, n)
+	for i := range n {
+		spatial[i] = 2 + i
+	}
+	w = w.Flip(spatial...)
+	x := t
+	// zeros between the elements: (L) -> (L, 1) -> pad to (L, s) -> (L*s) -> (L-1)*s+1
+	for j := range n {
+		s := stride[j]
+		if s == 1 {
+			continue
+		}
+		ax := 2 + j
+		shp := x.Shape()
+		l := shp[ax]
+		x = x.Unsqueeze(ax + 1)
+		p := make([][2]int, x.Ndim())
+		p[ax+1] = [2]int{0, s - 1}
+		x = x.padZero(p).Reshape(append(append(slices.Clone(shp[:ax]), l*s), shp[ax+1:]...)...)
+		x = x.Shrink(shrinkDim(x.node.Shape, ax, 0, max((l-1)*s+1, 0)))
+	}
+	// pads (k-1)*d - p, cropping where negative
+	bounds := make([][2]int, x.Ndim())
+	for i, s := range x.node.Shape {
+		bounds[i] = [2]int{0, s}
+	}
+	convPad := make([]int, 2*n)
+	for j := range n {
+		pB, pA := flat[2*(n-1-j)], flat[2*(n-1-j)+1]
+		before := (hw[j]-1)*dil[j] - pB
+		after := (hw[j]-1)*dil[j] - pA + outPad[j]
+		if before < 0 {
+			bounds[2+j][0] = -before
+			before = 0
+		}
+		if after < 0 {
+			bounds[2+j][1] += after
+			after = 0
+		}
+		if bounds[2+j][0] > bounds[2+j][1] {
+			return errorf(op, "padding %v crops more than the input %s has", o.Padding, FormatShape(xs))
+		}
+		convPad[2*(n-1-j)], convPad[2*(n-1-j)+1] = before, after
+	}
+	return x.Shrink(bounds).Conv2d(w, bias, ConvOpts{Groups: g, Dilation: dil, Padding: convPad})
 }

@@ -49,6 +49,7 @@ type Node struct {
 	ctx *Context // the run the node belongs to (Context)
 
 	realized atomic.Pointer[Buffer]
+	epoch    atomic.Uint64 // the context's in-place writes when it was realized
 	custom   atomic.Pointer[CustomGrad]
 }
 
@@ -139,7 +140,7 @@ func (c *Context) makeNode(op ir.Op, dt ir.DType, shape []int, sym []SInt, arg a
 	c.internMu.Lock()
 	defer c.internMu.Unlock()
 	if wp, ok := c.intern[key]; ok {
-		if n := wp.Value(); n != nil {
+		if n := wp.Value(); n != nil && !n.outdated() {
 			return n
 		}
 	}
@@ -170,7 +171,19 @@ func (n *Node) Realized() *Buffer {
 }
 
 // SetRealized records the computed buffer of a node (engine use).
-func (n *Node) SetRealized(b *Buffer) { n.realized.Store(b) }
+func (n *Node) SetRealized(b *Buffer) {
+	n.epoch.Store(n.ctx.writes.Load())
+	n.realized.Store(b)
+}
+
+// outdated reports whether n holds a value computed before an in-place
+// write of the context's memory (see Context.MemoryWritten).
+func (n *Node) outdated() bool {
+	return n.Op != ir.OpBuffer && n.realized.Load() != nil && n.epoch.Load() != n.ctx.writes.Load()
+}
+
+// Context is the context (run) the node belongs to.
+func (n *Node) Context() *Context { return n.ctx }
 
 // Numel is the number of elements of the node's shape.
 func (n *Node) Numel() int { return prod(n.Shape) }

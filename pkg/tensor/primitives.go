@@ -166,6 +166,9 @@ func (t *Tensor) ExpandDims(dims []SInt) *Tensor {
 	if same {
 		return t
 	}
+	if e := checkNumel("expand", maxShape(dims)); e != nil {
+		return e
+	}
 	return t.view(t.node.ctx.newSymNode(ir.OpExpand, t.DType(), dims, nil, t.node))
 }
 
@@ -192,6 +195,9 @@ func (t *Tensor) padZero(pads [][2]int) *Tensor {
 	}
 	if zero {
 		return t
+	}
+	if e := checkNumel("pad", maxShape(dims)); e != nil {
+		return e
 	}
 	return t.view(t.node.ctx.newSymNode(ir.OpPad, t.DType(), dims, slices.Clone(pads), t.node))
 }
@@ -344,6 +350,9 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 	if e := firstErr(ts...); e != nil {
 		return e
 	}
+	if info := op.Info(); !info.Types.Has(dt) {
+		return errorf(name, "needs %s tensors, got %s", info.Types, dt)
+	}
 	dims := make([][]SInt, len(ts))
 	for i, t := range ts {
 		dims[i] = t.node.Dims()
@@ -368,7 +377,7 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 		src[i] = b.node
 	}
 	out := dt
-	if op.IsCompare() {
+	if op.Info().Result == ir.BoolResult {
 		out = ir.Bool
 	}
 	return FromNode(ts[0].node.ctx.newSymNode(op, out, shape, nil, src...))
@@ -379,11 +388,44 @@ func (t *Tensor) Cast(dt ir.DType) *Tensor {
 	if t.err != nil || t.DType() == dt {
 		return t
 	}
-	if t.node.Op == ir.OpConst { // fold constant casts
-		v := t.node.Arg.(float64)
-		return t.Const(v, dt)
+	if t.node.Op == ir.OpConst { // fold constant casts, by the cast rules
+		f, i := t.node.ConstValue()
+		switch {
+		case !t.DType().IsFloat() && !dt.IsFloat():
+			return t.ConstInt(i, dt)
+		case !t.DType().IsFloat():
+			return t.Const(f, dt)
+		case !dt.IsFloat():
+			return t.ConstInt(ir.CastFloatToInt(dt, f), dt)
+		}
+		return t.Const(f, dt)
 	}
 	return FromNode(t.like(ir.OpCast, dt, nil, t.node))
+}
+
+// Bitcast reads t's bits as dtype dt (a uint16 tensor of float16 bit
+// patterns becomes float16 values): elementwise for a dtype of the same
+// size; a realized tensor's memory may also be read as a dtype of another
+// size (memoryView: raw model bytes as float16 scales).
+func (t *Tensor) Bitcast(dt ir.DType) *Tensor {
+	if t.err != nil || t.DType() == dt {
+		return t
+	}
+	if t.DType().Size() != dt.Size() {
+		if t.viewable() {
+			return t.memoryView(dt)
+		}
+		return errorf("bitcast", "%s is %d bytes, %s is %d: bitcast reads the same bits as another dtype of the same size (only a realized tensor's memory can be read as another size)", t.DType(), t.DType().Size(), dt, dt.Size())
+	}
+	if t.node.Op == ir.OpConst {
+		f, i := t.node.ConstValue()
+		f, i = ir.FromBits(dt, ir.Bits(t.DType(), f, i))
+		if dt.IsFloat() {
+			return t.Const(f, dt)
+		}
+		return t.ConstInt(i, dt)
+	}
+	return FromNode(t.newNode(ir.OpBitcast, dt, t.node.Shape, nil, t.node))
 }
 
 // unary applies a float unary primitive (ints are cast to float32 first).

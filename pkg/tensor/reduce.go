@@ -67,10 +67,8 @@ func (t *Tensor) inverse() *Tensor {
 		return t.Neg()
 	case dt == ir.Bool:
 		return t.LogicalNot()
-	case dt.IsUnsigned():
-		return t.Xor(t.Const(255, dt))
-	default:
-		return t.Xor(t.Const(-1, dt))
+	default: // all ones: ~x
+		return t.Xor(t.ConstInt(-1, dt))
 	}
 }
 
@@ -123,10 +121,7 @@ func (t *Tensor) Mean(keepdim bool, axes ...int) *Tensor {
 	if !out.IsFloat() {
 		out = ir.Float32
 	}
-	x := t
-	if x.DType() == ir.Float16 {
-		x = x.Cast(ir.Float32)
-	}
+	x := t.Cast(t.DType().Compute())
 	s := x.Sum(keepdim, norm...)
 	// 0 elements give 0/0 = NaN, like numpy and tinygrad.
 	return s.Div(s.Const(float64(t.reducedCount(norm)), ir.Float32)).Cast(out)
@@ -153,7 +148,8 @@ func (t *Tensor) Std(keepdim bool, correction int, axes ...int) *Tensor {
 }
 
 // Argmax is the index of the first maximum along axis (nil = the flattened
-// tensor, keepdim ignored, as in tinygrad), as int32. It compares with the
+// tensor, keepdim ignored, as in tinygrad), as int32 (int64 when the axis
+// has more than 2^31-1 elements). It compares with the
 // max and takes the max of (n - index) where equal, so the first wins.
 func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	if t.err != nil {
@@ -174,12 +170,16 @@ func (t *Tensor) Argmax(axis *int, keepdim bool) *Tensor {
 	if n == 0 {
 		return errorf("argmax", "cannot take the argmax of an empty dimension %d of shape %s", a, FormatShape(t.node.Shape))
 	}
+	idt := ir.Int32 // tinygrad's; int64 when the indices do not fit
+	if n > math.MaxInt32 {
+		idt = ir.Int64
+	}
 	isMax := t.Eq(t.Max(true, a))
 	// reversed index n, n-1, ..., 1 along axis, broadcast over the rest
-	rev := t.Const(float64(n), ir.Int32).Sub(t.node.ctx.idxRange(n))
+	rev := t.ConstInt(int64(n), idt).Sub(t.node.ctx.idxRangeOf(n, idt))
 	rev = rev.Reshape(append([]int{n}, ones(t.Ndim()-a-1)...)...)
-	best := isMax.Cast(ir.Int32).Mul(rev).Max(keepdim, a)
-	return t.Const(float64(n), ir.Int32).Sub(best)
+	best := isMax.Cast(idt).Mul(rev).Max(keepdim, a)
+	return t.ConstInt(int64(n), idt).Sub(best)
 }
 
 // Argmin is the argmax of the inverse.
@@ -215,13 +215,16 @@ func (t *Tensor) softmaxParts(op string, axis int) (m, e, s *Tensor) {
 	return m, e, e.Sum(true, norm...)
 }
 
-// Softmax is exp(x-max)/sum(exp(x-max)) along axis (tinygrad default -1).
+// Softmax is exp(x-max)/sum(exp(x-max)) along axis (tinygrad default -1),
+// computed as exp(x-max) * (1/sum), as tinygrad divides: one reciprocal
+// per row instead of a division per element (the division was a third
+// of a fused softmax's time).
 func (t *Tensor) Softmax(axis int) *Tensor {
 	if t.err != nil {
 		return t
 	}
 	_, e, s := t.softmaxParts("softmax", axis)
-	return e.Div(s)
+	return e.Mul(s.Reciprocal())
 }
 
 // LogSoftmax is (x-max) - log(sum(exp(x-max))) along axis.
@@ -322,13 +325,11 @@ func (t *Tensor) splitCumalu(op string, axis int, rop ir.Op) *Tensor {
 		return t
 	}
 	x := t
-	if rop == ir.OpSum { // sum's dtype rules: small ints and bool scan in int32
-		switch x.DType() {
-		case ir.Bool, ir.Int8, ir.Uint8:
-			x = x.Cast(ir.Int32)
-		case ir.Float16:
-			return x.Cast(ir.Float32).splitCumalu(op, a, rop).Cast(ir.Float16)
+	if dt := x.DType(); rop == ir.OpSum && dt.SumDType() != dt { // sum's dtype rules
+		if dt.IsFloat() {
+			return x.Cast(dt.SumDType()).splitCumalu(op, a, rop).Cast(dt)
 		}
+		x = x.Cast(dt.SumDType())
 	}
 	n := x.node.Shape[a]
 	if n <= 2*cumSplit {
@@ -369,3 +370,63 @@ func (t *Tensor) Cumsum(axis int) *Tensor { return t.splitCumalu("cumsum", axis,
 
 // Cummax is the running maximum along axis.
 func (t *Tensor) Cummax(axis int) *Tensor { return t.splitCumalu("cummax", axis, ir.OpMaxReduce) }
+
+// Prod multiplies over axes (all when none given). tgc's reduces are SUM
+// and MAX, so the product is a tree of pairwise multiplications over views:
+// the reduced axes move last and flatten, pad to a power of two with ones,
+// and each level multiplies the two halves (every fourth level is stored,
+// so a kernel reads at most 16 inputs per output). Small ints and bool
+// multiply in int32 and float16 in float32, as tinygrad's prod does.
+func (t *Tensor) Prod(keepdim bool, axes ...int) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	norm, e := t.reducedAxes("prod", axes)
+	if e != nil {
+		return e
+	}
+	x := t
+	switch x.DType() {
+	case ir.Bool, ir.Int8, ir.Uint8:
+		x = x.Cast(ir.Int32)
+	case ir.Float16:
+		return x.Cast(ir.Float32).Prod(keepdim, norm...).Cast(ir.Float16)
+	}
+	var keep, order []int
+	n := 1
+	for d, s := range x.node.Shape {
+		if slices.Contains(norm, d) {
+			n *= s
+		} else {
+			keep = append(keep, s)
+			order = append(order, d)
+		}
+	}
+	order = append(order, norm...)
+	outShape := x.Shape()
+	for _, a := range norm {
+		outShape[a] = 1
+	}
+	if n == 0 {
+		return x.node.ctx.Full(outShape, 1, x.DType()).squeezeReduced(t, norm, keepdim)
+	}
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	k := len(keep)
+	y := x.Permute(order...).Reshape(append(slices.Clone(keep), n)...)
+	pads := make([][2]int, k+1)
+	pads[k] = [2]int{0, p - n}
+	y = y.Pad(pads, 1)
+	for level := 1; p > 1; level++ {
+		half := p / 2
+		lo := y.Shrink(shrinkDim(y.node.Shape, k, 0, half))
+		hi := y.Shrink(shrinkDim(y.node.Shape, k, half, p))
+		y, p = lo.Mul(hi), half
+		if level%4 == 0 && p > 1 {
+			y = y.Contiguous()
+		}
+	}
+	return y.Reshape(outShape...).squeezeReduced(t, norm, keepdim)
+}

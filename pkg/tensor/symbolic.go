@@ -235,6 +235,12 @@ func (n *Node) shapeString() string {
 	return FormatDims(n.Dims())
 }
 
+// maxShape is the largest size of each dimension.
+func maxShape(dims []SInt) []int {
+	shape, _ := splitDims(dims)
+	return shape
+}
+
 // newSymNode is newNode for a shape given as dimensions.
 func (c *Context) newSymNode(op ir.Op, dt ir.DType, dims []SInt, arg any, src ...*Node) *Node {
 	shape, sym := splitDims(dims)

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
-	"tgc/pkg/half"
 	"tgc/pkg/ir"
 )
 
@@ -108,7 +108,8 @@ func (c *Context) FromBytes(dt ir.DType, shape []int, data []byte) (*Tensor, err
 	return &Tensor{node: c.newNode(ir.OpBuffer, dt, shape, b)}, nil
 }
 
-// FromFloats makes a realized tensor from values (converted to dt).
+// FromFloats makes a realized tensor from values (converted to dt with the
+// cast rules: floats to integers truncate and saturate).
 func (c *Context) FromFloats(dt ir.DType, shape []int, vals []float64) (*Tensor, error) {
 	data := make([]byte, len(vals)*dt.Size())
 	for i, v := range vals {
@@ -117,51 +118,99 @@ func (c *Context) FromFloats(dt ir.DType, shape []int, vals []float64) (*Tensor,
 	return c.FromBytes(dt, shape, data)
 }
 
-// PutValue stores v as element i of little-endian data of dtype dt.
+// FromInts makes a realized tensor of an integer (or bool) dtype from exact
+// integer values, wrapped to dt (uint64 values are int64 bit patterns).
+func (c *Context) FromInts(dt ir.DType, shape []int, vals []int64) (*Tensor, error) {
+	data := make([]byte, len(vals)*dt.Size())
+	for i, v := range vals {
+		PutInt(data, dt, i, v)
+	}
+	return c.FromBytes(dt, shape, data)
+}
+
+// putBits stores the low dt.Size() bytes of b as element i, little-endian.
+func putBits(data []byte, dt ir.DType, i int, b uint64) {
+	n := dt.Size()
+	for k := 0; k < n; k++ {
+		data[n*i+k] = byte(b >> (8 * k))
+	}
+}
+
+func getBits(data []byte, dt ir.DType, i int) uint64 {
+	n := dt.Size()
+	var b uint64
+	for k := 0; k < n; k++ {
+		b |= uint64(data[n*i+k]) << (8 * k)
+	}
+	return b
+}
+
+// PutValue stores v as element i of little-endian data of dtype dt (a
+// float given to an integer dtype is cast: truncated and saturated).
 func PutValue(data []byte, dt ir.DType, i int, v float64) {
-	switch dt {
-	case ir.Float32:
-		u := math.Float32bits(float32(v))
-		data[4*i], data[4*i+1], data[4*i+2], data[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	case ir.Float16:
-		u := half.FromFloat32(float32(v))
-		data[2*i], data[2*i+1] = byte(u), byte(u>>8)
-	case ir.Int32:
-		u := uint32(ir.CastFloatToInt(ir.Int32, v))
-		data[4*i], data[4*i+1], data[4*i+2], data[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	default:
-		data[i] = byte(ir.CastFloatToInt(dt, v))
+	if dt.IsFloat() {
+		putBits(data, dt, i, ir.Bits(dt, v, 0))
+		return
 	}
+	putBits(data, dt, i, ir.Bits(dt, 0, ir.CastFloatToInt(dt, v)))
 }
 
-// GetValue reads element i of little-endian data of dtype dt.
+// PutInt stores the integer v as element i of data of an integer or bool
+// dtype, wrapped to its width.
+func PutInt(data []byte, dt ir.DType, i int, v int64) {
+	putBits(data, dt, i, ir.Bits(dt, 0, dt.Wrap(v)))
+}
+
+// GetValue reads element i of little-endian data of dtype dt as a float64
+// (exact for every dtype but 64-bit integers beyond 2^53: see GetInt).
 func GetValue(data []byte, dt ir.DType, i int) float64 {
-	switch dt {
-	case ir.Float32:
-		return float64(math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24))
-	case ir.Float16:
-		return float64(half.ToFloat32(uint16(data[2*i]) | uint16(data[2*i+1])<<8))
-	case ir.Int32:
-		return float64(int32(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24))
-	case ir.Int8:
-		return float64(int8(data[i]))
+	f, v := ir.FromBits(dt, getBits(data, dt, i))
+	if dt.IsFloat() {
+		return f
 	}
-	return float64(data[i])
+	return dt.IntToFloat(v)
 }
 
-// Const is a scalar constant (shape ()) of dtype dt.
-func (c *Context) Const(v float64, dt ir.DType) *Tensor {
-	switch {
-	case dt == ir.Bool:
-		if v != 0 {
-			v = 1
-		}
-	case !dt.IsFloat():
-		v = float64(ir.CastFloatToInt(dt, v))
-	case dt == ir.Float32:
-		v = float64(float32(v))
+// GetInt reads element i of data of an integer or bool dtype exactly
+// (uint64: as an int64 bit pattern).
+func GetInt(data []byte, dt ir.DType, i int) int64 {
+	_, v := ir.FromBits(dt, getBits(data, dt, i))
+	return v
+}
+
+// WrapFloat is the integer v (truncated) wrapped to dt's width, two's
+// complement; values beyond int64 and uint64 saturate.
+func WrapFloat(dt ir.DType, v float64) int64 {
+	switch t := math.Trunc(v); {
+	case math.IsNaN(v):
+		return 0
+	case t >= -(1<<63) && t < 1<<63:
+		return dt.Wrap(int64(t))
+	case t >= 1<<63 && t < 1<<64:
+		return dt.Wrap(int64(uint64(t)))
 	}
-	return &Tensor{node: c.newNode(ir.OpConst, dt, nil, v)}
+	return ir.CastFloatToInt(dt, v)
+}
+
+// Const is a scalar constant (shape ()) of dtype dt. An integer constant
+// is truncated and wrapped to dt's width (two's complement: Const(-1,
+// uint8) is 255); user values are checked by Full and Scalar instead.
+// Integer constants hold an int64 (ConstInt makes them exactly), float
+// constants a float64.
+func (c *Context) Const(v float64, dt ir.DType) *Tensor {
+	if !dt.IsFloat() {
+		return c.ConstInt(WrapFloat(dt, v), dt)
+	}
+	return &Tensor{node: c.newNode(ir.OpConst, dt, nil, ir.RoundFloat(dt, v))}
+}
+
+// ConstInt is an integer (or bool) constant of dtype dt, wrapped to its
+// width (uint64 values are int64 bit patterns).
+func (c *Context) ConstInt(v int64, dt ir.DType) *Tensor {
+	if dt.IsFloat() {
+		return c.Const(float64(v), dt)
+	}
+	return &Tensor{node: c.newNode(ir.OpConst, dt, nil, dt.Wrap(v))}
 }
 
 // Const is a scalar constant of dtype dt in t's context.
@@ -172,12 +221,75 @@ func (t *Tensor) Const(v float64, dt ir.DType) *Tensor {
 	return t.node.ctx.Const(v, dt)
 }
 
+// ConstInt is an integer constant of dtype dt in t's context.
+func (t *Tensor) ConstInt(v int64, dt ir.DType) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	return t.node.ctx.ConstInt(v, dt)
+}
+
+// ConstValue is the value of a constant node: its float (floats) or its
+// integer (ints and bool, uint64 as a bit pattern) and that integer as a
+// float64.
+func (n *Node) ConstValue() (f float64, i int64) {
+	if v, ok := n.Arg.(int64); ok {
+		return n.DType.IntToFloat(v), v
+	}
+	return n.Arg.(float64), 0
+}
+
+// checkValue refuses an integer value outside an integer dtype's range (a
+// Python int that cannot be an element of the tensor), where wrapping it
+// silently would give another number.
+func checkValue(op string, v float64, dt ir.DType) *Tensor {
+	if dt.IsFloat() || dt == ir.Bool || math.IsNaN(v) {
+		return nil
+	}
+	lo, hi := dt.ValueRange()
+	if t := math.Trunc(v); t < lo || t > hi {
+		return errorf(op, "%s does not fit %s (%s to %s): use a wider dtype", formatValue(v), dt, formatValue(lo), formatValue(hi))
+	}
+	return nil
+}
+
+// formatValue prints a number the way Python would (ints without a point).
+func formatValue(v float64) string {
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1<<63:
+		return fmt.Sprint(int64(v))
+	case v == math.Trunc(v) && v > 0 && v < 1<<64:
+		return fmt.Sprint(uint64(v))
+	case v == 1<<64: // uint64's end, 2^64-1, as a float64
+		return "18446744073709551615"
+	}
+	return fmt.Sprint(v)
+}
+
 // Full is a tensor of shape filled with v: a broadcast constant, no memory.
+// v must be a value of dt (truncated toward zero for integer dtypes).
 func (c *Context) Full(shape []int, v float64, dt ir.DType) *Tensor {
+	if t := checkValue("full", v, dt); t != nil {
+		return t
+	}
+	return FullOf(shape, c.Const(v, dt))
+}
+
+// FullInt is Full for an exact integer v of an integer dtype (v must be a
+// value of dt; uint64 values past 2^63 need ConstInt's bit patterns).
+func (c *Context) FullInt(shape []int, v int64, dt ir.DType) *Tensor {
+	if !dt.IsFloat() && !dt.Fits(v) {
+		lo, hi := dt.Range()
+		return errorf("full", "%d does not fit %s (%d to %d): use a wider dtype", v, dt, lo, hi)
+	}
+	return FullOf(shape, c.ConstInt(v, dt))
+}
+
+// FullOf broadcasts the scalar k to shape.
+func FullOf(shape []int, k *Tensor) *Tensor {
 	if t := checkShape("full", shape); t != nil {
 		return t
 	}
-	k := c.Const(v, dt)
 	ones := make([]int, len(shape))
 	for i := range ones {
 		ones[i] = 1
@@ -191,8 +303,29 @@ func checkShape(op string, shape []int) *Tensor {
 			return errorf(op, "negative dimension in shape %s", FormatShape(shape))
 		}
 	}
-	if len(shape) > 0 && prod(shape) > math.MaxInt32 {
-		return errorf(op, "shape %s has more than 2^31 elements", FormatShape(shape))
+	return checkNumel(op, shape)
+}
+
+// MaxNumel bounds the elements of a tensor: index arithmetic on it then
+// stays far inside int64 (kernels compute offsets and strides in 64 bits
+// when they pass 2^31).
+const MaxNumel = 1 << 60
+
+// checkNumel refuses shapes with more than MaxNumel elements (checking
+// every partial product, so an int overflow cannot hide one).
+func checkNumel(op string, shape []int) *Tensor {
+	n := uint64(1)
+	for _, d := range shape {
+		if d == 0 {
+			return nil
+		}
+	}
+	for _, d := range shape {
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > MaxNumel {
+			return errorf(op, "shape %s has more than 2^60 elements", FormatShape(shape))
+		}
+		n = lo
 	}
 	return nil
 }

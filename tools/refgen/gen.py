@@ -32,16 +32,45 @@ ST_PATH = os.path.join(OUT_DIR, "cases.safetensors")
 
 SEED_BASE = 20240601
 
-# dtype tag -> (numpy little-endian dtype, safetensors name)
+# dtype tag -> (numpy little-endian dtype, safetensors name); numpy has no
+# bfloat16: its values are stored as their uint16 bit patterns (bf16_bits).
 DTYPES = {
+    "f64": (np.dtype("<f8"), "F64"),
     "f32": (np.dtype("<f4"), "F32"),
     "f16": (np.dtype("<f2"), "F16"),
+    "bf16": (np.dtype("<u2"), "BF16"),
+    "i64": (np.dtype("<i8"), "I64"),
+    "u64": (np.dtype("<u8"), "U64"),
     "i32": (np.dtype("<i4"), "I32"),
+    "u32": (np.dtype("<u4"), "U32"),
+    "i16": (np.dtype("<i2"), "I16"),
+    "u16": (np.dtype("<u2"), "U16"),
     "i8": (np.dtype("i1"), "I8"),
     "u8": (np.dtype("u1"), "U8"),
     "bool": (np.dtype("?"), "BOOL"),
 }
 ST_TO_NP = {st: npd for npd, st in DTYPES.values()}
+FLOAT_TAGS = ("f64", "f32", "f16", "bf16")
+
+
+def bf16_bits(x):
+    """float values -> bfloat16 bit patterns: float32 first, then round to
+    nearest even on the upper 16 bits (a NaN stays a quiet NaN)."""
+    u = np.asarray(x, dtype=np.float64).astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(x, dtype=np.float64))
+    r = np.where(nan, (u >> 16) | 0x40, r)
+    return r.astype(np.uint16)
+
+
+def bf16_values(bits):
+    """bfloat16 bit patterns -> their values as float64."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def bf16(x):
+    """x rounded to bfloat16 (as float64 values)."""
+    return bf16_values(bf16_bits(x))
 
 # (atol, rtol)
 T_ARITH = (1e-6, 1e-5)  # correctly rounded float32 ops
@@ -51,7 +80,10 @@ T_F16 = (2e-3, 2e-3)  # float16 outputs (~1-2 ulp)
 T_F16_TRANS = (5e-3, 5e-3)  # float16 transcendental (argument rounding in half)
 T_EXACT = (0.0, 0.0)  # ints and bools
 
-DEFAULT_TOL = {"f32": T_ARITH, "f16": T_F16, "i32": T_EXACT, "i8": T_EXACT, "u8": T_EXACT, "bool": T_EXACT}
+T_F64 = (1e-12, 1e-12)  # float64 elementwise (composed transcendentals)
+DEFAULT_TOL = {"f64": T_F64, "f32": T_ARITH, "f16": T_F16, "bf16": (1e-2, 1e-2), "bool": T_EXACT}
+for _tag in ("i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8"):
+    DEFAULT_TOL[_tag] = T_EXACT
 
 NAME_RE = re.compile(r"^[a-z0-9_]+$")
 
@@ -71,17 +103,26 @@ class Case:
     # ---- inputs; each returns the stored values as float64 / int64 / bool for computing ----
     def _add(self, iname, arr, tag):
         assert NAME_RE.match(iname), iname
-        assert iname not in [n for n, _ in self.inputs], iname
+        assert iname not in [n for n, _, _ in self.inputs], iname
         npd = DTYPES[tag][0]
         arr = np.asarray(arr)
         # note: np.ascontiguousarray would turn 0-d arrays into shape (1,)
-        stored = arr.astype(npd).copy(order="C")
+        if tag == "bf16":
+            stored = bf16_bits(arr).copy(order="C")
+        elif tag in ("i64", "u64") and arr.dtype.kind in "iu":
+            stored = arr.astype(npd).copy(order="C")  # exactly, past 2^53
+        else:
+            stored = arr.astype(npd).copy(order="C")
         assert stored.shape == arr.shape
-        self.inputs.append((iname, stored))
-        if tag in ("f32", "f16"):
+        self.inputs.append((iname, stored, tag))
+        if tag == "bf16":
+            return bf16_values(stored)
+        if tag in FLOAT_TAGS:
             return stored.astype(np.float64)
         if tag == "bool":
             return stored.astype(bool)
+        if tag == "u64":
+            return stored  # uint64 values past 2^63 do not fit int64
         return stored.astype(np.int64)
 
     def f(self, iname, shape, lo=-2.0, hi=2.0):
@@ -112,6 +153,24 @@ class Case:
     def u8(self, iname, shape, lo=0, hi=255):
         return self._add(iname, self.rs.randint(lo, hi + 1, shape), "u8")
 
+    def ints(self, iname, shape, tag):
+        """integers of the full range of an integer dtype, edges mixed in."""
+        info = np.iinfo(DTYPES[tag][0])
+        v = self.rs.randint(0, 2**32, shape, dtype=np.uint64) * np.uint64(2**32) + self.rs.randint(0, 2**32, shape, dtype=np.uint64)
+        v = v.astype(DTYPES[tag][0])  # wraps to the width
+        edges = np.array([info.min, info.max, 0, 1], dtype=DTYPES[tag][0])
+        pick = self.rs.randint(0, 4, shape)
+        v = np.where(self.rs.uniform(0, 1, shape) < 0.3, edges[pick], v)
+        return self._add(iname, v, tag)
+
+    def d(self, iname, shape, lo=-2.0, hi=2.0):
+        """float64 input uniform in [lo, hi]."""
+        return self._add(iname, self.rs.uniform(lo, hi, shape), "f64")
+
+    def b(self, iname, shape, lo=-2.0, hi=2.0):
+        """bfloat16 input uniform in [lo, hi]."""
+        return self._add(iname, self.rs.uniform(lo, hi, shape), "bf16")
+
     def boolean(self, iname, shape):
         return self._add(iname, self.rs.uniform(0, 1, shape) < 0.5, "bool")
 
@@ -124,13 +183,19 @@ class Case:
         assert self.expected is None
         value = np.asarray(value)
         npd = DTYPES[tag][0]
-        if tag in ("f32", "f16"):
+        if tag == "bf16":
+            assert value.dtype.kind in "fiub", (self.name, value.dtype)
+            out = bf16_bits(value.astype(np.float64))
+            assert np.all(np.isfinite(bf16_values(out))), self.name
+        elif tag in FLOAT_TAGS:
             assert value.dtype.kind in "fiub", (self.name, value.dtype)
             out = value.astype(np.float64).astype(npd)
             assert np.all(np.isfinite(out)), self.name
         elif tag == "bool":
             assert value.dtype == bool, (self.name, value.dtype)
             out = value.astype(npd)
+        elif value.dtype.kind == "u":
+            out = value.astype(npd)  # wraps like C, past 2^63 too
         else:
             assert value.dtype.kind in "iub", (self.name, value.dtype)
             out = value.astype(np.int64).astype(npd)  # wraps like C
@@ -437,6 +502,243 @@ def dtype_cases():
     x = c.f("x", S); y = c.f("y", S); c.expect(x.astype(np.float16).astype(np.float64) + y, "f32")
 
 
+def shift_cases():
+    """x << n and x >> n (the SHL and SHR primitives) against numpy's
+    left_shift/right_shift in the input dtype: logical for unsigned, arithmetic
+    for signed, and a count of the width or more (or negative) gives 0 or, for
+    >> of a negative value, -1."""
+    S = (3, 4)
+    np_dt = {tag: DTYPES[tag][0].type for tag in ("i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8")}
+
+    def shifted(tag, x, n, left):
+        dt = np_dt[tag]
+        x, n = np.asarray(x).astype(dt), np.asarray(n).astype(dt)
+        with np.errstate(all="ignore"):
+            return (np.left_shift if left else np.right_shift)(x, n)
+
+    counts = {"i32": [0, 1, 5, 30, 31, 32, 33, 100, -1, -32, 7, 2],
+              "i8": [0, 1, 6, 7, 8, 9, 100, -1, -128, 127, 3, 2],
+              "u8": [0, 1, 6, 7, 8, 9, 100, 200, 255, 128, 3, 2],
+              "i16": [0, 1, 14, 15, 16, 17, 100, -1, -32768, 32767, 3, 8],
+              "u16": [0, 1, 14, 15, 16, 17, 100, 65535, 32768, 3, 8, 2],
+              "u32": [0, 1, 30, 31, 32, 33, 100, 2**32 - 1, 2**31, 3, 16, 2],
+              "i64": [0, 1, 62, 63, 64, 65, 100, -1, -(2**63), 2**63 - 1, 32, 33],
+              "u64": [0, 1, 62, 63, 64, 65, 100, 2**64 - 1, 2**63, 3, 32, 33]}
+    for tag in ("i32", "i8", "u8", "i16", "u16", "u32", "i64", "u64"):
+        for left, op, name in ((True, "<<", "shl"), (False, ">>", "shr")):
+            c = case("%s_%s_tensor_counts" % (tag, name), "x %s n" % op)
+            x = getattr(c, tag)("x", S) if tag in ("i32", "i8", "u8") else c.ints("x", S, tag)
+            n = c.raw("n", np.array(counts[tag], dtype=np_dt[tag]).reshape(S), tag)
+            c.expect(shifted(tag, x, n, left), tag)
+    for left, op, name in ((True, "lshift", "shl"), (False, "rshift", "shr")):
+        c = case("i32_%s_method_broadcast_counts" % name, "x.%s(n)" % op)
+        x = c.i32("x", S, -1000, 1000); n = c.raw("n", [0, 3, 31, 40], "i32")
+        c.expect(shifted("i32", x, n, left), "i32")
+    for expr, tag, k, left in (("x << 3", "i32", 3, True), ("x >> 2", "i32", 2, False), ("x << 40", "i32", 40, True),
+                               ("x >> 31", "i32", 31, False), ("x >> 40", "i32", 40, False), ("x << 7", "i8", 7, True),
+                               ("x >> 300", "i8", 300, False), ("x >> 3", "u8", 3, False), ("x << 9", "u8", 9, True),
+                               ("x << 40", "i64", 40, True), ("x >> 63", "i64", 63, False), ("x >> 63", "u64", 63, False),
+                               ("x << 70", "u64", 70, True), ("x >> 20", "u32", 20, False), ("x << 15", "i16", 15, True)):
+        c = case("%s_%s_py_int_%d" % (tag, "shl" if left else "shr", k), expr)
+        if tag == "i32":
+            x = c.i32("x", S, -1000, 1000)
+        else:
+            x = getattr(c, tag)("x", S) if tag in ("i8", "u8") else c.ints("x", S, tag)
+        kk = min(k, np.dtype(np_dt[tag]).itemsize * 8)  # numpy: any count beyond the width acts alike
+        c.expect(shifted(tag, x, np.full(S, kk), left), tag)
+    c = case("bool_shl_py_int_is_int32", "b << 2"); b = c.boolean("b", S); c.expect(b.astype(np.int64) << 2, "i32")
+
+
+def wrap_int(v, tag):
+    """Python ints (or int64 arrays) wrapped to an integer dtype, like C."""
+    return np.asarray(v, dtype=np.int64).astype(DTYPES[tag][0])
+
+
+def trunc_div(a, b):
+    """C division (toward zero) with tgc's rule x/0 = 0, in int64."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe) * np.sign(a) * np.sign(safe)
+    return np.where(b == 0, 0, q)
+
+
+def semantics_cases():
+    """The dtype rules of docs/language.md ("Dtype rules"): bool arithmetic,
+    narrow integers inside fused kernels, integer division by zero and
+    MIN / -1, float16 rounded after every op, the sign of zero in cat/stack.
+    numpy's own results where numpy has the rule (int // 0 is 0, float16 ops
+    round per op), explicit int64 arithmetic where it has none."""
+    S = (3, 4)
+    # bool: + is or, * is and, a - b is a + (-b) = a or not b (tinygrad)
+    c = case("bool_add_is_or", "((x > 0) + (y > 0)).cast(dtypes.int32)")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) | (y > 0)).astype(np.int64), "i32")
+    c = case("bool_add_sum_counts_or", "((x > 0) + (y > 0)).sum()")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) | (y > 0)).sum(), "i32")
+    c = case("bool_mul_is_and", "((x > 0) * (y > 0)).cast(dtypes.int32)")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) & (y > 0)).astype(np.int64), "i32")
+    c = case("bool_sub_is_or_not", "((x > 0) - (y > 0)).cast(dtypes.int32)")
+    x = c.f("x", S); y = c.f("y", S); c.expect(((x > 0) | ~(y > 0)).astype(np.int64), "i32")
+    c = case("bool_add_tensors", "a + b"); a = c.boolean("a", S); b = c.boolean("b", S); c.expect(a | b, "bool")
+    # narrow integers are narrowed inside a kernel, not only at the store
+    c = case("uint8_mul_narrowed_before_cast", "(x * 2).cast(dtypes.int32)")
+    x = c.raw("x", [250, 4, 128, 127, 255, 0], "u8"); c.expect(wrap_int(x * 2, "u8").astype(np.int64), "i32")
+    c = case("uint8_add_narrowed_before_compare", "(x + y) < 10")
+    x = c.u8("x", S); y = c.u8("y", S); c.expect(wrap_int(x + y, "u8") < 10, "bool")
+    c = case("int8_mul_narrowed_before_cast", "(x * y).cast(dtypes.int32)")
+    x = c.i8("x", S); y = c.i8("y", S); c.expect(wrap_int(x * y, "i8").astype(np.int64), "i32")
+    c = case("int8_sub_narrowed_before_float", "(x - y).cast(dtypes.float32) / 2")
+    x = c.i8("x", S); y = c.i8("y", S); c.expect(wrap_int(x - y, "i8").astype(np.float64) / 2, "f32")
+    c = case("int8_neg_of_min_wraps", "(-x).cast(dtypes.int32)")
+    x = c.raw("x", [-128, 127, 0, -1], "i8"); c.expect(wrap_int(-x, "i8").astype(np.int64), "i32")
+    c = case("uint8_neg_wraps", "(-x).cast(dtypes.int32)")
+    x = c.raw("x", [0, 1, 200, 255], "u8"); c.expect(wrap_int(-x, "u8").astype(np.int64), "i32")
+    c = case("int8_idiv_min_by_neg1_wraps", "x.idiv(y).cast(dtypes.int32)")
+    x = c.raw("x", [-128, -128, 100, -7], "i8"); y = c.raw("y", [-1, 2, -1, 2], "i8")
+    c.expect(wrap_int(trunc_div(x, y), "i8").astype(np.int64), "i32")
+    c = case("int32_mul_wraps", "x * y")
+    x = c.raw("x", [65536, -65536, 2147483647, 123456789], "i32"); y = c.raw("y", [65536, 65536, 2, 100], "i32")
+    c.expect(wrap_int(x * y, "i32"), "i32")
+    # integer division and modulo by zero give 0 (numpy's result too)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        c = case("int32_floordiv_by_zero_is_0", "x // y")
+        x = c.raw("x", [7, -7, 0, 5], "i32"); y = c.raw("y", [0, 0, 0, 2], "i32"); c.expect(np.floor_divide(x, y), "i32")
+        c = case("int32_mod_by_zero_is_0", "x % y")
+        x = c.raw("x", [7, -7, 0, 5], "i32"); y = c.raw("y", [0, 0, 0, 3], "i32"); c.expect(np.mod(x, y), "i32")
+        c = case("int32_floordiv_by_py_zero", "x // 0"); x = c.raw("x", [7, -7], "i32"); c.expect(np.zeros(2, np.int64), "i32")
+        c = case("int32_mod_by_py_zero", "x % 0"); x = c.raw("x", [7, -7], "i32"); c.expect(np.zeros(2, np.int64), "i32")
+        c = case("int32_idiv_by_zero_is_0", "x.idiv(y)")
+        x = c.raw("x", [7, -7, 9], "i32"); y = c.raw("y", [0, 0, 2], "i32"); c.expect(trunc_div(x, y), "i32")
+        c = case("int32_fmod_by_zero_is_0", "x.fmod(y)")
+        x = c.raw("x", [7, -7, -9], "i32"); y = c.raw("y", [0, 0, 2], "i32"); c.expect(np.fmod(x, np.where(y == 0, 1, y)) * (y != 0), "i32")
+        c = case("uint8_floordiv_by_zero_is_0", "x // y")
+        x = c.raw("x", [7, 255, 0], "u8"); y = c.raw("y", [0, 0, 3], "u8"); c.expect(np.floor_divide(x, y), "u8")
+        # MIN / -1 wraps to MIN, MIN % -1 is 0: no trap
+        c = case("int32_min_floordiv_neg1_wraps", "x // y")
+        x = c.raw("x", [-2147483648, 5, -2147483648], "i32"); y = c.raw("y", [-1, 1, 1], "i32")
+        c.expect(wrap_int([2147483648, 5, -2147483648], "i32"), "i32")
+        c = case("int32_min_mod_neg1_is_0", "x % y")
+        x = c.raw("x", [-2147483648, 5, -7], "i32"); y = c.raw("y", [-1, 3, -1], "i32"); c.expect(np.array([0, 2, 0]), "i32")
+        c = case("int32_min_idiv_neg1_wraps", "x.idiv(y)")
+        x = c.raw("x", [-2147483648, -2147483647], "i32"); y = c.raw("y", [-1, -1], "i32")
+        c.expect(wrap_int([2147483648, 2147483647], "i32"), "i32")
+    # float16: every op computed in float32 and rounded to float16 (numpy's rule)
+    c = case("f16_mul_add_rounds_each_op", "x * y + x", (0.0, 0.0))
+    x = c.raw("x", [-3.697265625], "f16"); y = c.raw("y", [-6.17578125], "f16")
+    c.expect((x.astype(np.float16) * y.astype(np.float16) + x.astype(np.float16)), "f16")
+    c = case("f16_chain_rounds_each_op", "((x * y + x) * y - x / y).sqrt()", (0.0, 0.0))
+    x = c.h("x", (4, 5), 1, 3); y = c.h("y", (4, 5), 1, 3)
+    h = lambda v: v.astype(np.float16)
+    c.expect(np.sqrt((h(x) * h(y) + h(x)) * h(y) - h(x) / h(y)), "f16")
+    # cat and stack select each piece: -0.0 keeps its sign
+    c = case("stack_keeps_negative_zero", "Tensor.stack(-x, y)", (0.0, 0.0))
+    x = c.raw("x", [0.0, 2.0], "f32"); y = c.raw("y", [1.0, -0.0], "f32"); c.expect(np.stack([-x, y]), "f32")
+    c = case("cat_keeps_negative_zero", "x.cat(y, dim=1)", (0.0, 0.0))
+    x = c.raw("x", [[-0.0], [0.0]], "f32"); y = c.raw("y", [[-0.0, 1.0], [0.0, -0.0]], "f32")
+    c.expect(np.concatenate([x, y], axis=1), "f32")
+
+
+def wide_dtype_cases():
+    """int16, uint16, uint32, int64, uint64, bfloat16, float64 and bitcast:
+    the dtypes of the ONNX and GGUF loaders. Integer results wrap like C
+    (numpy's fixed-width arithmetic); bfloat16 rounds after every op
+    (bf16() on float32 results); float64 against numpy's float64."""
+    S = (3, 4)
+    ints = ("i16", "u16", "u32", "i64", "u64")
+    with np.errstate(over="ignore"):
+        for tag in ints:
+            c = case(tag + "_add_wraps", "x + y"); x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]) + y.astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_sub_wraps", "x - y"); x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]) - y.astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_mul_wraps", "x * y"); x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]) * y.astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_max_min_compare", "x.maximum(y) - x.minimum(y) + (x < y).cast(x.dtype)")
+            x = c.ints("x", S, tag); y = c.ints("y", S, tag)
+            xs, ys = x.astype(DTYPES[tag][0]), y.astype(DTYPES[tag][0])
+            c.expect(np.maximum(xs, ys) - np.minimum(xs, ys) + (xs < ys).astype(DTYPES[tag][0]), tag)
+            c = case(tag + "_max_reduce_axis1", "x.max(axis=1)"); x = c.ints("x", S, tag)
+            c.expect(x.astype(DTYPES[tag][0]).max(axis=1), tag)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        c = case("i64_floordiv_mod", "(x // y) + (x % y)")
+        x = c.raw("x", [7, -7, 7, -7, -(2**63), 2**62, 5, 0], "i64"); y = c.raw("y", [2, 2, -2, -2, 3, -5, 0, 0], "i64")
+        xs, ys = x.astype(np.int64), y.astype(np.int64)
+        c.expect(np.floor_divide(xs, ys) + np.mod(xs, ys), "i64")
+        c = case("u64_floordiv_mod_unsigned", "(x // y) + (x % y)")
+        x = c.raw("x", np.array([2**64 - 1, 2**63, 10, 7], dtype=np.uint64), "u64")
+        y = c.raw("y", np.array([2, 3, 2**63 + 1, 0], dtype=np.uint64), "u64")
+        c.expect(np.floor_divide(x, y) + np.mod(x, y), "u64")
+        c = case("u32_floordiv", "x // y"); x = c.ints("x", S, "u32"); y = c.ints("y", S, "u32")
+        c.expect(np.floor_divide(x.astype(np.uint32), y.astype(np.uint32)), "u32")
+    # sums: tinygrad's accumulators (int16 in int32, uint8/uint16 in uint32)
+    c = case("i16_sum_is_int32", "x.sum(axis=1)"); x = c.ints("x", S, "i16"); c.expect(x.sum(axis=1), "i32")
+    c = case("u16_sum_is_uint32", "x.sum()"); x = c.ints("x", S, "u16"); c.expect(x.sum(), "u32")
+    c = case("u8_sum_is_uint32", "x.sum(axis=0)"); x = c.u8("x", S); c.expect(x.sum(axis=0), "u32")
+    c = case("i64_sum_wraps", "x.sum(axis=1)"); x = c.ints("x", S, "i64")
+    with np.errstate(over="ignore"):
+        c.expect(x.astype(np.int64).sum(axis=1), "i64")
+    # promotion (tinygrad's lattice)
+    c = case("promote_int8_uint8_is_int16", "x + y"); x = c.i8("x", S); y = c.u8("y", S); c.expect(x + y, "i16")
+    c = case("promote_uint32_int32_is_int64", "x + y"); x = c.ints("x", S, "u32"); y = c.i32("y", S, -1000, 1000)
+    c.expect(x + y, "i64")
+    c = case("promote_int64_uint64_is_float16", "x + y")
+    x = c.raw("x", [-5, 100, 2047, -1], "i64"); y = c.raw("y", np.array([3, 1000, 1, 30000], dtype=np.uint64), "u64")
+    f = lambda v: np.asarray(v, dtype=np.float64).astype(np.float16).astype(np.float32)
+    c.expect((f(x) + f(y)).astype(np.float16), "f16", (0.0, 0.0))
+    c = case("promote_float16_bfloat16_is_float32", "x + y", (0.0, 0.0)); x = c.h("x", S); y = c.b("y", S)
+    c.expect(x.astype(np.float32) + y.astype(np.float32), "f32")
+    c = case("promote_bfloat16_int32_is_bfloat16", "x + y", (0.0, 0.0)); x = c.b("x", S); y = c.i32("y", S)
+    c.expect(bf16(bf16(y) + x), "bf16")
+    # casts
+    c = case("cast_int64_to_int16_wraps", "x.cast(dtypes.int16)"); x = c.ints("x", S, "i64")
+    c.expect(x.astype(np.int64).astype(np.int16), "i16")
+    c = case("cast_uint64_to_int64_wraps", "x.cast(dtypes.int64)"); x = c.ints("x", S, "u64")
+    c.expect(x.astype(np.uint64).astype(np.int64), "i64")
+    c = case("cast_uint32_to_float32_rounds_once", "x.cast(dtypes.float32)", (0.0, 0.0)); x = c.ints("x", S, "u32")
+    c.expect(x.astype(np.uint32).astype(np.float32), "f32")
+    c = case("cast_int64_to_float32_rounds_once", "x.cast(dtypes.float32)", (0.0, 0.0)); x = c.ints("x", S, "i64")
+    c.expect(x.astype(np.int64).astype(np.float32), "f32")
+    c = case("cast_float64_to_int64_truncates", "x.cast(dtypes.int64)"); x = c.d("x", S, -1e15, 1e15)
+    c.expect(np.trunc(x).astype(np.int64), "i64")
+    c = case("cast_float32_to_bfloat16_rounds", "x.cast(dtypes.bfloat16)", (0.0, 0.0)); x = c.f("x", S)
+    c.expect(bf16(x), "bf16")
+    c = case("cast_float64_to_float32_rounds", "x.float()", (0.0, 0.0)); x = c.d("x", S)
+    c.expect(x.astype(np.float32), "f32")
+    # bfloat16: every op in float32, rounded to bfloat16 right after it
+    c = case("bf16_mul_add_rounds_each_op", "x * y + x", (0.0, 0.0)); x = c.b("x", S); y = c.b("y", S)
+    c.expect(bf16(bf16(x * y) + x), "bf16")
+    c = case("bf16_div_sqrt_rounds_each_op", "(x / y).abs().sqrt()", (0.0, 0.0)); x = c.b("x", S); y = c.b("y", S, 0.5, 2)
+    q = bf16((x.astype(np.float32) / y.astype(np.float32)).astype(np.float64))
+    c.expect(bf16(np.sqrt(np.abs(q).astype(np.float32)).astype(np.float64)), "bf16")
+    c = case("bf16_sum_accumulates_in_float32", "x.sum(axis=1)", (1e-2, 1e-2)); x = c.b("x", (3, 16))
+    c.expect(x.sum(axis=1), "bf16")
+    # float64
+    c = case("f64_arith_fma_within_an_ulp", "x * y + x / y - y", (2e-15, 1e-15)); x = c.d("x", S); y = c.d("y", S, 0.5, 2)
+    c.expect(x * y + x / y - y, "f64")
+    c = case("f64_sqrt_exact", "x.sqrt()", (0.0, 0.0)); x = c.d("x", S, 0.1, 3); c.expect(np.sqrt(x), "f64")
+    c = case("f64_exp_log_sin", "x.exp() + (x * x + 1).log() + x.sin()"); x = c.d("x", S)
+    c.expect(np.exp(x) + np.log(x * x + 1) + np.sin(x), "f64")
+    c = case("f64_matmul", "x.matmul(y)", (1e-12, 1e-12)); x = c.d("x", (3, 5)); y = c.d("y", (5, 4))
+    c.expect(x @ y, "f64")
+    c = case("f64_small_differences_survive", "(x + 1e-12) - x", (1e-20, 1e-4)); x = c.d("x", S, 0.5, 1)
+    c.expect((x + 1e-12) - x, "f64")
+    # bitcast: the same bits read as another dtype
+    c = case("bitcast_uint16_to_float16", "x.bitcast(dtypes.float16)", (0.0, 0.0))
+    x = c.raw("x", np.array([0x3C00, 0xC000, 0x7BFF, 0x0001, 0x8000], dtype=np.uint16), "u16")
+    c.expect(x.astype(np.uint16).view(np.float16), "f16")
+    c = case("bitcast_float32_to_int32", "x.bitcast(dtypes.int32)"); x = c.f("x", S)
+    c.expect(x.astype(np.float32).view(np.int32), "i32")
+    c = case("bitcast_float64_to_uint64", "x.bitcast(dtypes.uint64)"); x = c.d("x", S)
+    c.expect(x.view(np.uint64), "u64")
+    c = case("bitcast_int8_to_uint8", "x.bitcast(dtypes.uint8)"); x = c.i8("x", S)
+    c.expect(x.astype(np.int8).view(np.uint8), "u8")
+    c = case("bitcast_bfloat16_to_int16", "x.bitcast(dtypes.int16)"); x = c.b("x", S)
+    c.expect(bf16_bits(x).view(np.int16), "i16")
+    c = case("bitcast_f16_scales_from_bytes", "(x[:, 0].cast(dtypes.uint16) + x[:, 1].cast(dtypes.uint16) * 256).bitcast(dtypes.float16)", (0.0, 0.0))
+    h = np.array([0.5, -3.25, 1000.0, 6e-5], dtype=np.float16)
+    x = c.raw("x", h.view(np.uint8).reshape(4, 2), "u8")
+    c.expect(h, "f16")
+
+
 def reduction_cases():
     S3 = (2, 3, 4)
     S2 = (3, 5)
@@ -638,21 +940,15 @@ def creation_cases():
 # ---------------------------------------------------------------------------
 
 
-def st_name(arr):
-    for npd, st in DTYPES.values():
-        if arr.dtype == npd:
-            return st
-    raise ValueError("unsupported dtype %s" % arr.dtype)
-
-
 def write_safetensors(path, tensors):
-    """tensors: list of (name, contiguous little-endian numpy array)."""
+    """tensors: list of (name, contiguous little-endian numpy array, tag)."""
     header = {}
     blobs = []
     off = 0
-    for name, arr in tensors:
+    for name, arr, tag in tensors:
+        assert arr.dtype == DTYPES[tag][0], (name, arr.dtype, tag)
         data = arr.tobytes(order="C")
-        header[name] = {"dtype": st_name(arr), "shape": list(arr.shape), "data_offsets": [off, off + len(data)]}
+        header[name] = {"dtype": DTYPES[tag][1], "shape": list(arr.shape), "data_offsets": [off, off + len(data)]}
         blobs.append(data)
         off += len(data)
     hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -693,7 +989,7 @@ def cases_json():
         lines.append("    " + json.dumps({
             "name": c.name,
             "expr": c.expr,
-            "inputs": [n for n, _ in c.inputs],
+            "inputs": [n for n, _, _ in c.inputs],
             "atol": float(atol),
             "rtol": float(rtol),
         }))
@@ -702,8 +998,8 @@ def cases_json():
 
 def self_check(tensors):
     back = read_safetensors(ST_PATH)
-    assert list(back.keys()) == [n for n, _ in tensors], "tensor order/names differ"
-    for name, arr in tensors:
+    assert list(back.keys()) == [n for n, _, _ in tensors], "tensor order/names differ"
+    for name, arr, _ in tensors:
         got = back[name]
         assert got.dtype == arr.dtype, (name, got.dtype, arr.dtype)
         assert got.shape == arr.shape, (name, got.shape, arr.shape)
@@ -724,18 +1020,21 @@ def self_check(tensors):
 def main():
     elementwise_float()
     dtype_cases()
+    shift_cases()
     reduction_cases()
     movement_cases()
     matmul_cases()
     conv_pool_cases()
     nn_misc_cases()
     creation_cases()
+    semantics_cases()
+    wide_dtype_cases()
 
     tensors = []
     for c in CASES:
-        for iname, arr in c.inputs:
-            tensors.append((c.name + "." + iname, arr))
-        tensors.append((c.name + ".expected", c.expected))
+        for iname, arr, tag in c.inputs:
+            tensors.append((c.name + "." + iname, arr, tag))
+        tensors.append((c.name + ".expected", c.expected, c.tag))
 
     os.makedirs(OUT_DIR, exist_ok=True)
     write_safetensors(ST_PATH, tensors)

@@ -32,7 +32,6 @@ void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t e
   float *restrict out0 = (float *)bufs[0];
   const float *restrict in1 = (const float *)bufs[1];
   const float *restrict in2 = (const float *)bufs[2];
-  const float *restrict in3 = (const float *)bufs[3];
   (void)vars;
   for (int gidx0 = start; gidx0 < end; gidx0++) {
     for (int gidx1 = 0; gidx1 < 2; gidx1++) {
@@ -51,37 +50,34 @@ void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t e
             for (int ridx1 = 0; ridx1 < 5; ridx1++) {
               for (int ridx2 = 0; ridx2 < 5; ridx2++) {
                 int alu1 = (((((gidx0*1152)+(ridx0*144))+(ridx1*12))+(gidx2*12))+ridx2);
-                float val0 = in2[ridx0];
                 int alu2 = ((((gidx1*1600)+(ridx0*25))+(ridx1*5))+ridx2);
-                float val1 = in3[alu2];
-                float val2 = in3[(alu2+200)];
-                float val3 = in3[(alu2+400)];
-                float val4 = in3[(alu2+600)];
-                float val5 = in3[(alu2+800)];
-                float val6 = in3[(alu2+1000)];
-                float val7 = in3[(alu2+1200)];
-                float val8 = in3[(alu2+1400)];
+                float val0 = in2[alu2];
+                float val1 = in2[(alu2+200)];
+                float val2 = in2[(alu2+400)];
+                float val3 = in2[(alu2+600)];
+                float val4 = in2[(alu2+800)];
+                float val5 = in2[(alu2+1000)];
+                float val6 = in2[(alu2+1200)];
+                float val7 = in2[(alu2+1400)];
                 tg_f8 vbc0 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
                 tg_f8 vval0 = tg_load(tg_f8, &in1[alu1]);
+                tg_f8 valu0 = tg_sel(tg_i8, tg_f8, (vbc0<vval0), vval0, vbc0);
                 tg_f8 vbc1 = {val0,val0,val0,val0,val0,val0,val0,val0};
-                tg_f8 valu0 = (vval0+vbc1);
-                tg_f8 valu1 = tg_sel(tg_i8, tg_f8, (vbc0<valu0), valu0, vbc0);
+                vacc0 += (valu0*vbc1);
                 tg_f8 vbc2 = {val1,val1,val1,val1,val1,val1,val1,val1};
-                vacc0 += (valu1*vbc2);
+                vacc1 += (valu0*vbc2);
                 tg_f8 vbc3 = {val2,val2,val2,val2,val2,val2,val2,val2};
-                vacc1 += (valu1*vbc3);
+                vacc2 += (valu0*vbc3);
                 tg_f8 vbc4 = {val3,val3,val3,val3,val3,val3,val3,val3};
-                vacc2 += (valu1*vbc4);
+                vacc3 += (valu0*vbc4);
                 tg_f8 vbc5 = {val4,val4,val4,val4,val4,val4,val4,val4};
-                vacc3 += (valu1*vbc5);
+                vacc4 += (valu0*vbc5);
                 tg_f8 vbc6 = {val5,val5,val5,val5,val5,val5,val5,val5};
-                vacc4 += (valu1*vbc6);
+                vacc5 += (valu0*vbc6);
                 tg_f8 vbc7 = {val6,val6,val6,val6,val6,val6,val6,val6};
-                vacc5 += (valu1*vbc7);
+                vacc6 += (valu0*vbc7);
                 tg_f8 vbc8 = {val7,val7,val7,val7,val7,val7,val7,val7};
-                vacc6 += (valu1*vbc8);
-                tg_f8 vbc9 = {val8,val8,val8,val8,val8,val8,val8,val8};
-                vacc7 += (valu1*vbc9);
+                vacc7 += (valu0*vbc8);
               }
             }
           }

@@ -9,7 +9,7 @@ void E_5_6(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
       int alu0 = ((gidx0*6)+gidx1);
       int val0 = in1[alu0];
       int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
-      out0[alu0] = ((val0/3)+val1);
+      out0[alu0] = ((int)((uint32_t)(val0/3)+(uint32_t)val1));
     }
   }
 }

@@ -10,5 +10,5 @@ extern "C" __global__ void __launch_bounds__(30) E_5_6(int *__restrict__ out0, c
   int alu0 = ((gidx0*6)+gidx1);
   int val0 = in1[alu0];
   int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
-  out0[alu0] = ((val0/3)+val1);
+  out0[alu0] = ((int)((unsigned int)(val0/3)+(unsigned int)val1));
 }

@@ -6,5 +6,5 @@ kernel void E_5_6(device int *out0 [[buffer(0)]], const device int *in1 [[buffer
   int alu0 = ((gidx0*6)+gidx1);
   int val0 = in1[alu0];
   int val1 = in1[((((gidx0+gidx1)%5)*6)+(alu0/5))];
-  out0[alu0] = ((val0/3)+val1);
+  out0[alu0] = ((int)((uint)(val0/3)+(uint)val1));
 }

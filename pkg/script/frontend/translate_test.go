@@ -7,7 +7,16 @@ import (
 	"go.starlark.net/syntax"
 )
 
-func TestPreprocess(t *testing.T) {
+// translated is the translated text of src, or the error's text.
+func translated(src string) string {
+	tr, err := Translate([]byte(src))
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return string(tr.Text)
+}
+
+func TestSubscripts(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
@@ -44,11 +53,13 @@ func TestPreprocess(t *testing.T) {
 		{"unterminated string", "s = \"abc\ny = x[1:2, 0]", "s = \"abc\ny = x[__slice__(1, 2, None), 0]"},
 		{"unbalanced brackets", "y = x[1:2, 0", "y = x[1:2, 0"},
 		{"unicode", "é = x[1:2, 0] # ü", "é = x[__slice__(1, 2, None), 0] # ü"},
+		{"attribute named load", `m = nn.onnx.load("m.onnx")`, `m = nn.onnx.load_("m.onnx")`},
+		{"load elsewhere untouched", `s = "a.load"; x.loads(1)`, `s = "a.load"; x.loads(1)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := Translate([]byte(tc.in))
-			if string(got) != tc.want {
+			got := translated(tc.in)
+			if got != tc.want {
 				t.Errorf("Translate(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 			if strings.Count(string(got), "\n") != strings.Count(tc.in, "\n") {
@@ -58,10 +69,10 @@ func TestPreprocess(t *testing.T) {
 	}
 }
 
-// TestPreprocessParses checks that rewritten subscripts are valid Starlark.
-func TestPreprocessParses(t *testing.T) {
+// TestSubscriptsParse checks that rewritten subscripts are valid Starlark.
+func TestSubscriptsParse(t *testing.T) {
 	src := "y = x[1:4, ::2]\nz = x[..., 0, None, :]\nw = x[a[1:2, 0]:3, 1]\n"
-	out, _ := Translate([]byte(src))
+	out := translated(src)
 	if _, err := FileOptions.Parse("t.tg", out, 0); err != nil {
 		t.Fatalf("rewritten source does not parse: %v\n%s", err, out)
 	}
@@ -69,7 +80,8 @@ func TestPreprocessParses(t *testing.T) {
 
 func TestPosMap(t *testing.T) {
 	src := "a = 1\ny = x[1:4, ::2].sum()\nz = 2"
-	out, pm := Translate([]byte(src))
+	tr, _ := Translate([]byte(src))
+	out, pm := tr.Text, tr.Map
 	lines := strings.Split(string(out), "\n")
 	col := int32(strings.Index(lines[1], ".sum") + 2) // 1-based column of "sum"
 	if got, want := pm.Col(2, col), int32(strings.Index(src, ".sum")-6+2); got != want {
@@ -97,7 +109,9 @@ func TestRewriteKeepsPositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	RewriteFile(f)
+	if err := (&Translation{}).Rewrite(f); err != nil {
+		t.Fatal(err)
+	}
 	as := f.Stmts[0].(*syntax.AssignStmt)
 	cmp, ok := as.RHS.(*syntax.CallExpr)
 	if !ok || cmp.Fn.(*syntax.Ident).Name != Cmp || cmp.Lparen.Col != 7 || cmp.Lparen.Line != 1 {
@@ -131,8 +145,7 @@ func TestFStringRewrite(t *testing.T) {
 		{`f"{"x"}"`, `f"{"x"}"`},
 	}
 	for _, tc := range tests {
-		got, _ := Translate([]byte(tc.in))
-		if string(got) != tc.want {
+		if got := translated(tc.in); got != tc.want {
 			t.Errorf("Translate(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}

@@ -33,6 +33,7 @@ var Module = pyrt.NewModule("nn", starlark.StringDict{
 		"llama2c_load":    pyrt.Builtin("llama2c_load", llama2cLoad),
 		"tokenizer":       pyrt.Builtin("tokenizer", tokenizerFn),
 	}),
+	"onnx": onnxModule,
 	"datasets": pyrt.NewModule("nn.datasets", starlark.StringDict{
 		"mnist": pyrt.Builtin("mnist", mnistFn),
 	}),

@@ -25,7 +25,9 @@ func (o *optimizer) Type() string          { return o.kind }
 func (o *optimizer) Freeze()               {}
 func (o *optimizer) Truth() starlark.Bool  { return starlark.True }
 func (o *optimizer) Hash() (uint32, error) { return o.lr.Hash() }
-func (o *optimizer) AttrNames() []string   { return []string{"lr", "params", "step", "zero_grad"} }
+func (o *optimizer) AttrNames() []string {
+	return []string{"lr", "params", "schedule_step", "step", "zero_grad"}
+}
 
 func (o *optimizer) Attr(name string) (starlark.Value, error) {
 	switch name {
@@ -45,6 +47,15 @@ func (o *optimizer) Attr(name string) (starlark.Value, error) {
 			}
 			o.opt.ZeroGrad()
 			return starlark.None, nil
+		}), nil
+	case "schedule_step":
+		// tinygrad's loss.realize(*opt.schedule_step()): the step runs when
+		// realize is called with it, computing the loss in its schedule.
+		return pyrt.Builtin("schedule_step", func(c *pyrt.Call) (starlark.Value, error) {
+			if err := c.NoArgs(); err != nil {
+				return nil, err
+			}
+			return starlark.NewList([]starlark.Value{&pendingStep{o: o, id: tensorlib.NextID()}}), nil
 		}), nil
 	case "step":
 		return pyrt.Builtin("step", func(c *pyrt.Call) (starlark.Value, error) {
@@ -124,4 +135,26 @@ func optimFn(kind string) pyrt.Func {
 		}
 		return &optimizer{kind: kind, opt: opt, lr: tensorlib.NewTensor(opt.LR())}, nil
 	}
+}
+
+// pendingStep is an optimizer step that runs when a tensor is realized
+// with it (tensorlib.StepRealizer).
+type pendingStep struct {
+	o    *optimizer
+	done bool
+	id   uint32
+}
+
+func (p *pendingStep) String() string        { return "<step of nn.optim." + p.o.kind + ">" }
+func (p *pendingStep) Type() string          { return "optimizer step" }
+func (p *pendingStep) Freeze()               {}
+func (p *pendingStep) Truth() starlark.Bool  { return starlark.True }
+func (p *pendingStep) Hash() (uint32, error) { return p.id, nil }
+
+func (p *pendingStep) StepWith(extra []*tensor.Tensor) error {
+	if p.done {
+		return fmt.Errorf("this schedule_step() was realized already: call opt.schedule_step() for each step")
+	}
+	p.done = true
+	return p.o.opt.Step(extra...)
 }

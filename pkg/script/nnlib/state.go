@@ -1,11 +1,10 @@
 package nnlib
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
+	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -19,7 +18,8 @@ import (
 )
 
 // nn.state: loading and saving weights in the safetensors format, and
-// collecting the tensors of a model made of structs, lists and dicts.
+// collecting the tensors of a model made of objects, structs, lists and
+// dicts.
 
 // files is the file access of the running script (docs/language.md#file-access);
 // without a session, none.
@@ -70,46 +70,24 @@ func safeLoad(c *pyrt.Call) (starlark.Value, error) {
 	return d, nil
 }
 
-// FromSafetensors converts one stored tensor (F64, BF16, I64, I16, U16 to
-// float32 or int32) into a tensor of ctx.
+// FromSafetensors makes a tensor of ctx from a stored one, in its own
+// dtype.
 func FromSafetensors(ctx *tensor.Context, st safetensors.Tensor) (*tensor.Tensor, error) {
 	if dt, ok := ir.DTypeFromSafetensors(st.DType); ok {
+		if dt == ir.Bool {
+			for i, b := range st.Data {
+				if b > 1 {
+					return nil, fmt.Errorf("BOOL element %d is %d, not 0 or 1", i, b)
+				}
+			}
+		}
 		return ctx.FromBytes(dt, st.Shape, st.Data)
 	}
-	var conv func(i int) float64
-	var dt ir.DType
-	var size int
-	le := binary.LittleEndian
-	switch st.DType {
-	case "F64":
-		dt, size = ir.Float32, 8
-		conv = func(i int) float64 { return math.Float64frombits(le.Uint64(st.Data[8*i:])) }
-	case "BF16":
-		dt, size = ir.Float32, 2
-		conv = func(i int) float64 {
-			return float64(math.Float32frombits(uint32(le.Uint16(st.Data[2*i:])) << 16))
-		}
-	case "I64":
-		dt, size = ir.Int32, 8
-		conv = func(i int) float64 { return float64(int64(le.Uint64(st.Data[8*i:]))) }
-	case "I16":
-		dt, size = ir.Int32, 2
-		conv = func(i int) float64 { return float64(int16(le.Uint16(st.Data[2*i:]))) }
-	case "U16":
-		dt, size = ir.Int32, 2
-		conv = func(i int) float64 { return float64(le.Uint16(st.Data[2*i:])) }
-	default:
-		return nil, fmt.Errorf("dtype %s is not supported (tgc has F32, F16, I32, I8, U8, BOOL and converts F64, BF16, I64, I16, U16)", st.DType)
+	var names []string
+	for _, dt := range ir.AllDTypes {
+		names = append(names, dt.SafetensorsName())
 	}
-	n := len(st.Data) / size
-	vals := make([]float64, n)
-	for i := range vals {
-		vals[i] = conv(i)
-		if dt == ir.Int32 && (vals[i] > math.MaxInt32 || vals[i] < math.MinInt32) {
-			return nil, fmt.Errorf("%s value %v at index %d does not fit in int32", st.DType, vals[i], i)
-		}
-	}
-	return ctx.FromFloats(dt, st.Shape, vals)
+	return nil, fmt.Errorf("dtype %s is not supported (tgc has %s)", st.DType, strings.Join(names, ", "))
 }
 
 // safeSave is nn.state.safe_save(tensors, path, metadata=None).
@@ -203,10 +181,27 @@ func stateDict(v starlark.Value, prefix string, out map[string]*tensorlib.Tensor
 	switch v := v.(type) {
 	case *tensorlib.Tensor:
 		out[prefix] = v
+	case *onnxModel:
+		for _, n := range v.names {
+			if err := stateDict(v.weights[n], join(n), out, seen, depth+1); err != nil {
+				return err
+			}
+		}
 	case *layer:
 		names, vals := v.tensors()
 		for i, n := range names {
 			if err := stateDict(vals[i], join(n), out, seen, depth+1); err != nil {
+				return err
+			}
+		}
+	case *pyrt.Instance:
+		if seen[v] {
+			return nil
+		}
+		seen[v] = true
+		names, vals := v.Fields()
+		for i, name := range names {
+			if err := stateDict(vals[i], join(name), out, seen, depth+1); err != nil {
 				return err
 			}
 		}

@@ -315,3 +315,21 @@ func group(digits string, sep byte) string {
 	}
 	return sb.String()
 }
+
+// Reprer is a value whose repr differs from its str (an ndarray).
+type Reprer interface{ Repr() string }
+
+// Repr is repr(x): Starlark's, or the value's own.
+func Repr(c *Call) (starlark.Value, error) {
+	var x starlark.Value
+	if err := c.Unpack("x", &x); err != nil {
+		return nil, err
+	}
+	if r, ok := x.(Reprer); ok {
+		return starlark.String(r.Repr()), nil
+	}
+	if s, ok := x.(starlark.String); ok {
+		return starlark.String(s.String()), nil
+	}
+	return starlark.String(x.String()), nil
+}

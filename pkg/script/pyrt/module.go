@@ -32,5 +32,10 @@ func (m *Module) Attr(name string) (starlark.Value, error) {
 	if v, ok := m.members[name]; ok {
 		return v, nil
 	}
+	if name == "load_" { // the frontend's spelling of Python's .load (frontend.LoadAttr)
+		if v, ok := m.members["load"]; ok {
+			return v, nil
+		}
+	}
 	return nil, fmt.Errorf("%s", UnknownAttr(m.name, "attribute", name, m.members.Keys()))
 }

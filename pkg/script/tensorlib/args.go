@@ -226,6 +226,12 @@ func operand(like *tensor.Tensor, v starlark.Value) (*tensor.Tensor, error) {
 	case *Tensor:
 		return v.t, nil
 	case starlark.Int:
+		if i, ok := v.Int64(); ok {
+			return like.ScalarInt(i, false), nil
+		}
+		if u, ok := v.Uint64(); ok {
+			return like.ScalarInt(int64(u), true), nil
+		}
 		return like.Scalar(float64(v.Float()), false), nil
 	case starlark.Bool:
 		if like.DType() == ir.Bool {
@@ -252,7 +258,10 @@ func pyConst(ctx *tensor.Context, v starlark.Value) (*tensor.Tensor, error) {
 	case starlark.Bool:
 		return ctx.Const(b2f(bool(v)), ir.Bool), nil
 	case starlark.Int:
-		return ctx.Const(float64(v.Float()), ir.Int32), nil
+		if i, ok := v.Int64(); ok && ir.Int32.Fits(i) {
+			return ctx.ConstInt(i, ir.Int32), nil
+		}
+		return nil, fmt.Errorf("%s does not fit int32 (-2147483648 to 2147483647): make it a tensor of a wider dtype", v)
 	case starlark.Float:
 		return ctx.Const(float64(v), ir.Float32), nil
 	}

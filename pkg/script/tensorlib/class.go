@@ -46,6 +46,9 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 	if err := c.Unpack("data", &data, "dtype?", &dt, "device?", &device, "requires_grad?", &requiresGrad); err != nil {
 		return nil, err
 	}
+	if err := checkDevice(c, device); err != nil {
+		return nil, err
+	}
 	var t *tensor.Tensor
 	if x, ok := data.(*Tensor); ok {
 		t = x.t
@@ -53,7 +56,7 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 			t = t.Cast(dt.dt)
 		}
 	} else {
-		if t, err = fromPython(Context(c), data, dt); err != nil {
+		if t, err = fromPython(c, data, dt); err != nil {
 			return nil, err
 		}
 	}
@@ -65,6 +68,12 @@ func (tc *tensorClass) CallInternal(th *starlark.Thread, args starlark.Tuple, kw
 		t.SetRequiresGrad(bool(b))
 	}
 	return r, nil
+}
+
+// IsInstance is isinstance(v, Tensor).
+func (tc *tensorClass) IsInstance(v starlark.Value) bool {
+	_, ok := v.(*Tensor)
+	return ok
 }
 
 func (tc *tensorClass) Attr(name string) (starlark.Value, error) {
@@ -144,14 +153,21 @@ var statics = map[string]pyrt.Func{
 	"linspace":        linspaceFn,
 	"eye":             eyeFn,
 	"stack":           stackFn,
+	"einsum":          einsumFn,
 	"manual_seed":     manualSeedFn,
+	"train":           trainFn,
+	"test":            testFn,
 }
 
 // shapeAndDType reads tinygrad's (*shape, dtype=...) plus extra keywords.
 func shapeAndDType(c *pyrt.Call, def ir.DType, extra ...any) ([]int, ir.DType, error) {
 	var dt DTypeArg
-	pairs := append([]any{"dtype?", &dt}, extra...)
+	var device starlark.Value
+	pairs := append([]any{"dtype?", &dt, "device?", &device}, extra...)
 	if err := starlark.UnpackArgs(c.Name, nil, c.Kwargs, pairs...); err != nil {
+		return nil, 0, err
+	}
+	if err := checkDevice(c, device); err != nil {
 		return nil, 0, err
 	}
 	shape, err := varInts(c.Name, c.Args)
@@ -256,7 +272,11 @@ func emptyFn(c *pyrt.Call) (starlark.Value, error) {
 func fullFn(c *pyrt.Call) (starlark.Value, error) {
 	var shapeV, fill starlark.Value
 	var dt DTypeArg
-	if err := c.Unpack("shape", &shapeV, "fill_value", &fill, "dtype?", &dt); err != nil {
+	var device starlark.Value
+	if err := c.Unpack("shape", &shapeV, "fill_value", &fill, "dtype?", &dt, "device?", &device); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	shape, err := varInts(c.Name, starlark.Tuple{shapeV})
@@ -270,7 +290,16 @@ func fullFn(c *pyrt.Call) (starlark.Value, error) {
 	if !dt.set {
 		dt.dt = pyDType(fill)
 	}
-	return Wrap(Context(c).Full(shape, v, dt.dt))
+	ctx := Context(c)
+	if n, ok := fill.(starlark.Int); ok && !dt.dt.IsFloat() && dt.dt != ir.Bool { // exactly, past 2^53 too
+		if i, ok := n.Int64(); ok {
+			return Wrap(ctx.FullInt(shape, i, dt.dt))
+		}
+		if u, ok := n.Uint64(); ok && dt.dt == ir.Uint64 {
+			return Wrap(tensor.FullOf(shape, ctx.ConstInt(int64(u), ir.Uint64)))
+		}
+	}
+	return Wrap(ctx.Full(shape, v, dt.dt))
 }
 
 // pyDType is the default dtype of a Python number.
@@ -289,7 +318,11 @@ func pyDType(v starlark.Value) ir.DType {
 func arangeFn(c *pyrt.Call) (starlark.Value, error) {
 	var start, stop, step starlark.Value = nil, starlark.None, starlark.MakeInt(1)
 	var dt DTypeArg
-	if err := c.Unpack("start", &start, "stop?", &stop, "step?", &step, "dtype?", &dt); err != nil {
+	var device starlark.Value
+	if err := c.Unpack("start", &start, "stop?", &stop, "step?", &step, "dtype?", &dt, "device?", &device); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	if stop == starlark.None {
@@ -320,7 +353,11 @@ func linspaceFn(c *pyrt.Call) (starlark.Value, error) {
 	var start, stop FloatArg
 	var steps IntArg
 	var dt DTypeArg
-	if err := c.Unpack("start", &start, "stop", &stop, "steps", &steps, "dtype?", &dt); err != nil {
+	var device starlark.Value
+	if err := c.Unpack("start", &start, "stop", &stop, "steps", &steps, "dtype?", &dt, "device?", &device); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	if !dt.set {
@@ -334,7 +371,11 @@ func eyeFn(c *pyrt.Call) (starlark.Value, error) {
 	var n IntArg
 	var m starlark.Value = starlark.None
 	var dt DTypeArg
-	if err := c.Unpack("n", &n, "m?", &m, "dtype?", &dt); err != nil {
+	var device starlark.Value
+	if err := c.Unpack("n", &n, "m?", &m, "dtype?", &dt, "device?", &device); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(c, device); err != nil {
 		return nil, err
 	}
 	cols := int(n)

@@ -25,7 +25,7 @@ func TinyJit(c *pyrt.Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("TinyJit: fn must be a function, got %s", fn.Type())
 	}
 	j := &jitValue{fn: f, id: NextID()}
-	j.jit = realize.NewJit(Context(c), f.Name(), j.run)
+	j.jit = realize.NewJit(Context(c), pyrt.DisplayName(f), j.run)
 	return j, nil
 }
 
@@ -33,28 +33,35 @@ type jitValue struct {
 	fn     starlark.Callable
 	jit    *realize.Jit
 	thread *starlark.Thread
-	kind   string // what fn returned: "Tensor", "tuple", "list" or "NoneType"
+	self   starlark.Value // the instance of the call of a method, or nil
+	kind   string         // what fn returned: "Tensor", "tuple", "list" or "NoneType"
 	id     uint32
 }
 
-var _ starlark.Callable = (*jitValue)(nil)
+var (
+	_ starlark.Callable = (*jitValue)(nil)
+	_ pyrt.Binder       = (*jitValue)(nil)
+)
 
-func (j *jitValue) String() string        { return "<TinyJit " + j.fn.Name() + ">" }
+func (j *jitValue) String() string        { return "<TinyJit " + j.Name() + ">" }
 func (j *jitValue) Type() string          { return "TinyJit" }
-func (j *jitValue) Name() string          { return j.fn.Name() }
+func (j *jitValue) Name() string          { return pyrt.DisplayName(j.fn) }
 func (j *jitValue) Freeze()               {}
 func (j *jitValue) Truth() starlark.Bool  { return starlark.True }
 func (j *jitValue) Hash() (uint32, error) { return j.id, nil }
 
 // run is the Go side of a call of fn: the Starlark function itself.
 func (j *jitValue) run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	args := make(starlark.Tuple, len(inputs))
-	for i, x := range inputs {
+	var args starlark.Tuple
+	if j.self != nil {
+		args = append(args, j.self)
+	}
+	for _, x := range inputs {
 		if v, ok := x.BoundVar(); ok {
-			args[i] = NewVar(v)
+			args = append(args, NewVar(v))
 			continue
 		}
-		args[i] = NewTensor(x)
+		args = append(args, NewTensor(x))
 	}
 	v, err := starlark.Call(j.thread, j.fn, args, nil)
 	if err != nil {
@@ -70,25 +77,48 @@ func (j *jitValue) run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		for i, e := range SeqElems(x) {
 			t, ok := e.(*Tensor)
 			if !ok {
-				return nil, fmt.Errorf("TinyJit %s: returned %s with a %s at index %d; it may return a Tensor, a tuple or list of Tensors, or None", j.fn.Name(), kind, e.Type(), i)
+				return nil, fmt.Errorf("TinyJit %s: returned %s with a %s at index %d; it may return a Tensor, a tuple or list of Tensors, or None", j.Name(), kind, e.Type(), i)
 			}
 			outs = append(outs, t.t)
 		}
 	default:
-		return nil, fmt.Errorf("TinyJit %s: returned a %s; it may return a Tensor, a tuple or list of Tensors, or None", j.fn.Name(), kind)
+		return nil, fmt.Errorf("TinyJit %s: returned a %s; it may return a Tensor, a tuple or list of Tensors, or None", j.Name(), kind)
 	}
 	if j.kind != "" && j.kind != kind {
-		return nil, fmt.Errorf("TinyJit %s: returned a %s, but a %s before", j.fn.Name(), kind, j.kind)
+		return nil, fmt.Errorf("TinyJit %s: returned a %s, but a %s before", j.Name(), kind, j.kind)
 	}
 	j.kind = kind
 	return outs, nil
 }
 
+// Bind makes @TinyJit on a method work: the instance is passed to the
+// function but is not an input of the capture (as tinygrad's TinyJit.__get__;
+// the capture is shared by every instance).
+func (j *jitValue) Bind(self starlark.Value) starlark.Value { return &boundJit{j: j, self: self} }
+
+type boundJit struct {
+	j    *jitValue
+	self starlark.Value
+}
+
+func (b *boundJit) String() string        { return "<bound TinyJit " + b.j.Name() + ">" }
+func (b *boundJit) Type() string          { return "TinyJit" }
+func (b *boundJit) Name() string          { return b.j.Name() }
+func (b *boundJit) Freeze()               {}
+func (b *boundJit) Truth() starlark.Bool  { return starlark.True }
+func (b *boundJit) Hash() (uint32, error) { return b.j.id, nil }
+func (b *boundJit) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	prev := b.j.self
+	b.j.self = b.self
+	defer func() { b.j.self = prev }()
+	return b.j.CallInternal(th, args, kwargs)
+}
+
 func (j *jitValue) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (v starlark.Value, err error) {
-	c := &pyrt.Call{Thread: th, Name: j.fn.Name(), Args: args, Kwargs: kwargs}
+	c := &pyrt.Call{Thread: th, Name: j.Name(), Args: args, Kwargs: kwargs}
 	defer pyrt.Recover(c, &err)
 	if len(kwargs) > 0 {
-		return nil, fmt.Errorf("TinyJit %s: keyword arguments are not supported (pass the tensors positionally)", j.fn.Name())
+		return nil, fmt.Errorf("TinyJit %s: keyword arguments are not supported (pass the tensors positionally)", j.Name())
 	}
 	inputs := make([]*tensor.Tensor, len(args))
 	for i, a := range args {
@@ -98,7 +128,7 @@ func (j *jitValue) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs
 		}
 		t, ok := a.(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("TinyJit %s: argument %d is a %s; a captured function takes Tensors and bound Variables only (other values would be frozen at capture)", j.fn.Name(), i, a.Type())
+			return nil, fmt.Errorf("TinyJit %s: argument %d is a %s; a captured function takes Tensors and bound Variables only (other values would be frozen at capture)", j.Name(), i, a.Type())
 		}
 		inputs[i] = t.t
 	}

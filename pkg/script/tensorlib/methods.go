@@ -2,7 +2,6 @@ package tensorlib
 
 import (
 	"fmt"
-	"math"
 
 	"go.starlark.net/starlark"
 
@@ -30,7 +29,7 @@ func callMethod(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 
 // methods are the Tensor methods: this file's, the neural-network ones
 // (nnops.go) and autograd's (autograd.go).
-var methods = union(coreMethods, nnMethods, autogradMethods)
+var methods = union(coreMethods, nnMethods, autogradMethods, extraMethods)
 
 // coreMethods are the elementwise, reduction, movement, creation and value
 // methods.
@@ -50,6 +49,8 @@ var coreMethods = map[string]methodFunc{
 	"bitwise_and": binaryMethod((*tensor.Tensor).And),
 	"bitwise_or":  binaryMethod((*tensor.Tensor).Or),
 	"bitwise_xor": binaryMethod((*tensor.Tensor).Xor),
+	"lshift":      shiftMethod(true),
+	"rshift":      shiftMethod(false),
 	"logical_and": binaryMethod(logicalAnd),
 	"logical_or":  binaryMethod(logicalOr),
 	"lt":          binaryMethod((*tensor.Tensor).Lt),
@@ -120,11 +121,16 @@ var coreMethods = map[string]methodFunc{
 	"hardtanh":    hardtanhMethod,
 
 	// ---- dtype ----
-	"cast":  castMethod,
-	"float": castTo(ir.Float32),
-	"half":  castTo(ir.Float16),
-	"int":   castTo(ir.Int32),
-	"bool":  castTo(ir.Bool),
+	"cast":     castMethod,
+	"bitcast":  bitcastMethod,
+	"float":    castTo(ir.Float32),
+	"half":     castTo(ir.Float16),
+	"bfloat16": castTo(ir.BFloat16),
+	"double":   castTo(ir.Float64),
+	"int":      castTo(ir.Int32),
+	"long":     castTo(ir.Int64),
+	"short":    castTo(ir.Int16),
+	"bool":     castTo(ir.Bool),
 
 	// ---- reductions ----
 	"sum":         reduceMethod((*tensor.Tensor).Sum),
@@ -175,6 +181,10 @@ var coreMethods = map[string]methodFunc{
 
 	// ---- values ----
 	"realize":      realizeMethod,
+	"numpy":        numpyMethod,
+	"sequential":   sequentialMethod,
+	"to":           toMethod,
+	"to_":          toMethod,
 	"item":         item,
 	"tolist":       tolist,
 	"numel":        intProp(func(t *tensor.Tensor) int { return t.Numel() }),
@@ -395,20 +405,53 @@ func bitwiseNot(t *tensor.Tensor) *tensor.Tensor {
 	return t.Xor(t.Const(-1, t.DType()))
 }
 
-// shift is t << n (t * 2**n) or t >> n (t // 2**n) for a Python int n.
+// shift is t << n or t >> n (the SHL and SHR primitives), n a tensor or
+// a Python int. A negative Python int is refused, as Python does; counts
+// of the width or more give 0 (or -1 for >> of a negative value).
 func shift(t *tensor.Tensor, n starlark.Value, left bool) (*tensor.Tensor, error) {
-	k, err := ToInt(n)
-	if err != nil || k < 0 || k > 31 {
-		return nil, fmt.Errorf("shift: the shift count must be an int in [0, 31], got %s", n)
-	}
-	if t.DType().IsFloat() {
-		return nil, fmt.Errorf("shift: needs a bool or integer tensor, got %s", t.DType())
-	}
-	p := t.Scalar(math.Ldexp(1, k), false)
+	name := "rshift"
 	if left {
-		return t.Mul(p), nil
+		name = "lshift"
 	}
-	return t.FloorDiv(p), nil
+	var count *tensor.Tensor
+	switch v := n.(type) {
+	case *Tensor:
+		count = v.t
+	case starlark.Int:
+		if v.Sign() < 0 {
+			return nil, fmt.Errorf("%s: negative shift count %s", name, n)
+		}
+		dt := t.DType()
+		if dt == ir.Bool {
+			dt = ir.Int32
+		}
+		k, ok := v.Int64()
+		if !ok || k > int64(dt.Bits()) {
+			k = int64(dt.Bits()) // beyond the width: all the same
+		}
+		count = t.ConstInt(k, dt)
+	default:
+		return nil, fmt.Errorf("%s: the shift count must be an int or an integer tensor, got %s", name, n.Type())
+	}
+	if left {
+		return t.Shl(count), nil
+	}
+	return t.Shr(count), nil
+}
+
+// shiftMethod is lshift(x) or rshift(x).
+func shiftMethod(left bool) methodFunc {
+	return func(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+		var x starlark.Value
+		if err := c.Unpack("x", &x); err != nil {
+			return nil, err
+		}
+		r, err := shift(t, x, left)
+		if err != nil {
+			return nil, err
+		}
+		return Wrap(r)
+	}
 }
 
 // divMethod is div(x, reverse=False, rounding_mode=None).
@@ -542,6 +585,19 @@ func castMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("cast: dtype must not be None")
 	}
 	return Wrap(t.Cast(dt.dt))
+}
+
+// bitcastMethod is bitcast(dtype): the same bits read as a dtype of the
+// same size.
+func bitcastMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var dt DTypeArg
+	if err := c.Unpack("dtype", &dt); err != nil {
+		return nil, err
+	}
+	if !dt.set {
+		return nil, fmt.Errorf("bitcast: dtype must not be None")
+	}
+	return Wrap(t.Bitcast(dt.dt))
 }
 
 // reshapeMethod is reshape(shape, *args); None keeps that dimension.
@@ -883,16 +939,80 @@ func dropoutMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 	return Wrap(t.Dropout(float64(p)))
 }
 
-// realizeMethod computes the tensor now and returns it.
+// realizeMethod is realize(*others): it computes the tensor and others in one schedule; an
+// optimizer step among others (tinygrad's loss.realize(*opt.schedule_step()))
+// runs with them.
 func realizeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
-	if err := c.NoArgs(); err != nil {
-		return nil, err
+	if len(c.Kwargs) > 0 {
+		return nil, fmt.Errorf("realize: unexpected keyword argument %s", c.Kwargs[0][0])
 	}
 	if t.Context().Engine() == nil {
 		return nil, fmt.Errorf("realize: no device: the tensor cannot be computed (no engine is installed)")
 	}
-	if r := t.Realize(); r.Err() != nil {
-		return nil, r.Err()
+	all := []*tensor.Tensor{t}
+	var steps []StepRealizer
+	for i, a := range c.Args {
+		switch a := a.(type) {
+		case *Tensor:
+			all = append(all, a.t)
+		case StepRealizer:
+			steps = append(steps, a)
+		default:
+			return nil, fmt.Errorf("realize: argument %d is %s, want Tensor", i+1, a.Type())
+		}
+	}
+	if len(steps) > 1 {
+		return nil, fmt.Errorf("realize: %d optimizer steps; one at a time", len(steps))
+	}
+	if len(steps) == 1 {
+		if Tracing(t.Context()) {
+			WarnTraceRead(c)
+		}
+		return c.Self, steps[0].StepWith(all)
+	}
+	if err := tensor.RealizeAll(all...); err != nil {
+		return nil, err
+	}
+	return c.Self, nil
+}
+
+// StepRealizer is an optimizer step waiting to run (opt.schedule_step()):
+// realize runs it, computing extra in the step's schedule.
+type StepRealizer interface {
+	starlark.Value
+	StepWith(extra []*tensor.Tensor) error
+}
+
+// sequentialMethod is sequential(layers): each callable applied in turn.
+func sequentialMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var layers starlark.Value
+	if err := c.Unpack("ll", &layers); err != nil {
+		return nil, err
+	}
+	if !IsSeq(layers) {
+		return nil, fmt.Errorf("sequential: want a list of callables, got %s", layers.Type())
+	}
+	var x starlark.Value = c.Self
+	for i, f := range SeqElems(layers) {
+		if _, ok := f.(starlark.Callable); !ok {
+			return nil, fmt.Errorf("sequential: layer %d is a %s, not callable", i, f.Type())
+		}
+		var err error
+		if x, err = starlark.Call(c.Thread, f, starlark.Tuple{x}, nil); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// toMethod is to(device): the tensor itself (a script runs on one device).
+func toMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+	var device starlark.Value
+	if err := c.Unpack("device", &device); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(c, device); err != nil {
+		return nil, err
 	}
 	return c.Self, nil
 }

@@ -53,10 +53,16 @@ func Cmp(c *pyrt.Call) (starlark.Value, error) {
 	}
 	opname, _ := starlark.AsString(c.Args[0])
 	op, ok := cmpOps[opname]
-	if !ok {
+	if !ok && opname != "is" && opname != "is not" {
 		return nil, fmt.Errorf("%s: unknown comparison %q", c.Name, opname)
 	}
 	x, y := c.Args[1], c.Args[2]
+	switch opname {
+	case "is":
+		return starlark.Bool(pyrt.Identical(x, y)), nil
+	case "is not":
+		return starlark.Bool(!pyrt.Identical(x, y)), nil
+	}
 	xt, xok := x.(*Tensor)
 	yt, yok := y.(*Tensor)
 	if !xok && !yok {
@@ -134,13 +140,10 @@ var DTypes = func() *pyrt.Module {
 	for _, dt := range ir.AllDTypes {
 		m[dt.String()] = DType{dt}
 	}
-	m["float"] = DType{ir.Float32}
-	m["default_float"] = DType{ir.Float32}
-	m["half"] = DType{ir.Float16}
-	m["int"] = DType{ir.Int32}
-	m["default_int"] = DType{ir.Int32}
-	m["char"] = DType{ir.Int8}
-	m["uchar"] = DType{ir.Uint8}
+	for _, alias := range ir.DTypeAliases() {
+		dt, _ := ir.ParseDType(alias)
+		m[alias] = DType{dt}
+	}
 	m["is_float"] = pyrt.Builtin("is_float", func(c *pyrt.Call) (starlark.Value, error) {
 		var d DTypeArg
 		if err := c.Unpack("dtype", &d); err != nil {

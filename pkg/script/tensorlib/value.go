@@ -213,8 +213,8 @@ func (v *Tensor) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (
 	case syntax.CIRCUMFLEX:
 		return Wrap(a.Xor(b))
 	case syntax.LTLT, syntax.GTGT:
-		if side == starlark.Right {
-			return nil, fmt.Errorf("shift: the shift count must be a Python int, not a Tensor")
+		if side == starlark.Right { // Starlark itself refuses 2 << t; this is for completeness
+			return nil, fmt.Errorf("shift: shifting a Python number by a Tensor is not supported; use Tensor(n).lshift(t)")
 		}
 		r, err := shift(v.t, y, op == syntax.LTLT)
 		if err != nil {

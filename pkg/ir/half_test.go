@@ -1,11 +1,11 @@
-package half
+package ir
 
 import (
 	"math"
 	"testing"
 )
 
-func TestFromFloat32(t *testing.T) {
+func TestFloat16FromFloat32(t *testing.T) {
 	tests := []struct {
 		name string
 		in   float32
@@ -42,14 +42,14 @@ func TestFromFloat32(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FromFloat32(tt.in); got != tt.want {
-				t.Errorf("FromFloat32(%g) = %#04x, want %#04x", tt.in, got, tt.want)
+			if got := Float16FromFloat32(tt.in); got != tt.want {
+				t.Errorf("Float16FromFloat32(%g) = %#04x, want %#04x", tt.in, got, tt.want)
 			}
 		})
 	}
 }
 
-func TestFromFloat32NaN(t *testing.T) {
+func TestFloat16FromFloat32NaN(t *testing.T) {
 	tests := []struct {
 		name string
 		in   uint32 // float32 bits
@@ -62,14 +62,14 @@ func TestFromFloat32NaN(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FromFloat32(math.Float32frombits(tt.in)); got != tt.want {
-				t.Errorf("FromFloat32(bits %#08x) = %#04x, want %#04x", tt.in, got, tt.want)
+			if got := Float16FromFloat32(math.Float32frombits(tt.in)); got != tt.want {
+				t.Errorf("Float16FromFloat32(bits %#08x) = %#04x, want %#04x", tt.in, got, tt.want)
 			}
 		})
 	}
 }
 
-func TestToFloat32(t *testing.T) {
+func TestFloat16ToFloat32(t *testing.T) {
 	tests := []struct {
 		in   uint16
 		want uint32 // float32 bits, so -0 and NaN payloads are checked too
@@ -99,9 +99,9 @@ func TestToFloat32(t *testing.T) {
 		{0x0010, 0x35800000}, // 16 * 2^-24 = 2^-20
 	}
 	for _, tt := range tests {
-		got := math.Float32bits(ToFloat32(tt.in))
+		got := math.Float32bits(Float16ToFloat32(tt.in))
 		if got != tt.want {
-			t.Errorf("ToFloat32(%#04x) = bits %#08x, want %#08x", tt.in, got, tt.want)
+			t.Errorf("Float16ToFloat32(%#04x) = bits %#08x, want %#08x", tt.in, got, tt.want)
 		}
 	}
 }
@@ -112,12 +112,12 @@ func TestToFloat32(t *testing.T) {
 func TestRoundTripExhaustive(t *testing.T) {
 	for i := 0; i < 1<<16; i++ {
 		h := uint16(i)
-		f := ToFloat32(h)
-		back := FromFloat32(f)
+		f := Float16ToFloat32(h)
+		back := Float16FromFloat32(f)
 		isNaN := h&0x7c00 == 0x7c00 && h&0x3ff != 0
 		if isNaN {
 			if !math.IsNaN(float64(f)) {
-				t.Fatalf("ToFloat32(%#04x) = %g, want NaN", h, f)
+				t.Fatalf("Float16ToFloat32(%#04x) = %g, want NaN", h, f)
 			}
 			if back&0x7c00 != 0x7c00 || back&0x3ff == 0 || back&0x8000 != h&0x8000 {
 				t.Fatalf("NaN %#04x round-tripped to non-NaN or lost sign: %#04x", h, back)
@@ -141,10 +141,10 @@ func TestRoundTripExhaustive(t *testing.T) {
 func TestRoundingBoundaries(t *testing.T) {
 	for a := uint16(0); a < 0x7c00; a++ {
 		b := a + 1
-		fa := float64(ToFloat32(a))
+		fa := float64(Float16ToFloat32(a))
 		fb := 65536.0
 		if b != 0x7c00 {
-			fb = float64(ToFloat32(b))
+			fb = float64(Float16ToFloat32(b))
 		}
 		mid := float32((fa + fb) / 2)
 		if float64(mid) != (fa+fb)/2 {
@@ -159,25 +159,53 @@ func TestRoundingBoundaries(t *testing.T) {
 			if sign != 0 {
 				s = -1
 			}
-			if got := FromFloat32(s * mid); got != even|sign {
-				t.Fatalf("FromFloat32(%g) = %#04x, want %#04x (tie to even)", s*mid, got, even|sign)
+			if got := Float16FromFloat32(s * mid); got != even|sign {
+				t.Fatalf("Float16FromFloat32(%g) = %#04x, want %#04x (tie to even)", s*mid, got, even|sign)
 			}
 			below := s * math.Nextafter32(mid, 0)
-			if got := FromFloat32(below); got != a|sign {
-				t.Fatalf("FromFloat32(%g) = %#04x, want %#04x", below, got, a|sign)
+			if got := Float16FromFloat32(below); got != a|sign {
+				t.Fatalf("Float16FromFloat32(%g) = %#04x, want %#04x", below, got, a|sign)
 			}
 			above := s * math.Nextafter32(mid, float32(math.Inf(1)))
-			if got := FromFloat32(above); got != b|sign {
-				t.Fatalf("FromFloat32(%g) = %#04x, want %#04x", above, got, b|sign)
+			if got := Float16FromFloat32(above); got != b|sign {
+				t.Fatalf("Float16FromFloat32(%g) = %#04x, want %#04x", above, got, b|sign)
 			}
 		}
 	}
 }
 
-func BenchmarkFromFloat32(b *testing.B) {
+func BenchmarkFloat16FromFloat32(b *testing.B) {
 	var sink uint16
 	for i := 0; i < b.N; i++ {
-		sink += FromFloat32(float32(i) * 0.001)
+		sink += Float16FromFloat32(float32(i) * 0.001)
 	}
 	_ = sink
+}
+
+func TestBFloat16(t *testing.T) {
+	for _, tc := range []struct {
+		in   float32
+		want uint16
+	}{
+		{0, 0x0000},
+		{float32(math.Copysign(0, -1)), 0x8000},
+		{1, 0x3f80},
+		{-2, 0xc000},
+		{1.0 / 3, 0x3eab}, // 0x3eaaaaab rounds up
+		{math.Float32frombits(0x3f808000), 0x3f80}, // a tie rounds to even (down)
+		{math.Float32frombits(0x3f818000), 0x3f82}, // a tie rounds to even (up)
+		{math.MaxFloat32, 0x7f80},                  // overflows to Inf
+		{float32(math.Inf(-1)), 0xff80},
+		{math.Float32frombits(0x7f800001), 0x7fc0}, // a signalling NaN is quieted
+		{0x1p-133, 0x0001},                         // subnormals round like the rest
+	} {
+		if got := BFloat16FromFloat32(tc.in); got != tc.want {
+			t.Errorf("BFloat16FromFloat32(%g = %#x) = %#04x, want %#04x", tc.in, math.Float32bits(tc.in), got, tc.want)
+		}
+	}
+	for _, h := range []uint16{0x3f80, 0xc000, 0x0001, 0x7f80, 0x8000} {
+		if got := BFloat16FromFloat32(BFloat16ToFloat32(h)); got != h {
+			t.Errorf("round trip of %#04x gives %#04x", h, got)
+		}
+	}
 }

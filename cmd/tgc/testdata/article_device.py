@@ -1,0 +1,2 @@
+from tinygrad import Device
+print(Device.DEFAULT)

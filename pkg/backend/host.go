@@ -1,0 +1,177 @@
+package backend
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// HostCPU is what a CPU kernel's speed depends on besides its code: the
+// processor, its vector extensions and its caches. The cache sizes come
+// from sysfs, so the same code blocks for a 32 KiB L1d and a 1 MiB L2 on
+// a Zen 4 and for 48 KiB and 2 MiB on a Xeon.
+type HostCPU struct {
+	Model          string   // /proc/cpuinfo "model name"
+	Family, Number string   // "cpu family" and "model"
+	Flags          []string // all of /proc/cpuinfo's flags
+	Cores          int
+	L1d, L2, L3    int64 // bytes; L1d and L2 as one core has them, L3 as a whole
+	L3Shared       int   // CPUs sharing the L3 (0 when unknown)
+}
+
+// Host describes this machine's processor (read once per process).
+func Host() HostCPU { return hostCPU() }
+
+var hostCPU = sync.OnceValue(func() HostCPU {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	h := parseCPUInfo(string(data))
+	h.Cores = runtime.NumCPU()
+	h.readCaches("/sys/devices/system/cpu/cpu0/cache")
+	return h
+})
+
+// parseCPUInfo reads the first processor's entry of /proc/cpuinfo.
+func parseCPUInfo(s string) HostCPU {
+	var h HostCPU
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			if strings.TrimSpace(line) == "" && h.Model != "" {
+				break // the end of the first processor's entry
+			}
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch strings.TrimSpace(k) {
+		case "model name":
+			h.Model = v
+		case "cpu family":
+			h.Family = v
+		case "model":
+			h.Number = v
+		case "flags", "Features":
+			h.Flags = strings.Fields(v)
+		}
+	}
+	return h
+}
+
+// readCaches reads the sizes of the data and unified caches under dir
+// (sysfs's cpu0/cache: index*/level, type, size, shared_cpu_list).
+func (h *HostCPU) readCaches(dir string) {
+	idx, _ := filepath.Glob(filepath.Join(dir, "index*"))
+	for _, d := range idx {
+		read := func(name string) string {
+			b, _ := os.ReadFile(filepath.Join(d, name))
+			return strings.TrimSpace(string(b))
+		}
+		if read("type") == "Instruction" {
+			continue
+		}
+		size := parseCacheSize(read("size"))
+		switch read("level") {
+		case "1":
+			h.L1d = size
+		case "2":
+			h.L2 = size
+		case "3":
+			h.L3 = size
+			h.L3Shared = countCPUs(read("shared_cpu_list"))
+		}
+	}
+}
+
+// parseCacheSize reads sysfs's "32K", "1024K", "2M" (0 when unreadable).
+func parseCacheSize(s string) int64 {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > 1<<40/mult {
+		return 0
+	}
+	return n * mult
+}
+
+// countCPUs counts the CPUs of a list like "0-1,4,6-7".
+func countCPUs(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		switch {
+		case !isRange && err1 == nil:
+			n++
+		case isRange && err1 == nil && err2 == nil && b >= a:
+			n += b - a + 1
+		}
+	}
+	return n
+}
+
+// vectorFlags are the flags that decide which code a kernel gets.
+var vectorFlags = []string{"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+	"avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "neon", "asimd", "sve"}
+
+// VectorFlags lists the host's flags among those that decide its kernels'
+// code (vector widths, FMA, half types), in a fixed order.
+func (h HostCPU) VectorFlags() []string {
+	have := map[string]bool{}
+	for _, f := range h.Flags {
+		have[f] = true
+	}
+	var out []string
+	for _, f := range vectorFlags {
+		if have[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// CacheKey is the part of the host that blocking decisions depend on (in
+// the kernel-cache and BEAM fingerprints).
+func (h HostCPU) CacheKey() string {
+	return fmt.Sprintf("L1d=%d L2=%d L3=%d/%d", h.L1d, h.L2, h.L3, h.L3Shared)
+}
+
+// String is one line for benchmark reports: model, cores, caches, flags.
+func (h HostCPU) String() string {
+	model := h.Model
+	if model == "" {
+		model = runtime.GOARCH
+	}
+	if h.Family != "" || h.Number != "" {
+		model += fmt.Sprintf(" (family %s, model %s)", h.Family, h.Number)
+	}
+	l3 := FormatBytes(h.L3)
+	if h.L3Shared > 1 {
+		l3 += fmt.Sprintf(" shared by %d", h.L3Shared)
+	}
+	return fmt.Sprintf("%s, %d cores, L1d %s and L2 %s per core, L3 %s; %s", model, h.Cores,
+		FormatBytes(h.L1d), FormatBytes(h.L2), l3, strings.Join(h.VectorFlags(), " "))
+}
+
+// FormatBytes prints a cache size as KiB or MiB.
+func FormatBytes(n int64) string {
+	switch {
+	case n <= 0:
+		return "?"
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}

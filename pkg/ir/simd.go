@@ -1,0 +1,421 @@
+package ir
+
+import "fmt"
+
+// The simd pass: vector lanes for the C dialect (GCC vector extensions).
+//
+// The upcast and unroll opts give a reduce group one scalar accumulator
+// per lane. gcc only partly SLP-vectorizes 64 scalar accumulators (it
+// spills them); the same loop written with 8-wide vector accumulators runs
+// near the machine's peak (reference/machine.md). So this pass does the
+// SLP step itself: within a group it looks for W (the target's vector
+// width: 8 for AVX2, 16 for AVX-512), else W/2, ... down to 4 SUM or MAX
+// members whose accumulated expressions are isomorphic, lane by lane:
+//   - the very same expression in every lane: a broadcast of the scalar;
+//   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
+//     one unaligned vector load;
+//   - lanes of one vector accumulator, in order (epilogues after the loop);
+//   - the same op over isomorphic sources, for the ops the op table
+//     spells on vectors (+ - * neg max where < exp2);
+//   - int32 lanes (+ - * & | ^ == < where, / and % by a positive constant,
+//     >> by a constant) and conversions: unguarded loads of int8, uint8
+//     (or uint8 bitcast to int8) and float16 at consecutive indices
+//     widened to int32 or float32, int32 to float32 (a quantized weight's
+//     bytes and scales: the dequantization runs in vectors too).
+// Such a run is accumulated in one vector. Runs of stores of w contiguous
+// outputs whose values are isomorphic over vector accumulators become one
+// vector store. The plan (Kernel.SIMD) is data over the scalar DAG, which
+// stays the kernel's meaning: the GO interpreter runs the scalars, Verify
+// re-checks every run, and the C renderer prints the runs as vectors and
+// everything else as scalar code.
+
+// MaxVecWidth bounds a SIMD run's lanes (16: AVX-512).
+const MaxVecWidth = 16
+
+// Lanes is one vector value: W scalar expressions, one per lane (the rest
+// of L nil). Lanes is comparable, so it can key maps.
+type Lanes struct {
+	W int
+	L [MaxVecWidth]*Expr
+}
+
+// LanesOf is the tuple of the src'th source of each of es.
+func LanesOf(es []*Expr, src int) Lanes {
+	t := Lanes{W: len(es)}
+	for l, e := range es {
+		t.L[l] = e.Src[src]
+	}
+	return t
+}
+
+// Src is the tuple of the j'th sources of t's lanes.
+func (t Lanes) Src(j int) Lanes { return LanesOf(t.L[:t.W], j) }
+
+// Uniform says whether every lane is the same expression (a broadcast).
+func (t Lanes) Uniform() bool {
+	for i := 1; i < t.W; i++ {
+		if t.L[i] != t.L[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// SIMD is the simd pass's plan: runs of reduce members accumulated in one
+// vector and runs of stores written as one, each in lane order.
+type SIMD struct {
+	Width  int       // the widest run (the target's vector width)
+	Accs   [][]*Expr // members of one reduce group
+	Stores [][]*Expr // stores of one buffer at consecutive indices
+	lane   map[*Expr]laneOf
+}
+
+type laneOf struct{ run, lane int }
+
+// NewSIMD makes a plan from its runs.
+func NewSIMD(width int, accs, stores [][]*Expr) *SIMD {
+	s := &SIMD{Width: width, Accs: accs, Stores: stores, lane: map[*Expr]laneOf{}}
+	for r, ms := range accs {
+		for l, m := range ms {
+			s.lane[m] = laneOf{r, l}
+		}
+	}
+	for r, ss := range stores {
+		for l, st := range ss {
+			s.lane[st] = laneOf{r, l}
+		}
+	}
+	return s
+}
+
+// Lane says which run (an index into Accs, or Stores for a store) and lane
+// a reduce member or a store is.
+func (s *SIMD) Lane(e *Expr) (run, lane int, ok bool) {
+	l, ok := s.lane[e]
+	return l.run, l.lane, ok
+}
+
+// AccOf says whether t is the lanes of one vector accumulator, in order.
+func (s *SIMD) AccOf(t Lanes) (run int, ok bool) {
+	if t.L[0].Op != OpReduce {
+		return 0, false
+	}
+	l0, ok := s.lane[t.L[0]]
+	if !ok || len(s.Accs[l0.run]) != t.W {
+		return 0, false
+	}
+	for i := 0; i < t.W; i++ {
+		if li, ok := s.lane[t.L[i]]; !ok || li.run != l0.run || li.lane != i || t.L[i].Op != OpReduce {
+			return 0, false
+		}
+	}
+	return l0.run, true
+}
+
+// simdVecWidths are the run widths tried, widest first: width, width/2, ... 4.
+func simdVecWidths(width int) []int {
+	var ws []int
+	for w := width; w >= 4; w /= 2 {
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+func simdEligible(m *Expr) bool {
+	op := m.Arg.(*ReduceArg).Op
+	return m.Op == OpReduce && m.DType == Float32 && (op == OpSum || op == OpMaxReduce)
+}
+
+// PlanSIMD is the simd pass: it finds the vector runs of k for the
+// target's width (Kernel.SIMD; none: k unchanged).
+func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
+	widths := simdVecWidths(int(t.Width()))
+	// The reduce groups (reduces over the very same loops, Linearize's),
+	// their members in walk order.
+	groups := map[*Axis][]*Expr{}
+	var keys []*Axis
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpReduce {
+			key := groupKey(e)
+			if groups[key] == nil {
+				keys = append(keys, key)
+			}
+			groups[key] = append(groups[key], e)
+		}
+	})
+	s := NewSIMD(widths[0], nil, nil)
+	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
+	var accs [][]*Expr
+	for _, key := range keys {
+		if len(groups[key]) < 4 {
+			continue
+		}
+		// Runs of earlier groups are known while later ones are planned:
+		// an epilogue reduce may read an earlier accumulator's lanes.
+		for _, ms := range pickRuns(groups[key], widths, simdEligible, func(ms []*Expr) bool {
+			return m.match(LanesOf(ms, 0))
+		}) {
+			accs = append(accs, ms)
+			s = NewSIMD(widths[0], accs, nil)
+			m.s = s
+		}
+	}
+	if len(accs) == 0 {
+		return k, nil
+	}
+	stores := pickRuns(k.Stores, widths, func(st *Expr) bool {
+		return k.Bufs[st.Arg.(int)].DType == Float32 && st.DType == Float32
+	}, func(ss []*Expr) bool { return m.storeRun(ss) })
+	nk := *k
+	nk.SIMD = NewSIMD(widths[0], accs, stores)
+	return &nk, nil
+}
+
+// pickRuns chooses disjoint runs of widths[0] (else the next width)
+// eligible elements of xs, at any fixed stride, in order, that ok accepts.
+func pickRuns(xs []*Expr, widths []int, eligible func(*Expr) bool, ok func([]*Expr) bool) [][]*Expr {
+	taken := make([]bool, len(xs))
+	var runs [][]*Expr
+	for i := range xs {
+		if taken[i] || !eligible(xs[i]) {
+			continue
+		}
+	widths:
+		for _, w := range widths {
+			for s := 1; i+(w-1)*s < len(xs); s++ {
+				run := make([]*Expr, 0, w)
+				for l := 0; l < w; l++ {
+					j := i + l*s
+					if taken[j] || !eligible(xs[j]) {
+						break
+					}
+					run = append(run, xs[j])
+				}
+				if len(run) == w && ok(run) {
+					for l := 0; l < w; l++ {
+						taken[i+l*s] = true
+					}
+					runs = append(runs, run)
+					break widths
+				}
+			}
+		}
+	}
+	return runs
+}
+
+// simdMatcher decides which lane tuples are isomorphic, given the vector
+// accumulators known so far.
+type simdMatcher struct {
+	k  *Kernel
+	s  *SIMD
+	ok map[Lanes]bool
+}
+
+// storeRun: stores of one buffer at consecutive indices, whose values
+// are isomorphic over at least one vector accumulator.
+func (m *simdMatcher) storeRun(ss []*Expr) bool {
+	for i, st := range ss {
+		if st.Op != OpStore || st.Arg != ss[0].Arg || (i > 0 && !contiguous(ss[0].Src[0], st.Src[0], int64(i))) {
+			return false
+		}
+	}
+	t := LanesOf(ss, 1)
+	return m.match(t) && m.hasAcc(t)
+}
+
+func (m *simdMatcher) hasAcc(t Lanes) bool {
+	if _, ok := m.s.AccOf(t); ok {
+		return true
+	}
+	if t.Uniform() || t.L[0].Op == OpLoad {
+		return false
+	}
+	for j := range t.L[0].Src {
+		if m.hasAcc(t.Src(j)) {
+			return true
+		}
+	}
+	return false
+}
+
+// match says whether t is isomorphic (see the file comment).
+func (m *simdMatcher) match(t Lanes) bool {
+	if ok, seen := m.ok[t]; seen {
+		return ok
+	}
+	ok := m.match1(t)
+	m.ok[t] = ok
+	return ok
+}
+
+func (m *simdMatcher) match1(t Lanes) bool {
+	e0 := t.L[0]
+	if t.Uniform() {
+		return simdType(e0.DType)
+	}
+	if _, ok := m.s.AccOf(t); ok {
+		return true
+	}
+	for _, e := range t.L[:t.W] {
+		if e.Op != e0.Op || e.DType != e0.DType || len(e.Src) != len(e0.Src) {
+			return false
+		}
+	}
+	intLanes := e0.DType == Int32 || e0.Op.IsCompare() && e0.Src[0].DType == Int32
+	switch {
+	case e0.Op == OpLoad:
+		return (e0.DType == Float32 || e0.DType == Int32) && m.contiguousLoads(t)
+	case e0.Op == OpCast:
+		src := t.Src(0)
+		if ld, elem, ok := NarrowLoad(src); ok {
+			want := Int32
+			if elem == Float16 {
+				want = Float32
+			}
+			return e0.DType == want && m.contiguousLoads(ld)
+		}
+		return e0.DType == Float32 && src.L[0].DType == Int32 && m.match(src)
+	case intLanes:
+		switch e0.Op {
+		case OpAdd, OpSub, OpMul, OpAnd, OpOr, OpXor, OpWhere, OpCmpLt, OpCmpEq:
+		case OpDiv, OpMod, OpShr:
+			// by a constant (gcc makes shifts and masks of / and %):
+			// no division by zero, no shift past the width
+			c := t.Src(1)
+			v, isInt := c.L[0].ConstInt()
+			if !c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr {
+				return false
+			}
+		default:
+			return false
+		}
+	case e0.Op.Info().SIMD == "": // the op table's vector spelling
+		return false
+	case e0.Op == OpCmpLt:
+		if e0.Src[0].DType != Float32 {
+			return false
+		}
+	case e0.DType != Float32:
+		return false
+	}
+	for j := range e0.Src {
+		s := t.Src(j)
+		if s.Uniform() && s.L[0].DType == Bool && e0.Op != OpWhere {
+			return false
+		}
+		if !m.match(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// simdType says whether lanes of dt can be a vector value: float32 and
+// int32 data, bool masks.
+func simdType(dt DType) bool { return dt == Float32 || dt == Int32 || dt == Bool }
+
+// contiguousLoads says whether the lanes of t are unguarded loads of one
+// buffer, of the buffer's dtype, at consecutive indices. (Guarded loads
+// stay scalar: a vector load would read the lanes the guard excludes.)
+func (m *simdMatcher) contiguousLoads(t Lanes) bool {
+	e0 := t.L[0]
+	if e0.Op != OpLoad || m.k.Bufs[e0.Arg.(int)].DType != e0.DType {
+		return false
+	}
+	for i, e := range t.L[:t.W] {
+		if e.Op != OpLoad || e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+			return false
+		}
+	}
+	return true
+}
+
+// NarrowLoad says whether t, the source of a conversion, is loads of a
+// narrow type that a widening vector load reads (int8, uint8, float16; an
+// int8 bitcast of uint8 loads reads them as int8): it returns the loads
+// and the element type read.
+func NarrowLoad(t Lanes) (loads Lanes, elem DType, ok bool) {
+	if t.Uniform() {
+		return t, 0, false
+	}
+	loads, elem = t, t.L[0].DType
+	if t.L[0].Op == OpBitcast {
+		loads = t.Src(0)
+		if elem != Int8 || loads.L[0].DType != Uint8 {
+			return t, 0, false
+		}
+	}
+	if loads.L[0].Op != OpLoad || elem != Int8 && elem != Uint8 && elem != Float16 {
+		return t, 0, false
+	}
+	for _, e := range t.L[:t.W] {
+		if e.Op != t.L[0].Op {
+			return t, 0, false
+		}
+	}
+	return loads, elem, true
+}
+
+// verify checks a SIMD plan against its kernel: every run has a valid
+// width, its members are eligible lanes of one reduce group (or stores of
+// one float32 buffer at consecutive indices) of this kernel, no lane is in
+// two runs, and every run's values are isomorphic.
+func (s *SIMD) verify(k *Kernel, in map[*Expr]bool) error {
+	if s.Width < 4 || s.Width > MaxVecWidth || s.Width&(s.Width-1) != 0 {
+		return fmt.Errorf("simd: width %d", s.Width)
+	}
+	seen := map[*Expr]bool{}
+	width := func(n int) bool { return n >= 4 && n <= s.Width && n&(n-1) == 0 }
+	fresh := NewSIMD(s.Width, s.Accs, s.Stores)
+	m := &simdMatcher{k: k, s: fresh, ok: map[Lanes]bool{}}
+	for _, ms := range s.Accs {
+		if !width(len(ms)) {
+			return fmt.Errorf("simd: a run of %d accumulators", len(ms))
+		}
+		for _, e := range ms {
+			if !in[e] || e.Op != OpReduce || !simdEligible(e) || seen[e] || groupKey(e) != groupKey(ms[0]) {
+				return fmt.Errorf("simd: accumulator run %s is not of distinct float32 members of one reduce group", e)
+			}
+			seen[e] = true
+		}
+		if !m.match(LanesOf(ms, 0)) {
+			return fmt.Errorf("simd: the lanes of accumulator run %s... are not isomorphic", ms[0])
+		}
+	}
+	for _, ss := range s.Stores {
+		if !width(len(ss)) {
+			return fmt.Errorf("simd: a run of %d stores", len(ss))
+		}
+		for _, e := range ss {
+			if !in[e] || e.Op != OpStore || seen[e] || k.Bufs[e.Arg.(int)].DType != Float32 {
+				return fmt.Errorf("simd: store run of %d lanes is not of distinct float32 stores", len(ss))
+			}
+			seen[e] = true
+		}
+		if !m.storeRun(ss) {
+			return fmt.Errorf("simd: store run to buf%d at %s is not contiguous or not isomorphic over an accumulator", ss[0].Arg, ss[0].Src[0])
+		}
+	}
+	return nil
+}
+
+// contiguous says whether index b is index a plus d (the same linear
+// terms, constants d apart).
+func contiguous(a, b *Expr, d int64) bool {
+	ta, ca := normalize(addTerms(nil, a, 1))
+	tb, cb := normalize(addTerms(nil, b, 1))
+	if cb-ca != d || len(ta) != len(tb) {
+		return false
+	}
+	coef := map[*Expr]int64{}
+	for _, t := range ta {
+		coef[t.e] += t.k
+	}
+	for _, t := range tb {
+		if coef[t.e] != t.k {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package realize
+
+import (
+	"fmt"
+	"time"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// pipeline drives the compiler's stages the same way for a device (Engine)
+// and for `tgc emit` (Tracer): schedule the graph into kernels (fuse), run
+// the pass table on each kernel for the target (ir.OptimizeFor, which
+// verifies the kernel after every pass; DEBUG=5 dumps it), and name it.
+// Rendering is the last stage: the engine's device renders and compiles,
+// the tracer renders in the dialect it emits for; both print the source
+// through show (DEBUG=3).
+type pipeline struct {
+	opts   Options
+	target ir.Target
+}
+
+// lower schedules outs and optimizes every kernel of the schedule.
+func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, error) {
+	start := time.Now()
+	sched, err := fuse.Create(outs, fuseOptions(p.opts, p.target))
+	if err != nil {
+		return nil, nil, err
+	}
+	kernels := make([]*ir.Kernel, len(sched.Items))
+	for i, it := range sched.Items {
+		var dump func(string, *ir.Kernel)
+		if p.opts.Debug >= 5 {
+			dump = func(pass string, k *ir.Kernel) {
+				fmt.Fprintf(p.opts.Out, "--- %s after %s ---\n%s", it.Kernel.Name, pass, k.Dump())
+			}
+		}
+		k, err := ir.OptimizeFor(it.Kernel, p.target, dump)
+		if err != nil {
+			return nil, nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
+		}
+		k.Name = it.Kernel.Name
+		kernels[i] = k
+	}
+	if p.opts.Debug >= 1 {
+		fmt.Fprintf(p.opts.Out, "scheduled %s in %.2f ms\n", plural(len(kernels), "kernel"), float64(time.Since(start).Microseconds())/1000)
+		if p.opts.Debug >= 2 {
+			fmt.Fprint(p.opts.Out, sched.Dump())
+		}
+	}
+	return sched, kernels, nil
+}
+
+// show prints a kernel's rendered source and its opts (DEBUG=3).
+func (p pipeline) show(k *ir.Kernel, src string) {
+	if p.opts.Debug < 3 {
+		return
+	}
+	if len(k.Opts) > 0 {
+		fmt.Fprintf(p.opts.Out, "// %s opts %s\n", k.Name, ir.FormatOpts(k.Opts))
+	}
+	fmt.Fprintf(p.opts.Out, "%s\n", src)
+}
+
+// fuseOptions is the fusion rule for a target: reduces broadcast back over
+// their rows join their consumer on targets that run global axes as loops
+// (the C targets, those that upcast), where they are computed once per row.
+func fuseOptions(o Options, t ir.Target) fuse.Options {
+	return fuse.Options{NoFusion: o.NoFusion, HoistReduces: t.Upcast}
+}
