@@ -61,6 +61,8 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"max":               floats(r, 16, 48).Max(false, 1),
 		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":           floats(r, 8, 64).Softmax(-1),
+		// split_reduces' nested loops (kh, kw·Cin) under the opts
+		"conv as matmul": convAsMatmul(r),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -76,6 +78,18 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		add(t, out, name, x, fuse.Options{HoistReduces: true})
 	}
 	return out
+}
+
+// convAsMatmul is a 3x3 convolution as ONNX's importer computes it on the
+// CPU: a matrix product of its windows, a view of the padded
+// channels-last input flattened to K = kh·kw·Cin, whose index finds each
+// window element through divisions of the one reduce loop (what
+// split_reduces turns into nested loops).
+func convAsMatmul(r *rand.Rand) *tensor.Tensor {
+	x := floats(r, 2, 6, 6, 8).Pad([][2]int{{0, 0}, {1, 1}, {1, 1}, {0, 0}}, 0) // (N, H, W, C)
+	win, _ := x.Permute(0, 3, 1, 2).PoolWindows(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{1, 1}}, 0)
+	a := win.Permute(0, 2, 3, 4, 5, 1).Reshape(2, 36, 72) // (N, P, K)
+	return a.Dot(floats(r, 72, 16))
 }
 
 func add(t *testing.T, out map[string]*ir.Kernel, name string, x *tensor.Tensor, opts fuse.Options) {
@@ -416,3 +430,76 @@ func TestStoredEntriesAreValidated(t *testing.T) {
 // tc is the context of this package's test graphs (they are scheduled and
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
+
+// TestSplitReducesPreservesResults: split_reduces turns the flattened
+// window sum of a convolution as a matrix product into nested loops
+// without divisions in their index, and the kernel computes the same
+// values, bit for bit in the GO interpreter (the loops visit the sum in
+// the same order) and within rounding on the CPU.
+func TestSplitReducesPreservesResults(t *testing.T) {
+	gdev, err := backend.Open("GO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := fuse.Create([]*tensor.Node{convAsMatmul(rand.New(rand.NewPCG(3, 4))).Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowered := s.Items[len(s.Items)-1].Kernel
+	k := ir.Simplify(lowered)
+	split := ir.SplitReduces(k)
+	if len(split.ReduceAxes()) != len(k.ReduceAxes())+1 || countDivMod(split) >= countDivMod(k) {
+		t.Fatalf("not split (%d reduce axes, %d divisions and modulos; before %d, %d):\n%s",
+			len(split.ReduceAxes()), countDivMod(split), len(k.ReduceAxes()), countDivMod(k), split.Dump())
+	}
+	if err := split.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := newBench(gdev, ir.Target{}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.free()
+	progs, err := gdev.Compile([]*ir.Kernel{ref.rename(split)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ref.check(progs[0]); err != nil {
+		t.Errorf("split kernel in the GO interpreter: %v", err)
+	}
+	for i := range ref.ref {
+		if ref.ref[i] == nil {
+			continue
+		}
+		got := make([]byte, len(ref.ref[i]))
+		if err := ref.bufs[i].CopyOut(got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(ref.ref[i]) {
+			t.Errorf("output %d is not bit for bit the unsplit kernel's", i)
+		}
+	}
+	cpu := cpuDevice(t)
+	onCPU, err := newBench(cpu, ir.CPUTarget, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onCPU.free()
+	cprogs, err := cpu.Compile([]*ir.Kernel{onCPU.rename(split)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := onCPU.check(cprogs[0]); err != nil {
+		t.Errorf("split kernel on the CPU: %v", err)
+	}
+}
+
+func countDivMod(k *ir.Kernel) int {
+	n := 0
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if (e.Op == ir.OpDiv || e.Op == ir.OpMod) && !e.DType.IsFloat() {
+			n++
+		}
+	})
+	return n
+}
