@@ -61,7 +61,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"max":               floats(r, 16, 48).Max(false, 1),
 		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":           floats(r, 8, 64).Softmax(-1),
-		// split_reduces' nested loops (kh, kw·Cin) under the opts
+		// split_axes' nested loops (kh, kw·Cin) under the opts
 		"conv as matmul": convAsMatmul(r),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
@@ -84,12 +84,16 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 // CPU: a matrix product of its windows, a view of the padded
 // channels-last input flattened to K = kh·kw·Cin, whose index finds each
 // window element through divisions of the one reduce loop (what
-// split_reduces turns into nested loops).
+// split_axes turns into nested loops).
 func convAsMatmul(r *rand.Rand) *tensor.Tensor {
+	return convWindows(r).Dot(floats(r, 72, 16))
+}
+
+// convWindows is the left operand of convAsMatmul: (N, P, K), a view.
+func convWindows(r *rand.Rand) *tensor.Tensor {
 	x := floats(r, 2, 6, 6, 8).Pad([][2]int{{0, 0}, {1, 1}, {1, 1}, {0, 0}}, 0) // (N, H, W, C)
 	win, _ := x.Permute(0, 3, 1, 2).PoolWindows(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{1, 1}}, 0)
-	a := win.Permute(0, 2, 3, 4, 5, 1).Reshape(2, 36, 72) // (N, P, K)
-	return a.Dot(floats(r, 72, 16))
+	return win.Permute(0, 2, 3, 4, 5, 1).Reshape(2, 36, 72)
 }
 
 func add(t *testing.T, out map[string]*ir.Kernel, name string, x *tensor.Tensor, opts fuse.Options) {
@@ -431,66 +435,75 @@ func TestStoredEntriesAreValidated(t *testing.T) {
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
 
-// TestSplitReducesPreservesResults: split_reduces turns the flattened
-// window sum of a convolution as a matrix product into nested loops
-// without divisions in their index, and the kernel computes the same
-// values, bit for bit in the GO interpreter (the loops visit the sum in
-// the same order) and within rounding on the CPU.
-func TestSplitReducesPreservesResults(t *testing.T) {
+// TestSplitAxesPreservesResults: split_axes turns the flattened window
+// sum of a convolution as a matrix product, and a copy of those windows,
+// into nested loops without divisions in their index, and the kernels
+// compute the same values: bit for bit in the GO interpreter (the loops
+// visit the sum in the same order), within rounding on the CPU.
+func TestSplitAxesPreservesResults(t *testing.T) {
 	gdev, err := backend.Open("GO")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := fuse.Create([]*tensor.Node{convAsMatmul(rand.New(rand.NewPCG(3, 4))).Node()}, fuse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lowered := s.Items[len(s.Items)-1].Kernel
-	k := ir.Simplify(lowered)
-	split := ir.SplitReduces(k)
-	if len(split.ReduceAxes()) != len(k.ReduceAxes())+1 || countDivMod(split) >= countDivMod(k) {
-		t.Fatalf("not split (%d reduce axes, %d divisions and modulos; before %d, %d):\n%s",
-			len(split.ReduceAxes()), countDivMod(split), len(k.ReduceAxes()), countDivMod(k), split.Dump())
-	}
-	if err := split.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := newBench(gdev, ir.Target{}, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.free()
-	progs, err := gdev.Compile([]*ir.Kernel{ref.rename(split)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ref.check(progs[0]); err != nil {
-		t.Errorf("split kernel in the GO interpreter: %v", err)
-	}
-	for i := range ref.ref {
-		if ref.ref[i] == nil {
-			continue
-		}
-		got := make([]byte, len(ref.ref[i]))
-		if err := ref.bufs[i].CopyOut(got); err != nil {
+	cpu := cpuDevice(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name  string
+		x     *tensor.Tensor
+		split func(k *ir.Kernel) int // the loops split_axes added
+	}{
+		{"conv as matmul", convAsMatmul(r), func(k *ir.Kernel) int { return len(k.ReduceAxes()) }},
+		{"window copy", convWindows(r).Contiguous(), func(k *ir.Kernel) int { return len(k.Global) }},
+	} {
+		s, err := fuse.Create([]*tensor.Node{tc.x.Node()}, fuse.Options{})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if string(got) != string(ref.ref[i]) {
-			t.Errorf("output %d is not bit for bit the unsplit kernel's", i)
+		k := ir.MergeAxes(ir.Simplify(s.Items[len(s.Items)-1].Kernel))
+		split := ir.SplitAxes(k)
+		if tc.split(split) <= tc.split(k) || countDivMod(split) >= countDivMod(k) {
+			t.Fatalf("%s: not split (%d loops, %d divisions and modulos; before %d, %d):\n%s",
+				tc.name, tc.split(split), countDivMod(split), tc.split(k), countDivMod(k), split.Dump())
 		}
-	}
-	cpu := cpuDevice(t)
-	onCPU, err := newBench(cpu, ir.CPUTarget, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer onCPU.free()
-	cprogs, err := cpu.Compile([]*ir.Kernel{onCPU.rename(split)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := onCPU.check(cprogs[0]); err != nil {
-		t.Errorf("split kernel on the CPU: %v", err)
+		if err := split.Verify(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		ref, err := newBench(gdev, ir.Target{}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs, err := gdev.Compile([]*ir.Kernel{ref.rename(split)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ref.check(progs[0]); err != nil {
+			t.Errorf("%s: split kernel in the GO interpreter: %v", tc.name, err)
+		}
+		for i := range ref.ref {
+			if ref.ref[i] == nil {
+				continue
+			}
+			got := make([]byte, len(ref.ref[i]))
+			if err := ref.bufs[i].CopyOut(got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(ref.ref[i]) {
+				t.Errorf("%s: output %d is not bit for bit the unsplit kernel's", tc.name, i)
+			}
+		}
+		ref.free()
+		onCPU, err := newBench(cpu, ir.CPUTarget, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cprogs, err := cpu.Compile([]*ir.Kernel{onCPU.rename(split)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := onCPU.check(cprogs[0]); err != nil {
+			t.Errorf("%s: split kernel on the CPU: %v", tc.name, err)
+		}
+		onCPU.free()
 	}
 }
 
