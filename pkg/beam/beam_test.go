@@ -61,7 +61,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"max":               floats(r, 16, 48).Max(false, 1),
 		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":           floats(r, 8, 64).Softmax(-1),
-		// split_axes' nested loops (kh, kw·Cin) under the opts
+		// split_reduces' nested loops (kh, kw·Cin) under the opts
 		"conv as matmul": convAsMatmul(r),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
@@ -84,7 +84,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 // CPU: a matrix product of its windows, a view of the padded
 // channels-last input flattened to K = kh·kw·Cin, whose index finds each
 // window element through divisions of the one reduce loop (what
-// split_axes turns into nested loops).
+// split_reduces turns into nested loops).
 func convAsMatmul(r *rand.Rand) *tensor.Tensor {
 	return convWindows(r).Dot(floats(r, 72, 16))
 }
@@ -435,12 +435,13 @@ func TestStoredEntriesAreValidated(t *testing.T) {
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
 
-// TestSplitAxesPreservesResults: split_axes turns the flattened window
-// sum of a convolution as a matrix product, and a copy of those windows,
-// into nested loops without divisions in their index, and the kernels
+// TestSplitLoopsPreservesResults: split_reduces turns the flattened window
+// sum of a convolution as a matrix product, and split_globals a copy of
+// those windows, into nested loops without divisions in their index, and
+// the kernels
 // compute the same values: bit for bit in the GO interpreter (the loops
 // visit the sum in the same order), within rounding on the CPU.
-func TestSplitAxesPreservesResults(t *testing.T) {
+func TestSplitLoopsPreservesResults(t *testing.T) {
 	gdev, err := backend.Open("GO")
 	if err != nil {
 		t.Fatal(err)
@@ -450,20 +451,21 @@ func TestSplitAxesPreservesResults(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		x     *tensor.Tensor
-		split func(k *ir.Kernel) int // the loops split_axes added
+		pass  func(*ir.Kernel) *ir.Kernel
+		loops func(*ir.Kernel) int // the loops the pass adds to
 	}{
-		{"conv as matmul", convAsMatmul(r), func(k *ir.Kernel) int { return len(k.ReduceAxes()) }},
-		{"window copy", convWindows(r).Contiguous(), func(k *ir.Kernel) int { return len(k.Global) }},
+		{"conv as matmul", convAsMatmul(r), ir.SplitReduces, func(k *ir.Kernel) int { return len(k.ReduceAxes()) }},
+		{"window copy", convWindows(r).Contiguous(), ir.SplitGlobals, func(k *ir.Kernel) int { return len(k.Global) }},
 	} {
 		s, err := fuse.Create([]*tensor.Node{tc.x.Node()}, fuse.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		k := ir.MergeAxes(ir.Simplify(s.Items[len(s.Items)-1].Kernel))
-		split := ir.SplitAxes(k)
-		if tc.split(split) <= tc.split(k) || countDivMod(split) >= countDivMod(k) {
+		split := tc.pass(k)
+		if tc.loops(split) <= tc.loops(k) || countDivMod(split) >= countDivMod(k) {
 			t.Fatalf("%s: not split (%d loops, %d divisions and modulos; before %d, %d):\n%s",
-				tc.name, tc.split(split), countDivMod(split), tc.split(k), countDivMod(k), split.Dump())
+				tc.name, tc.loops(split), countDivMod(split), tc.loops(k), countDivMod(k), split.Dump())
 		}
 		if err := split.Verify(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
