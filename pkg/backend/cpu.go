@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -101,6 +100,7 @@ type cpuDevice struct {
 	width    int    // float32 lanes of the host's vectors (hostVecWidth): the simd pass's width
 	mu       sync.Mutex
 	progs    map[string]*cpuProgram // by source: compiled kernels in memory
+	pool     mmapPool               // the buffers' memory
 
 	wmu        sync.Mutex
 	warnings   []string        // not yet taken by the engine
@@ -137,67 +137,23 @@ func (d *cpuDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	size := n * dt.Size()
-	mem, err := pool.get(max(size, 1))
+	mem, err := d.pool.get(max(size, 1))
 	if err != nil {
 		return nil, fmt.Errorf("CPU: cannot allocate %d bytes: %w", size, err)
 	}
 	b := &hostBuffer{dt: dt, n: n, data: mem[:size]}
 	var once sync.Once
-	free := func() { once.Do(func() { pool.put(mem) }) }
+	free := func() { once.Do(func() { d.pool.put(mem) }) }
 	b.free = free
 	runtime.AddCleanup(b, func(f func()) { f() }, free)
 	return b, nil
 }
 
-// mmapPool keeps freed mappings for reuse, like tinygrad's LRU allocator:
-// a fresh mapping costs a page fault per 4 KiB on first touch, which for a
-// 64 MiB buffer is slower than the kernel that fills it. mmap memory is
-// page aligned (vector loads) and outside the Go heap (never scanned).
-type mmapPool struct {
-	mu    sync.Mutex
-	free  map[int][][]byte
-	bytes int
-}
+// Memory is the account of the device's buffers (MemoryCounter).
+func (d *cpuDevice) Memory() MemoryUsage { return d.pool.usage() }
 
-// poolLimit bounds the memory kept for reuse.
-const poolLimit = 1 << 30
-
-var pool = &mmapPool{free: map[int][][]byte{}}
-
-func (p *mmapPool) get(size int) ([]byte, error) {
-	p.mu.Lock()
-	if l := p.free[size]; len(l) > 0 {
-		m := l[len(l)-1]
-		p.free[size] = l[:len(l)-1]
-		p.bytes -= size
-		p.mu.Unlock()
-		return m, nil
-	}
-	p.mu.Unlock()
-	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err == nil && size >= hugePage {
-		// Transparent huge pages: a 64 MiB buffer takes 32 first-touch
-		// faults instead of 16384 (each costs microseconds here).
-		_ = syscall.Madvise(mem, madvHugepage)
-	}
-	return mem, err
-}
-
-const (
-	hugePage     = 2 << 20
-	madvHugepage = 14 // MADV_HUGEPAGE
-)
-
-func (p *mmapPool) put(m []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bytes+len(m) > poolLimit {
-		_ = syscall.Munmap(m)
-		return
-	}
-	p.free[len(m)] = append(p.free[len(m)], m)
-	p.bytes += len(m)
-}
+// ResetPeak starts a new peak from the bytes live now.
+func (d *cpuDevice) ResetPeak() { d.pool.resetPeak() }
 
 // Compile renders the kernels not yet in memory as one translation unit
 // (a second kernel in the same file costs ~10 ms instead of ~100 ms),
@@ -253,12 +209,13 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, libs[u].path, err)
 			}
 			flops, _ := ks[i].Cost()
-			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], k: ks[i], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14}
+			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14}
 		}
 	}
 	for i, k := range ks {
 		p := *d.progs[srcs[i]]
-		p.k = k
+		outer := *k.Global[0]
+		p.outer = &outer
 		out[i] = &p
 	}
 	return out, nil
@@ -527,7 +484,10 @@ type cpuProgram struct {
 	name string
 	fn   uintptr
 	lib  *library
-	k    *ir.Kernel
+	// outer is the kernel's outermost loop, split across cores (the
+	// program keeps it, not the kernel: a kernel's IR after its passes is
+	// the compile's memory, megabytes for an unrolled one).
+	outer *ir.Axis
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
 	small bool
@@ -556,7 +516,7 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	pin.Pin(&vars[0])
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
 	start := time.Now()
-	n := p.k.Global[0].Trip(vars)
+	n := p.outer.Trip(vars)
 	call := func(lo, hi int64) { purego.SyscallN(p.fn, pb, pv, uintptr(lo), uintptr(hi)) }
 	if p.small {
 		call(0, n)
