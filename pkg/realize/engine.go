@@ -85,17 +85,20 @@ type compiled struct {
 }
 
 type compiledItem struct {
-	name   string
-	prog   backend.Program
-	kernel *ir.Kernel
-	args   []ref             // args[0] is this item's output
-	rands  []int             // indices into the graph's random nodes
-	vars   []tensor.Variable // the launch's first vars
-	dtype  ir.DType
-	size   int
-	node   int  // the item's node: index into the graph's walk order
-	dst    int  // an assign: the leaf whose memory receives the value (-1: none)
-	temp   bool // an assign computed into a temporary and copied at the end
+	name string
+	prog backend.Program
+	// For DEBUG=2's launch lines: the kernel's cost and global sizes (not
+	// the kernel, whose IR would stay in memory with the schedule).
+	flops, bytes int64
+	global       []int64
+	args         []ref             // args[0] is this item's output
+	rands        []int             // indices into the graph's random nodes
+	vars         []tensor.Variable // the launch's first vars
+	dtype        ir.DType
+	size         int
+	node         int  // the item's node: index into the graph's walk order
+	dst          int  // an assign: the leaf whose memory receives the value (-1: none)
+	temp         bool // an assign computed into a temporary and copied at the end
 }
 
 // ref points at a buffer: a leaf of the graph (realized input) or the
@@ -282,12 +285,6 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		return nil, err
 	}
 	e.Stats.CompileTime += time.Since(cstart)
-	for _, k := range kernels {
-		// The cached schedule keeps each kernel for its cost (DEBUG lines)
-		// and TinyJit; its builder's intern table (every expression the
-		// passes ever made) is not needed any more.
-		k.B = nil
-	}
 	leafIdx := map[*tensor.Node]int{}
 	for i, l := range g.leaves {
 		leafIdx[l] = i
@@ -303,7 +300,11 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	itemIdx := map[*tensor.Node]int{}
 	c := &compiled{}
 	for i, it := range sched.Items {
-		ci := compiledItem{name: kernels[i].Name, prog: progs[i], kernel: kernels[i], dtype: it.Out.DType, size: it.Out.Numel(), node: local[it.Out], dst: -1}
+		ci := compiledItem{name: kernels[i].Name, prog: progs[i], dtype: it.Out.DType, size: it.Out.Numel(), node: local[it.Out], dst: -1}
+		ci.flops, ci.bytes = kernels[i].Cost()
+		for _, a := range kernels[i].Global {
+			ci.global = append(ci.global, a.Size)
+		}
 		if d := it.Out.AssignTarget(); d != nil {
 			ci.dst = leafIdx[d]
 		}
@@ -561,14 +562,14 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 }
 
 func (e *Engine) launchLine(i int, it compiledItem, dt time.Duration) {
-	flops, bytes := it.kernel.Cost()
+	flops, bytes := it.flops, it.bytes
 	secs := dt.Seconds()
 	if secs <= 0 {
 		secs = 1e-9
 	}
 	var g []string
-	for _, a := range it.kernel.Global {
-		g = append(g, fmt.Sprint(a.Size))
+	for _, size := range it.global {
+		g = append(g, fmt.Sprint(size))
 	}
 	name := it.name
 	if e.Opts.Color {

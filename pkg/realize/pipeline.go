@@ -2,6 +2,7 @@ package realize
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"tgc/pkg/fuse"
@@ -29,7 +30,18 @@ func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, erro
 		return nil, nil, err
 	}
 	kernels := make([]*ir.Kernel, len(sched.Items))
+	// A step's layers repeat the same kernels on other buffers: each
+	// structure is optimized once (its IR once in memory, BEAM's search
+	// once), as beam keys its results (the dump without the name).
+	optimized := map[string]*ir.Kernel{}
 	for i, it := range sched.Items {
+		key := structure(it.Kernel)
+		if k, ok := optimized[key]; ok && p.opts.Debug < 5 {
+			named := *k
+			named.Name = it.Kernel.Name
+			kernels[i] = &named
+			continue
+		}
 		var dump func(string, *ir.Kernel)
 		if p.opts.Debug >= 5 {
 			dump = func(pass string, k *ir.Kernel) {
@@ -41,7 +53,12 @@ func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, erro
 			return nil, nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
 		}
 		k.Name = it.Kernel.Name
+		// The builder's intern table holds every expression the passes
+		// made, most of them dead now: the renderers read only the
+		// kernel's expressions.
+		k.B = nil
 		kernels[i] = k
+		optimized[key] = k
 	}
 	if p.opts.Debug >= 1 {
 		fmt.Fprintf(p.opts.Out, "scheduled %s in %.2f ms\n", plural(len(kernels), "kernel"), float64(time.Since(start).Microseconds())/1000)
@@ -50,6 +67,16 @@ func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, erro
 		}
 	}
 	return sched, kernels, nil
+}
+
+// structure identifies a kernel by what it computes: its dump without its
+// name.
+func structure(k *ir.Kernel) string {
+	dump := k.Dump()
+	if i := strings.IndexByte(dump, '\n'); i >= 0 {
+		dump = dump[i+1:] // "kernel NAME"
+	}
+	return dump
 }
 
 // show prints a kernel's rendered source and its opts (DEBUG=3).
