@@ -32,16 +32,37 @@ type broadcasts struct {
 	// max inside its sum) broadcasts a value the loop does not change,
 	// which ir.Linearize computes once before the loop: no recomputation.
 	loopAxes map[*tensor.Node]string
+	// oneHot: a WHERE summed as a one-hot lookup (oneHotSum), whose value
+	// arm the kernel reads as a gather. gathered: the node is read in its
+	// kernel through such an arm only (plain: through another path too).
+	oneHot, gathered, plain map[*tensor.Node]bool
 }
 
 func newBroadcasts() *broadcasts {
-	return &broadcasts{inReduce: map[*tensor.Node]bool{}, loopAxes: map[*tensor.Node]string{}}
+	return &broadcasts{inReduce: map[*tensor.Node]bool{}, loopAxes: map[*tensor.Node]string{},
+		oneHot: map[*tensor.Node]bool{}, gathered: map[*tensor.Node]bool{}, plain: map[*tensor.Node]bool{}}
+}
+
+// reduce records a reduce before its sources are seen: a one-hot sum's
+// value arm is a gather (oneHotSum).
+func (b *broadcasts) reduce(r *tensor.Node) {
+	if w := oneHotSum(r); w != nil {
+		b.oneHot[w] = true
+	}
 }
 
 // see records that n reads s (nStored: n is a buffer, so s is in another
 // kernel; nInReduce: n is read inside a reduce's loop).
 func (b *broadcasts) see(n, s *tensor.Node, nStored, nInReduce bool) {
 	if !nStored {
+		// The value arm of a one-hot sum is read once per output, at the
+		// row its index selects (ir/gather.go): an EXPAND in it that
+		// broadcasts a table over the lookups recomputes nothing.
+		if b.oneHot[n] && s == n.Src[1] || b.gathered[n] && !b.plain[n] {
+			b.gathered[s] = true
+			return
+		}
+		b.plain[s] = true
 		b.inReduce[s] = b.inReduce[s] || b.inReduce[n] ||
 			n.Op == ir.OpExpand && nInReduce && !broadcastsAlong(n, b.loopAxes[n])
 	}
@@ -60,6 +81,139 @@ func (b *broadcasts) see(n, s *tensor.Node, nStored, nInReduce bool) {
 		}
 		b.loopAxes[s] = ax
 	}
+}
+
+// oneHotSum returns the WHERE of a one-hot sum r, sum over k of
+// where(e == p, x, 0), where p is position math (an arange) that varies
+// along k alone and e (the index, a token read from memory) does not vary
+// along the reduced axes: ir's gather rule turns its kernel into a load of
+// x at the row e selects, so x is not recomputed for every row of the
+// table. It returns nil for anything else. The kernel IR's rule needs p to
+// be the loop variable itself; a p that is position math but not that
+// (an arange with a start or a step) keeps the sum, which then computes x
+// for every row.
+func oneHotSum(r *tensor.Node) *tensor.Node {
+	if r.Op != ir.OpSum || r.Realized() != nil {
+		return nil
+	}
+	w := r.Src[0]
+	if w.Op != ir.OpWhere || w.Realized() != nil || !isZero(w.Src[2]) {
+		return nil
+	}
+	c := w.Src[0]
+	for c.Realized() == nil && c.Op == ir.OpExpand {
+		c = c.Src[0] // the same rank: dimensions stay w's
+	}
+	if c.Realized() != nil || c.Op != ir.OpCmpEq || len(c.Shape) != len(w.Shape) {
+		return nil
+	}
+	reduced := map[int]bool{}
+	for _, a := range r.Arg.([]int) {
+		reduced[a] = true
+	}
+	for side := range 2 {
+		p, e := c.Src[side], c.Src[1-side]
+		if !positional(p, map[*tensor.Node]bool{}) || positional(e, map[*tensor.Node]bool{}) {
+			continue
+		}
+		pv, ev := varies(p), varies(e)
+		k := -1
+		for d, v := range pv {
+			switch {
+			case !v:
+			case k >= 0 || !reduced[d]:
+				k = -2 // p varies along a second dimension, or a kept one
+			default:
+				k = d
+			}
+		}
+		if k < 0 {
+			continue
+		}
+		independent := true
+		for d := range reduced {
+			independent = independent && !ev[d]
+		}
+		if independent {
+			return w
+		}
+	}
+	return nil
+}
+
+// isZero reports whether n is the constant 0 (through movement ops).
+func isZero(n *tensor.Node) bool {
+	for n.Realized() == nil && n.Op.IsMovement() {
+		n = n.Src[0]
+	}
+	if n.Realized() != nil || n.Op != ir.OpConst {
+		return false
+	}
+	f, i := n.ConstValue()
+	return f == 0 && i == 0
+}
+
+// varies says along which dimensions of n its value changes, an
+// over-approximation: a dimension of size 1 never, an EXPAND's
+// broadcast dimensions not, a RESHAPE that only adds or drops dimensions
+// of size 1 keeps its source's, elementwise ops take their sources'
+// union; anything else (a buffer, a reduce, other movement) may vary
+// along every dimension.
+func varies(n *tensor.Node) []bool {
+	v := make([]bool, len(n.Shape))
+	all := func() []bool {
+		for d, size := range n.Shape {
+			v[d] = size > 1
+		}
+		return v
+	}
+	if n.Realized() != nil {
+		return all()
+	}
+	switch {
+	case n.Op == ir.OpConst:
+		return v
+	case n.Op == ir.OpExpand:
+		sv := varies(n.Src[0])
+		for d := range v {
+			v[d] = sv[d] && n.Src[0].Shape[d] == n.Shape[d]
+		}
+		return v
+	case n.Op == ir.OpReshape:
+		sv := varies(n.Src[0])
+		var src []int // the source's dimensions of size > 1, in order
+		for d, size := range n.Src[0].Shape {
+			if size > 1 {
+				src = append(src, d)
+			}
+		}
+		j := 0
+		for d, size := range n.Shape {
+			if size == 1 {
+				continue
+			}
+			if j >= len(src) || n.Src[0].Shape[src[j]] != size {
+				return all()
+			}
+			v[d] = sv[src[j]]
+			j++
+		}
+		if j != len(src) {
+			return all()
+		}
+		return v
+	case n.Op.IsALU():
+		for _, s := range n.Src {
+			if len(s.Shape) != len(n.Shape) {
+				return all()
+			}
+			for d, x := range varies(s) {
+				v[d] = v[d] || x
+			}
+		}
+		return v
+	}
+	return all()
 }
 
 // tooDear says whether n, an elementwise node or a random number, is
@@ -138,18 +292,6 @@ func broadcastsAlong(e *tensor.Node, axes string) bool {
 func recomputeCost(n *tensor.Node) int {
 	seen := map[*tensor.Node]bool{}
 	pos := map[*tensor.Node]bool{}
-	var positional func(n *tensor.Node) bool
-	positional = func(n *tensor.Node) bool {
-		if v, ok := pos[n]; ok {
-			return v
-		}
-		v := n.Realized() == nil && (n.Op == ir.OpConst || n.Op.IsMovement() || n.Op.IsALU())
-		for _, s := range n.Src {
-			v = v && positional(s)
-		}
-		pos[n] = v
-		return v
-	}
 	var walk func(n *tensor.Node) int
 	walk = func(n *tensor.Node) int {
 		if seen[n] || n.Realized() != nil {
@@ -168,7 +310,7 @@ func recomputeCost(n *tensor.Node) int {
 		case n.Op == ir.OpExp2, n.Op == ir.OpLog2, n.Op == ir.OpSin, n.Op == ir.OpSqrt, n.Op == ir.OpRecip,
 			n.Op == ir.OpDiv && n.DType.IsFloat():
 			c = 4
-		case n.Op.IsALU() && positional(n):
+		case n.Op.IsALU() && positional(n, pos):
 		case n.Op.IsALU():
 			c = 1
 		}
@@ -178,4 +320,18 @@ func recomputeCost(n *tensor.Node) int {
 		return min(c, 1<<20)
 	}
 	return walk(n)
+}
+
+// positional reports whether n is position math: constants, movement and
+// elementwise ops, no buffer or random number (memo caches the answers).
+func positional(n *tensor.Node, memo map[*tensor.Node]bool) bool {
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	v := n.Realized() == nil && (n.Op == ir.OpConst || n.Op.IsMovement() || n.Op.IsALU())
+	for _, s := range n.Src {
+		v = v && positional(s, memo)
+	}
+	memo[n] = v
+	return v
 }

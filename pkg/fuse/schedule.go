@@ -163,6 +163,9 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		if opts.NoFusion && (n.Op.IsALU() || n.Op.IsReduce()) {
 			isBuf[n] = true
 		}
+		if n.Op.IsReduce() {
+			bc.reduce(n)
+		}
 		myDest, myMulti := dest[n], multi[n]
 		if isBuf[n] {
 			myDest, myMulti = n, false
