@@ -269,20 +269,35 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 // compile schedules, optimizes and compiles a graph.
 func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	start := time.Now()
-	sched, kernels, err := pipeline{opts: e.Opts, target: e.target()}.lower(outs)
+	sched, kernels, first, err := pipeline{opts: e.Opts, target: e.target()}.lower(outs)
 	if err != nil {
 		return nil, err
 	}
 	e.Stats.Scheduled++
 	e.Stats.LowerTime += time.Since(start)
 	cstart := time.Now()
-	e.Stats.Compiled += len(kernels)
-	progs, counts, err := backend.CompileCounted(e.Dev, kernels)
+	// Kernels of one structure share one program (the first's name).
+	var distinct []*ir.Kernel
+	at := make([]int, len(kernels)) // kernel i's program in distinct
+	for i, j := range first {
+		if j == i {
+			at[i] = len(distinct)
+			distinct = append(distinct, kernels[i])
+		} else {
+			at[i] = at[j]
+		}
+	}
+	e.Stats.Compiled += len(distinct)
+	dprogs, counts, err := backend.CompileCounted(e.Dev, distinct)
 	e.Stats.Builds += counts.Builds
 	e.Stats.KernelLoads += counts.CacheHits
 	e.printWarnings()
 	if err != nil {
 		return nil, err
+	}
+	progs := make([]backend.Program, len(kernels))
+	for i := range progs {
+		progs[i] = dprogs[at[i]]
 	}
 	e.Stats.CompileTime += time.Since(cstart)
 	leafIdx := map[*tensor.Node]int{}

@@ -1,6 +1,7 @@
 package realize
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"time"
@@ -22,24 +23,27 @@ type pipeline struct {
 	target ir.Target
 }
 
-// lower schedules outs and optimizes every kernel of the schedule.
-func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, error) {
+// lower schedules outs and optimizes every kernel of the schedule. first[i]
+// is the index of the first kernel with kernel i's structure (i itself
+// when it is the first): the two differ only in their names.
+func (p pipeline) lower(outs []*tensor.Node) (sched *fuse.Schedule, kernels []*ir.Kernel, first []int, err error) {
 	start := time.Now()
-	sched, err := fuse.Create(outs, fuseOptions(p.opts, p.target))
+	sched, err = fuse.Create(outs, fuseOptions(p.opts, p.target))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	kernels := make([]*ir.Kernel, len(sched.Items))
+	kernels = make([]*ir.Kernel, len(sched.Items))
+	first = make([]int, len(sched.Items))
 	// A step's layers repeat the same kernels on other buffers: each
 	// structure is optimized once (its IR once in memory, BEAM's search
 	// once), as beam keys its results (the dump without the name).
-	optimized := map[string]*ir.Kernel{}
+	optimized := map[[sha256.Size]byte]int{}
 	for i, it := range sched.Items {
 		key := structure(it.Kernel)
-		if k, ok := optimized[key]; ok && p.opts.Debug < 5 {
-			named := *k
+		if j, ok := optimized[key]; ok && p.opts.Debug < 5 {
+			named := *kernels[j]
 			named.Name = it.Kernel.Name
-			kernels[i] = &named
+			kernels[i], first[i] = &named, j
 			continue
 		}
 		var dump func(string, *ir.Kernel)
@@ -50,15 +54,15 @@ func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, erro
 		}
 		k, err := ir.OptimizeFor(it.Kernel, p.target, dump)
 		if err != nil {
-			return nil, nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
+			return nil, nil, nil, fmt.Errorf("internal error optimizing %s: %w", it.Kernel.Name, err)
 		}
 		k.Name = it.Kernel.Name
 		// The builder's intern table holds every expression the passes
 		// made, most of them dead now: the renderers read only the
 		// kernel's expressions.
 		k.B = nil
-		kernels[i] = k
-		optimized[key] = k
+		kernels[i], first[i] = k, i
+		optimized[key] = i
 	}
 	if p.opts.Debug >= 1 {
 		fmt.Fprintf(p.opts.Out, "scheduled %s in %.2f ms\n", plural(len(kernels), "kernel"), float64(time.Since(start).Microseconds())/1000)
@@ -66,17 +70,17 @@ func (p pipeline) lower(outs []*tensor.Node) (*fuse.Schedule, []*ir.Kernel, erro
 			fmt.Fprint(p.opts.Out, sched.Dump())
 		}
 	}
-	return sched, kernels, nil
+	return sched, kernels, first, nil
 }
 
-// structure identifies a kernel by what it computes: its dump without its
-// name.
-func structure(k *ir.Kernel) string {
+// structure identifies a kernel by what it computes: a hash of its dump
+// without its name.
+func structure(k *ir.Kernel) [sha256.Size]byte {
 	dump := k.Dump()
 	if i := strings.IndexByte(dump, '\n'); i >= 0 {
 		dump = dump[i+1:] // "kernel NAME"
 	}
-	return dump
+	return sha256.Sum256([]byte(dump))
 }
 
 // show prints a kernel's rendered source and its opts (DEBUG=3).

@@ -186,7 +186,7 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		return nil
 	}
 	p := pipeline{opts: t.Opts, target: t.target()}
-	sched, kernels, err := p.lower(outs)
+	sched, kernels, _, err := p.lower(outs)
 	if err != nil {
 		return err
 	}
