@@ -155,6 +155,9 @@ func (d *cpuDevice) Memory() MemoryUsage { return d.pool.usage() }
 // ResetPeak starts a new peak from the bytes live now.
 func (d *cpuDevice) ResetPeak() { d.pool.resetPeak() }
 
+// ReleasePooled unmaps the freed buffers kept for reuse.
+func (d *cpuDevice) ReleasePooled() { d.pool.release() }
+
 // Compile renders the kernels not yet in memory as one translation unit
 // (a second kernel in the same file costs ~10 ms instead of ~100 ms),
 // compiles it through the disk cache, and loads it.

@@ -20,6 +20,10 @@ type MemoryUsage struct {
 type MemoryCounter interface {
 	Memory() MemoryUsage
 	ResetPeak()
+	// ReleasePooled gives the pooled memory back to the system: after a
+	// phase whose buffer sizes will not come again (a prompt's prefill
+	// before the decode steps).
+	ReleasePooled()
 }
 
 // mmapPool is the CPU device's memory: each buffer its own anonymous
@@ -89,6 +93,17 @@ func (p *mmapPool) usage() MemoryUsage {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return MemoryUsage{Live: p.live, Peak: p.peak, Pooled: int64(p.pooled)}
+}
+
+func (p *mmapPool) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.free {
+		for _, m := range l {
+			_ = syscall.Munmap(m)
+		}
+	}
+	p.free, p.pooled = nil, 0
 }
 
 func (p *mmapPool) resetPeak() {

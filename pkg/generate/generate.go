@@ -18,9 +18,11 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/fileaccess"
 	"tgc/pkg/ir"
 	"tgc/pkg/llama"
+	"tgc/pkg/realize"
 	"tgc/pkg/script"
 	"tgc/pkg/script/nnlib"
 	"tgc/pkg/script/tensorlib"
@@ -170,7 +172,20 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return logitsOf(v)
+	logits, err := logitsOf(v)
+	s.releasePooled()
+	return logits, err
+}
+
+// releasePooled gives the device's pooled memory back after the prefill:
+// its scratch (activations of the prompt's rows, a quantized model's
+// dequantized weights) has sizes the decode steps do not ask for.
+func (s *Session) releasePooled() {
+	if e, ok := s.ctx.Engine().(*realize.Engine); ok {
+		if m, ok := e.Dev.(backend.MemoryCounter); ok {
+			m.ReleasePooled()
+		}
+	}
 }
 
 // Decode runs one token at position pos (the tokens before it are in the
