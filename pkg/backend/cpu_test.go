@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ebitengine/purego"
+
+	"tgc/pkg/ir"
 )
 
 func cpuOrSkip(t *testing.T) *cpuDevice {
@@ -201,4 +203,35 @@ func TestConcurrentOpen(t *testing.T) {
 	if !strings.HasPrefix(lib.path, filepath.Join(b.CacheDir, "kernels")+string(filepath.Separator)) {
 		t.Errorf("kernel stored at %s, want under %s", lib.path, b.CacheDir)
 	}
+}
+
+// TestMemoryAccount: the CPU device counts the bytes of its live buffers
+// and their peak; a freed buffer's memory is pooled (and reused by the
+// next buffer of its size) until ReleasePooled.
+func TestMemoryAccount(t *testing.T) {
+	d, err := OpenCPUWidth(hostVecWidth())
+	if err != nil {
+		t.Skip(err)
+	}
+	mem := d.(MemoryCounter)
+	check := func(what string, want MemoryUsage) {
+		t.Helper()
+		if got := mem.Memory(); got != want {
+			t.Errorf("%s: %+v, want %+v", what, got, want)
+		}
+	}
+	a, _ := d.Alloc(ir.Float32, 1000)
+	b, _ := d.Alloc(ir.Uint8, 3)
+	check("two buffers", MemoryUsage{Live: 4003, Peak: 4003})
+	a.Free()
+	a.Free() // twice: counted once
+	check("one freed", MemoryUsage{Live: 3, Peak: 4003, Pooled: 4000})
+	mem.ResetPeak()
+	check("peak reset", MemoryUsage{Live: 3, Peak: 3, Pooled: 4000})
+	c, _ := d.Alloc(ir.Int32, 1000) // the pooled 4000 bytes again
+	check("reused", MemoryUsage{Live: 4003, Peak: 4003})
+	c.Free()
+	b.Free()
+	mem.ReleasePooled()
+	check("released", MemoryUsage{Peak: 4003})
 }

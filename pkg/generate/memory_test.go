@@ -1,0 +1,89 @@
+package generate
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/llama"
+	"tgc/pkg/llamatest"
+	"tgc/pkg/quant"
+	"tgc/pkg/realize"
+)
+
+// TestPeakDeviceMemory: generating from a Q4_K model (a prompt of several
+// tokens as one batch, then decode steps) holds at most 1.2× the weights
+// as stored plus the KV cache, and 64 KiB, in device buffers at any
+// moment (the CPU device's account of its live bytes). The model's shape
+// gives the checks their weight: a vocabulary whose embedding as floats
+// (4 MiB) is more than the 20 % allowance, as it is for a 32000-token
+// model, and layers small next to the whole, as in one of 110M
+// parameters (a prefill dequantizes one layer's weights at a time).
+func TestPeakDeviceMemory(t *testing.T) {
+	cfg := llama.Config{Dim: 256, HiddenDim: 512, Layers: 6, Heads: 8, KVHeads: 8, VocabSize: 4096,
+		ContextLength: 512, RopeDim: 32, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
+	path := filepath.Join(t.TempDir(), "q4_k.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := llamatest.WriteGGUF(f, cfg, llamatest.RandomWeights(cfg, 7), llamatest.AllAs(quant.Q4_K)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	mem, ok := eng.Dev.(backend.MemoryCounter)
+	if !ok {
+		t.Fatalf("%s keeps no account of its memory", eng.Dev.Name())
+	}
+	// The device is the package's: buffers of earlier tests that are
+	// garbage leave its account once collected.
+	before := settled(mem)
+	mem.ResetPeak()
+	s := openIn(t, ctx, path, "", 0)
+	prompt := []int{1, 400, 4095, 17, 2048, 5, 99, 3000}
+	logits, err := s.Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pos := len(prompt); pos < len(prompt)+6; pos++ {
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := mem.Memory()
+	kv := int64(cfg.Layers * 2 * cfg.ContextLength * cfg.KVHeads * (cfg.Dim / cfg.Heads) * 4)
+	model := s.WeightBytes + kv
+	if live := u.Live - before; live < model {
+		t.Fatalf("the device accounts for %d bytes after loading, less than the weights and KV cache (%d)", live, model)
+	}
+	const extra = 64 << 10
+	peak := u.Peak - before
+	t.Logf("peak %d bytes = %.3f× weights %d + KV cache %d", peak, float64(peak)/float64(model), s.WeightBytes, kv)
+	if limit := model*12/10 + extra; peak > limit {
+		t.Errorf("peak device memory %d bytes (%.2f× the weights and KV cache, %d bytes), more than 1.2× + %d", peak, float64(peak)/float64(model), model, extra)
+	}
+}
+
+// settled collects garbage until the device's live bytes stop changing
+// (buffers left by earlier tests are freed by their cleanups).
+func settled(mem backend.MemoryCounter) int64 {
+	live := mem.Memory().Live
+	for range 20 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		now := mem.Memory().Live
+		if now == live {
+			break
+		}
+		live = now
+	}
+	return live
+}
