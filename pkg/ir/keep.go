@@ -2,6 +2,8 @@ package ir
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 )
 
 // The keep pass (C targets): values a row kernel's reduce accumulates and
@@ -34,6 +36,13 @@ type Keep struct {
 	// replaced by Col[m] is m's accumulated value. Index[m] is the
 	// store's index at that column, where m's value is stored.
 	Col, Index map[*Expr]*Expr
+	// Next is, for the loads of the members' values that read the
+	// outermost global axis (the row) at a constant stride, that stride:
+	// the kept loop prefetches the next row's elements. The loop is the
+	// row's compute-heavy pass over data in cache, so memory is otherwise
+	// idle during it, and the next row's first pass would wait for it.
+	// A hint only (no value depends on it; an x86 prefetch never faults).
+	Next map[*Expr]int64
 }
 
 // keepWorth: the value recomputed costs more than reading it back (a
@@ -170,7 +179,55 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 			return nil
 		}
 	}
+	plan.Next = map[*Expr]int64{}
+	if row := k.Global[0]; row != col {
+		for _, m := range members {
+			for _, ld := range KeptLoads(m) {
+				if s, ok := AxisStride(ld.Src[0], row); ok && s > 0 {
+					plan.Next[ld] = s
+				}
+			}
+		}
+	}
 	return plan
+}
+
+// KeptLoads are the unguarded loads a reduce member's loop reads (not
+// those of reduces its value reads, evaluated before the loop).
+func KeptLoads(m *Expr) []*Expr {
+	var lds []*Expr
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] || e.Op == OpReduce {
+			return
+		}
+		seen[e] = true
+		if e.Op == OpLoad && len(e.Src) == 1 {
+			lds = append(lds, e)
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	rec(m.Src[0])
+	return lds
+}
+
+// AxisStride is the coefficient of axis a's variable in idx when idx is
+// linear in it (a read nowhere else in idx).
+func AxisStride(idx *Expr, a *Axis) (int64, bool) {
+	ts, _ := normalize(addTerms(nil, idx, 1))
+	var s int64
+	for _, t := range ts {
+		switch {
+		case t.e != nil && t.e.Op == OpVar && t.e.Arg.(*Axis) == a:
+			s += t.k
+		case t.e != nil && usesVar(t.e, a):
+			return 0, false
+		}
+	}
+	return s, s != 0
 }
 
 func lanesBut(u, skip int64) []int64 {
@@ -259,6 +316,14 @@ func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
 			return err
 		}
 	}
+	for ld, s := range kp.Next {
+		if !in[ld] {
+			return fmt.Errorf("keep: prefetch of a load not in the kernel")
+		}
+		if got, ok := AxisStride(ld.Src[0], k.Global[0]); !ok || got != s {
+			return fmt.Errorf("keep: prefetch of %s one row (%d) ahead, but it reads the row at stride %d", ld, s, got)
+		}
+	}
 	// Vector accumulators store vectors: their lanes' indices are contiguous.
 	if k.SIMD != nil {
 		for _, ms := range k.SIMD.Accs {
@@ -277,6 +342,19 @@ func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
 
 // dump prints the plan for Kernel.Dump.
 func (kp *Keep) dump(names map[*Expr]string) string {
-	return fmt.Sprintf("  keep %s in buf%d, stored by the %d members of %s (columns %d*%s + lane)\n",
-		names[kp.Value], kp.Store.Arg, len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name())
+	next := ""
+	if len(kp.Next) > 0 {
+		strides := map[int64]bool{}
+		for _, s := range kp.Next {
+			strides[s] = true
+		}
+		var ss []string
+		for s := range strides {
+			ss = append(ss, fmt.Sprint(s))
+		}
+		sort.Strings(ss)
+		next = fmt.Sprintf(", prefetching its %d loads one row (%s) ahead", len(kp.Next), strings.Join(ss, ", "))
+	}
+	return fmt.Sprintf("  keep %s in buf%d, stored by the %d members of %s (columns %d*%s + lane)%s\n",
+		names[kp.Value], kp.Store.Arg, len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name(), next)
 }

@@ -48,6 +48,14 @@ func TestKeepPlans(t *testing.T) {
 		if k.Keep.Value.Op != ir.OpExp2 {
 			t.Errorf("width %d: kept %s, want the exponential", tg.VecWidth, k.Keep.Value.Op)
 		}
+		if len(k.Keep.Next) == 0 {
+			t.Errorf("width %d: the kept loop prefetches nothing of the next row", tg.VecWidth)
+		}
+		for ld, s := range k.Keep.Next {
+			if s != 64 {
+				t.Errorf("width %d: prefetch of %s %d ahead, want one row (64)", tg.VecWidth, ld, s)
+			}
+		}
 		for name, x := range map[string]*tensor.Tensor{
 			"log_softmax": input(6, 64).LogSoftmax(-1),
 			"layernorm":   input(6, 64).Layernorm(1e-5, -1),
@@ -133,6 +141,12 @@ func TestVerifyCatchesBrokenKeep(t *testing.T) {
 		}},
 		{"kept by the max", "not a SUM", func(kp *ir.Keep) {
 			kp.Leader = maxReduce
+		}},
+		{"a prefetch two rows ahead", "one row (128) ahead", func(kp *ir.Keep) {
+			kp.Next = map[*ir.Expr]int64{}
+			for ld, s := range good.Keep.Next {
+				kp.Next[ld] = 2 * s
+			}
 		}},
 	}
 	for _, c := range cases {

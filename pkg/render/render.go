@@ -282,6 +282,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 			} else if l.lane == 0 {
 				v := r.vexpr(src)
 				if idx := r.keptAt(m); idx != nil { // the lanes' indices are contiguous (Verify)
+					r.prefetchNext(m)
 					name := r.vec.fresh("vkeep")
 					r.line("%s %s = %s;", vtype(src), name, v)
 					r.line("tg_store(&%s[%s], %s);", BufName(r.k, r.keep.Store.Arg.(int)), r.expr(idx), name)
@@ -419,6 +420,18 @@ func (r *renderer) keptAt(m *ir.Expr) *ir.Expr {
 		return nil
 	}
 	return r.keep.Index[m]
+}
+
+// prefetchNext prefetches, for the loads of a kept vector's first lane,
+// the same element of the next row (ir.Keep.Next); the last row of a
+// chunk prefetches its own.
+func (r *renderer) prefetchNext(m *ir.Expr) {
+	row := r.k.Global[0].Name()
+	for _, e := range ir.KeptLoads(m) {
+		if s, ok := r.keep.Next[e]; ok {
+			r.line("__builtin_prefetch(&%s[%s + (%s + 1 < end ? %d : 0)]);", BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), row, s)
+		}
+	}
 }
 
 // keptOnly lists the nodes of k that only the keep plan's read-back value

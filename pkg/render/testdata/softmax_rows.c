@@ -107,10 +107,12 @@ void r_4_64_64_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) 
       tg_f8 vval2 = tg_load(tg_f8, &in1[alu17]);
       tg_f8 vbc0 = {alu16,alu16,alu16,alu16,alu16,alu16,alu16,alu16};
       tg_f8 vbc1 = {1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f};
+      __builtin_prefetch(&in1[alu17 + (gidx0 + 1 < end ? 64 : 0)]);
       tg_f8 vkeep0 = tg_exp2v(tg_i8, tg_f8, ((vval2-vbc0)*vbc1));
       tg_store(&out0[alu17], vkeep0);
       vacc2 += vkeep0;
       tg_f8 vval3 = tg_load(tg_f8, &in1[(alu17+8)]);
+      __builtin_prefetch(&in1[(alu17+8) + (gidx0 + 1 < end ? 64 : 0)]);
       tg_f8 vkeep1 = tg_exp2v(tg_i8, tg_f8, ((vval3-vbc0)*vbc1));
       tg_store(&out0[(alu17+8)], vkeep1);
       vacc3 += vkeep1;
