@@ -55,12 +55,20 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"batched matmul":   floats(r, 2, 8, 32).Dot(floats(r, 2, 32, 12)),
 		// long enough for the heuristic to block its reduce with a small
 		// L2 (KBLOCK 64), with an epilogue
-		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 16)).Relu(),
+		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 64)).Relu(),
 		"conv2d pad 1":      floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
 		"max":               floats(r, 16, 48).Max(false, 1),
 		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":           floats(r, 8, 64).Softmax(-1),
+		// a conv weight gradient as the CPU computes it (tensor.convGrads):
+		// the output gradient stored with its channels last, vectors along
+		// them, the reduce over batch x image blocked along the batch
+		"conv weight grad": func() *tensor.Tensor {
+			x, g := floats(r, 16, 8, 6, 6), floats(r, 16, 32, 4, 4)
+			gw := g.Permute(0, 2, 3, 1).Contiguous().Permute(0, 3, 1, 2).Permute(1, 0, 2, 3)
+			return x.Permute(1, 0, 2, 3).Conv2d(gw, nil, tensor.ConvOpts{}).Permute(1, 0, 2, 3)
+		}(),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -158,7 +166,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled, blocked, kept := 0, 0, 0, 0
+	tested, unrolled, blocked, kept, batchBlocked := 0, 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -232,6 +240,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if strings.Contains(ir.FormatOpts(l.opts), "KBLOCK") {
 				blocked++
+				if l.heur && len(k.ReduceAxes()) > 1 {
+					batchBlocked++ // a weight gradient's batch axis
+				}
 			}
 			for _, o := range l.opts {
 				if l.heur {
@@ -243,6 +254,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		onCPU.free()
 	}
 	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	if batchBlocked == 0 {
+		t.Errorf("no heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)")
+	}
 	if tested < 50 || unrolled < 10 || blocked < 5 || kept < 3 {
 		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
 	}
