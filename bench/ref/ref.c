@@ -1,7 +1,7 @@
 /* Reference measurements for `tgc bench --ref`, taken on the same machine
  * in the same run as tgc's: OpenBLAS sgemm at the suite's sizes, the
- * suite's conv2d as im2col + sgemm, a STREAM
- * triad (memory bandwidth) and an FMA loop (peak FLOP/s). One JSON object
+ * suite's conv2d as im2col + sgemm, the matmuls of llama_prefill_128, a
+ * STREAM triad (memory bandwidth) and an FMA loop (peak FLOP/s). One JSON object
  * per line, like `tgc bench --json`. Built by `make bench/ref/ref`. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
@@ -102,6 +102,42 @@ static void *triad_part(void *p) {
   return NULL;
 }
 
+/* The matmuls of tgc's llama_prefill_128 (the 110M shape: dim 768, 12
+ * layers and heads, hidden 2048, vocab 32000) in OpenBLAS: per layer the
+ * q, k, v, o projections and the SwiGLU FFN of 128 rows, and per head the
+ * scores and the weighted values (full squares: OpenBLAS has no causal
+ * form); the classifier for the last row. The rate is reported with tgc's
+ * FLOP count for the workload (causal attention), so the ratio of the two
+ * rates is the ratio of the times. */
+static void sgemm_prefill(int iters) {
+  enum { T = 128, D = 768, L = 12, H = 12, HD = 64, F = 2048, V = 32000 };
+  float *x = buffer((size_t)T * F), *y = buffer((size_t)T * F), *s = buffer((size_t)T * T);
+  float *wq = buffer((size_t)D * D), *w1 = buffer((size_t)F * D), *w2 = buffer((size_t)D * F), *cls = buffer((size_t)V * D);
+  double t[64], ct[64];
+  for (int it = -1; it < iters; it++) {
+    double st = now(), cs = cpu();
+    for (int l = 0; l < L; l++) {
+      for (int p = 0; p < 4; p++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, D, D, 1, x, D, wq, D, 0, y, D);
+      for (int h = 0; h < H; h++) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, HD, 1, x + h * HD, D, y + h * HD, D, 0, s, T);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, HD, T, 1, s, T, y + h * HD, D, 0, x + h * HD, D);
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, F, D, 1, x, D, w1, D, 0, y, F);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, F, D, 1, x, D, w1, D, 0, y, F);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, D, F, 1, y, F, w2, F, 0, x, D);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 1, V, D, 1, x, D, cls, D, 0, y, V);
+    if (it >= 0) t[it] = now() - st, ct[it] = cpu() - cs;
+  }
+  double m = median(t, iters), cm = median(ct, iters);
+  double params = (double)L * (4.0 * D * D + 3.0 * D * F) + (double)V * D;
+  double flops = 2.0 * params * T + (double)L * 2 * 2 * D * (double)T * T / 2;
+  printf("{\"name\": \"openblas_llama_prefill_128\", \"seconds\": %g, \"gflops\": %g, \"gbps\": 0, \"cpu_seconds\": %g}\n", m,
+         flops / m / 1e9, cm);
+  free(x), free(y), free(s), free(wq), free(w1), free(w2), free(cls);
+}
+
 /* STREAM triad a = b + s*c over 64M floats, split across threads. */
 static void stream(int iters) {
   size_t n = (size_t)64 << 20;
@@ -122,6 +158,40 @@ static void stream(int iters) {
   printf("{\"name\": \"stream_triad\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g, \"cpu_seconds\": %g}\n", m,
          2.0 * n / m / 1e9, 3.0 * 4 * n / m / 1e9, cm);
   free(a), free(b), free(c);
+}
+
+struct sumpart { const unsigned *p; size_t lo, hi; unsigned s; };
+
+static void *sum_part(void *p) {
+  struct sumpart *t = p;
+  unsigned s = 0;
+  for (size_t i = t->lo; i < t->hi; i++) s += t->p[i];
+  t->s = s;
+  return NULL;
+}
+
+/* STREAM-style read bandwidth: the sum of 64M 4-byte words (integer, so
+ * the compiler vectorizes it), split across threads. tgc's own measure
+ * (bench.ReadBandwidth, Go) is what llama_decode reports against. */
+static void stream_read(int iters) {
+  size_t n = (size_t)64 << 20;
+  unsigned *a = (unsigned *)buffer(n);
+  double t[64], ct[64];
+  for (int it = -1; it < iters; it++) {
+    pthread_t th[64];
+    struct sumpart parts[64];
+    double s = now(), cs = cpu();
+    for (int k = 0; k < threads; k++) {
+      parts[k] = (struct sumpart){a, n * k / threads, n * (k + 1) / threads, 0};
+      pthread_create(&th[k], NULL, sum_part, &parts[k]);
+    }
+    for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+    if (it >= 0) t[it] = now() - s, ct[it] = cpu() - cs;
+  }
+  double m = median(t, iters), cm = median(ct, iters);
+  printf("{\"name\": \"stream_read\", \"seconds\": %g, \"gflops\": 0, \"gbps\": %g, \"cpu_seconds\": %g}\n", m,
+         4.0 * n / m / 1e9, cm);
+  free(a);
 }
 
 /* The FMA peak: independent chains of fused multiply-adds in the widest
@@ -189,7 +259,7 @@ static void peak(void) {
 }
 
 /* ref [threads [part...]]: every measurement, or only the parts named
- * (sgemm512 sgemm1024 sgemm2048 sgemm4096 conv triad peak), so that `tgc
+ * (sgemm512 sgemm1024 sgemm2048 sgemm4096 conv prefill triad read peak), so that `tgc
  * bench --ref` can take each workload's reference right before it. */
 int main(int argc, char **argv) {
   threads = argc > 1 ? atoi(argv[1]) : 2;
@@ -203,7 +273,9 @@ int main(int argc, char **argv) {
     if (all || !strcmp(p, "sgemm2048")) sgemm(2048, 5);
     if (all || !strcmp(p, "sgemm4096")) sgemm(4096, 3);
     if (all || !strcmp(p, "conv")) conv_im2col(5);
+    if (all || !strcmp(p, "prefill")) sgemm_prefill(5);
     if (all || !strcmp(p, "triad")) stream(7);
+    if (all || !strcmp(p, "read")) stream_read(7);
     if (all || !strcmp(p, "peak")) peak();
   }
   return 0;

@@ -93,7 +93,7 @@ func runBench(c *cobra.Command, args []string) error {
 		}
 	}
 	var ref map[string]bench.Result
-	limits := map[string][2]float64{} // fma_peak, stream_triad: the lowest and highest reading
+	limits := map[string][2]float64{} // fma_peak, stream_triad, the read bandwidths: the lowest and highest reading
 	for _, w := range workloads {
 		if !asJSON {
 			fmt.Fprintf(stderr, "running %s...\n", w.Name)
@@ -105,12 +105,17 @@ func runBench(c *cobra.Command, args []string) error {
 			if ref, err = runReference(refParts(w.Name)...); err != nil {
 				return err
 			}
+			if strings.HasPrefix(w.Name, "llama_decode") {
+				// A decode step reads every weight once: its limit is
+				// the read bandwidth, measured by tgc itself.
+				ref["read_bandwidth"] = bench.MeasureReadBandwidth()
+			}
 			if byCPU {
 				for k, v := range ref {
 					ref[k] = v.CPUView()
 				}
 			}
-			for _, k := range []string{"fma_peak", "stream_triad"} {
+			for _, k := range []string{"fma_peak", "stream_triad", "stream_read", "read_bandwidth"} {
 				if v, ok := ref[k]; ok {
 					x := max(v.GFLOPS, v.GBPS)
 					l, seen := limits[k]
@@ -178,6 +183,12 @@ func runBench(c *cobra.Command, args []string) error {
 		if l, ok := limits["stream_triad"]; ok {
 			parts = append(parts, fmt.Sprintf("STREAM triad %.1f–%.1f GB/s", l[0], l[1]))
 		}
+		if l, ok := limits["stream_read"]; ok {
+			parts = append(parts, fmt.Sprintf("STREAM read %.1f–%.1f GB/s", l[0], l[1]))
+		}
+		if l, ok := limits["read_bandwidth"]; ok {
+			parts = append(parts, fmt.Sprintf("read bandwidth (tgc, Go; llama_decode's limit) %.1f–%.1f GB/s", l[0], l[1]))
+		}
 		fmt.Fprintf(stdout, "references measured before each workload: %s\n", strings.Join(parts, ", "))
 	}
 	if byCPU {
@@ -196,6 +207,10 @@ func refParts(name string) []string {
 		return []string{"conv", "peak"}
 	case strings.HasSuffix(name, "_step"):
 		return []string{"peak"}
+	case strings.HasPrefix(name, "llama_prefill"):
+		return []string{"prefill", "peak"}
+	case strings.HasPrefix(name, "llama_decode"):
+		return []string{"read"}
 	}
 	return []string{"triad"}
 }
@@ -215,7 +230,7 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 		return row
 	}
 	limit, blas := "", ""
-	if strings.HasPrefix(r.Name, "matmul") || strings.HasPrefix(r.Name, "conv") || strings.HasSuffix(r.Name, "_step") {
+	if strings.HasPrefix(r.Name, "matmul") || strings.HasPrefix(r.Name, "conv") || strings.HasSuffix(r.Name, "_step") || strings.HasPrefix(r.Name, "llama_prefill") {
 		if p := ref["fma_peak"].GFLOPS; p > 0 {
 			limit = fmt.Sprintf("%.2f× peak", r.GFLOPS/p)
 		}
@@ -226,8 +241,13 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 		if ok && b.GFLOPS > 0 {
 			blas = fmt.Sprintf("%.2f×", r.GFLOPS/b.GFLOPS)
 		}
+	} else if s := ref["read_bandwidth"].GBPS; s > 0 && strings.HasPrefix(r.Name, "llama_decode") {
+		limit = fmt.Sprintf("%.2f× read", r.GBPS/s)
 	} else if s := ref["stream_triad"].GBPS; s > 0 {
 		limit = fmt.Sprintf("%.2f× triad", r.GBPS/s)
+	}
+	if b, ok := ref["openblas_"+r.Name]; ok && b.GFLOPS > 0 { // the same matmuls in OpenBLAS
+		blas = fmt.Sprintf("%.2f×", r.GFLOPS/b.GFLOPS)
 	}
 	return append(row, limit, blas)
 }

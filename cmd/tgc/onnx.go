@@ -93,7 +93,7 @@ func runModel(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	before := compileStats()
+	before := compileStats(eng)
 	outs, err := m.Run(ctx, inputs, onnx.RunOptions{Dims: dims})
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func runModel(c *cobra.Command, args []string) error {
 		}
 	}
 	if !cfg.Quiet {
-		after := compileStats()
+		after := compileStats(eng)
 		summary(stderr, eng.Dev.Name(), eng.Stats, after.builds-before.builds, after.hits-before.hits)
 	}
 	return nil

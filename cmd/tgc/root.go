@@ -45,7 +45,7 @@ TGC_DEBUG, TGC_BEAM, TGC_SEED, TGC_MAX_STEPS, TGC_CACHE, TGC_ALLOW_PATH), then t
 	pf := root.PersistentFlags()
 	pf.String("config", "", "config file (default ./"+config.FileName+" when present)")
 	config.AddFlags(pf, "no_color", "cache")
-	root.AddCommand(newRunCmd(), newEmitCmd(), newInfoCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd())
+	root.AddCommand(newRunCmd(), newEmitCmd(), newInfoCmd(), newDevicesCmd(), newVersionCmd(), newBenchCmd(), newTrainCmd(), newGenerateCmd())
 	return root
 }
 

@@ -80,13 +80,13 @@ func runScript(c *cobra.Command, args []string) error {
 	if cfg.SeedSet {
 		ctx.ManualSeed(cfg.Seed)
 	}
-	before := compileStats()
+	before := compileStats(eng)
 	err = script.Run(script.Options{File: file, Stdout: stdout, Stderr: stderr, MaxSteps: cfg.MaxSteps, Argv: args[1:], Files: files, Context: ctx})
 	if err != nil {
 		return err
 	}
 	if !cfg.Quiet {
-		after := compileStats()
+		after := compileStats(eng)
 		summary(stderr, eng.Dev.Name(), eng.Stats, after.builds-before.builds, after.hits-before.hits)
 	}
 	return nil
@@ -94,10 +94,9 @@ func runScript(c *cobra.Command, args []string) error {
 
 type ccStats struct{ builds, hits int }
 
-func compileStats() ccStats {
-	backend.CompileStats.Lock()
-	defer backend.CompileStats.Unlock()
-	return ccStats{backend.CompileStats.Builds, backend.CompileStats.CacheHits}
+// compileStats reads the engine's compiler runs and kernel-cache loads.
+func compileStats(eng *realize.Engine) ccStats {
+	return ccStats{eng.Stats.Builds, eng.Stats.KernelLoads}
 }
 
 // summary prints the run's one line, e.g.

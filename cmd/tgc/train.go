@@ -206,14 +206,14 @@ func runTrain(c *cobra.Command, args []string) error {
 	}
 	sess := &script.TrainSession{Config: tf.config, Recorder: report.NewRecorder(), Every: tf.logEvery}
 
-	before := compileStats()
+	before := compileStats(eng)
 	start := time.Now()
 	if err := script.RunTraining(opts, sess); err != nil {
 		return err
 	}
 	wall := time.Since(start)
 	if !cfg.Quiet {
-		after := compileStats()
+		after := compileStats(eng)
 		summary(stderr, eng.Dev.Name(), eng.Stats, after.builds-before.builds, after.hits-before.hits)
 	}
 

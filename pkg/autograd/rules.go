@@ -123,7 +123,10 @@ var gradRules = map[string]gradRule{
 		return []*tensor.Tensor{g.Shrink(bounds)}
 	},
 	"shrink": func(n *tensor.Node, g *tensor.Tensor) []*tensor.Tensor {
-		bounds := n.Arg.([][2]int)
+		bounds, ok := n.Arg.([][2]int)
+		if !ok {
+			return []*tensor.Tensor{tensor.Errorf("gradient", "no gradient through a shrink with symbolic bounds %v", n.Arg)}
+		}
 		pads := make([][2]int, len(bounds))
 		for i, b := range bounds {
 			pads[i] = [2]int{b[0], n.Src[0].Shape[i] - b[1]}

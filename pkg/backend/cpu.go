@@ -106,6 +106,8 @@ type cpuDevice struct {
 	warnings   []string        // not yet taken by the engine
 	warnedOnce map[string]bool // warnings given once per device
 	cleaned    map[string]bool // cache folders cleaned of stale builds
+
+	compileCounter
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
@@ -201,8 +203,17 @@ func (p *mmapPool) put(m []byte) {
 // (a second kernel in the same file costs ~10 ms instead of ~100 ms),
 // compiles it through the disk cache, and loads it.
 func (d *cpuDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
+	progs, _, err := d.compileCounted(ks)
+	return progs, err
+}
+
+func (d *cpuDevice) compileCounted(ks []*ir.Kernel) ([]Program, CompileCounts, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.during(func() ([]Program, error) { return d.compileLocked(ks) })
+}
+
+func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	out := make([]Program, len(ks))
 	srcs := make([]string, len(ks))
 	var todo []int
@@ -282,15 +293,6 @@ func splitUnits(todo []int, srcs []string, n int) [][]int {
 type library struct {
 	path   string
 	handle uintptr
-}
-
-// CompileStats counts compiler invocations and their time (for DEBUG and
-// the run summary).
-var CompileStats struct {
-	sync.Mutex
-	Builds    int
-	CacheHits int
-	Time      time.Duration
 }
 
 // CacheDir is where compiled kernels live by default (a device opened
@@ -387,9 +389,7 @@ func (d *cpuDevice) build(src string) (*library, error) {
 	if path != "" {
 		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
-			CompileStats.Lock()
-			CompileStats.CacheHits++
-			CompileStats.Unlock()
+			d.hit()
 			return &library{path: path, handle: handle}, nil
 		}
 		bad = fmt.Errorf("%s does not load: %v", path, err)
@@ -448,10 +448,7 @@ func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build,
 		return "", nil, nil, &BuildError{Compiler: d.cc.path, Log: stderr.String(), Source: src, Err: err}
 	}
 	path, stored = b.Commit(filepath.Base(sofile), key)
-	CompileStats.Lock()
-	CompileStats.Builds++
-	CompileStats.Time += time.Since(start)
-	CompileStats.Unlock()
+	d.built(start)
 	return path, b, stored, nil
 }
 
@@ -559,7 +556,7 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	pin.Pin(&vars[0])
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
 	start := time.Now()
-	n := p.k.Global[0].Size
+	n := p.k.Global[0].Trip(vars)
 	call := func(lo, hi int64) { purego.SyscallN(p.fn, pb, pv, uintptr(lo), uintptr(hi)) }
 	if p.small {
 		call(0, n)

@@ -260,6 +260,8 @@ type cudaDevice struct {
 	mu    sync.Mutex
 	progs map[string]*cudaProgram
 	archs []string // clang only: architectures to try, the working one once known
+
+	compileCounter
 }
 
 func openCUDA() (Device, error) {
@@ -394,8 +396,17 @@ func clangSupports(k *ir.Kernel) error {
 }
 
 func (d *cudaDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
+	progs, _, err := d.compileCounted(ks)
+	return progs, err
+}
+
+func (d *cudaDevice) compileCounted(ks []*ir.Kernel) ([]Program, CompileCounts, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.during(func() ([]Program, error) { return d.compileLocked(ks) })
+}
+
+func (d *cudaDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	out := make([]Program, len(ks))
 	for i, k := range ks {
 		src := render.Render(d.lang, k)
@@ -411,9 +422,11 @@ func (d *cudaDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
 					d.archs = clangArchs(d.info.major, d.info.minor)
 				}
 				var arch string
+				start := time.Now()
 				ptx, arch, err = clangPTX(d.info.clang, d.archs, src, k.Name)
 				if err == nil {
 					d.archs = []string{arch}
+					d.built(start)
 				}
 			} else {
 				ptx, err = d.nvrtc(k.Name, src)
@@ -480,10 +493,7 @@ func (d *cudaDevice) nvrtc(name, src string) (string, error) {
 	if err := api.call("nvrtcGetPTX", prog, uintptr(unsafe.Pointer(&ptx[0]))); err != nil {
 		return "", err
 	}
-	CompileStats.Lock()
-	CompileStats.Builds++
-	CompileStats.Time += time.Since(start)
-	CompileStats.Unlock()
+	d.built(start)
 	return strings.TrimRight(string(ptx), "\x00"), nil
 }
 
@@ -587,7 +597,6 @@ func clangArchs(major, minor int32) []string {
 // know one; it returns the PTX and the architecture used.
 func clangPTX(clang string, archs []string, src string, names ...string) (ptx, arch string, err error) {
 	name := names[0]
-	start := time.Now()
 	dir, err := os.MkdirTemp("", "tgc-ptx-")
 	if err != nil {
 		return "", "", err
@@ -617,10 +626,6 @@ func clangPTX(clang string, archs []string, src string, names ...string) (ptx, a
 			return "", "", &CUDABuildError{Kernel: n, Log: ptx, Source: src, Err: err}
 		}
 	}
-	CompileStats.Lock()
-	CompileStats.Builds++
-	CompileStats.Time += time.Since(start)
-	CompileStats.Unlock()
 	return ptx, arch, nil
 }
 

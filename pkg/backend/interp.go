@@ -139,7 +139,7 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 	}
 	g := p.k.Global
 	outer := g[0]
-	parallel(outer.Size, func(lo, hi int64) {
+	parallel(outer.Trip(vars), func(lo, hi int64) {
 		r := &regs{f: make([]float64, len(ev.slot)), i: make([]int64, len(ev.slot))}
 		var rec func(d int)
 		rec = func(d int) {
@@ -156,7 +156,7 @@ func (p *interpProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) 
 				f(r)
 			}
 			v := ev.varSlot(g[d])
-			a, b := int64(0), g[d].Size
+			a, b := int64(0), g[d].Trip(ev.vars)
 			if d == 0 {
 				a, b = lo, hi
 			}
@@ -210,7 +210,7 @@ func (ev *evaluator) node(e *ir.Expr) func(*regs) {
 		v, _ := e.ConstInt()
 		return func(r *regs) { r.i[out] = v }
 	case op == ir.OpParam:
-		k := e.Arg.(int)
+		k := e.ParamIndex()
 		return func(r *regs) { r.i[out] = ev.vars[k] }
 	case op == ir.OpRand:
 		return func(r *regs) { r.f[out] = float64(Rand(r.i[src[1]], r.i[src[2]], r.i[src[0]])) }
@@ -380,7 +380,8 @@ func (ev *evaluator) reduce(e *ir.Expr) func(*regs) {
 				}
 				return
 			}
-			for i := int64(0); i < arg.Axes[d].Size; i++ {
+			n := arg.Axes[d].Trip(ev.vars)
+			for i := int64(0); i < n; i++ {
 				if vars[d] >= 0 {
 					r.i[vars[d]] = i
 				}

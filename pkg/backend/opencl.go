@@ -247,6 +247,8 @@ type clDevice struct {
 	lang       *render.Lang
 	mu         sync.Mutex
 	progs      map[string]*clProgram
+
+	compileCounter
 }
 
 func openCL() (Device, error) {
@@ -339,8 +341,17 @@ type clProgram struct {
 // Compile builds the kernels not built yet as one program (the driver's
 // compiler has a large fixed cost per build), then creates each kernel.
 func (d *clDevice) Compile(ks []*ir.Kernel) ([]Program, error) {
+	progs, _, err := d.compileCounted(ks)
+	return progs, err
+}
+
+func (d *clDevice) compileCounted(ks []*ir.Kernel) ([]Program, CompileCounts, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.during(func() ([]Program, error) { return d.compileLocked(ks) })
+}
+
+func (d *clDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	out := make([]Program, len(ks))
 	srcs := make([]string, len(ks))
 	var todo []int
@@ -414,10 +425,7 @@ func (d *clDevice) build(kernels, src string) (uintptr, error) {
 	if err := api.call("clBuildProgram", prog, 1, uintptr(unsafe.Pointer(&dev)), uintptr(unsafe.Pointer(&opts[0])), 0, 0); err != nil {
 		return 0, &CLBuildError{Kernel: kernels, Log: clBuildLog(api, prog, dev), Source: src, Err: err}
 	}
-	CompileStats.Lock()
-	CompileStats.Builds++
-	CompileStats.Time += time.Since(start)
-	CompileStats.Unlock()
+	d.built(start)
 	return prog, nil
 }
 

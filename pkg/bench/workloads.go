@@ -108,14 +108,16 @@ func Suite() []Workload {
 // Find returns the named workloads (all when names is empty).
 func Find(names []string) ([]Workload, error) {
 	// matmul_4096 is for GPUs, sigmoid_16M and gelu_16M time transcendental
-	// elementwise kernels, the ONNX models need bench/onnx/gen.py first: not
-	// in the default suite, but runnable by name.
+	// elementwise kernels, the llama_ workloads write a random model file
+	// first and the ONNX models need bench/onnx/gen.py: not in the default
+	// suite, but runnable by name.
 	suite := append(Suite(), StepWorkloads()...)
 	if len(names) == 0 {
 		return suite, nil
 	}
 	all := append(suite, matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
 		unary("gelu_16M", (*tensor.Tensor).Gelu))
+	all = append(all, LlamaWorkloads()...)
 	for _, o := range ONNXWorkloads() {
 		all = append(all, o.workload())
 	}

@@ -47,10 +47,13 @@ func (b *broadcasts) see(n, s *tensor.Node, nStored, nInReduce bool) {
 	}
 	if n.Op.IsReduce() || !nStored && nInReduce { // s is read inside a reduce's loop
 		ax := ""
-		if n.Op.IsReduce() {
+		switch {
+		case n.Op.IsReduce():
 			ax = fmt.Sprint(n.Arg)
-		} else if n.Op.IsALU() {
+		case n.Op.IsALU():
 			ax = b.loopAxes[n]
+		case n.Op == ir.OpReshape:
+			ax = reshapedLoopAxes(b.loopAxes[n], n.Shape, s.Shape)
 		}
 		if old, seen := b.loopAxes[s]; seen && old != ax {
 			ax = ""
@@ -64,6 +67,47 @@ func (b *broadcasts) see(n, s *tensor.Node, nStored, nInReduce bool) {
 // to load.
 func (b *broadcasts) tooDear(n *tensor.Node) bool {
 	return b.inReduce[n] && recomputeCost(n) > broadcastLimit
+}
+
+// reshapedLoopAxes maps a reduce's axes (in a reshape's output shape out)
+// to the dimensions of its input shape in that vary only inside the
+// reduced block: the reduced axes must be a suffix of out, of P elements,
+// and a dimension of in qualifies when the span of its elements (its
+// stride times its size) divides P. A quantized weight's per-block scale
+// broadcast over the block's elements, then reshaped to the matmul's
+// (rows, k), is such a value: the split_reduces pass gives the reduce its
+// block structure and the scale is computed once per block.
+func reshapedLoopAxes(axes string, out, in []int) string {
+	if axes == "" {
+		return ""
+	}
+	red := map[int]bool{}
+	for _, f := range strings.Fields(strings.Trim(axes, "[]")) {
+		var a int
+		if _, err := fmt.Sscan(f, &a); err != nil {
+			return ""
+		}
+		red[a] = true
+	}
+	p, j := 1, len(out)-1
+	for ; j >= 0 && red[j]; j-- {
+		p *= out[j]
+	}
+	if j+1+len(red) != len(out) || p <= 1 {
+		return "" // not a suffix
+	}
+	var dims []int
+	stride := 1
+	for d := len(in) - 1; d >= 0; d-- {
+		if span := stride * in[d]; p%span == 0 {
+			dims = append([]int{d}, dims...)
+		}
+		stride *= in[d]
+	}
+	if len(dims) == 0 {
+		return ""
+	}
+	return fmt.Sprint(dims)
 }
 
 // broadcastsAlong says whether an EXPAND broadcasts only along the axes
@@ -84,10 +128,28 @@ func broadcastsAlong(e *tensor.Node, axes string) bool {
 // ops, down to the buffers, reduces and random numbers it reads: casts,
 // compares and movement ops are free (a load through them is still a plain
 // load; a compare is the mask of a select), transcendental functions and
-// divisions count 4, a random number 24 (its integer hash). Shared
-// subexpressions count once, as the kernel IR interns them.
+// divisions count 4, a random number 24 (its integer hash). Position math
+// is free too: the cheap ops of a value computed from constants alone,
+// reading no buffer (an arange, a one-hot's lane numbers), are index
+// arithmetic that the kernel IR's simplifier folds into the loop
+// variables, while storing it would add a load and, for a one-hot
+// compare, hide the gather (ir/gather.go). Shared subexpressions count
+// once, as the kernel IR interns them.
 func recomputeCost(n *tensor.Node) int {
 	seen := map[*tensor.Node]bool{}
+	pos := map[*tensor.Node]bool{}
+	var positional func(n *tensor.Node) bool
+	positional = func(n *tensor.Node) bool {
+		if v, ok := pos[n]; ok {
+			return v
+		}
+		v := n.Realized() == nil && (n.Op == ir.OpConst || n.Op.IsMovement() || n.Op.IsALU())
+		for _, s := range n.Src {
+			v = v && positional(s)
+		}
+		pos[n] = v
+		return v
+	}
 	var walk func(n *tensor.Node) int
 	walk = func(n *tensor.Node) int {
 		if seen[n] || n.Realized() != nil {
@@ -106,6 +168,7 @@ func recomputeCost(n *tensor.Node) int {
 		case n.Op == ir.OpExp2, n.Op == ir.OpLog2, n.Op == ir.OpSin, n.Op == ir.OpSqrt, n.Op == ir.OpRecip,
 			n.Op == ir.OpDiv && n.DType.IsFloat():
 			c = 4
+		case n.Op.IsALU() && positional(n):
 		case n.Op.IsALU():
 			c = 1
 		}

@@ -2,6 +2,7 @@ package fuse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -20,6 +21,7 @@ type lowerer struct {
 	args    []*tensor.Node
 	argIdx  map[*tensor.Node]int
 	rands   []*tensor.Node
+	vars    []tensor.Variable // the kernel's variables: vars[0..len) of its launch
 	nextAx  int
 	reduces int
 	// memo makes lowering a node at the same indices return the same
@@ -31,19 +33,26 @@ type lowerer struct {
 func lower(root *tensor.Node, isBuf map[*tensor.Node]bool) (*Item, error) {
 	l := &lowerer{b: ir.NewBuilder(), root: root, isBuf: isBuf, argIdx: map[*tensor.Node]int{}, memo: map[string]*ir.Expr{}}
 	l.arg(root)
+	// An assign into a view loops over the view and stores through it.
+	loopNode := root
+	view := root.AssignView()
+	if view != nil {
+		loopNode = view
+	}
 	var global []*ir.Axis
-	idx := make([]*ir.Expr, len(root.Shape))
-	for d, size := range root.Shape {
-		if size == 1 {
+	dims := loopNode.Dims()
+	idx := make([]*ir.Expr, len(dims))
+	for d, size := range dims {
+		if size == tensor.Int(1) {
 			idx[d] = l.b.Int(0)
 			continue
 		}
-		ax := &ir.Axis{ID: l.nextAx, Size: int64(size), Kind: ir.AxisGlobal}
+		ax := &ir.Axis{ID: l.nextAx, Size: int64(size.Max()), Kind: ir.AxisGlobal, Sym: l.symBound(size)}
 		l.nextAx++
 		global = append(global, ax)
 		idx[d] = l.b.Var(ax)
 	}
-	if root.Numel() == 0 {
+	if loopNode.Numel() == 0 {
 		return nil, fmt.Errorf("cannot realize an empty tensor %s", root)
 	}
 	if len(global) == 0 { // a scalar result still gets one loop (the ABI splits it)
@@ -51,14 +60,101 @@ func lower(root *tensor.Node, isBuf map[*tensor.Node]bool) (*Item, error) {
 		l.nextAx++
 		global = append(global, ax)
 	}
-	val := l.expr(root, idx, nil, true)
+	var val, at *ir.Expr
+	if view != nil {
+		val = l.expr(root.Src[0], idx, nil, false)
+		var err error
+		if at, err = l.viewIndex(view, root.AssignTarget(), idx); err != nil {
+			return nil, err
+		}
+	} else {
+		val = l.expr(root, idx, nil, true)
+		at = linearIndex(l.b, idx, root.Shape)
+	}
 	val = l.b.Cast(storageDType(root.DType), val)
-	store := l.b.Store(0, linearIndex(l.b, idx, root.Shape), val)
-	k := &ir.Kernel{Global: global, Stores: []*ir.Expr{store}, NumParams: 2 * len(l.rands), B: l.b}
+	store := l.b.Store(0, at, val)
+	k := &ir.Kernel{Global: global, Stores: []*ir.Expr{store}, NumParams: len(l.vars) + 2*len(l.rands), B: l.b}
+	l.placeParams(k)
 	for i, a := range l.args {
 		k.Bufs = append(k.Bufs, ir.BufParam{DType: a.DType, Size: int64(a.Numel()), Output: i == 0})
 	}
-	return &Item{Kernel: k, Out: root, Args: l.args, Rands: l.rands}, nil
+	return &Item{Kernel: k, Out: root, Args: l.args, Rands: l.rands, Vars: l.vars}, nil
+}
+
+// placeParams gives the launch vars their final order: the variables
+// first (l.vars, in the order lowering met them), then each random
+// tensor's seed and counter. While lowering, a variable's param is
+// numbered -1-i and a random tensor's from 0; they are renumbered here.
+func (l *lowerer) placeParams(k *ir.Kernel) {
+	nv := len(l.vars)
+	if nv == 0 {
+		return
+	}
+	final := func(i int) int {
+		if i < 0 {
+			return -1 - i
+		}
+		return i + nv
+	}
+	axes := append(append([]*ir.Axis{}, k.Global...), k.ReduceAxes()...)
+	for _, a := range axes {
+		if a.Sym != nil && a.Sym.Param < 0 {
+			a.Sym.Param = final(a.Sym.Param)
+		}
+	}
+	b := ir.NewBuilder()
+	memo := map[*ir.Expr]*ir.Expr{}
+	for i, st := range k.Stores {
+		k.Stores[i] = b.Rebuild(st, func(e *ir.Expr) *ir.Expr {
+			if e.Op != ir.OpParam {
+				return nil
+			}
+			p := e.Arg.(ir.ParamArg)
+			p.Index = final(p.Index)
+			return b.ParamIn(p)
+		}, memo)
+	}
+	k.B = b
+}
+
+// param is the launch-time value of variable v.
+func (l *lowerer) param(v tensor.Variable) *ir.Expr {
+	i := slices.Index(l.vars, v)
+	if i < 0 {
+		i = len(l.vars)
+		l.vars = append(l.vars, v)
+	}
+	return l.b.ParamIn(ir.ParamArg{Index: -1 - i, Name: v.Name, Min: int64(v.Min), Max: int64(v.Max)})
+}
+
+// sint lowers a symbolic integer to an index expression.
+func (l *lowerer) sint(s tensor.SInt) *ir.Expr {
+	if !s.IsSym() {
+		return l.b.Int(int64(s.C))
+	}
+	return l.b.Add(l.param(s.Var), l.b.Int(int64(s.C)))
+}
+
+// symBound is the trip count of a loop over dimension s (nil: constant).
+func (l *lowerer) symBound(s tensor.SInt) *ir.SymBound {
+	if !s.IsSym() {
+		return nil
+	}
+	return &ir.SymBound{Param: l.param(s.Var).ParamIndex(), Add: int64(s.C)}
+}
+
+// viewIndex is the offset in dst's buffer of the element of view (a chain
+// of movement ops over dst) at idx: where an assign into a view stores.
+func (l *lowerer) viewIndex(view, dst *tensor.Node, idx []*ir.Expr) (*ir.Expr, error) {
+	for n := view; ; n = n.Src[0] {
+		if n == dst {
+			return linearIndex(l.b, idx, dst.Shape), nil
+		}
+		if !n.Op.IsMovement() || n.Op == ir.OpPad || n.Op == ir.OpExpand {
+			return nil, fmt.Errorf("internal error: assign through a %s view", n.Op)
+		}
+		idx, _ = l.moveIndex(n, idx)
+	}
 }
 
 // storageDType is how values of a dtype are stored (all are stored as is).
@@ -124,6 +220,8 @@ func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRo
 			return b.Const(n.DType, f)
 		}
 		return b.ConstInt(n.DType, i)
+	case op == ir.OpParam:
+		return b.Cast(n.DType, l.sint(n.Arg.(tensor.SInt)))
 	case op == ir.OpRand:
 		seed := b.Param(2 * len(l.rands))
 		ctr := b.Param(2*len(l.rands) + 1)
@@ -162,8 +260,9 @@ func (l *lowerer) reduce(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.Exp
 	in := make([]*ir.Expr, len(idx))
 	copy(in, idx)
 	arg := &ir.ReduceArg{Op: n.Op}
+	dims := src.Dims()
 	for _, a := range n.Arg.([]int) {
-		ax := &ir.Axis{ID: l.reduces, Size: int64(src.Shape[a]), Kind: ir.AxisReduce}
+		ax := &ir.Axis{ID: l.reduces, Size: int64(src.Shape[a]), Kind: ir.AxisReduce, Sym: l.symBound(dims[a])}
 		l.reduces++
 		arg.Axes = append(arg.Axes, ax)
 		in[a] = l.b.Var(ax)
@@ -173,9 +272,24 @@ func (l *lowerer) reduce(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.Exp
 }
 
 func (l *lowerer) movement(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.Expr {
+	in, cond := l.moveIndex(n, idx)
+	if n.Op != ir.OpPad {
+		return l.expr(n.Src[0], in, valid, false)
+	}
+	x := l.expr(n.Src[0], in, l.b.And(valid, cond), false)
+	if cond == nil {
+		return x
+	}
+	return l.b.Where(cond, x, l.b.Const(x.DType, 0))
+}
+
+// moveIndex maps the indices of a movement op's output to its source's;
+// a PAD also returns the condition under which the source is read.
+func (l *lowerer) moveIndex(n *tensor.Node, idx []*ir.Expr) ([]*ir.Expr, *ir.Expr) {
 	b := l.b
 	src := n.Src[0]
 	in := make([]*ir.Expr, len(src.Shape))
+	var cond *ir.Expr
 	switch n.Op {
 	case ir.OpReshape:
 		clamped := make([]*ir.Expr, len(idx))
@@ -201,8 +315,15 @@ func (l *lowerer) movement(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.E
 			}
 		}
 	case ir.OpShrink:
-		for d, r := range n.Arg.([][2]int) {
-			in[d] = b.Add(idx[d], b.Int(int64(r[0])))
+		switch arg := n.Arg.(type) {
+		case [][2]int:
+			for d, r := range arg {
+				in[d] = b.Add(idx[d], b.Int(int64(r[0])))
+			}
+		case tensor.SymShrink:
+			for d, r := range arg {
+				in[d] = b.Add(idx[d], l.sint(r[0]))
+			}
 		}
 	case ir.OpFlip:
 		copy(in, idx)
@@ -210,7 +331,6 @@ func (l *lowerer) movement(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.E
 			in[a] = b.Sub(b.Int(int64(src.Shape[a]-1)), idx[a])
 		}
 	case ir.OpPad:
-		var cond *ir.Expr
 		for d, p := range n.Arg.([][2]int) {
 			in[d] = b.Sub(idx[d], b.Int(int64(p[0])))
 			if p == [2]int{} {
@@ -219,13 +339,8 @@ func (l *lowerer) movement(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.E
 			inside := b.And(b.Lt(b.Int(int64(p[0]-1)), idx[d]), b.Lt(idx[d], b.Int(int64(p[0]+src.Shape[d]))))
 			cond = b.And(cond, inside)
 		}
-		x := l.expr(src, in, b.And(valid, cond), false)
-		if cond == nil {
-			return x
-		}
-		return b.Where(cond, x, b.Const(x.DType, 0))
 	}
-	return l.expr(src, in, valid, false)
+	return in, cond
 }
 
 // clampIndex limits an index to [0, size). An index outside that range

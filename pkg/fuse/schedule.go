@@ -5,6 +5,7 @@ package fuse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -17,6 +18,9 @@ type Item struct {
 	Out    *tensor.Node   // the node whose buffer the kernel writes
 	Args   []*tensor.Node // buffer nodes in kernel argument order; Args[0] == Out
 	Rands  []*tensor.Node // random nodes whose (seed, counter) are the launch's vars, in order
+	// Vars are the variables whose values are the first vars of the
+	// launch (before the random streams'), in order.
+	Vars []tensor.Variable
 }
 
 // Schedule is the kernels that realize a set of outputs, in launch order.
@@ -72,8 +76,9 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 // decideBuffers is the fusion rule. Walking from consumers to producers, a
 // node becomes a buffer when it is an output or CONTIGUOUS; when it is a
 // reduce whose value would be computed more than once (needed by more than
-// one kernel, broadcast by an EXPAND above it in its kernel, or nested
-// inside another reduce's loop), unless it joins a row kernel (rows.go);
+// one kernel, broadcast by an EXPAND above it in its kernel, nested
+// inside another reduce's loop, or read at two indices in its kernel),
+// unless it joins a row kernel (rows.go);
 // when it is an expensive elementwise node needed by more than one
 // kernel; or when it is an elementwise node (or a random number) that an
 // EXPAND inside a reduce's loop broadcasts and that costs more than the
@@ -101,6 +106,18 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
+	// paths counts the different index maps a node is read through in its
+	// kernel: once at its own index (ident), plus each view that moves its
+	// elements (SHRINK, PERMUTE, FLIP, PAD; a RESHAPE keeps the order).
+	ident := map[*tensor.Node]bool{}
+	views := map[*tensor.Node]int{}
+	paths := func(n *tensor.Node) int {
+		p := views[n]
+		if ident[n] {
+			p++
+		}
+		return p
+	}
 	bc := newBroadcasts() // what an EXPAND inside a reduce's loop reads (cost.go)
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
@@ -111,9 +128,11 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		case isBuf[n], n.Op == ir.OpContiguous:
 			isBuf[n] = true
 		case n.Op.IsReduce():
-			// Stored unless computed once where it is inlined.
-			isBuf[n] = multi[n] || expanded[n] || inReduce[n]
-			if isBuf[n] && !multi[n] && rows.join(n, dest[n]) {
+			// Stored unless computed once where it is inlined; read at
+			// two indices in one kernel (a RoPE pair) it would be computed
+			// twice.
+			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1
+			if isBuf[n] && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
 				isBuf[n] = false // its one consumer computes it once per row (rows.go)
 			}
 		case n.Op.IsALU():
@@ -148,7 +167,18 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		if isBuf[n] {
 			myDest, myMulti = n, false
 		}
-		for _, s := range n.Src {
+		for j, s := range n.Src {
+			if !slices.Contains(n.Src[:j], s) {
+				switch {
+				case isBuf[n] && n.Op != ir.OpPad, n.Op == ir.OpExpand, !n.Op.IsMovement():
+					ident[s] = true
+				case n.Op == ir.OpReshape:
+					ident[s] = ident[s] || ident[n]
+					views[s] += views[n]
+				default:
+					views[s] += max(1, paths(n))
+				}
+			}
 			if d, ok := dest[s]; ok && d != myDest {
 				multi[s] = true
 			}
@@ -247,9 +277,14 @@ func (s *Schedule) Dump() string {
 	return sb.String()
 }
 
-// Params returns the runtime integer parameters (vars) of an item's launch.
-func (it *Item) Params() []int64 {
+// Params returns the runtime integer parameters (vars) of an item's
+// launch: its variables' values (vals), then each random tensor's seed
+// and counter.
+func (it *Item) Params(vals map[tensor.Variable]int) []int64 {
 	var p []int64
+	for _, v := range it.Vars {
+		p = append(p, int64(vals[v]))
+	}
 	for _, r := range it.Rands {
 		ra := r.Arg.(tensor.RandArg)
 		p = append(p, int64(ra.Seed), int64(ra.Counter))

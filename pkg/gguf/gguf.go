@@ -21,8 +21,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"sort"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/mmap"
 	"tgc/pkg/quant"
 )
@@ -102,7 +104,19 @@ type File struct {
 // Open maps the file at path and parses it. The tensors' Data slices point
 // into the mapping; Close releases it.
 func Open(path string) (*File, error) {
-	b, unmap, err := mmap.Map(path)
+	fd, err := fileaccess.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	defer fd.Close()
+	return OpenFile(fd)
+}
+
+// OpenFile is Open for a file already open (through a script's file access
+// policy); fd may be closed once it returns.
+func OpenFile(fd *os.File) (*File, error) {
+	path := fd.Name()
+	b, unmap, err := mmap.MapFile(fd)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}

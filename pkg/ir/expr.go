@@ -16,8 +16,60 @@ const (
 // Axis is one loop of a kernel. Axes are compared by pointer.
 type Axis struct {
 	ID   int
-	Size int64
+	Size int64 // the trip count; for a symbolic axis, the largest it can be
 	Kind AxisKind
+	// Sym, when not nil, makes the trip count a launch-time value: a
+	// dimension that depends on a variable (the attended length
+	// start_pos+1). Size bounds it, so index bounds stay sound.
+	Sym *SymBound
+}
+
+// Bound prints the trip count for dumps: the size, or the symbolic count
+// with its largest value.
+func (a *Axis) Bound() string {
+	if a.Sym == nil {
+		return fmt.Sprint(a.Size)
+	}
+	return fmt.Sprintf("%s(<=%d)", a.Sym, a.Size)
+}
+
+// IsSym is true for an axis whose trip count is known only at launch.
+func (a *Axis) IsSym() bool { return a.Sym != nil }
+
+// SymBound is a symbolic trip count: vars[Param] + Add.
+type SymBound struct {
+	Param int
+	Add   int64
+}
+
+func (s *SymBound) String() string {
+	switch {
+	case s.Add > 0:
+		return fmt.Sprintf("vars[%d]+%d", s.Param, s.Add)
+	case s.Add < 0:
+		return fmt.Sprintf("vars[%d]-%d", s.Param, -s.Add)
+	}
+	return fmt.Sprintf("vars[%d]", s.Param)
+}
+
+// Trip is the axis's trip count for a launch's vars.
+func (a *Axis) Trip(vars []int64) int64 {
+	if a.Sym == nil {
+		return a.Size
+	}
+	if a.Sym.Param >= len(vars) {
+		return 0
+	}
+	return min(max(vars[a.Sym.Param]+a.Sym.Add, 0), a.Size)
+}
+
+// ParamArg is the argument of an OpParam: vars[Index], a launch-time
+// integer known to lie in [Min, Max] (a variable's range, so the
+// simplifier and the bounds treat it like an axis). Name is for dumps.
+type ParamArg struct {
+	Index    int
+	Name     string
+	Min, Max int64
 }
 
 // Name is the loop variable's name in rendered source.
@@ -43,7 +95,7 @@ type Expr struct {
 	DType DType
 	Src   []*Expr
 	// Arg: OpConst float64 (floats) or int64 (ints, bool); OpVar *Axis;
-	// OpParam int; OpLoad/OpStore int (buffer index); OpReduce *ReduceArg.
+	// OpParam ParamArg; OpLoad/OpStore int (buffer index); OpReduce *ReduceArg.
 	Arg any
 	// Min and Max bound the value of integer and bool expressions (inclusive).
 	Min, Max int64
@@ -141,14 +193,32 @@ func (b *Builder) Int(v int64) *Expr { return b.raw(OpConst, Index, v) }
 func (b *Builder) True() *Expr { return b.raw(OpConst, Bool, int64(1)) }
 
 func (b *Builder) Var(a *Axis) *Expr { return b.raw(OpVar, Index, a) }
-func (b *Builder) Param(i int) *Expr { return b.raw(OpParam, Index, i) }
+
+// Param is vars[i], an integer of any value (a random stream's seed).
+func (b *Builder) Param(i int) *Expr {
+	lo, hi := Index.Range()
+	return b.ParamIn(ParamArg{Index: i, Min: lo, Max: hi})
+}
+
+// ParamIn is a launch-time integer within a known range (a variable).
+func (b *Builder) ParamIn(p ParamArg) *Expr { return b.raw(OpParam, Index, p) }
+
+// ParamIndex is the vars index of an OpParam.
+func (e *Expr) ParamIndex() int { return e.Arg.(ParamArg).Index }
 
 // Rand is a uniform float32 in [0, 1) hashed from (seed, counter, idx).
 func (b *Builder) Rand(idx, seed, ctr *Expr) *Expr {
 	return b.raw(OpRand, Float32, nil, idx, seed, ctr)
 }
 
-func (b *Builder) Reduce(arg *ReduceArg, v *Expr) *Expr { return b.raw(OpReduce, v.DType, arg, v) }
+// Reduce accumulates v over arg's axes (a one-hot sum becomes a gather,
+// gather.go).
+func (b *Builder) Reduce(arg *ReduceArg, v *Expr) *Expr {
+	if g := b.gatherReduce(arg, v); g != nil {
+		return g
+	}
+	return b.raw(OpReduce, v.DType, arg, v)
+}
 
 // Load reads buffer buf at idx; when valid is not nil and not always true,
 // the load is guarded and yields 0 where valid is false.
@@ -331,6 +401,9 @@ func bounds(e *Expr) (int64, int64) {
 		return v, v
 	case OpVar:
 		return 0, e.Arg.(*Axis).Size - 1
+	case OpParam:
+		p := e.Arg.(ParamArg)
+		return p.Min, p.Max
 	case OpAdd:
 		return clamp(satAdd(s[0].Min, s[1].Min), satAdd(s[0].Max, s[1].Max))
 	case OpSub:

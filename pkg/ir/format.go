@@ -21,7 +21,10 @@ func (e *Expr) String() string {
 	case OpVar:
 		return e.Arg.(*Axis).Name()
 	case OpParam:
-		return fmt.Sprintf("vars[%d]", e.Arg.(int))
+		if p := e.Arg.(ParamArg); p.Name != "" {
+			return p.Name
+		}
+		return fmt.Sprintf("vars[%d]", e.ParamIndex())
 	case OpLoad:
 		if len(e.Src) > 1 {
 			return fmt.Sprintf("(%s ? buf%d[%s] : 0)", e.Src[1], e.Arg, e.Src[0])

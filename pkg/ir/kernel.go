@@ -69,6 +69,21 @@ func (k *Kernel) ReduceAxes() []*Axis {
 	return axes
 }
 
+// HasSym reports whether a loop of the kernel has a symbolic trip count.
+func (k *Kernel) HasSym() bool {
+	for _, a := range k.Global {
+		if a.Sym != nil {
+			return true
+		}
+	}
+	for _, a := range k.ReduceAxes() {
+		if a.Sym != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // GlobalSize is the number of iterations of the global loops.
 func (k *Kernel) GlobalSize() int64 {
 	n := int64(1)
@@ -128,7 +143,7 @@ func (k *Kernel) Dump() string {
 		fmt.Fprintf(&sb, "  buf%d %s %s[%d]\n", i, role, b.DType, b.Size)
 	}
 	for _, a := range k.Global {
-		fmt.Fprintf(&sb, "  loop %s < %d\n", a.Name(), a.Size)
+		fmt.Fprintf(&sb, "  loop %s < %s\n", a.Name(), a.Bound())
 	}
 	names := map[*Expr]string{}
 	Walk(k.Stores, func(e *Expr) {
@@ -145,15 +160,16 @@ func (k *Kernel) Dump() string {
 		case *ReduceArg:
 			var ax []string
 			for _, x := range a.Axes {
-				ax = append(ax, fmt.Sprintf("%s<%d", x.Name(), x.Size))
+				ax = append(ax, fmt.Sprintf("%s<%s", x.Name(), x.Bound()))
 			}
 			arg = a.Op.String() + " over " + strings.Join(ax, ",")
-		case int:
-			if e.Op == OpParam {
-				arg = fmt.Sprintf("vars[%d]", a)
-			} else {
-				arg = fmt.Sprintf("buf%d", a)
+		case ParamArg:
+			arg = fmt.Sprintf("vars[%d]", a.Index)
+			if a.Name != "" {
+				arg += " " + a.Name
 			}
+		case int:
+			arg = fmt.Sprintf("buf%d", a)
 		case nil:
 		default:
 			arg = fmt.Sprint(a)
@@ -203,6 +219,9 @@ func (k *Kernel) Verify() error {
 		if a.Size <= 0 {
 			return fmt.Errorf("%s: global axis %s has size %d", k.Name, a.Name(), a.Size)
 		}
+		if a.Sym != nil && (a.Sym.Param < 0 || a.Sym.Param >= k.NumParams) {
+			return fmt.Errorf("%s: axis %s is bounded by vars[%d], the kernel has %d", k.Name, a.Name(), a.Sym.Param, k.NumParams)
+		}
 		bound[a] = true
 	}
 	var err error
@@ -227,6 +246,10 @@ func (k *Kernel) Verify() error {
 			} else {
 				err = k.checkIndex(e)
 			}
+		case OpParam:
+			if i := e.ParamIndex(); i < 0 || i >= k.NumParams {
+				err = fmt.Errorf("%s: vars[%d] out of range (the kernel has %d)", k.Name, i, k.NumParams)
+			}
 		case OpWhere:
 			if e.Src[0].DType != Bool {
 				err = fmt.Errorf("%s: WHERE condition is %s", k.Name, e.Src[0].DType)
@@ -238,6 +261,9 @@ func (k *Kernel) Verify() error {
 			}
 			for _, a := range e.Arg.(*ReduceArg).Axes {
 				inner[a] = true
+				if a.Sym != nil && (a.Sym.Param < 0 || a.Sym.Param >= k.NumParams) {
+					err = fmt.Errorf("%s: axis %s is bounded by vars[%d], the kernel has %d", k.Name, a.Name(), a.Sym.Param, k.NumParams)
+				}
 			}
 			scope = inner
 		default:
@@ -428,6 +454,7 @@ func (t Target) Width() int64 {
 // after each one.
 var Passes = []Pass{
 	{Name: "simplify", Run: plain(Simplify)},
+	{Name: "split_reduces", Run: plain(SplitReduces)},
 	{Name: "merge_axes", Run: plain(MergeAxes)},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
@@ -570,6 +597,10 @@ func (k *Kernel) countDivMod() int {
 func MergeAxes(k *Kernel) *Kernel {
 	for i := 0; i+1 < len(k.Global); {
 		outer, inner := k.Global[i], k.Global[i+1]
+		if outer.Sym != nil || inner.Sym != nil {
+			i++ // the valid merged indices would not be a prefix
+			continue
+		}
 		merged := &Axis{ID: outer.ID, Size: outer.Size * inner.Size, Kind: AxisGlobal}
 		before := k.countDivMod()
 		nk := k.rewrite(func(b *Builder, e *Expr) *Expr {

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -83,6 +84,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			if group > 0 || o.Amt < 2 || o.Amt > maxGroupLanes || o.Amt&(o.Amt-1) != 0 || o.Axis != 0 || !hasReduce(k) {
 				return nil, fmt.Errorf("%s: needs one power-of-two lane count and a kernel with a reduce", o)
 			}
+			if k.HasSym() {
+				return nil, fmt.Errorf("%s: the kernel has symbolic trip counts", o)
+			}
 			group = o.Amt
 			continue
 		case OptKBlock:
@@ -92,6 +96,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			a := raxes[o.Axis]
 			if kblock != nil {
 				return nil, fmt.Errorf("%s: a reduce axis is already blocked", o)
+			}
+			if a.Sym != nil {
+				return nil, fmt.Errorf("%s: reduce axis %d has a symbolic trip count", o, o.Axis)
 			}
 			if o.Amt < 2 || o.Amt >= a.Size || a.Size%o.Amt != 0 {
 				return nil, fmt.Errorf("%s: blocks of %d do not divide axis size %d", o, o.Amt, a.Size)
@@ -106,6 +113,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 				return nil, fmt.Errorf("%s: reduce axis %d out of range (%d reduce axes)", o, o.Axis, len(raxes))
 			}
 			a := raxes[o.Axis]
+			if a.Sym != nil {
+				return nil, fmt.Errorf("%s: reduce axis %d has a symbolic trip count", o, o.Axis)
+			}
 			u, err := splitLanes(o, unroll[a], a.Size, &lanes)
 			if err != nil {
 				return nil, err
@@ -119,6 +129,9 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		a := k.Global[o.Axis]
 		switch o.Kind {
 		case OptUpcast:
+			if a.Sym != nil {
+				return nil, fmt.Errorf("%s: axis %d has a symbolic trip count", o, o.Axis)
+			}
 			u, err := splitLanes(o, plan[a], a.Size, &lanes)
 			if err != nil {
 				return nil, err
@@ -209,7 +222,7 @@ func splitLanes(o Opt, prev, size int64, lanes *int64) (int64, error) {
 // searchable says whether a kernel has decisions worth making: a reduce
 // long enough for register blocking to pay.
 func searchable(k *Kernel) bool {
-	if len(k.Global) == 0 {
+	if len(k.Global) == 0 || k.HasSym() {
 		return false
 	}
 	reduceSize := int64(0)
@@ -315,6 +328,9 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 // across those lanes (see chooseUpcastAxes), at most 8 vector accumulators
 // (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
+	if k.HasSym() {
+		return nil // symbolic trip counts: no lane split divides them
+	}
 	if t.GPU != nil {
 		return t.GPU.heuristic(k)
 	}
@@ -398,13 +414,28 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 // reduce axis into lanes then only makes scalar copies, while the plain
 // loop is left to the C compiler's own vectorizer (softmax's exp-and-sum:
 // 7.8 ms plain, 62 ms as 16 scalar lanes).
+//
+// Math that does not depend on the reduce's loop (an RMSNorm's 1/sqrt of
+// the row's mean square, fused into the matmul that reads the row) is
+// computed once before it and does not count.
 func scalarMath(k *Kernel) bool {
 	found := false
 	Walk(k.Stores, func(e *Expr) {
 		if e.Op != OpReduce || found {
 			return
 		}
+		axes := e.Arg.(*ReduceArg).Axes
+		inLoop := map[*Expr]bool{}
 		Walk([]*Expr{e.Src[0]}, func(x *Expr) {
+			if x.Op == OpVar && slices.Contains(axes, x.Arg.(*Axis)) {
+				inLoop[x] = true
+			}
+			for _, s := range x.Src {
+				inLoop[x] = inLoop[x] || inLoop[s]
+			}
+			if !inLoop[x] {
+				return
+			}
 			switch x.Op {
 			case OpLog2, OpSin, OpSqrt, OpRecip, OpDiv, OpTrunc:
 				if x.DType.IsFloat() {

@@ -26,7 +26,7 @@ func ReverseReduces(k *Kernel) *Kernel {
 				}
 			}
 		}
-		if neg && !pos && a.Size > 1 {
+		if neg && !pos && a.Size > 1 && a.Sym == nil {
 			flip[a] = true
 		}
 	}

@@ -16,7 +16,12 @@ import "fmt"
 //     one unaligned vector load;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
 //   - the same op over isomorphic sources, for the ops the op table
-//     spells on vectors (+ - * neg max where < exp2).
+//     spells on vectors (+ - * neg max where < exp2);
+//   - int32 lanes (+ - * & | ^ == < where, / and % by a positive constant,
+//     >> by a constant) and conversions: unguarded loads of int8, uint8
+//     (or uint8 bitcast to int8) and float16 at consecutive indices
+//     widened to int32 or float32, int32 to float32 (a quantized weight's
+//     bytes and scales: the dequantization runs in vectors too).
 // Such a run is accumulated in one vector. Runs of stores of w contiguous
 // outputs whose values are isomorphic over vector accumulators become one
 // vector store. The plan (Kernel.SIMD) is data over the scalar DAG, which
@@ -247,7 +252,7 @@ func (m *simdMatcher) match(t Lanes) bool {
 func (m *simdMatcher) match1(t Lanes) bool {
 	e0 := t.L[0]
 	if t.Uniform() {
-		return e0.DType == Float32 || e0.DType == Bool
+		return simdType(e0.DType)
 	}
 	if _, ok := m.s.AccOf(t); ok {
 		return true
@@ -257,19 +262,34 @@ func (m *simdMatcher) match1(t Lanes) bool {
 			return false
 		}
 	}
+	intLanes := e0.DType == Int32 || e0.Op.IsCompare() && e0.Src[0].DType == Int32
 	switch {
 	case e0.Op == OpLoad:
-		if e0.DType != Float32 || m.k.Bufs[e0.Arg.(int)].DType != Float32 {
-			return false
+		return (e0.DType == Float32 || e0.DType == Int32) && m.contiguousLoads(t)
+	case e0.Op == OpCast:
+		src := t.Src(0)
+		if ld, elem, ok := NarrowLoad(src); ok {
+			want := Int32
+			if elem == Float16 {
+				want = Float32
+			}
+			return e0.DType == want && m.contiguousLoads(ld)
 		}
-		for i, e := range t.L[:t.W] {
-			// Guarded loads stay scalar: a vector load would read the
-			// lanes the guard excludes.
-			if e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+		return e0.DType == Float32 && src.L[0].DType == Int32 && m.match(src)
+	case intLanes:
+		switch e0.Op {
+		case OpAdd, OpSub, OpMul, OpAnd, OpOr, OpXor, OpWhere, OpCmpLt, OpCmpEq:
+		case OpDiv, OpMod, OpShr:
+			// by a constant (gcc makes shifts and masks of / and %):
+			// no division by zero, no shift past the width
+			c := t.Src(1)
+			v, isInt := c.L[0].ConstInt()
+			if !c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr {
 				return false
 			}
+		default:
+			return false
 		}
-		return true
 	case e0.Op.Info().SIMD == "": // the op table's vector spelling
 		return false
 	case e0.Op == OpCmpLt:
@@ -289,6 +309,52 @@ func (m *simdMatcher) match1(t Lanes) bool {
 		}
 	}
 	return true
+}
+
+// simdType says whether lanes of dt can be a vector value: float32 and
+// int32 data, bool masks.
+func simdType(dt DType) bool { return dt == Float32 || dt == Int32 || dt == Bool }
+
+// contiguousLoads says whether the lanes of t are unguarded loads of one
+// buffer, of the buffer's dtype, at consecutive indices. (Guarded loads
+// stay scalar: a vector load would read the lanes the guard excludes.)
+func (m *simdMatcher) contiguousLoads(t Lanes) bool {
+	e0 := t.L[0]
+	if e0.Op != OpLoad || m.k.Bufs[e0.Arg.(int)].DType != e0.DType {
+		return false
+	}
+	for i, e := range t.L[:t.W] {
+		if e.Op != OpLoad || e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+			return false
+		}
+	}
+	return true
+}
+
+// NarrowLoad says whether t, the source of a conversion, is loads of a
+// narrow type that a widening vector load reads (int8, uint8, float16; an
+// int8 bitcast of uint8 loads reads them as int8): it returns the loads
+// and the element type read.
+func NarrowLoad(t Lanes) (loads Lanes, elem DType, ok bool) {
+	if t.Uniform() {
+		return t, 0, false
+	}
+	loads, elem = t, t.L[0].DType
+	if t.L[0].Op == OpBitcast {
+		loads = t.Src(0)
+		if elem != Int8 || loads.L[0].DType != Uint8 {
+			return t, 0, false
+		}
+	}
+	if loads.L[0].Op != OpLoad || elem != Int8 && elem != Uint8 && elem != Float16 {
+		return t, 0, false
+	}
+	for _, e := range t.L[:t.W] {
+		if e.Op != t.L[0].Op {
+			return t, 0, false
+		}
+	}
+	return loads, elem, true
 }
 
 // verify checks a SIMD plan against its kernel: every run has a valid

@@ -28,6 +28,7 @@ import (
 	"os"
 	"reflect"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/gguf"
 	"tgc/pkg/llama2c"
 	"tgc/pkg/quant"
@@ -98,16 +99,21 @@ func (m *Model) Close() error {
 }
 
 // Open opens a GGUF file (told by its magic) or else a llama2.c checkpoint.
+// A FIFO or device is refused without blocking (fileaccess.Open).
 func Open(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, err := fileaccess.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var magic [4]byte
-	n, _ := f.Read(magic[:])
-	f.Close()
-	if n == 4 && string(magic[:]) == gguf.Magic {
-		g, err := gguf.Open(path)
+	defer f.Close()
+	return OpenFile(f)
+}
+
+// OpenFile is Open for a file already open (through a script's file access
+// policy); f may be closed once it returns.
+func OpenFile(f *os.File) (*Model, error) {
+	if IsGGUF(f) {
+		g, err := gguf.OpenFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +125,7 @@ func Open(path string) (*Model, error) {
 		m.close = g.Close
 		return m, nil
 	}
-	c, err := llama2c.Open(path)
+	c, err := llama2c.OpenFile(f)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +136,13 @@ func Open(path string) (*Model, error) {
 	}
 	m.close = c.Close
 	return m, nil
+}
+
+// IsGGUF reports whether an open file starts with GGUF's magic.
+func IsGGUF(f *os.File) bool {
+	var magic [4]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	return n == 4 && string(magic[:]) == gguf.Magic
 }
 
 // Llama2cNormEps is run.c's RMSNorm epsilon, the float32 1e-5f (GGUF also

@@ -24,7 +24,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/mmap"
 )
 
@@ -78,7 +80,19 @@ const v1HeaderSize = 256
 // Open maps the checkpoint at path and parses it. Tensor data is read in
 // place; Close releases it.
 func Open(path string) (*Checkpoint, error) {
-	b, unmap, err := mmap.Map(path)
+	fd, err := fileaccess.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("llama2c: %w", err)
+	}
+	defer fd.Close()
+	return OpenFile(fd)
+}
+
+// OpenFile is Open for a file already open (through a script's file access
+// policy); fd may be closed once it returns.
+func OpenFile(fd *os.File) (*Checkpoint, error) {
+	path := fd.Name()
+	b, unmap, err := mmap.MapFile(fd)
 	if err != nil {
 		return nil, fmt.Errorf("llama2c: %s: %w", path, err)
 	}

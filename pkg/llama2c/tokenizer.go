@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/mmap"
 )
 
@@ -24,7 +26,18 @@ type Vocab struct {
 
 // ReadTokenizer reads the tokenizer file at path.
 func ReadTokenizer(path string) (*Vocab, error) {
-	b, unmap, err := mmap.Map(path)
+	fd, err := fileaccess.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("llama2c: %w", err)
+	}
+	defer fd.Close()
+	return ReadTokenizerFile(fd)
+}
+
+// ReadTokenizerFile is ReadTokenizer for a file already open.
+func ReadTokenizerFile(fd *os.File) (*Vocab, error) {
+	path := fd.Name()
+	b, unmap, err := mmap.MapFile(fd)
 	if err != nil {
 		return nil, fmt.Errorf("llama2c: %s: %w", path, err)
 	}

@@ -8,17 +8,26 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"tgc/pkg/fileaccess"
 )
 
 // Map returns the contents of the regular file at path and a function that
 // releases them. The bytes must not be written, and not be used after
-// release.
+// release. The file is opened the way fileaccess opens files: a FIFO or a
+// device is refused without blocking.
 func Map(path string) ([]byte, func() error, error) {
-	f, err := os.Open(path)
+	f, err := fileaccess.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
+	return MapFile(f)
+}
+
+// MapFile is Map for a file already open (through a script's file access
+// policy); f may be closed once it returns.
+func MapFile(f *os.File) ([]byte, func() error, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, err

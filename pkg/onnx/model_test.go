@@ -467,6 +467,63 @@ func TestConvLayoutsOnCPU(t *testing.T) {
 	}
 }
 
+// TestConvChainOnCPU: convolutions that read the rows of the one before
+// (channels last, with and without padding, asymmetric pads, strides, the
+// weight in panels or not) give the GO interpreter's results, where no
+// convolution is a matrix product.
+func TestConvChainOnCPU(t *testing.T) {
+	cpu, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	weight := func(name string, shape ...int) *onnxpb.TensorProto {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		w := make([]float32, n)
+		for i := range w {
+			w[i] = float32((i*7)%13)/13 - 0.5
+		}
+		return floatInit(name, shape, w...)
+	}
+	g := graphSpec{
+		nodes: []*onnxpb.NodeProto{
+			nodeOf("Conv", []string{"x", "w1"}, []string{"a"}, intsAttr("pads", 1, 1, 1, 1)),
+			nodeOf("Relu", []string{"a"}, []string{"r"}),
+			nodeOf("Conv", []string{"r", "w2"}, []string{"b"}, intsAttr("pads", 0, 1, 2, 0), intsAttr("strides", 2, 1)),
+			nodeOf("Conv", []string{"b", "w3"}, []string{"c"}),
+			nodeOf("Conv", []string{"c", "w4"}, []string{"y"}, intsAttr("pads", 1, 1, 1, 1), intsAttr("dilations", 2, 1)),
+		},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, 2, 5, 11, 9)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInfo("y", Float)},
+		inits:   []*onnxpb.TensorProto{weight("w1", 64, 5, 3, 3), weight("w2", 96, 64, 3, 2), weight("w3", 64, 96, 1, 1), weight("w4", 32, 64, 3, 3)},
+	}
+	m := g.parse(t)
+	xv := make([]float64, 2*5*11*9)
+	for i := range xv {
+		xv[i] = float64((i*5)%11)/11 - 0.5
+	}
+	x := floatArray([]int{2, 5, 11, 9}, xv...)
+	outs, err := m.Run(cpu, map[string]Input{"x": {Array: x}}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := RealizeOutputs(outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := run(t, m, map[string]*Array{"x": x})
+	if !slices.Equal(got[0].Shape, want[0].Shape) {
+		t.Fatalf("shape %v, want %v", got[0].Shape, want[0].Shape)
+	}
+	for i := range want[0].Numel() {
+		if d := got[0].Float(i) - want[0].Float(i); math.Abs(d) > 1e-3*(1+math.Abs(want[0].Float(i))) {
+			t.Fatalf("element %d is %g, want %g", i, got[0].Float(i), want[0].Float(i))
+		}
+	}
+}
+
 // A cast or an integer division folded on the host (its inputs are
 // initializers) gives the bytes the device computes for the same node on
 // graph inputs: float→int casts truncate and saturate (NaN gives 0),

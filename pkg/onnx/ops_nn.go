@@ -115,9 +115,9 @@ func convOp(n *node) *tensor.Tensor {
 
 // convAsMatmul computes an ungrouped convolution whose weight is an
 // initializer as a matrix product on engines that repack matmul operands:
-// the input's windows, a view (N, Ho·Wo, Cin·kh·kw), times the weight as
-// (Cin·kh·kw, Cout), prepared on the host (in panels where Dot would
-// repack it). The product is stored with the output channels contiguous,
+// the input's windows, a view (N, Ho·Wo, kh·kw·Cin) of its channels-last
+// layout, times the weight as (kh·kw·Cin, Cout), prepared on the host in
+// panels. The product is stored with the output channels contiguous,
 // the layout the matmul kernel vectorizes, and read back as
 // (N, Cout, Ho, Wo) through a permuted view; BatchNorm, ReLU and residual
 // additions become one elementwise kernel over its rows (rows.go). nil when
@@ -135,7 +135,27 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	}
 	xs := x.Shape()
 	d := len(kernel)
-	win, _ := x.PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations, Padding: flatPads(s.pads)}, 0) // (N, Cin, *out, *k)
+	// The windows are read with the channels innermost, K in (kernel...,
+	// Cin) order: a convolution's input is usually the rows of the one
+	// before (channels contiguous), and the product's inner loop then
+	// walks memory contiguously instead of a whole image apart. The
+	// padding is applied to the channels-last view, so a padded copy, when
+	// the scheduler makes one, is channels-last too.
+	last := append([]int{0}, allAxesOf(d + 2)[2:]...)
+	last = append(last, 1) // (N, *in, C)
+	padded := x.Permute(last...)
+	pads := [][2]int{{0, 0}}
+	anyPad := false
+	for i := range d {
+		pads = append(pads, [2]int{s.pads[i], s.pads[i+d]})
+		anyPad = anyPad || s.pads[i] > 0 || s.pads[i+d] > 0
+	}
+	if anyPad {
+		padded = padded.Pad(append(pads, [2]int{0, 0}), 0)
+	}
+	first := append([]int{0, d + 1}, allAxesOf(d + 1)[1:]...) // back to (N, C, *in)
+	win, _ := padded.Permute(first...).PoolWindows(tensor.PoolOpts{Kernel: kernel, Stride: s.strides, Dilation: s.dilations}, 0)
+	// win: (N, Cin, *out, *k)
 	if win.Err() != nil {
 		return nil
 	}
@@ -145,16 +165,18 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		p *= o
 	}
 	perm := []int{0}
-	for i := range d {
+	for i := range 2 * d {
 		perm = append(perm, 2+i)
 	}
 	perm = append(perm, 1)
-	for i := range d {
-		perm = append(perm, 2+d+i)
-	}
 	a := win.Permute(perm...).Reshape(xs[0], p, k) // (N, P, K)
 	pw := n.ctx.PanelWidth()
-	pack := n.ctx.WantsPanels(k, cout, xs[0]*p)
+	// Packed on the host once per model, the panels cost nothing at run
+	// time, so they are used whenever the columns split into them: even a
+	// product of few rows (ResNet's 7x7 stage at batch 1: 49) reads the
+	// weight as K rows at a stride of Cout otherwise, which maps the rows
+	// of a power-of-two Cout to a few cache sets.
+	pack := cout%pw == 0 && cout >= 2*pw && k >= 64
 	if !pack && cout%8 != 0 {
 		return nil
 	}
@@ -163,11 +185,13 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 		form = fmt.Sprintf("conv weight in panels of %d", pw)
 	}
 	wt, err := v.init.initTensor(n.ctx, v.name, form, func() (*tensor.Tensor, error) {
+		// (Cout, Cin, *k) -> (Cout, *k, Cin)
+		h := transposeArray(v.h, append([]int{0}, append(allAxesOf(d + 2)[2:], 1)...))
 		if !pack { // (Cout, K) -> (K, Cout): the product's vectors read it contiguously
-			return transposeArray(reshaped(v.h, []int{cout, k}), []int{1, 0}).Tensor(n.ctx, v.name, true)
+			return transposeArray(reshaped(h, []int{cout, k}), []int{1, 0}).Tensor(n.ctx, v.name, true)
 		}
 		// (Cout, K) -> (Cout/p, K, p)
-		packed := transposeArray(reshaped(v.h, []int{cout / pw, pw, k}), []int{0, 2, 1})
+		packed := transposeArray(reshaped(h, []int{cout / pw, pw, k}), []int{0, 2, 1})
 		t, err := packed.Tensor(n.ctx, v.name, true)
 		if err != nil {
 			return nil, err
@@ -181,11 +205,30 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	// Rows in blocks of 8: the kernel reuses each weight vector across a
 	// block of rows, and an odd count (ResNet's 7x7 stage: 49) would leave
 	// one row per block, reading the whole weight for every row.
-	rows := (p + 7) / 8 * 8
-	if rows != p {
+	// A batch whose positions together make whole blocks (ResNet's 14x14
+	// and 7x7 stages at batch 8) is one product over all of them instead:
+	// padding each image's rows would make the windows a copy.
+	// A pointwise convolution of rows padded the same way (the 1x1
+	// convolutions of ResNet's 14x14 and 7x7 stages at batch 1) reads them
+	// as they are: a product's rows are independent, so the extra rows
+	// make extra rows of its own that no value reads (rowsForm.p).
+	rows, batched := (p+7)/8*8, false
+	pointwise := !anyPad
+	for i := range d {
+		pointwise = pointwise && kernel[i] == 1 && s.strides[i] == 1
+	}
+	rf := n.rowsIn(0)
+	switch {
+	case rows == p:
+	case xs[0]*p%8 == 0:
+		rows, batched = p, true
+		a = a.Reshape(1, xs[0]*p, k)
+	case pointwise && rf != nil && rf.p == p && slices.Equal(rf.t.Shape(), []int{xs[0], rows, k}):
+		a = rf.rowsT()
+	default:
 		a = a.Pad([][2]int{{0, 0}, {0, rows - p}, {0, 0}}, 0)
 	}
-	y := a.Dot(wt) // (N, rows, Cout)
+	y := a.Dot(wt) // (N, rows, Cout), or (1, N·P, Cout) batched
 	if b != nil {
 		y = y.Add(b)
 	}
@@ -193,7 +236,11 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	// would cap the kernel's register blocking (ir.laneBudget counts the
 	// whole body); the epilogue then runs over the stored rows, which it
 	// reads and writes contiguously.
-	return n.withRows(&rowsForm{t: y.Contiguous(), p: p, out: out})
+	y = y.Contiguous()
+	if batched {
+		y = y.Reshape(xs[0], p, cout)
+	}
+	return n.withRows(&rowsForm{t: y, p: p, out: out})
 }
 
 // convWeight prepares a strided convolution's initializer weight with the

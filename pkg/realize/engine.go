@@ -52,6 +52,8 @@ type Stats struct {
 	CacheHits   int // schedule cache hits
 	JitReplays  int // TinyJit calls replayed without running the function
 	Compiled    int // kernels handed to the device's compiler (it caches by source)
+	Builds      int // compiler runs (a run compiles many kernels in one)
+	KernelLoads int // compiled kernels loaded from the kernel cache instead
 	DeviceTime  time.Duration
 	LowerTime   time.Duration
 	CompileTime time.Duration
@@ -86,8 +88,9 @@ type compiledItem struct {
 	name   string
 	prog   backend.Program
 	kernel *ir.Kernel
-	args   []ref // args[0] is this item's output
-	rands  []int // indices into the graph's random nodes
+	args   []ref             // args[0] is this item's output
+	rands  []int             // indices into the graph's random nodes
+	vars   []tensor.Variable // the launch's first vars
 	dtype  ir.DType
 	size   int
 	node   int  // the item's node: index into the graph's walk order
@@ -147,6 +150,8 @@ type graph struct {
 	leaves []*tensor.Node
 	group  []int // per leaf: the first leaf on the same memory
 	rands  []*tensor.Node
+	vars   map[tensor.Variable]int // the variables' values (not in the key)
+	err    error                   // a variable bound to two values
 }
 
 // canonical computes the structural key of the graph below outs, with the
@@ -162,15 +167,22 @@ func canonical(outs []*tensor.Node) *graph {
 		local[n] = i
 		switch {
 		case n.Realized() != nil:
+			// Buffers on one storage (aliases, bitcast views) or one
+			// device allocation are one memory.
 			b := n.Realized()
-			var mem any = b
+			keys := []any{b.Memory()}
 			if b.Device != nil {
-				mem = b.Device
+				keys = append(keys, b.Device)
 			}
-			grp, ok := memory[mem]
-			if !ok {
-				grp = len(g.leaves)
-				memory[mem] = grp
+			grp := len(g.leaves)
+			for _, k := range keys {
+				if j, ok := memory[k]; ok {
+					grp = j
+					break
+				}
+			}
+			for _, k := range keys {
+				memory[k] = grp
 			}
 			fmt.Fprintf(&sb, "B%d=%d:%s%v;", len(g.leaves), grp, n.DType, n.Shape)
 			g.leaves = append(g.leaves, n)
@@ -182,6 +194,9 @@ func canonical(outs []*tensor.Node) *graph {
 			continue
 		}
 		fmt.Fprintf(&sb, "%d:%s:%v:%v", n.Op, n.DType, n.Shape, argKey(n.Arg))
+		for _, d := range n.Sym {
+			fmt.Fprintf(&sb, ":%s", d.Key())
+		}
 		for _, s := range n.Src {
 			fmt.Fprintf(&sb, ",%d", local[s])
 		}
@@ -192,12 +207,25 @@ func canonical(outs []*tensor.Node) *graph {
 		fmt.Fprintf(&sb, "%d,", local[o])
 	}
 	g.key = sb.String()
+	vals, err := tensor.Variables(order)
+	g.err = err
+	g.vars = map[tensor.Variable]int{}
+	for _, v := range vals {
+		g.vars[v.Var] = v.Val
+	}
 	return g
 }
 
+// argKey is a node's argument in the schedule key: a variable's value is
+// not part of it (the kernels read it at launch).
 func argKey(a any) string {
-	if f, ok := a.(float64); ok {
-		return fmt.Sprintf("%x", f)
+	switch a := a.(type) {
+	case float64:
+		return fmt.Sprintf("%x", a)
+	case tensor.SInt:
+		return a.Key()
+	case tensor.SymShrink:
+		return a.Key()
 	}
 	return fmt.Sprint(a)
 }
@@ -219,6 +247,9 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 	}
 	e.Stats.Realizes++
 	g := canonical(outs)
+	if g.err != nil {
+		return g.err
+	}
 	c, ok := e.cache[g.key]
 	if ok {
 		e.Stats.CacheHits++
@@ -243,12 +274,20 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	e.Stats.LowerTime += time.Since(start)
 	cstart := time.Now()
 	e.Stats.Compiled += len(kernels)
-	progs, err := e.Dev.Compile(kernels)
+	progs, counts, err := backend.CompileCounted(e.Dev, kernels)
+	e.Stats.Builds += counts.Builds
+	e.Stats.KernelLoads += counts.CacheHits
 	e.printWarnings()
 	if err != nil {
 		return nil, err
 	}
 	e.Stats.CompileTime += time.Since(cstart)
+	for _, k := range kernels {
+		// The cached schedule keeps each kernel for its cost (DEBUG lines)
+		// and TinyJit; its builder's intern table (every expression the
+		// passes ever made) is not needed any more.
+		k.B = nil
+	}
 	leafIdx := map[*tensor.Node]int{}
 	for i, l := range g.leaves {
 		leafIdx[l] = i
@@ -282,6 +321,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		for _, r := range it.Rands {
 			ci.rands = append(ci.rands, randIdx[r])
 		}
+		ci.vars = it.Vars
 		itemIdx[it.Out] = i
 		c.items = append(c.items, ci)
 		if e.Opts.Debug >= 3 {
@@ -326,6 +366,10 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	} else if b.Device != nil {
 		return nil, fmt.Errorf("buffer of %s lives on another device", n)
 	}
+	if d, ok := b.SharedDevice().(backend.Buffer); ok { // a view of uploaded memory
+		b.Device, b.Host = d, nil
+		return d, nil
+	}
 	db, err := e.Dev.Alloc(b.DType, b.Size)
 	if err != nil {
 		return nil, err
@@ -335,6 +379,7 @@ func (e *Engine) deviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	}
 	b.Device = db
 	b.Host = nil // the device holds it now
+	b.SetSharedDevice(db)
 	return db, nil
 }
 
@@ -344,6 +389,9 @@ func (e *Engine) Time(iters int, nodes ...*tensor.Node) ([]time.Duration, error)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	g := canonical(nodes)
+	if g.err != nil {
+		return nil, g.err
+	}
 	c, ok := e.cache[g.key]
 	if !ok {
 		var err error
@@ -416,6 +464,9 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 		var vars []int64
 		var rands []tensor.RandArg
+		for _, v := range it.vars {
+			vars = append(vars, int64(g.vars[v]))
+		}
 		for _, ri := range it.rands {
 			ra := g.rands[ri].Arg.(tensor.RandArg)
 			vars = append(vars, int64(ra.Seed), int64(ra.Counter))
@@ -426,7 +477,7 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			return fmt.Errorf("kernel %s: %w", it.name, err)
 		}
 		if e.capture != nil {
-			e.capture.launch(it, args, rands, owned[i])
+			e.capture.launch(it, args, vars[:len(it.vars)], rands, owned[i])
 		}
 		total += dt
 		if e.Opts.Debug >= 2 {

@@ -102,3 +102,36 @@ func TestScheduleCache(t *testing.T) {
 		t.Errorf("scheduled %d times with %d cache hits, want 1 and 2", e.Stats.Scheduled, e.Stats.CacheHits)
 	}
 }
+
+// TestCompileCountsPerEngine: two engines share one device (and its
+// kernel cache); each counts only the compiler runs of its own kernels.
+func TestCompileCountsPerEngine(t *testing.T) {
+	opts := Options{CacheDir: t.TempDir()}
+	ctxA, a, err := NewContext("CPU", opts)
+	if err != nil {
+		t.Skip(err)
+	}
+	ctxB, b, err := NewContext("CPU", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Dev != b.Dev {
+		t.Skip("the engines got two devices; the test wants them shared")
+	}
+	if _, err := seq(ctxA, 5, 3).Exp().Sum(false, 1).Floats(); err != nil {
+		t.Fatal(err)
+	}
+	builtA := a.Stats.Builds
+	if builtA == 0 {
+		t.Fatalf("engine A compiled its kernels into an empty cache with %d compiler runs", builtA)
+	}
+	if _, err := seq(ctxB, 7, 2).Exp().Mul(seq(ctxB, 7, 2)).Sum(false, 0).Floats(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Stats.Builds == 0 {
+		t.Errorf("engine B's new kernels: %d compiler runs", b.Stats.Builds)
+	}
+	if a.Stats.Builds != builtA || a.Stats.KernelLoads != 0 {
+		t.Errorf("engine A counts %d builds and %d loads after engine B compiled, want %d and 0", a.Stats.Builds, a.Stats.KernelLoads, builtA)
+	}
+}

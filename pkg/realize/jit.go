@@ -3,6 +3,7 @@ package realize
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"tgc/pkg/backend"
@@ -48,6 +49,7 @@ type Jit struct {
 type inputSig struct {
 	dtype ir.DType
 	shape []int
+	v     tensor.Variable // a bound variable passed as an input (VarTensor)
 }
 
 // NewJit wraps fn, a function of tensors of ctx (its random stream is the
@@ -70,14 +72,15 @@ type capture struct {
 type capStep struct {
 	item  compiledItem // nil prog: a copy of args[0] into args[1]
 	args  []backend.Buffer
+	vars  []int64 // the variables' values (item.vars)
 	rands []tensor.RandArg
 	alloc bool // args[0] was allocated for this launch
 	dtype ir.DType
 	size  int
 }
 
-func (c *capture) launch(it *compiledItem, args []backend.Buffer, rands []tensor.RandArg, alloc bool) {
-	c.steps = append(c.steps, capStep{item: *it, args: args, rands: rands, alloc: alloc, dtype: it.dtype, size: it.size})
+func (c *capture) launch(it *compiledItem, args []backend.Buffer, vars []int64, rands []tensor.RandArg, alloc bool) {
+	c.steps = append(c.steps, capStep{item: *it, args: args, vars: slices.Clone(vars), rands: rands, alloc: alloc, dtype: it.dtype, size: it.size})
 }
 
 func (c *capture) copy(src, dst backend.Buffer, dt ir.DType, size int) {
@@ -114,7 +117,8 @@ type jitStep struct {
 	item  compiledItem
 	copy  bool
 	args  []bufRef
-	alloc int // slot allocated for args[0] (-1: none)
+	alloc int     // slot allocated for args[0] (-1: none)
+	vars  []int64 // the variables' values when captured (item.vars): kept unless an input binds them anew
 	rands []randRef
 	dtype ir.DType
 	size  int
@@ -149,12 +153,25 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := j.checkInputs(inputs); err != nil {
 		return nil, err
 	}
-	// Inputs are realized and on the device before the function runs.
-	if err := tensor.RealizeAll(inputs...); err != nil {
+	// Inputs are realized and on the device before the function runs;
+	// bound variables (VarTensor) are passed to the kernels as vars.
+	var tensors []*tensor.Tensor
+	bind := map[tensor.Variable]int{}
+	for _, x := range inputs {
+		if v, ok := x.BoundVar(); ok {
+			bind[v.Var] = v.Val
+			continue
+		}
+		tensors = append(tensors, x)
+	}
+	if err := tensor.RealizeAll(tensors...); err != nil {
 		return nil, err
 	}
 	bufs := make([]backend.Buffer, len(inputs))
 	for i, x := range inputs {
+		if _, ok := x.BoundVar(); ok {
+			continue
+		}
 		b, err := e.DeviceBuffer(x.Node())
 		if err != nil {
 			return nil, fmt.Errorf("TinyJit %s: input %d: %w", j.Name, i, err)
@@ -197,7 +214,7 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, j.aliasError()
 	}
 	j.calls++
-	return e.replay(j.ctx, j.plan, bufs)
+	return e.replay(j.ctx, j.plan, bufs, bind)
 }
 
 // Call0 is Call with the inputs as a slice: a JitFunc itself.
@@ -245,7 +262,8 @@ func (j *Jit) checkInputs(inputs []*tensor.Tensor) error {
 	if j.calls == 0 {
 		j.sig = nil
 		for _, x := range inputs {
-			j.sig = append(j.sig, inputSig{x.DType(), x.Shape()})
+			v, _ := x.BoundVar()
+			j.sig = append(j.sig, inputSig{x.DType(), x.Shape(), v.Var})
 		}
 		return nil
 	}
@@ -254,6 +272,12 @@ func (j *Jit) checkInputs(inputs []*tensor.Tensor) error {
 	}
 	for i, x := range inputs {
 		s := j.sig[i]
+		if v, _ := x.BoundVar(); v.Var != s.v {
+			if s.v.Name != "" {
+				return fmt.Errorf("TinyJit %s: input %d must be the variable %s, as when captured", j.Name, i, s.v)
+			}
+			return fmt.Errorf("TinyJit %s: input %d is the variable %s, but the function was captured with a tensor there", j.Name, i, v.Var)
+		}
 		if x.DType() != s.dtype || tensor.FormatShape(x.Shape()) != tensor.FormatShape(s.shape) {
 			return fmt.Errorf("TinyJit %s: input %d is %s %s, but the function was captured with %s %s: a captured function replays fixed kernels, so every call needs the same input shapes and dtypes (use another TinyJit for the new shape)",
 				j.Name, i, x.DType(), tensor.FormatShape(x.Shape()), s.dtype, tensor.FormatShape(s.shape))
@@ -270,6 +294,9 @@ func aliasPattern(bufs []backend.Buffer) []int {
 	out := make([]int, len(bufs))
 	for i, b := range bufs {
 		out[i] = i
+		if b == nil { // a variable
+			continue
+		}
 		for k := range i {
 			if bufs[k] == b {
 				out[i] = k
@@ -286,7 +313,7 @@ func buildPlan(e *Engine, cap *capture, inputs []backend.Buffer, outs []*tensor.
 	slots := map[backend.Buffer]int{}
 	classify := func(b backend.Buffer) bufRef {
 		for i, in := range inputs {
-			if in == b {
+			if in != nil && in == b {
 				return bufRef{kind: refInput, idx: i}
 			}
 		}
@@ -296,7 +323,7 @@ func buildPlan(e *Engine, cap *capture, inputs []backend.Buffer, outs []*tensor.
 		return bufRef{kind: refExternal, buf: b}
 	}
 	for _, cs := range cap.steps {
-		st := jitStep{item: cs.item, copy: cs.item.prog == nil, alloc: -1, dtype: cs.dtype, size: cs.size}
+		st := jitStep{item: cs.item, copy: cs.item.prog == nil, alloc: -1, vars: cs.vars, dtype: cs.dtype, size: cs.size}
 		if cs.alloc {
 			slots[cs.args[0]] = p.nslots
 			st.alloc = p.nslots
@@ -335,8 +362,14 @@ func (e *Engine) DeviceBuffer(n *tensor.Node) (backend.Buffer, error) {
 	return e.deviceBuffer(n)
 }
 
+// Upload puts a realized node's host data on the device (tensor.Upload).
+func (e *Engine) Upload(n *tensor.Node) error {
+	_, err := e.DeviceBuffer(n)
+	return err
+}
+
 // replay launches a captured plan on new input buffers.
-func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer) ([]*tensor.Tensor, error) {
+func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer, bind map[tensor.Variable]int) ([]*tensor.Tensor, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	slots := make([]backend.Buffer, p.nslots)
@@ -386,7 +419,14 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 		for i, r := range st.args {
 			args[i] = resolve(r)
 		}
-		vars := make([]int64, 0, 2*len(st.rands))
+		vars := make([]int64, 0, len(st.vars)+2*len(st.rands))
+		for k, v := range st.item.vars {
+			if val, ok := bind[v]; ok {
+				vars = append(vars, int64(val))
+			} else {
+				vars = append(vars, st.vars[k])
+			}
+		}
 		for _, r := range st.rands {
 			if r.inside {
 				vars = append(vars, int64(seed), int64(base+r.offset))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"tgc/pkg/backend"
@@ -26,6 +27,7 @@ type Tracer struct {
 	lang   func(*ir.Kernel) (src, ext string)
 	launch func(*ir.Kernel) (global, local []int64, ok bool) // GPU dialects
 	ids    map[*tensor.Buffer]int
+	mems   map[any]int       // each memory's first buffer
 	names  map[string]string // kernel name -> source, to keep names unique
 	host   map[int][]byte    // input and weight data, saved beside the plan
 	// With BEAM, stored search results are used; BeamMisses counts the
@@ -35,7 +37,7 @@ type Tracer struct {
 }
 
 // PlanVersion is bumped on incompatible changes of plan.json.
-const PlanVersion = 1
+const PlanVersion = 2
 
 // Plan is plan.json.
 type Plan struct {
@@ -55,6 +57,9 @@ type PlanBuffer struct {
 	Bytes int    `json:"bytes"`
 	Role  string `json:"role"` // input | weight | output | scratch
 	Name  string `json:"name,omitempty"`
+	// ViewOf is the buffer whose memory this one reads as another dtype
+	// (the float16 scales inside a quantized weight's blocks).
+	ViewOf *int `json:"view_of,omitempty"`
 }
 
 // PlanKernel is one launch.
@@ -66,11 +71,18 @@ type PlanKernel struct {
 	Local  []int64 `json:"local"`
 	Args   []int   `json:"args"`
 	Vars   []int64 `json:"vars"`
-	FLOPs  int64   `json:"flops"`
-	Bytes  int64   `json:"bytes"`
-	Opts   string  `json:"opts,omitempty"` // the optimization decisions, e.g. "[UPCAST(0,4) UPCAST(1,16)]"
-	code   string
-	ext    string
+	// VarNames names the first vars that are variables (start_pos), read
+	// at launch; the values in vars are those of the traced call.
+	VarNames []string `json:"var_names,omitempty"`
+	// GlobalSym gives, per global loop, its symbolic trip count
+	// ("start_pos+1") or "" when it is global's constant (CPU: the
+	// outermost loop's end is then that value, not global[0]).
+	GlobalSym []string `json:"global_sym,omitempty"`
+	FLOPs     int64    `json:"flops"`
+	Bytes     int64    `json:"bytes"`
+	Opts      string   `json:"opts,omitempty"` // the optimization decisions, e.g. "[UPCAST(0,4) UPCAST(1,16)]"
+	code      string
+	ext       string
 }
 
 // Langs maps a device name to its renderer for tracing. GPU dialects are
@@ -80,7 +92,7 @@ var Langs = map[string]*render.Lang{"CPU": render.C, "CL": render.OpenCL, "CUDA"
 // NewTracer makes a tracing engine for a device's dialect.
 func NewTracer(device string, opts Options) (*Tracer, error) {
 	device = strings.ToUpper(device)
-	t := &Tracer{Device: device, Opts: opts, ids: map[*tensor.Buffer]int{}, names: map[string]string{}, host: map[int][]byte{}}
+	t := &Tracer{Device: device, Opts: opts, ids: map[*tensor.Buffer]int{}, mems: map[any]int{}, names: map[string]string{}, host: map[int][]byte{}}
 	t.plan = Plan{Version: PlanVersion, Device: device}
 	if opts.Out == nil {
 		t.Opts.Out = os.Stderr
@@ -137,15 +149,28 @@ func (t *Tracer) bufferID(n *tensor.Node, role string) int {
 	if id, ok := t.ids[b]; ok {
 		return id
 	}
+	// Buffers on one memory (an assign's new value, a bitcast view of a
+	// quantized weight) are one buffer of the plan, or a view of it.
+	base, seen := t.mems[b.Memory()]
+	if seen && t.plan.Buffers[base].DType == n.DType.String() && t.plan.Buffers[base].Bytes == n.Numel()*n.DType.Size() {
+		t.ids[b] = base
+		return base
+	}
 	id := len(t.plan.Buffers)
 	t.ids[b] = id
 	if b.Weight {
 		role = "weight"
 	}
-	t.plan.Buffers = append(t.plan.Buffers, PlanBuffer{ID: id, DType: n.DType.String(), Shape: append([]int{}, n.Shape...), Bytes: n.Numel() * n.DType.Size(), Role: role, Name: b.Name})
-	if b.Host != nil {
-		t.host[id] = b.Host
+	pb := PlanBuffer{ID: id, DType: n.DType.String(), Shape: append([]int{}, n.Shape...), Bytes: n.Numel() * n.DType.Size(), Role: role, Name: b.Name}
+	if seen {
+		pb.ViewOf = &base
+	} else {
+		t.mems[b.Memory()] = id
+		if b.Host != nil {
+			t.host[id] = b.Host
+		}
 	}
+	t.plan.Buffers = append(t.plan.Buffers, pb)
 	return id
 }
 
@@ -169,6 +194,14 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 	for _, o := range outs {
 		isOut[o] = true
 	}
+	bound, err := tensor.Variables(tensor.Toposort(outs))
+	if err != nil {
+		return err
+	}
+	vals := map[tensor.Variable]int{}
+	for _, v := range bound {
+		vals[v.Var] = v.Val
+	}
 	for i, it := range sched.Items {
 		k := kernels[i]
 		if lang, ok := Langs[t.Device]; ok {
@@ -190,8 +223,14 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 		if isOut[it.Out] {
 			role = "output" // the script realized it
 		}
-		// The kernel's output becomes a buffer of the plan.
-		it.Out.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: it.Out.DType, Size: it.Out.Numel(), Device: traceBuf{}})
+		// The kernel's output becomes a buffer of the plan; an assign
+		// writes its destination's.
+		if d := it.Out.AssignTarget(); d != nil {
+			t.bufferID(d, "input")
+			it.Out.SetRealized(tensor.Overwritten(d.Realized(), d.Realized().Device))
+		} else {
+			it.Out.SetRealized(&tensor.Buffer{ID: tensor.NewID(), DType: it.Out.DType, Size: it.Out.Numel(), Device: traceBuf{}})
+		}
 		var args []int
 		for i, a := range it.Args {
 			r := "input"
@@ -200,9 +239,22 @@ func (t *Tracer) Realize(nodes ...*tensor.Node) error {
 			}
 			args = append(args, t.bufferID(a, r))
 		}
-		pk := PlanKernel{Name: k.Name, Source: "kernels/" + k.Name + "." + ext, Entry: k.Name, Args: args, Local: []int64{}, Vars: it.Params(), code: src, ext: ext}
+		pk := PlanKernel{Name: k.Name, Source: "kernels/" + k.Name + "." + ext, Entry: k.Name, Args: args, Local: []int64{}, Vars: it.Params(vals), code: src, ext: ext}
 		if pk.Vars == nil {
 			pk.Vars = []int64{}
+		}
+		for _, v := range it.Vars {
+			pk.VarNames = append(pk.VarNames, v.Name)
+		}
+		for _, a := range k.Global {
+			if a.Sym == nil || a.Sym.Param >= len(it.Vars) {
+				pk.GlobalSym = append(pk.GlobalSym, "")
+				continue
+			}
+			pk.GlobalSym = append(pk.GlobalSym, tensor.SInt{Var: it.Vars[a.Sym.Param], C: int(a.Sym.Add)}.String())
+		}
+		if !slices.ContainsFunc(pk.GlobalSym, func(s string) bool { return s != "" }) {
+			pk.GlobalSym = nil
 		}
 		if len(k.Opts) > 0 {
 			pk.Opts = ir.FormatOpts(k.Opts)

@@ -71,6 +71,46 @@ func cVecPrelude(width int) string {
 	return sb.String()
 }
 
+// cNarrowPrelude declares the widening loads (only kernels that have
+// them include it): tg_wd_c8(p) reads 8 int8 at p as int32 lanes (uc:
+// uint8), tg_wd_h8(p) 8 float16 as float32. gcc 12 lowers
+// __builtin_convertvector between element sizes to scalar code, so on x86
+// they are the one-instruction sign/zero extensions and F16C conversions
+// (the fallback is the portable vector form).
+func cNarrowPrelude(width int) string {
+	var sb strings.Builder
+	sb.WriteString("#ifndef TG_VEC_NARROW\n#define TG_VEC_NARROW\n")
+	for w := width; w >= 4; w /= 2 {
+		fmt.Fprintf(&sb, "typedef signed char tg_c%d __attribute__((vector_size(%d)));\n", w, w)
+		fmt.Fprintf(&sb, "typedef unsigned char tg_uc%d __attribute__((vector_size(%d)));\n", w, w)
+		fmt.Fprintf(&sb, "typedef _Float16 tg_h%d __attribute__((vector_size(%d)));\n", w, 2*w)
+	}
+	sb.WriteString("#if defined(__AVX2__) && defined(__F16C__)\n#include <immintrin.h>\n")
+	type x86 struct{ load, ext, half string }
+	forms := map[int]x86{
+		4:  {"_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))", "_mm_cvtep%s8_epi32", "_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p)))"},
+		8:  {"_mm_loadl_epi64((const __m128i *)(p))", "_mm256_cvtep%s8_epi32", "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))"},
+		16: {"_mm_loadu_si128((const __m128i *)(p))", "_mm512_cvtep%s8_epi32", "_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))"},
+	}
+	for w := width; w >= 4; w /= 2 {
+		f := forms[w]
+		fmt.Fprintf(&sb, "#define tg_wd_c%d(p) ((tg_i%d)%s(%s))\n", w, w, fmt.Sprintf(f.ext, "i"), f.load)
+		fmt.Fprintf(&sb, "#define tg_wd_uc%d(p) ((tg_i%d)%s(%s))\n", w, w, fmt.Sprintf(f.ext, "u"), f.load)
+		fmt.Fprintf(&sb, "#define tg_wd_h%d(p) ((tg_f%d)%s)\n", w, w, f.half)
+	}
+	sb.WriteString("#else\n")
+	for w := width; w >= 4; w /= 2 {
+		fmt.Fprintf(&sb, "#define tg_wd_c%d(p) __builtin_convertvector(tg_load(tg_c%d, (p)), tg_i%d)\n", w, w, w)
+		fmt.Fprintf(&sb, "#define tg_wd_uc%d(p) __builtin_convertvector(tg_load(tg_uc%d, (p)), tg_i%d)\n", w, w, w)
+		fmt.Fprintf(&sb, "#define tg_wd_h%d(p) __builtin_convertvector(tg_load(tg_h%d, (p)), tg_f%d)\n", w, w, w)
+	}
+	sb.WriteString("#endif\n#endif\n")
+	return sb.String()
+}
+
+// narrowMacro is the widening load macro's prefix for an element type.
+var narrowMacro = map[ir.DType]string{ir.Int8: "tg_wd_c", ir.Uint8: "tg_wd_uc", ir.Float16: "tg_wd_h"}
+
 // vlane is a reduce member's place in the plan: its run (an index into
 // the plan's Accs) and lane.
 type vlane struct {
@@ -85,6 +125,8 @@ type cVec struct {
 	acc  []string          // the vector accumulator of each run, once declared
 	skip map[*ir.Expr]bool // scalar nodes whose every use is vectorized
 	uses map[ir.Lanes]int  // parent tuples of each tuple (name it if > 1)
+	// narrow: a widening load is printed (the kernel includes cNarrowPrelude)
+	narrow bool
 
 	names map[ir.Lanes]string // rendered vector values in scope
 	added []ir.Lanes          // names in order, for leaving a scope
@@ -164,6 +206,11 @@ func (v *cVec) absorb() {
 		if t.L[0].Op == ir.OpLoad {
 			return
 		}
+		if t.L[0].Op == ir.OpCast {
+			if _, _, ok := ir.NarrowLoad(t.Src(0)); ok {
+				v.narrow = true
+			}
+		}
 		for j := range t.L[0].Src {
 			s := t.Src(j)
 			v.uses[s]++
@@ -205,9 +252,10 @@ func (v *cVec) absorb() {
 	}
 }
 
-// vtype is the C vector type of a tuple: floats or comparison masks.
+// vtype is the C vector type of a tuple: floats, or ints (int32 values
+// and comparison masks).
 func vtype(t ir.Lanes) string {
-	if t.L[0].DType == ir.Bool {
+	if t.L[0].DType != ir.Float32 {
 		return fmt.Sprintf("tg_i%d", t.W)
 	}
 	return fmt.Sprintf("tg_f%d", t.W)
@@ -257,15 +305,37 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", w), ",")+"}")
 	}
 	if e0.Op == ir.OpLoad {
-		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(tg_f%d, &%s[%s])", w, BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+	}
+	if e0.Op == ir.OpCast {
+		if ld, elem, ok := ir.NarrowLoad(t.Src(0)); ok {
+			l0 := ld.L[0]
+			return v.declare(r, t, "vval", fmt.Sprintf("%s%d(&%s[%s])", narrowMacro[elem], w, BufName(r.k, l0.Arg.(int)), r.expr(l0.Src[0])))
+		}
+		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
+		if v.uses[t] > 1 {
+			return v.declare(r, t, "valu", s)
+		}
+		return s
 	}
 	src := make([]string, len(e0.Src))
 	for j := range e0.Src {
 		src[j] = r.vexpr(t.Src(j))
 	}
-	tmpl := e0.Op.Info().SIMD
-	if e0.Op == ir.OpWhere && t.Src(0).Uniform() {
-		tmpl = e0.Op.Info().C // a scalar condition selects whole vectors
+	info := e0.Op.Info()
+	tmpl := info.SIMD
+	switch {
+	case e0.Op == ir.OpWhere && t.Src(0).Uniform():
+		tmpl = info.C // a scalar condition selects whole vectors
+	case e0.Op == ir.OpShr:
+		tmpl = "($0>>$1)" // by a constant below the width (the simd pass checks)
+	case info.SIMD == "" && info.Ints != "":
+		tmpl = info.Ints // int32 lanes: % as on ints
+	case info.SIMD == "":
+		tmpl = info.C // int32 lanes: & | ^ == /
+	}
+	if vtype(t) != fmt.Sprintf("tg_f%d", w) {
+		tmpl = strings.ReplaceAll(tmpl, "tg_f$w", "tg_i$w") // a select of int lanes
 	}
 	s := expand(tmpl, src, map[byte]string{'w': strconv.Itoa(w)})
 	if v.uses[t] > 1 {

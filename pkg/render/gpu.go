@@ -309,6 +309,16 @@ func (r *renderer) gpuIndex(d int, id string, lt Launch) {
 	if padded {
 		r.line("if (%s >= %d) return;", v, lt.sizes[d])
 	}
+	defer func() {
+		// A symbolic axis is launched at its largest size; the threads
+		// past its trip count have nothing to do (no group reduce, so no
+		// barrier, runs in such a kernel).
+		for _, a := range axes {
+			if a.Sym != nil {
+				r.line("if (%s >= %s) return;", a.Name(), r.trip(a))
+			}
+		}
+	}()
 	if len(axes) == 1 {
 		return
 	}

@@ -157,6 +157,9 @@ func (r *renderer) kernel() string {
 	if r.lang.SIMD {
 		if r.vec = newCVec(r.k); r.vec != nil {
 			vecPrelude = cVecPrelude(r.k.SIMD.Width)
+			if r.vec.narrow {
+				vecPrelude += cNarrowPrelude(r.k.SIMD.Width)
+			}
 		}
 	}
 	if r.k.Keep != nil && r.lang.gpu == nil {
@@ -171,7 +174,7 @@ func (r *renderer) kernel() string {
 		if i == 0 {
 			r.line("%s", r.lang.OuterLoop(a, r.idx))
 		} else {
-			r.line("for (%s %s = 0; %s < %d; %s++) {", r.idx, a.Name(), a.Name(), a.Size, a.Name())
+			r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		}
 		r.indent++
 	}
@@ -191,6 +194,26 @@ func (r *renderer) kernel() string {
 	}
 	r.sb.WriteString("}\n")
 	return head + strings.Join(r.helpers, "") + vecPrelude + r.sb.String()
+}
+
+// param is how the kernel reads vars[i].
+func (r *renderer) param(i int) string {
+	if r.lang.gpu != nil {
+		return fmt.Sprintf("var%d", i)
+	}
+	return fmt.Sprintf("vars[%d]", i)
+}
+
+// trip is a loop's trip count: its size, or its symbolic bound read from
+// the vars (a dimension that depends on a variable).
+func (r *renderer) trip(a *ir.Axis) string {
+	if a.Sym == nil {
+		return fmt.Sprint(a.Size)
+	}
+	if a.Sym.Add == 0 {
+		return r.param(a.Sym.Param)
+	}
+	return fmt.Sprintf("(%s%+d)", r.param(a.Sym.Param), a.Sym.Add)
 }
 
 // BufName is a buffer's parameter name: outputs are out0.., inputs in1...
@@ -262,7 +285,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 	}
 	axes := leader.Arg.(*ir.ReduceArg).Axes
 	for _, a := range axes {
-		r.line("for (%s %s = 0; %s < %d; %s++) {", r.idx, a.Name(), a.Name(), a.Size, a.Name())
+		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
 	}
 	r.block(r.prog.Inner[leader])
@@ -482,10 +505,7 @@ func (r *renderer) expr(e *ir.Expr) string {
 	case ir.OpVar:
 		return e.Arg.(*ir.Axis).Name()
 	case ir.OpParam:
-		if r.lang.gpu != nil {
-			return fmt.Sprintf("var%d", e.Arg.(int))
-		}
-		return fmt.Sprintf("vars[%d]", e.Arg.(int))
+		return r.param(e.ParamIndex())
 	case ir.OpLoad:
 		ld := fmt.Sprintf("%s[%s]", BufName(r.k, e.Arg.(int)), r.expr(s[0]))
 		if g := r.lang.gpu; g != nil && g.load != nil {

@@ -82,6 +82,7 @@ func (in *interp) tinygradNames() starlark.StringDict {
 		"dtypes":         tensorlib.DTypes,
 		"nn":             nnlib.Module,
 		"TinyJit":        pyrt.Builtin("TinyJit", tensorlib.TinyJit),
+		"Variable":       pyrt.Builtin("Variable", tensorlib.VariableFn),
 		"Device":         tensorlib.NewDevice(func() string { return tensorlib.DeviceName(in.ctx) }),
 		"Context":        pyrt.Builtin("Context", tensorlib.ContextVars),
 		"GlobalCounters": in.counters,

@@ -125,12 +125,31 @@ func interpOf(thread *starlark.Thread) *interp {
 }
 
 // Run loads and executes a script.
-func Run(opts Options) (err error) {
+func Run(opts Options) error {
+	m, err := Load(opts)
+	if m != nil {
+		m.Close()
+	}
+	return err
+}
+
+// Module is a script that has run: its global names, and functions a Go
+// driver calls (tgc generate calls models/llama.tg's load_model, prefill and
+// decode). Close it when done.
+type Module struct {
+	Globals starlark.StringDict
+	in      *interp
+	restore func()
+}
+
+// Load runs a script for its definitions and keeps it for Call. On an
+// error the module is nil.
+func Load(opts Options) (_ *Module, err error) {
 	src := opts.Src
 	if src == nil {
 		b, rerr := os.ReadFile(opts.File)
 		if rerr != nil {
-			return &Error{Msg: fmt.Sprintf("cannot read script: %v", rerr)}
+			return nil, &Error{Msg: fmt.Sprintf("cannot read script: %v", rerr)}
 		}
 		src = b
 	}
@@ -146,10 +165,12 @@ func Run(opts Options) (err error) {
 		in.files = fileaccess.ForScript(opts.File)
 	}
 	restore := in.install()
-	defer restore()
 	defer func() {
 		if r := recover(); r != nil {
 			err = &Error{Pos: in.scriptPos(), Msg: in.InternalError(r)}
+		}
+		if err != nil {
+			restore()
 		}
 	}()
 
@@ -161,27 +182,72 @@ func Run(opts Options) (err error) {
 	predeclared := in.predeclared()
 	tr, terr := frontend.Options{Import: in.imports.Check}.Translate(src)
 	if terr != nil {
-		return in.convert(terr)
+		return nil, in.convert(terr)
 	}
 	in.pm = tr.Map
 	f, perr := frontend.FileOptions.Parse(file, tr.Text, 0)
 	if perr != nil {
-		return in.convert(perr)
+		return nil, in.convert(perr)
 	}
 	if rerr := tr.Rewrite(f); rerr != nil {
-		return in.convert(rerr)
+		return nil, in.convert(rerr)
 	}
 	prog, cerr := starlark.FileProgram(f, predeclared.Has)
 	if cerr != nil {
-		return in.convert(cerr)
+		return nil, in.convert(cerr)
 	}
 	stop := in.mem.watch(in.thread, opts.MemoryLimit)
-	_, xerr := prog.Init(in.thread, predeclared)
+	globals, xerr := prog.Init(in.thread, predeclared)
 	stop()
 	if xerr != nil {
-		return in.convert(xerr)
+		return nil, in.convert(xerr)
 	}
-	return nil
+	return &Module{Globals: globals, in: in, restore: restore}, nil
+}
+
+// Close ends the run (the context's position hook points nowhere again).
+func (m *Module) Close() {
+	if m.restore != nil {
+		m.restore()
+		m.restore = nil
+	}
+}
+
+// Call calls the script's global function name with args; errors are
+// *Error with the script's positions.
+func (m *Module) Call(name string, args ...starlark.Value) (_ starlark.Value, err error) {
+	fn, ok := m.Globals[name].(starlark.Callable)
+	if !ok {
+		return nil, &Error{Msg: fmt.Sprintf("%s defines no function %s", m.in.file, name)}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Pos: m.in.scriptPos(), Msg: m.in.InternalError(r)}
+		}
+	}()
+	v, err := starlark.Call(m.in.thread, fn, args, nil)
+	if err != nil {
+		return nil, m.in.convert(err)
+	}
+	return v, nil
+}
+
+// CallValue calls a callable value the script returned (a TinyJit).
+func (m *Module) CallValue(fn starlark.Value, args ...starlark.Value) (_ starlark.Value, err error) {
+	f, ok := fn.(starlark.Callable)
+	if !ok {
+		return nil, &Error{Msg: fmt.Sprintf("%s is not callable", fn.Type())}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Pos: m.in.scriptPos(), Msg: m.in.InternalError(r)}
+		}
+	}()
+	v, err := starlark.Call(m.in.thread, f, args, nil)
+	if err != nil {
+		return nil, m.in.convert(err)
+	}
+	return v, nil
 }
 
 // Eval evaluates one expression with the predeclared names plus env, in

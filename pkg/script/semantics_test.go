@@ -65,6 +65,8 @@ print((d * 3).tolist()[0], d.sqrt().tolist()[1], d.float().tolist()[1], (d[0] + 
 scales = (raw[:, 0].cast(dtypes.uint16) + raw[:, 1].cast(dtypes.uint16) * 256).bitcast(dtypes.float16)
 print(scales.tolist(), Tensor([1.0]).bitcast(dtypes.int32).item(), Tensor([-1], dtype=dtypes.int8).bitcast(dtypes.uint8).item(), Tensor([1.0], dtype=dtypes.float64).bitcast(dtypes.uint64).item(), Tensor([0x3f80], dtype=dtypes.uint16).bitcast(dtypes.bfloat16).item(), (Tensor([2.5]) * 2).bitcast(dtypes.uint32).item())`,
 		"[1.0, -2.0] 1065353216 255 4607182418800017408 1.0 1084227584"},
+	{"bitcast of a realized tensor to another size reads its memory", `print(Tensor([1, 65536]).bitcast(dtypes.int16).tolist(), Tensor([0x00, 0x3c, 0x00, 0xc0], dtype=dtypes.uint8).bitcast(dtypes.float16).tolist())`,
+		"[1, 0, 0, 1] [1.0, -2.0]"},
 	{"shifts past the width", `x = Tensor([-1, 5, -2147483648])
 print((x >> 31).tolist(), (Tensor([1, 3]) << 31).tolist(), (Tensor([200, 7], dtype=dtypes.uint8) >> 8).tolist(), (Tensor([-128, 127], dtype=dtypes.int8) >> 7).tolist())`,
 		"[-1, 0, -1] [-2147483648, -2147483648] [0, 0] [-1, 0]"},
@@ -81,7 +83,7 @@ var semanticsErrors = []struct {
 	{"literal out of an explicit dtype", "x = Tensor([300], dtype=dtypes.uint8)\n", "Tensor: data[0] = 300 does not fit uint8 (0 to 255)"},
 	{"operand out of range", "x = Tensor([1, 2], dtype=dtypes.uint8) + 300\n", "300 does not fit uint8 (0 to 255)"},
 	{"full_like out of range", "x = Tensor([1], dtype=dtypes.int8).full_like(200)\n", "200 does not fit int8 (-128 to 127)"},
-	{"bitcast of another size", "x = Tensor([1]).bitcast(dtypes.int16)\n", "bitcast: int32 is 4 bytes, int16 is 2"},
+	{"bitcast of a computed tensor to another size", "x = (Tensor([1]) + 1).bitcast(dtypes.int16)\n", "bitcast: int32 is 4 bytes, int16 is 2"},
 	{"bitwise ops promoted to a float", "x = Tensor([1], dtype=dtypes.int64) & Tensor([1], dtype=dtypes.uint64)\n",
 		"and: needs bool or integer tensors, got int64 and uint64 (promoted to float16)"},
 	{"uint64 literal past 2^64", "x = Tensor([1<<64], dtype=dtypes.uint64)\n", "does not fit uint64 (0 to 18446744073709551615)"},

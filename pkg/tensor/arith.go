@@ -149,7 +149,7 @@ func (t *Tensor) Neg() *Tensor {
 	if t.DType() == ir.Bool {
 		return t.LogicalNot()
 	}
-	return FromNode(t.newNode(ir.OpNeg, t.DType(), t.node.Shape, nil, t.node))
+	return FromNode(t.like(ir.OpNeg, t.DType(), nil, t.node))
 }
 
 // LogicalNot negates a bool tensor (others compare to 0).
@@ -160,7 +160,7 @@ func (t *Tensor) LogicalNot() *Tensor {
 	if t.DType() != ir.Bool {
 		return t.Eq(t.Const(0, t.DType()))
 	}
-	return FromNode(t.newNode(ir.OpNot, ir.Bool, t.node.Shape, nil, t.node))
+	return FromNode(t.like(ir.OpNot, ir.Bool, nil, t.node))
 }
 
 // Comparisons return bool tensors.

@@ -17,8 +17,16 @@ func (c *Context) Zeros(shape []int, dt ir.DType) *Tensor { return c.Full(shape,
 // Ones is a tensor of shape filled with 1.
 func (c *Context) Ones(shape []int, dt ir.DType) *Tensor { return c.Full(shape, 1, dt) }
 
-// Empty is an uninitialized tensor; tgc gives zeros (no memory until used).
-func (c *Context) Empty(shape []int, dt ir.DType) *Tensor { return c.Zeros(shape, dt) }
+// Empty is a tensor of its own memory (zero-filled when realized): unlike
+// Zeros, two calls are two nodes, so two realized empties are two buffers
+// (a model's KV caches, written in place one by one).
+func (c *Context) Empty(shape []int, dt ir.DType) *Tensor {
+	z := c.Zeros(shape, dt)
+	if z.err != nil {
+		return z
+	}
+	return FromNode(c.newNode(ir.OpContiguous, dt, z.node.Shape, leafArg(NewID()), z.node))
+}
 
 // FullLike is a tensor of t's shape and dtype filled with v.
 func (t *Tensor) FullLike(v float64) *Tensor {

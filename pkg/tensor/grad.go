@@ -59,7 +59,7 @@ func (t *Tensor) giveOwnNode() {
 		if t.node.Realized() != nil {
 			t.node = aliasBuffer(t.node)
 		} else {
-			t.node = t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, leafArg(NewID()), t.node)
+			t.node = t.like(ir.OpContiguous, t.DType(), leafArg(NewID()), t.node)
 		}
 	}
 }
@@ -70,7 +70,7 @@ func (t *Tensor) giveOwnNode() {
 func aliasBuffer(n *Node) *Node {
 	b := n.Realized()
 	a := b.sameMemory(b.Host, b.Device, b.version)
-	return n.ctx.newNode(ir.OpBuffer, n.DType, n.Shape, a)
+	return n.ctx.makeNode(ir.OpBuffer, n.DType, n.Shape, n.Sym, a)
 }
 
 // Detach returns t's value cut off from the graph that computed it: no
@@ -85,7 +85,7 @@ func (t *Tensor) Detach() *Tensor {
 	if t.node.Realized() != nil {
 		return FromNode(aliasBuffer(t.node))
 	}
-	return FromNode(t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, detachArg{}, t.node))
+	return FromNode(t.like(ir.OpContiguous, t.DType(), detachArg{}, t.node))
 }
 
 // Rebind makes a realized t hold a plain buffer node on the same memory,
@@ -99,7 +99,10 @@ func (t *Tensor) Rebind() *Tensor {
 }
 
 // assignArg marks a CONTIGUOUS node that writes its value (Src[0]) into
-// the memory of its destination (Src[1], a realized node).
+// the memory of its destination (Src[1], a realized node). An assign into
+// a view (x[a:b].assign(v)) has the view as Src[2]: a chain of movement
+// ops over the destination saying where v's elements go; the node's value
+// is the whole destination, the elements outside the view unchanged.
 type assignArg struct{}
 
 func (assignArg) String() string { return "assign" }
@@ -112,6 +115,15 @@ func (n *Node) AssignTarget() *Node {
 		if _, ok := n.Arg.(assignArg); ok {
 			return n.Src[1]
 		}
+	}
+	return nil
+}
+
+// AssignView returns the view an assign node writes through (nil: the
+// whole destination).
+func (n *Node) AssignView() *Node {
+	if n.AssignTarget() != nil && len(n.Src) > 2 {
+		return n.Src[2]
 	}
 	return nil
 }
@@ -131,14 +143,17 @@ func (t *Tensor) Assign(v *Tensor) *Tensor {
 	if e := firstErr(t, v); e != nil {
 		return e
 	}
-	if !slices.Equal(t.node.Shape, v.node.Shape) {
-		return errorf("assign", "cannot assign a value of shape %s to a tensor of shape %s", FormatShape(v.node.Shape), FormatShape(t.node.Shape))
+	if !slices.Equal(t.node.Shape, v.node.Shape) || !slices.Equal(t.node.Sym, v.node.Sym) {
+		return errorf("assign", "cannot assign a value of shape %s to a tensor of shape %s", v.node.shapeString(), t.node.shapeString())
 	}
 	if t.DType() != v.DType() {
 		return errorf("assign", "cannot assign a %s value to a %s tensor", v.DType(), t.DType())
 	}
 	if v.node == t.node {
 		return t
+	}
+	if t.base != nil && t.node.Op.IsMovement() {
+		return t.assignView(v)
 	}
 	dst := t.node
 	if d := dst.AssignTarget(); d != nil && dst.Realized() == nil {
@@ -149,5 +164,47 @@ func (t *Tensor) Assign(v *Tensor) *Tensor {
 		return t
 	}
 	t.node = t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, assignArg{}, v.node, dst)
+	return t
+}
+
+// assignView writes v through the view t into the memory of the tensor t
+// is a view of (tinygrad's x[a:b].assign(v)): the base tensor becomes an
+// assign node whose kernel stores only the view's elements, and t becomes
+// the same view of the new value.
+func (t *Tensor) assignView(v *Tensor) *Tensor {
+	base := t.base
+	var chain []*Node // movement ops from the base up to t
+	for n := t.node; n != base.node; n = n.Src[0] {
+		switch n.Op {
+		case ir.OpShrink, ir.OpReshape, ir.OpPermute, ir.OpFlip:
+		case ir.OpExpand, ir.OpPad:
+			return errorf("assign", "cannot assign through a %s view: it does not name each element of the destination once", n.Op)
+		default:
+			return errorf("assign", "the tensor this is a view of has changed since the view was taken: take the view again")
+		}
+		if n.Realized() != nil {
+			return errorf("assign", "cannot assign into a realized copy of a view")
+		}
+		chain = append(chain, n)
+	}
+	if base.node.Realized() == nil {
+		return errorf("assign", "the tensor this is a view of has a pending assign: realize it first")
+	}
+	// A plain buffer node as the destination: the previous step's graph
+	// (which the realized node keeps as its sources) can then be collected.
+	dst := base.node
+	if dst.Op != ir.OpBuffer {
+		dst = aliasBuffer(dst)
+	}
+	replay := func(n *Node) *Node {
+		for i := len(chain) - 1; i >= 0; i-- {
+			c := chain[i]
+			n = n.ctx.makeNode(c.Op, c.DType, c.Shape, c.Sym, c.Arg, n)
+		}
+		return n
+	}
+	a := base.like(ir.OpContiguous, base.DType(), assignArg{}, v.node, dst, replay(dst))
+	base.node = a
+	t.node = replay(a)
 	return t
 }

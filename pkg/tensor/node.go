@@ -35,9 +35,13 @@ type Node struct {
 	Op    ir.Op
 	DType ir.DType
 	Shape []int
-	Src   []*Node
+	// Sym is nil, or per dimension the symbolic size of dimensions that
+	// depend on a variable (Shape holds their largest value; symbolic.go).
+	Sym []SInt
+	Src []*Node
 	// Arg: reduce/permute/flip []int axes; reshape/expand nil (Shape says);
-	// pad/shrink [][2]int; const float64; buffer *Buffer; rand RandArg.
+	// pad/shrink [][2]int (SymShrink for symbolic bounds); const float64;
+	// buffer *Buffer; rand RandArg; a variable (OpParam) SInt.
 	Arg any
 	Pos Pos // where the first equal node was created (not part of identity)
 	ID  uint64
@@ -93,14 +97,21 @@ var nextID atomic.Uint64
 // NewID returns a fresh process-unique id.
 func NewID() uint64 { return nextID.Add(1) }
 
-func internKey(op ir.Op, dt ir.DType, shape []int, arg any, src []*Node) string {
+func internKey(op ir.Op, dt ir.DType, shape []int, sym []SInt, arg any, src []*Node) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d|%d|%v|", op, dt, shape)
+	for _, s := range sym {
+		fmt.Fprintf(&sb, "%s,", s.bound())
+	}
 	switch a := arg.(type) {
 	case *Buffer:
 		fmt.Fprintf(&sb, "buf%d", a.ID)
 	case float64:
 		fmt.Fprintf(&sb, "%x", math.Float64bits(a))
+	case SInt:
+		sb.WriteString(a.bound())
+	case SymShrink:
+		sb.WriteString(a.bound())
 	default:
 		fmt.Fprintf(&sb, "%v", a)
 	}
@@ -115,12 +126,17 @@ func internKey(op ir.Op, dt ir.DType, shape []int, arg any, src []*Node) string 
 // collected. The sources must belong to c (the ops check their operands'
 // contexts first, see firstErr).
 func (c *Context) newNode(op ir.Op, dt ir.DType, shape []int, arg any, src ...*Node) *Node {
+	return c.makeNode(op, dt, shape, nil, arg, src...)
+}
+
+// makeNode is newNode with the symbolic dimensions (nil: none).
+func (c *Context) makeNode(op ir.Op, dt ir.DType, shape []int, sym []SInt, arg any, src ...*Node) *Node {
 	for _, s := range src {
 		if s.ctx != c {
 			panic("tensor: a node's sources belong to another context")
 		}
 	}
-	key := internKey(op, dt, shape, arg, src)
+	key := internKey(op, dt, shape, sym, arg, src)
 	c.internMu.Lock()
 	defer c.internMu.Unlock()
 	if wp, ok := c.intern[key]; ok {
@@ -128,7 +144,7 @@ func (c *Context) newNode(op ir.Op, dt ir.DType, shape []int, arg any, src ...*N
 			return n
 		}
 	}
-	n := &Node{Op: op, DType: dt, Shape: append([]int{}, shape...), Src: src, Arg: arg, Pos: c.currentPos(), ID: NewID(), ctx: c}
+	n := &Node{Op: op, DType: dt, Shape: append([]int{}, shape...), Sym: append([]SInt(nil), sym...), Src: src, Arg: arg, Pos: c.currentPos(), ID: NewID(), ctx: c}
 	wp := weak.Make(n)
 	c.intern[key] = wp
 	runtime.AddCleanup(n, func(key string) {
@@ -182,7 +198,7 @@ func prod(s []int) int {
 
 // String names a node for dumps: op, dtype, shape.
 func (n *Node) String() string {
-	return fmt.Sprintf("%s %s %s", n.Op, n.DType, FormatShape(n.Shape))
+	return fmt.Sprintf("%s %s %s", n.Op, n.DType, n.shapeString())
 }
 
 // FormatShape prints a shape the way Python prints a tuple.

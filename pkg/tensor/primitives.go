@@ -43,14 +43,21 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	if slices.Equal(shape, t.node.Shape) {
 		return t
 	}
+	if t.node.HasSym() {
+		dims, ok := reshapeSym(t.node, shape)
+		if !ok {
+			return errorf("reshape", "cannot reshape %s into %s: a symbolic dimension must stay a dimension of its own", t.node.shapeString(), FormatShape(shape))
+		}
+		return t.view(t.node.ctx.newSymNode(ir.OpReshape, t.DType(), dims, nil, t.node))
+	}
 	src := t.node
 	if src.Op == ir.OpReshape && src.Realized() == nil { // reshape of reshape is one reshape
 		src = src.Src[0]
 		if slices.Equal(shape, src.Shape) {
-			return FromNode(src)
+			return t.view(src)
 		}
 	}
-	return FromNode(t.newNode(ir.OpReshape, t.DType(), shape, nil, src))
+	return t.view(t.newNode(ir.OpReshape, t.DType(), shape, nil, src))
 }
 
 // normAxis maps a possibly negative axis into [0, ndim).
@@ -95,11 +102,12 @@ func (t *Tensor) Permute(order ...int) *Tensor {
 	if identity {
 		return t
 	}
-	shape := make([]int, n)
+	dims := make([]SInt, n)
+	src := t.node.Dims()
 	for i, a := range norm {
-		shape[i] = t.node.Shape[a]
+		dims[i] = src[a]
 	}
-	return FromNode(t.newNode(ir.OpPermute, t.DType(), shape, norm, t.node))
+	return t.view(t.node.ctx.newSymNode(ir.OpPermute, t.DType(), dims, norm, t.node))
 }
 
 // Expand broadcasts dimensions of size 1 to larger sizes (-1 keeps a size).
@@ -118,24 +126,50 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 		}
 		return errorf("expand", "cannot expand %s to %s", FormatShape(t.node.Shape), FormatShape(shape))
 	}
-	out := slices.Clone(shape)
+	dims := make([]SInt, len(shape))
+	src := t.node.Dims()
 	for i, d := range shape {
-		s := t.node.Shape[i]
-		if d == -1 {
-			out[i] = s
-			continue
-		}
-		if s != d && s != 1 {
-			return errorf("expand", "cannot expand %s to %s: dimension %d has size %d, not 1", FormatShape(t.node.Shape), FormatShape(shape), i, s)
+		switch {
+		case d == -1 || src[i].IsSym() && d == src[i].Max():
+			dims[i] = src[i]
+		default:
+			dims[i] = Int(d)
 		}
 	}
-	if slices.Equal(out, t.node.Shape) {
+	return t.ExpandDims(dims)
+}
+
+// ExpandDims is Expand to dimensions that may be symbolic: a dimension of
+// size 1 broadcasts to any size, a symbolic one stays itself.
+func (t *Tensor) ExpandDims(dims []SInt) *Tensor {
+	if t.err != nil {
 		return t
 	}
-	if e := checkNumel("expand", out); e != nil {
+	src := t.node.Dims()
+	if len(dims) != len(src) {
+		return errorf("expand", "cannot expand %s to %s", t.node.shapeString(), FormatDims(dims))
+	}
+	same := true
+	for i, d := range dims {
+		s := src[i]
+		if s == d || sameSym(s, d) && s.Val == d.Val {
+			continue
+		}
+		same = false
+		if s.IsSym() || s.C != 1 {
+			return errorf("expand", "cannot expand %s to %s: dimension %d has size %s, not 1", t.node.shapeString(), FormatDims(dims), i, s)
+		}
+		if d.Min() < 0 {
+			return errorf("expand", "cannot expand %s to %s: negative size", t.node.shapeString(), FormatDims(dims))
+		}
+	}
+	if same {
+		return t
+	}
+	if e := checkNumel("expand", maxShape(dims)); e != nil {
 		return e
 	}
-	return FromNode(t.newNode(ir.OpExpand, t.DType(), out, nil, t.node))
+	return t.view(t.node.ctx.newSymNode(ir.OpExpand, t.DType(), dims, nil, t.node))
 }
 
 // PadWith pads each dimension with (before, after) elements of value 0;
@@ -147,22 +181,25 @@ func (t *Tensor) padZero(pads [][2]int) *Tensor {
 	if len(pads) != t.Ndim() {
 		return errorf("pad", "%d (before, after) pairs for a tensor with %d dimensions", len(pads), t.Ndim())
 	}
-	shape := t.Shape()
+	dims := t.node.Dims()
 	zero := true
 	for i, p := range pads {
 		if p[0] < 0 || p[1] < 0 {
 			return errorf("pad", "negative padding %v", p)
 		}
-		shape[i] += p[0] + p[1]
+		if p != [2]int{} && dims[i].IsSym() {
+			return errorf("pad", "cannot pad the symbolic dimension %d (%s) of %s", i, dims[i], t.node.shapeString())
+		}
+		dims[i] = dims[i].Add(p[0] + p[1])
 		zero = zero && p == [2]int{}
 	}
 	if zero {
 		return t
 	}
-	if e := checkNumel("pad", shape); e != nil {
+	if e := checkNumel("pad", maxShape(dims)); e != nil {
 		return e
 	}
-	return FromNode(t.newNode(ir.OpPad, t.DType(), shape, slices.Clone(pads), t.node))
+	return t.view(t.node.ctx.newSymNode(ir.OpPad, t.DType(), dims, slices.Clone(pads), t.node))
 }
 
 // Shrink keeps [begin, end) of each dimension.
@@ -173,19 +210,60 @@ func (t *Tensor) Shrink(bounds [][2]int) *Tensor {
 	if len(bounds) != t.Ndim() {
 		return errorf("shrink", "%d (begin, end) pairs for a tensor with %d dimensions", len(bounds), t.Ndim())
 	}
-	shape := make([]int, len(bounds))
-	full := true
+	sb := make([][2]SInt, len(bounds))
 	for i, b := range bounds {
-		if b[0] < 0 || b[1] > t.node.Shape[i] || b[0] > b[1] {
-			return errorf("shrink", "bounds %v out of range for dimension %d of size %d", b, i, t.node.Shape[i])
+		sb[i] = [2]SInt{Int(b[0]), Int(b[1])}
+	}
+	return t.ShrinkDims(sb)
+}
+
+// ShrinkDims is Shrink with bounds that may depend on a variable: a
+// symbolic end makes a symbolic dimension (the attended positions
+// [0, start_pos+1)), a symbolic begin a view at a launch-time offset (the
+// slot [start_pos, start_pos+1) of a KV cache).
+func (t *Tensor) ShrinkDims(bounds [][2]SInt) *Tensor {
+	if t.err != nil {
+		return t
+	}
+	if len(bounds) != t.Ndim() {
+		return errorf("shrink", "%d (begin, end) pairs for a tensor with %d dimensions", len(bounds), t.Ndim())
+	}
+	src := t.node.Dims()
+	dims := make([]SInt, len(bounds))
+	full, symbolic := true, false
+	for i, b := range bounds {
+		symbolic = symbolic || b[0].IsSym() || b[1].IsSym()
+		if b[0] == Int(0) && (b[1] == src[i] || sameSym(b[1], src[i]) && b[1].Val == src[i].Val) {
+			dims[i] = src[i]
+			continue
 		}
-		shape[i] = b[1] - b[0]
-		full = full && b[0] == 0 && b[1] == t.node.Shape[i]
+		full = false
+		if src[i].IsSym() {
+			return errorf("shrink", "cannot shrink the symbolic dimension %d (%s) of %s", i, src[i], t.node.shapeString())
+		}
+		size, ok := sub(b[1], b[0])
+		if !ok || b[0].Min() < 0 || b[1].Max() > src[i].C || size.Min() < 0 {
+			return errorf("shrink", "bounds (%s, %s) out of range for dimension %d of size %d", b[0], b[1], i, src[i].C)
+		}
+		if size.IsSym() && size.Max() < 2 {
+			return errorf("shrink", "bounds (%s, %s) of dimension %d: a symbolic size must be able to exceed 1", b[0], b[1], i)
+		}
+		dims[i] = size
 	}
 	if full {
 		return t
 	}
-	return FromNode(t.newNode(ir.OpShrink, t.DType(), shape, slices.Clone(bounds), t.node))
+	var arg any
+	if symbolic {
+		arg = SymShrink(slices.Clone(bounds))
+	} else {
+		plain := make([][2]int, len(bounds))
+		for i, b := range bounds {
+			plain[i] = [2]int{b[0].C, b[1].C}
+		}
+		arg = plain
+	}
+	return t.view(t.node.ctx.newSymNode(ir.OpShrink, t.DType(), dims, arg, t.node))
 }
 
 // Flip reverses the given axes.
@@ -207,7 +285,12 @@ func (t *Tensor) Flip(axes ...int) *Tensor {
 	if len(norm) == 0 {
 		return t
 	}
-	return FromNode(t.newNode(ir.OpFlip, t.DType(), t.node.Shape, norm, t.node))
+	for _, a := range norm {
+		if t.node.HasSym() && t.node.Sym[a].IsSym() {
+			return errorf("flip", "cannot flip the symbolic dimension %d (%s)", a, t.node.Sym[a])
+		}
+	}
+	return t.view(t.like(ir.OpFlip, t.DType(), norm, t.node))
 }
 
 // ---- elementwise ----
@@ -248,6 +331,19 @@ func (t *Tensor) broadcastTo(shape []int) *Tensor {
 	return t.Reshape(append(ones, t.node.Shape...)...).Expand(shape...)
 }
 
+// broadcastDims reshapes (adding leading 1s) and expands t to dims.
+func (t *Tensor) broadcastDims(dims []SInt) *Tensor {
+	if !t.node.HasSym() && !slices.ContainsFunc(dims, SInt.IsSym) {
+		shape, _ := splitDims(dims)
+		return t.broadcastTo(shape)
+	}
+	ones := make([]int, len(dims)-t.Ndim())
+	for i := range ones {
+		ones[i] = 1
+	}
+	return t.Reshape(append(ones, t.node.Shape...)...).ExpandDims(dims)
+}
+
 // alu applies an elementwise primitive, broadcasting its operands and
 // casting them to the dtype the op computes in (dt); comparisons give bool.
 func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
@@ -257,15 +353,15 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 	if info := op.Info(); !info.Types.Has(dt) {
 		return errorf(name, "needs %s tensors, got %s", info.Types, dt)
 	}
-	shapes := make([][]int, len(ts))
+	dims := make([][]SInt, len(ts))
 	for i, t := range ts {
-		shapes[i] = t.node.Shape
+		dims[i] = t.node.Dims()
 	}
-	shape, ok := BroadcastShape(shapes...)
+	shape, ok := broadcastDims(dims...)
 	if !ok {
 		var parts []string
-		for _, s := range shapes {
-			parts = append(parts, FormatShape(s))
+		for _, t := range ts {
+			parts = append(parts, t.node.shapeString())
 		}
 		return errorf(name, "shapes %v cannot be broadcast together", parts)
 	}
@@ -274,7 +370,7 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 		if !(op == ir.OpWhere && i == 0) {
 			t = t.Cast(dt)
 		}
-		b := t.broadcastTo(shape)
+		b := t.broadcastDims(shape)
 		if b.err != nil {
 			return b
 		}
@@ -284,7 +380,7 @@ func alu(name string, op ir.Op, dt ir.DType, ts ...*Tensor) *Tensor {
 	if op.Info().Result == ir.BoolResult {
 		out = ir.Bool
 	}
-	return FromNode(ts[0].newNode(op, out, shape, nil, src...))
+	return FromNode(ts[0].node.ctx.newSymNode(op, out, shape, nil, src...))
 }
 
 // Cast converts to dtype dt.
@@ -304,17 +400,22 @@ func (t *Tensor) Cast(dt ir.DType) *Tensor {
 		}
 		return t.Const(f, dt)
 	}
-	return FromNode(t.newNode(ir.OpCast, dt, t.node.Shape, nil, t.node))
+	return FromNode(t.like(ir.OpCast, dt, nil, t.node))
 }
 
-// Bitcast reads t's bits as dtype dt, which must have the same size (a
-// uint16 tensor of float16 bit patterns becomes float16 values).
+// Bitcast reads t's bits as dtype dt (a uint16 tensor of float16 bit
+// patterns becomes float16 values): elementwise for a dtype of the same
+// size; a realized tensor's memory may also be read as a dtype of another
+// size (memoryView: raw model bytes as float16 scales).
 func (t *Tensor) Bitcast(dt ir.DType) *Tensor {
 	if t.err != nil || t.DType() == dt {
 		return t
 	}
 	if t.DType().Size() != dt.Size() {
-		return errorf("bitcast", "%s is %d bytes, %s is %d: bitcast reads the same bits as another dtype of the same size", t.DType(), t.DType().Size(), dt, dt.Size())
+		if t.viewable() {
+			return t.memoryView(dt)
+		}
+		return errorf("bitcast", "%s is %d bytes, %s is %d: bitcast reads the same bits as another dtype of the same size (only a realized tensor's memory can be read as another size)", t.DType(), t.DType().Size(), dt, dt.Size())
 	}
 	if t.node.Op == ir.OpConst {
 		f, i := t.node.ConstValue()
@@ -336,7 +437,7 @@ func (t *Tensor) unary(op ir.Op) *Tensor {
 	if !x.DType().IsFloat() {
 		x = x.Cast(ir.Float32)
 	}
-	return FromNode(x.newNode(op, x.DType(), x.node.Shape, nil, x.node))
+	return FromNode(x.like(op, x.DType(), nil, x.node))
 }
 
 // ---- reduce ----
@@ -361,6 +462,7 @@ func (t *Tensor) reduce(name string, op ir.Op, axes []int) *Tensor {
 		return t // reducing a scalar is the scalar
 	}
 	shape := t.Shape()
+	dims := t.node.Dims()
 	var real []int
 	for _, a := range norm {
 		if shape[a] == 0 && op == ir.OpMaxReduce {
@@ -370,9 +472,13 @@ func (t *Tensor) reduce(name string, op ir.Op, axes []int) *Tensor {
 			real = append(real, a)
 		}
 		shape[a] = 1
+		dims[a] = Int(1)
 	}
 	if len(real) == 0 {
 		return t
+	}
+	if t.node.HasSym() { // a symbolic reduce loops to the value at launch: never split
+		return FromNode(t.node.ctx.newSymNode(op, t.DType(), dims, real, t.node))
 	}
 	if r := t.splitReduce(op, real, shape); r != nil {
 		return r
@@ -444,7 +550,7 @@ func (t *Tensor) Contiguous() *Tensor {
 	if t.err != nil || t.node.Op == ir.OpBuffer {
 		return t
 	}
-	return FromNode(t.newNode(ir.OpContiguous, t.DType(), t.node.Shape, nil, t.node))
+	return FromNode(t.like(ir.OpContiguous, t.DType(), nil, t.node))
 }
 
 // ---- randomness ----

@@ -18,6 +18,23 @@ type Tensor struct {
 	// RequiresGrad marks a leaf whose gradient backward() computes.
 	RequiresGrad bool
 	Grad         *Tensor
+	// base is the realized tensor this one is a view of (movement ops
+	// only): assigning to the view writes into the base (x[a:b].assign(v)).
+	base *Tensor
+}
+
+// view wraps the node of a movement op applied to t, remembering the
+// realized tensor underneath so that assigning to the view can write
+// into it.
+func (t *Tensor) view(n *Node) *Tensor {
+	v := &Tensor{node: n}
+	switch {
+	case t.base != nil:
+		v.base = t.base
+	case t.node.Realized() != nil || t.node.AssignTarget() != nil:
+		v.base = t
+	}
+	return v
 }
 
 // OpError is a user error at one op (a shape or dtype mismatch). The

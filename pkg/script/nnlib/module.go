@@ -29,6 +29,9 @@ var Module = pyrt.NewModule("nn", starlark.StringDict{
 		"get_state_dict":  pyrt.Builtin("get_state_dict", getStateDict),
 		"get_parameters":  pyrt.Builtin("get_parameters", getParameters),
 		"load_state_dict": pyrt.Builtin("load_state_dict", loadStateDict),
+		"gguf_load":       pyrt.Builtin("gguf_load", ggufLoad),
+		"llama2c_load":    pyrt.Builtin("llama2c_load", llama2cLoad),
+		"tokenizer":       pyrt.Builtin("tokenizer", tokenizerFn),
 	}),
 	"onnx": onnxModule,
 	"datasets": pyrt.NewModule("nn.datasets", starlark.StringDict{

@@ -147,7 +147,7 @@ var statics = map[string]pyrt.Func{
 	"kaiming_normal":  kaimingFn((*tensor.Context).KaimingNormal),
 	"zeros":           fillFn(0),
 	"ones":            fillFn(1),
-	"empty":           fillFn(0),
+	"empty":           emptyFn,
 	"full":            fullFn,
 	"arange":          arangeFn,
 	"linspace":        linspaceFn,
@@ -256,6 +256,15 @@ func fillFn(v float64) pyrt.Func {
 		requiresGrad.apply(t)
 		return Wrap(t)
 	}
+}
+
+// emptyFn is Tensor.empty(*shape, dtype=None): memory of its own (zeros).
+func emptyFn(c *pyrt.Call) (starlark.Value, error) {
+	shape, dt, err := shapeAndDType(c, ir.Float32)
+	if err != nil {
+		return nil, err
+	}
+	return Wrap(Context(c).Empty(shape, dt))
 }
 
 // fullFn is Tensor.full(shape, fill_value, dtype=None); the dtype follows

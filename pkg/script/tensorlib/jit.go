@@ -57,6 +57,10 @@ func (j *jitValue) run(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		args = append(args, j.self)
 	}
 	for _, x := range inputs {
+		if v, ok := x.BoundVar(); ok {
+			args = append(args, NewVar(v))
+			continue
+		}
 		args = append(args, NewTensor(x))
 	}
 	v, err := starlark.Call(j.thread, j.fn, args, nil)
@@ -118,9 +122,13 @@ func (j *jitValue) CallInternal(th *starlark.Thread, args starlark.Tuple, kwargs
 	}
 	inputs := make([]*tensor.Tensor, len(args))
 	for i, a := range args {
+		if v, ok := a.(Var); ok && v.bound {
+			inputs[i] = Context(c).VarTensor(v.s)
+			continue
+		}
 		t, ok := a.(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("TinyJit %s: argument %d is a %s; a captured function takes Tensors only (other values would be frozen at capture)", j.Name(), i, a.Type())
+			return nil, fmt.Errorf("TinyJit %s: argument %d is a %s; a captured function takes Tensors and bound Variables only (other values would be frozen at capture)", j.Name(), i, a.Type())
 		}
 		inputs[i] = t.t
 	}

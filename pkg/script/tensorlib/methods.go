@@ -153,7 +153,7 @@ var coreMethods = map[string]methodFunc{
 	"reshape":           reshapeMethod,
 	"view":              reshapeMethod,
 	"permute":           intsMethod("order", (*tensor.Tensor).Permute),
-	"expand":            intsMethod("shape", (*tensor.Tensor).Expand),
+	"expand":            dimsMethod(expandDims),
 	"repeat":            intsMethod("repeats", (*tensor.Tensor).Repeat),
 	"flip":              intsMethod("axis", (*tensor.Tensor).Flip),
 	"transpose":         transposeMethod,
@@ -323,6 +323,57 @@ func intsMethod(param string, f func(*tensor.Tensor, ...int) *tensor.Tensor) met
 		}
 		return Wrap(f(t, ints...))
 	}
+}
+
+// dimsMethod is a method taking a shape whose entries may be bound
+// Variables (symbolic dimensions, from x.shape), positional or one tuple.
+func dimsMethod(f func(*tensor.Tensor, []tensor.SInt) *tensor.Tensor) methodFunc {
+	return func(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
+		if len(c.Kwargs) > 0 {
+			if len(c.Args) > 0 || len(c.Kwargs) > 1 || string(c.Kwargs[0][0].(starlark.String)) != "shape" {
+				return nil, fmt.Errorf("%s: takes shape as positional ints or one tuple", c.Name)
+			}
+			c.Args = starlark.Tuple{c.Kwargs[0][1]}
+		}
+		args := []starlark.Value(c.Args)
+		if len(args) == 1 && IsSeq(args[0]) {
+			args = SeqElems(args[0])
+		}
+		dims := make([]tensor.SInt, len(args))
+		for i, a := range args {
+			s, err := sintOf(a)
+			if err != nil {
+				return nil, fmt.Errorf("%s: argument %d: %v", c.Name, i+1, err)
+			}
+			dims[i] = s
+		}
+		return Wrap(f(t, dims))
+	}
+}
+
+// expandDims is expand with entries that may be symbolic (-1 keeps a
+// dimension; new leading dimensions are allowed).
+func expandDims(t *tensor.Tensor, dims []tensor.SInt) *tensor.Tensor {
+	if n := len(dims) - t.Ndim(); n > 0 {
+		ones := make([]int, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		t = t.Reshape(append(ones, t.Shape()...)...)
+	}
+	src := t.Dims()
+	if len(dims) != len(src) {
+		return tensor.Errorf("expand", "cannot expand %s to %s", tensor.FormatDims(src), tensor.FormatDims(dims))
+	}
+	out := make([]tensor.SInt, len(dims))
+	for i, d := range dims {
+		if !d.IsSym() && d.C == -1 {
+			out[i] = src[i]
+		} else {
+			out[i] = d
+		}
+	}
+	return t.ExpandDims(out)
 }
 
 func castTo(dt ir.DType) methodFunc {
@@ -574,6 +625,10 @@ func reshapeMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 			shape[i] = old[i]
 			continue
 		}
+		if v, ok := a.(Var); ok { // a symbolic dimension lands where its size fits
+			shape[i] = v.s.Max()
+			continue
+		}
 		n, err := ToInt(a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: shape entry %d: %v", c.Name, i, err)
@@ -701,23 +756,32 @@ func shrinkMethod(c *pyrt.Call, t *tensor.Tensor) (starlark.Value, error) {
 		return nil, fmt.Errorf("shrink: for parameter arg: got %s, want tuple", arg.Type())
 	}
 	elems := SeqElems(arg)
-	shape := t.Shape()
-	if len(elems) != len(shape) {
-		return nil, fmt.Errorf("shrink: %d entries for a tensor with %d dimensions", len(elems), len(shape))
+	dims := t.Dims()
+	if len(elems) != len(dims) {
+		return nil, fmt.Errorf("shrink: %d entries for a tensor with %d dimensions", len(elems), len(dims))
 	}
-	bounds := make([][2]int, len(shape))
+	bounds := make([][2]tensor.SInt, len(dims))
 	for i, e := range elems {
 		if e == starlark.None {
-			bounds[i] = [2]int{0, shape[i]}
+			bounds[i] = [2]tensor.SInt{tensor.Int(0), dims[i]}
 			continue
 		}
-		p, err := intList(e)
-		if err != nil || len(p) != 2 {
+		var pair []starlark.Value
+		if IsSeq(e) {
+			pair = SeqElems(e)
+		}
+		if len(pair) != 2 {
 			return nil, fmt.Errorf("shrink: entry %d must be a (begin, end) pair or None, got %s", i, e)
 		}
-		bounds[i] = [2]int{p[0], p[1]}
+		for j, b := range pair {
+			s, err := sintOf(b)
+			if err != nil {
+				return nil, fmt.Errorf("shrink: entry %d: %v", i, err)
+			}
+			bounds[i][j] = s
+		}
 	}
-	return Wrap(t.Shrink(bounds))
+	return Wrap(t.ShrinkDims(bounds))
 }
 
 // tensorList reads *args that must all be tensors.

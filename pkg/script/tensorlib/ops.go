@@ -118,6 +118,13 @@ func GetSlice(c *pyrt.Call) (starlark.Value, error) {
 	x := c.Args[0]
 	s := pyrt.Slice{Start: c.Args[1], Stop: c.Args[2], Step: c.Args[3]}
 	if t, ok := x.(*Tensor); ok {
+		if hasVar(s) {
+			r, err := symbolicIndex(t.t, s)
+			if err != nil {
+				return nil, err
+			}
+			return Wrap(r)
+		}
 		items, err := indexItems(s)
 		if err != nil {
 			return nil, err

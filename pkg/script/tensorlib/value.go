@@ -134,7 +134,7 @@ func (v *Tensor) SetField(name string, val starlark.Value) error {
 
 // properties are the attributes that are values, not methods.
 var properties = map[string]func(v *Tensor) (starlark.Value, error){
-	"shape":         func(v *Tensor) (starlark.Value, error) { return shapeTuple(v.t.Shape()), nil },
+	"shape":         func(v *Tensor) (starlark.Value, error) { return dimsTuple(v.t), nil },
 	"dtype":         func(v *Tensor) (starlark.Value, error) { return DType{v.t.DType()}, nil },
 	"ndim":          func(v *Tensor) (starlark.Value, error) { return starlark.MakeInt(v.t.Ndim()), nil },
 	"T":             func(v *Tensor) (starlark.Value, error) { return Wrap(v.t.T()) },
@@ -146,6 +146,21 @@ var properties = map[string]func(v *Tensor) (starlark.Value, error){
 		return NewTensor(v.t.Grad), nil
 	},
 	"device": func(v *Tensor) (starlark.Value, error) { return starlark.String(DeviceName(v.t.Context())), nil },
+}
+
+// dimsTuple is a tensor's shape: ints, and a bound Variable for each
+// dimension that depends on one (start_pos+1).
+func dimsTuple(t *tensor.Tensor) starlark.Tuple {
+	dims := t.Dims()
+	out := make(starlark.Tuple, len(dims))
+	for i, d := range dims {
+		if d.IsSym() {
+			out[i] = NewVar(d)
+		} else {
+			out[i] = starlark.MakeInt(d.C)
+		}
+	}
+	return out
 }
 
 func shapeTuple(s []int) starlark.Tuple {
@@ -227,6 +242,14 @@ func (v *Tensor) Unary(op syntax.Token) (starlark.Value, error) {
 // tuples of those.
 func (v *Tensor) Get(k starlark.Value) (starlark.Value, bool, error) {
 	if r, ok, err := tensorIndex(v.t, k); ok { // x[int tensor]: a host gather (datasets.go)
+		return r, err == nil, err
+	}
+	if hasVar(k) {
+		t, err := symbolicIndex(v.t, k)
+		if err != nil {
+			return nil, false, err
+		}
+		r, err := Wrap(t)
 		return r, err == nil, err
 	}
 	items, err := indexItems(k)

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"tgc/models"
+	"tgc/pkg/backend"
+	"tgc/pkg/bench"
+	"tgc/pkg/fileaccess"
+	"tgc/pkg/generate"
+	"tgc/pkg/realize"
+)
+
+// defaultGenerateSeed makes two runs without --seed print the same text.
+const defaultGenerateSeed = 42
+
+func newGenerateCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "generate MODEL",
+		Short: "Generate text with a LLaMA model (GGUF or llama2.c checkpoint)",
+		Long: `Generate runs a LLaMA-family model, read from a GGUF file or a llama2.c
+checkpoint, through models/llama.tg: the prompt as one batch, then one decode
+step per new token (compiled once, replayed at every position). Text streams
+to stdout as it is produced (the same bytes on a terminal or a pipe). A final
+line on stderr gives the prompt tokens, prefill and decode tokens/s, and the
+weight bytes read per token as GB/s and as a fraction of the machine's read
+bandwidth (measured in the same run).
+
+The tokenizer is the GGUF file's own, or --tokenizer (llama2.c's
+tokenizer.bin, or a GGUF file); without one, give --prompt-ids and --ids.
+--temperature 0 is greedy; otherwise temperature and top-p sampling from
+--seed (default ` + strconv.Itoa(defaultGenerateSeed) + `, so two runs print the same text).`,
+		Example: `  tgc generate stories15M.bin --tokenizer tokenizer.bin --prompt "Once upon a time" -n 256
+  tgc generate model.gguf --prompt "The capital of France is" -n 64 --temperature 0
+  tgc generate model.gguf --prompt-file p.txt --temperature 0.8 --top-p 0.9 --seed 42
+  tgc generate stories260K.bin --prompt-ids 1 -n 200 --ids
+  DEBUG=2 tgc generate model.gguf -n 16`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{err: fmt.Errorf("want one model file (usage: %s)", c.UseLine()), cmd: c}
+			}
+			return nil
+		},
+		RunE: runGenerate,
+	}
+	addDeviceFlag(c, "device to run on (default: the best available, see tgc devices)")
+	addScriptFlags(c)
+	f := c.Flags()
+	f.String("tokenizer", "", "tokenizer file: llama2.c's tokenizer.bin or a GGUF file (default: the model's own)")
+	f.String("prompt", "", "prompt text")
+	f.String("prompt-file", "", "read the prompt text from this file")
+	f.String("prompt-ids", "", "prompt as token ids, e.g. 1,450,7483 (default: BOS)")
+	f.IntP("steps", "n", 256, "tokens to generate (stops early at the end of the context)")
+	f.Float64("temperature", 0.8, "sampling temperature; 0 is greedy (argmax)")
+	f.Float64("top-p", 0.9, "nucleus sampling: sample among the most likely tokens whose probability reaches this")
+	f.Bool("ids", false, "print token ids instead of text")
+	f.Int("context", 0, "positions of the KV cache (default: the model's context length)")
+	f.String("script", "", "the model script (default: the built-in models/llama.tg)")
+	return c
+}
+
+type generateFlags struct {
+	model, tokenizer, script string
+	prompt                   string
+	promptIDs                []int
+	hasText, hasIDs          bool
+	steps, context           int
+	temperature, topP        float64
+	ids                      bool
+}
+
+func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
+	f := c.Flags()
+	bad := func(format string, args ...any) error { return &usageError{err: fmt.Errorf(format, args...), cmd: c} }
+	g := &generateFlags{model: model}
+	g.tokenizer, _ = f.GetString("tokenizer")
+	g.script, _ = f.GetString("script")
+	g.steps, _ = f.GetInt("steps")
+	g.context, _ = f.GetInt("context")
+	g.temperature, _ = f.GetFloat64("temperature")
+	g.topP, _ = f.GetFloat64("top-p")
+	g.ids, _ = f.GetBool("ids")
+	prompt, _ := f.GetString("prompt")
+	promptFile, _ := f.GetString("prompt-file")
+	promptIDs, _ := f.GetString("prompt-ids")
+	given := 0
+	for _, name := range []string{"prompt", "prompt-file", "prompt-ids"} {
+		if f.Changed(name) {
+			given++
+		}
+	}
+	switch {
+	case given > 1:
+		return nil, bad("give one of --prompt, --prompt-file and --prompt-ids")
+	case g.steps < 1:
+		return nil, bad("-n must be at least 1, got %d", g.steps)
+	case g.context < 0:
+		return nil, bad("--context must not be negative, got %d", g.context)
+	}
+	switch {
+	case f.Changed("prompt"):
+		g.prompt, g.hasText = prompt, true
+	case f.Changed("prompt-file"):
+		b, err := fileaccess.ReadFile(promptFile, 16<<20)
+		if err != nil {
+			return nil, fmt.Errorf("prompt file: %v", err)
+		}
+		g.prompt, g.hasText = string(b), true
+	case f.Changed("prompt-ids"):
+		for _, s := range strings.FieldsFunc(promptIDs, func(r rune) bool { return r == ',' || r == ' ' }) {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return nil, bad("--prompt-ids: %q is not a token id", s)
+			}
+			g.promptIDs = append(g.promptIDs, n)
+		}
+		if len(g.promptIDs) == 0 {
+			return nil, bad("--prompt-ids: no ids given")
+		}
+		g.hasIDs = true
+	}
+	return g, nil
+}
+
+func runGenerate(c *cobra.Command, args []string) error {
+	// The model is most of the memory; scheduling and compiling the steps
+	// make short-lived garbage: collect it early (peak memory stays near
+	// the weights and the KV cache, docs/llama.md).
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	g, err := readGenerateFlags(c, args[0])
+	if err != nil {
+		return err
+	}
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	device := cfg.RunDevice()
+	if !slices.Contains(backend.Names(), device) {
+		return fmt.Errorf("device %s can only be emitted, not run; devices that run: %s", device, strings.Join(backend.Names(), ", "))
+	}
+	seed := uint64(defaultGenerateSeed)
+	if cfg.SeedSet {
+		seed = cfg.Seed
+	}
+	sampler, err := generate.NewSampler(g.temperature, g.topP, seed)
+	if err != nil {
+		return &usageError{err: err, cmd: c}
+	}
+	src, name := []byte(nil), g.script
+	if g.script == "" {
+		if src, err = models.Script("llama.tg"); err != nil {
+			return err
+		}
+		name = "llama.tg"
+	} else if src, err = fileaccess.ReadFile(g.script, 16<<20); err != nil {
+		return fmt.Errorf("script: %v", err)
+	}
+	files, err := scriptFiles(cfg, g.script)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{g.model, g.tokenizer} { // the files named on the command line
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s: %v", p, err)
+		}
+		if err := files.Allow(p, "named on the command line"); err != nil {
+			return err
+		}
+	}
+	ctx, eng, err := realize.NewContext(device, engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor)))
+	if err != nil {
+		return err
+	}
+	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: g.context,
+		Script: src, ScriptName: name, Context: ctx, Files: files, Stdout: stdout, Stderr: stderr})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	prompt := g.promptIDs
+	switch {
+	case g.hasText && s.Tok == nil:
+		return fmt.Errorf("%s has no tokenizer: give --tokenizer, or --prompt-ids with --ids", filepath.Base(g.model))
+	case g.hasText:
+		prompt = s.Tok.Encode(g.prompt, true, false) // BOS first, as llama2.c and llama.cpp do
+	case !g.hasIDs:
+		prompt = []int{1} // BOS, as llama2.c starts
+		if s.Tok != nil {
+			prompt = []int{s.Tok.BOS()}
+		}
+	}
+	if !g.ids && s.Tok == nil {
+		return fmt.Errorf("%s has no tokenizer to print text with: give --tokenizer, or --ids", filepath.Base(g.model))
+	}
+	for _, id := range prompt {
+		if id >= s.Vocab {
+			return fmt.Errorf("--prompt-ids: token id %d is outside the vocabulary of %d", id, s.Vocab)
+		}
+	}
+	if len(prompt) >= s.Context {
+		return fmt.Errorf("%s: the prompt has %d tokens, more than the context of %d positions leaves room for (%d)", filepath.Base(g.model), len(prompt), s.Context, s.Context-1)
+	}
+	out := &tokenWriter{w: stdout, ids: g.ids, s: s}
+	if !g.ids {
+		for i, id := range prompt {
+			prev := -1
+			if i > 0 {
+				prev = prompt[i-1]
+			}
+			if err := out.text(prev, id); err != nil {
+				return err
+			}
+		}
+	}
+	st := genStats{prompt: len(prompt), weightBytes: s.WeightBytes}
+	start, compiling := time.Now(), eng.Stats.CompileTime+eng.Stats.LowerTime
+	logits, err := s.Prefill(prompt)
+	if err != nil {
+		return err
+	}
+	st.compile = eng.Stats.CompileTime + eng.Stats.LowerTime - compiling
+	st.prefill = time.Since(start) - st.compile
+	prev := prompt[len(prompt)-1]
+	pos := len(prompt)
+	stoppedAtContext := false
+	for n := 0; n < g.steps; n++ {
+		next := sampler.Next(logits)
+		if s.Tok != nil && (next == s.Tok.EOS() || next == s.Tok.BOS()) {
+			break
+		}
+		if err := out.token(prev, next); err != nil {
+			return err
+		}
+		prev = next
+		if n+1 == g.steps {
+			break
+		}
+		if pos >= s.Context {
+			stoppedAtContext = true
+			break
+		}
+		t := time.Now()
+		if logits, err = s.Decode(next, pos); err != nil {
+			return err
+		}
+		st.step(time.Since(t))
+		pos++
+	}
+	out.end()
+	if stoppedAtContext {
+		fmt.Fprintf(stderr, "tgc: stopped after %d tokens: the context of %d positions is full (-n %d asked for more)\n", out.n, s.Context, g.steps)
+	}
+	if !cfg.Quiet {
+		st.readBW = bench.ReadBandwidth()
+		fmt.Fprintln(stderr, st.line(eng.Dev.Name()))
+	}
+	return nil
+}
+
+// tokenWriter streams tokens: text pieces, or ids separated by spaces.
+type tokenWriter struct {
+	w   io.Writer
+	ids bool
+	s   *generate.Session
+	n   int // tokens written
+}
+
+func (t *tokenWriter) text(prev, id int) error {
+	p, err := t.s.Tok.Piece(prev, id)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(t.w, p)
+	return err
+}
+
+func (t *tokenWriter) token(prev, id int) error {
+	t.n++
+	if t.ids {
+		sep := " "
+		if t.n == 1 {
+			sep = ""
+		}
+		_, err := fmt.Fprintf(t.w, "%s%d", sep, id)
+		return err
+	}
+	return t.text(prev, id)
+}
+
+func (t *tokenWriter) end() { io.WriteString(t.w, "\n") }
+
+// genStats times a generation. The first two decode steps compile and
+// capture the step (TinyJit); the decode rate is measured after them when
+// there are more.
+type genStats struct {
+	prompt      int
+	prefill     time.Duration // without compile
+	compile     time.Duration // scheduling and compiling the prefill
+	steps       []time.Duration
+	weightBytes int64
+	readBW      float64 // bytes/s, measured in this run
+}
+
+func (g *genStats) step(d time.Duration) { g.steps = append(g.steps, d) }
+
+func (g *genStats) line(device string) string {
+	parts := []string{fmt.Sprintf("%s: prompt %d tokens", device, g.prompt),
+		fmt.Sprintf("prefill %.1f tok/s (compile %s apart)", float64(g.prompt)/g.prefill.Seconds(), fmtDuration(g.compile))}
+	steady := g.steps
+	warm := ""
+	if len(steady) > 2 {
+		steady, warm = steady[2:], ", after 2 warm-up steps"
+	}
+	if len(steady) > 0 {
+		var total time.Duration
+		for _, d := range steady {
+			total += d
+		}
+		per := total.Seconds() / float64(len(steady))
+		gbps := float64(g.weightBytes) / per / 1e9
+		parts = append(parts, fmt.Sprintf("decode %.1f tok/s (%d tokens%s)", 1/per, len(steady), warm),
+			fmt.Sprintf("weights %.3g GB/token = %.1f GB/s", float64(g.weightBytes)/1e9, gbps))
+		if g.readBW > 0 {
+			parts = append(parts, fmt.Sprintf("%.2f× the read bandwidth (%.1f GB/s)", gbps*1e9/g.readBW, g.readBW/1e9))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"tgc/pkg/gguf"
+	"tgc/pkg/llama"
+	"tgc/pkg/llama2c"
+	"tgc/pkg/llamatest"
+	"tgc/pkg/quant"
+	"tgc/pkg/testmodels"
+	"tgc/pkg/tokenizer"
+)
+
+// TestGenerateIDs: ids in, ids out, greedy: stories260K's first 40 ids
+// are llama2.c's, and the final line reports the rates.
+func TestGenerateIDs(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	want := testmodels.LoadExpected(t).Stories260K.Greedy.IDs[:40]
+	setup(t)
+	out, errOut, status := tgc(t, "generate", model, "--prompt-ids", "1", "-n", "40", "--ids", "--temperature", "0", "--device", "CPU")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	var got []int
+	for _, f := range strings.Fields(out) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("output %q is not ids", out)
+		}
+		got = append(got, n)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ids %v, want %v", got, want)
+	}
+	for _, w := range []string{"prompt 1 tokens", "prefill", "decode", "tok/s", "GB/s", "the read bandwidth"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("final line %q lacks %q", errOut, w)
+		}
+	}
+}
+
+// textModel writes a random llama2.c model with the 32000-token vocabulary
+// of shared/models/tokenizer.bin.
+func textModel(t *testing.T) (model, tok string) {
+	tok = testmodels.Path(t, "tokenizer.bin")
+	cfg := llama.Config{Dim: 64, HiddenDim: 128, Layers: 1, Heads: 2, KVHeads: 1, VocabSize: 32000, ContextLength: 48,
+		RopeDim: 32, RopeTheta: 10000, NormEps: llama.Llama2cNormEps} // untied: logits of std 3, sampling varies
+	var buf bytes.Buffer
+	if err := llamatest.WriteLlama2c(&buf, 0, cfg, llamatest.RandomWeights(cfg, 3)); err != nil {
+		t.Fatal(err)
+	}
+	model = filepath.Join(t.TempDir(), "text.bin")
+	if err := os.WriteFile(model, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return model, tok
+}
+
+// TestGenerateText: the streamed text is the tokenizer's decoding of the
+// prompt and the generated ids; sampling is reproducible from the seed
+// (fixed by default) and changes with it.
+func TestGenerateText(t *testing.T) {
+	model, tokPath := textModel(t)
+	setup(t)
+	run := func(args ...string) string {
+		t.Helper()
+		out, errOut, status := tgc(t, append([]string{"generate", model, "--tokenizer", tokPath, "--device", "CPU", "-n", "12", "--quiet"}, args...)...)
+		if status != 0 {
+			t.Fatalf("%v: status %d: %s", args, status, errOut)
+		}
+		return out
+	}
+	ids := run("--prompt", "Once upon a time", "--ids")
+	text := run("--prompt", "Once upon a time")
+	v, err := llama2c.ReadTokenizer(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tokenizer.FromLlama2c(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := tk.Encode("Once upon a time", true, false)
+	for _, f := range strings.Fields(ids) {
+		n, _ := strconv.Atoi(f)
+		all = append(all, n)
+	}
+	want, err := tk.Decode(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != want+"\n" {
+		t.Errorf("text %q, want the decoding of the ids %q", text, want+"\n")
+	}
+	if again := run("--prompt", "Once upon a time"); again != text {
+		t.Errorf("two runs with the default seed differ: %q and %q", text, again)
+	}
+	if other := run("--prompt", "Once upon a time", "--seed", "7", "--temperature", "1.5", "--top-p", "1"); other == text {
+		t.Errorf("another seed and temperature gave the same text %q", text)
+	}
+	p := filepath.Join(t.TempDir(), "p.txt")
+	os.WriteFile(p, []byte("Once upon a time"), 0o644)
+	if fromFile := run("--prompt-file", p); fromFile != text {
+		t.Errorf("--prompt-file gave %q, --prompt %q", fromFile, text)
+	}
+}
+
+// TestGenerateErrors: bad input gets one line naming the file, no panic.
+func TestGenerateErrors(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	tokPath := testmodels.Path(t, "tokenizer.bin")
+	dir := setup(t)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full, _ := os.ReadFile(model)
+	cfg := llama.Config{Dim: 32, HiddenDim: 64, Layers: 1, Heads: 2, KVHeads: 2, VocabSize: 16, ContextLength: 8,
+		RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
+	ggufWith := func(md func([]gguf.KV) []gguf.KV, typ quant.Type) []byte {
+		var buf bytes.Buffer
+		var tensors []gguf.Tensor
+		for _, w := range cfg.Weights() {
+			n := 1
+			for _, d := range w.Shape {
+				n *= d
+			}
+			data := make([]byte, n*4)
+			dims := make([]int64, len(w.Shape))
+			for i, d := range w.Shape {
+				dims[len(dims)-1-i] = int64(d)
+			}
+			tensors = append(tensors, gguf.Tensor{Name: w.Name, Dims: dims, Type: typ, Data: data})
+		}
+		if err := gguf.Write(&buf, 3, md(llamatest.GGUFMetadata(cfg)), tensors); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	same := func(kv []gguf.KV) []gguf.KV { return kv }
+	qwen := write("qwen.gguf", ggufWith(func(kv []gguf.KV) []gguf.KV {
+		kv[0].Value = gguf.String("qwen2")
+		return kv
+	}, quant.F32))
+	noHeads := write("noheads.gguf", ggufWith(func(kv []gguf.KV) []gguf.KV {
+		var out []gguf.KV
+		for _, e := range kv {
+			if e.Key != "llama.attention.head_count" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}, quant.F32))
+	good := write("good.gguf", ggufWith(same, quant.F32))
+	fifo := filepath.Join(dir, "fifo.bin")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{write("text.bin", []byte("hello, this file is not a model at all"))}, "text.bin"},
+		{[]string{write("short.gguf", []byte("GGUF\x03\x00\x00\x00"))}, "short.gguf"},
+		{[]string{write("trunc.bin", full[:len(full)-100])}, "truncated"},
+		{[]string{fifo}, "not a regular file"},
+		{[]string{qwen}, `general.architecture is "qwen2"; only "llama" is supported`},
+		{[]string{noHeads}, "llama.attention.head_count"},
+		{[]string{model, "--tokenizer", tokPath, "--prompt", "hi"}, "the tokenizer has 32000 tokens"},
+		{[]string{model, "--prompt", "hi"}, "has no tokenizer"},
+		{[]string{model, "--prompt-ids", "1,2,3,4,5,6,7,8,9", "--ids", "--context", "8"}, "more than the context"},
+		{[]string{model, "--prompt-ids", "1,600", "--ids"}, "outside the vocabulary of 512"},
+		{[]string{model, "--ids", "--top-p", "0"}, "top-p"},
+		{[]string{model, "--ids", "--temperature", "-1"}, "temperature"},
+		{[]string{model, "--prompt", "a", "--prompt-ids", "1"}, "give one of"},
+		{[]string{good, "--prompt", "hi"}, "has no tokenizer"},
+	}
+	for _, c := range cases {
+		_, errOut, status := tgc(t, append([]string{"generate", "--device", "CPU"}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if status == 0 || !strings.Contains(errOut, c.want) || len(lines) > 2 {
+			t.Errorf("generate %v: status %d, %q; want one line with %q", c.args, status, errOut, c.want)
+		}
+	}
+	// -n past the context: stops there and says so.
+	out, errOut, status := tgc(t, "generate", model, "--device", "CPU", "--prompt-ids", "1,2,3", "--ids", "-n", "100", "--context", "8", "--quiet")
+	if status != 0 || len(strings.Fields(out)) != 6 || !strings.Contains(errOut, "the context of 8 positions is full") {
+		t.Errorf("-n past the context: status %d, %q, %q", status, out, errOut)
+	}
+}
+
+// TestEmitLlama: tgc emit models/llama.tg -- MODEL writes the decode
+// step: kernels that read start_pos from their vars, and a KV cache write
+// into the cache's own buffer.
+func TestEmitLlama(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	script, err := filepath.Abs("../../models/llama.tg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := setup(t)
+	_, errOut, status := tgc(t, "emit", script, "--device", "CPU", "--out", filepath.Join(dir, "out"), "--allow-path", filepath.Dir(model), "--", model)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	var plan struct {
+		Version int `json:"version"`
+		Kernels []struct {
+			Name     string   `json:"name"`
+			Args     []int    `json:"args"`
+			VarNames []string `json:"var_names"`
+		} `json:"kernels"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "out", "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		t.Fatal(err)
+	}
+	symbolic := 0
+	written := map[int]int{} // buffer -> kernels writing it
+	for _, k := range plan.Kernels {
+		written[k.Args[0]]++
+		if fmt.Sprint(k.VarNames) == "[start_pos]" {
+			symbolic++
+		}
+	}
+	cacheWrites := 0
+	for _, n := range written {
+		if n > 1 { // the cache: zeroed once, then a slot written in place
+			cacheWrites++
+		}
+	}
+	if plan.Version != 2 || symbolic == 0 || cacheWrites == 0 {
+		t.Errorf("plan version %d, %d kernels reading start_pos, %d buffers written twice (KV caches)", plan.Version, symbolic, cacheWrites)
+	}
+}

@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"tgc/models"
+	"tgc/pkg/backend"
+	"tgc/pkg/fileaccess"
+	"tgc/pkg/generate"
+	"tgc/pkg/llama"
+	"tgc/pkg/llamatest"
+	"tgc/pkg/quant"
+	"tgc/pkg/tensor"
+)
+
+// The LLaMA workloads run models/llama.tg on a random model of the 110M
+// shape (llama2.c's stories110M: tied classifier), stored in a tensor type.
+// Decode reads every weight once per token, so its limit is the memory
+// bus: the result's GB/s counts the weight bytes of one token.
+
+// Llama110M is the benchmark model's shape.
+var Llama110M = llama.Config{Dim: 768, HiddenDim: 2048, Layers: 12, Heads: 12, KVHeads: 12, VocabSize: 32000,
+	ContextLength: 1024, RopeDim: 64, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
+
+// llamaPosition is where the decode workloads decode (~128, after a
+// prompt of that many tokens).
+const llamaPosition = 128
+
+// LlamaModel returns the path of the benchmark model in type t under
+// dir/bench (dir "": the kernel cache's), writing it on first use (a
+// random model; the same seed every time).
+func LlamaModel(dir string, t quant.Type) (string, error) {
+	if dir == "" {
+		dir = backend.CacheDir()
+	}
+	dir = filepath.Join(dir, "bench")
+	path := filepath.Join(dir, "llama110M-"+strings.ToLower(t.String())+".gguf")
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".llama-*.gguf")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if err := llamatest.WriteGGUF(tmp, Llama110M, llamatest.RandomWeights(Llama110M, 110), llamatest.AllAs(t)); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("writing the %s benchmark model: %w", t, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+// llamaWeightBytes is the size of the model's weights stored as t (norms
+// in F32, as AllAs writes them).
+func llamaWeightBytes(t quant.Type) float64 {
+	var n float64
+	for _, w := range Llama110M.Weights() {
+		elems := 1
+		for _, d := range w.Shape {
+			elems *= d
+		}
+		typ := llamatest.AllAs(t)(w.Name)
+		n += float64(elems / typ.BlockSize() * typ.BlockBytes())
+	}
+	return n
+}
+
+// llamaParams counts the multiply-adds of one token through the matrices
+// (the classifier included, the embedding lookup not).
+func llamaParams() float64 {
+	c := Llama110M
+	hd := c.Dim / c.Heads
+	layer := c.Dim*c.Heads*hd + 2*c.Dim*c.KVHeads*hd + c.Heads*hd*c.Dim + 3*c.Dim*c.HiddenDim
+	return float64(c.Layers*layer + c.VocabSize*c.Dim)
+}
+
+// openLlama loads the benchmark model through models/llama.tg.
+func openLlama(ctx *tensor.Context, t quant.Type) (*generate.Session, error) {
+	path, err := LlamaModel("", t)
+	if err != nil {
+		return nil, err
+	}
+	src, err := models.Script("llama.tg")
+	if err != nil {
+		return nil, err
+	}
+	files := fileaccess.ForScript("")
+	if err := files.Allow(path, "the benchmark model"); err != nil {
+		return nil, err
+	}
+	return generate.Open(generate.Options{Model: path, Script: src, ScriptName: "llama.tg", Context: ctx, Files: files})
+}
+
+func promptIDs(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = 1 + (i*7919)%31999
+	}
+	return ids
+}
+
+// llamaDecode is one decode step at position ~128 (TinyJit replays).
+func llamaDecode(t quant.Type) Workload {
+	return Workload{Name: "llama_decode_" + strings.ToLower(t.String()), FLOPs: 2 * llamaParams(), Bytes: llamaWeightBytes(t),
+		Setup: func(ctx *tensor.Context) (func() error, error) {
+			s, err := openLlama(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			logits, err := s.Prefill(promptIDs(llamaPosition))
+			if err != nil {
+				return nil, err
+			}
+			tok, pos := generate.Argmax(logits), llamaPosition
+			step := func() error {
+				if pos >= s.Context-1 {
+					pos = llamaPosition // decode over the same positions again
+				}
+				logits, err := s.Decode(tok, pos)
+				if err != nil {
+					return err
+				}
+				tok, pos = generate.Argmax(logits), pos+1
+				return nil
+			}
+			for range 2 { // compile, then capture
+				if err := step(); err != nil {
+					return nil, err
+				}
+			}
+			return step, nil
+		}}
+}
+
+// llamaPrefill runs a prompt of n tokens as one batch (F32 weights).
+func llamaPrefill(n int) Workload {
+	c := Llama110M
+	attn := float64(c.Layers) * 2 * 2 * float64(c.Dim) * float64(n*n) / 2 // scores and values, causal half
+	return Workload{Name: fmt.Sprintf("llama_prefill_%d", n), FLOPs: 2*llamaParams()*float64(n) + attn, Bytes: llamaWeightBytes(quant.F32),
+		Setup: func(ctx *tensor.Context) (func() error, error) {
+			s, err := openLlama(ctx, quant.F32)
+			if err != nil {
+				return nil, err
+			}
+			ids := promptIDs(n)
+			return func() error { _, err := s.Prefill(ids); return err }, nil
+		}}
+}
+
+// LlamaWorkloads are the LLaMA benchmarks (run by name: they need a few
+// hundred MB of model files, written once under the cache).
+func LlamaWorkloads() []Workload {
+	return []Workload{llamaDecode(quant.F32), llamaDecode(quant.F16), llamaDecode(quant.Q8_0), llamaDecode(quant.Q4_K), llamaPrefill(128)}
+}

@@ -1,0 +1,266 @@
+// Package generate drives a language model script (models/llama.tg): it
+// loads the checkpoint through the script, runs the prompt as one batch,
+// then one decode step per token, and samples each next token. tgc
+// generate is this package plus flags and output; the tests use it to
+// compare the engine's logits with pkg/llamatest's reference.
+//
+// The script owns the model (the architecture, the KV cache, the decode
+// step under TinyJit); this package owns what is not the model: tokens,
+// sampling, positions and their limits.
+package generate
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"go.starlark.net/starlark"
+
+	"tgc/pkg/fileaccess"
+	"tgc/pkg/ir"
+	"tgc/pkg/llama"
+	"tgc/pkg/script"
+	"tgc/pkg/script/nnlib"
+	"tgc/pkg/script/tensorlib"
+	"tgc/pkg/tensor"
+	"tgc/pkg/tokenizer"
+)
+
+// Options say what to load.
+type Options struct {
+	Model string // checkpoint path (GGUF or llama2.c)
+	// Tokenizer is a tokenizer.bin or GGUF path ("": the model's own GGUF
+	// tokenizer; a llama2.c model has none, so ids only).
+	Tokenizer string
+	// MaxContext bounds the positions (0: the model's context length).
+	MaxContext int
+	// Script is the model script (models/llama.tg) and its file name.
+	Script     []byte
+	ScriptName string
+	Context    *tensor.Context // the run's tensors (engine, device)
+	Files      *fileaccess.Policy
+	Stdout     io.Writer // the script's print (nil: os.Stdout)
+	Stderr     io.Writer // its warnings (nil: os.Stderr)
+}
+
+// Session is a loaded model.
+type Session struct {
+	mod     *script.Module
+	model   starlark.Value
+	step    starlark.Value // the decode step (a TinyJit)
+	ctx     *tensor.Context
+	Tok     *tokenizer.Tokenizer // nil: ids only
+	Vocab   int
+	Context int // positions the KV cache holds
+	// WeightBytes is the size of the weights as stored (what a decode
+	// step reads).
+	WeightBytes int64
+}
+
+// Open loads the model (and the tokenizer) through the script.
+func Open(o Options) (*Session, error) {
+	f, err := o.Files.Open(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	isGGUF := llama.IsGGUF(f)
+	m, err := llama.OpenFile(f) // the header, for checks and sizes (the script maps it too)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var weightBytes int64
+	for _, w := range m.Weights() {
+		weightBytes += int64(len(m.Tensors[w.Name].Data))
+	}
+	cfg := m.Config
+	ownTokenizer := false
+	if m.GGUF != nil {
+		_, ownTokenizer = m.GGUF.Lookup("tokenizer.ggml.model")
+	}
+	m.Close()
+	if o.MaxContext < 0 {
+		return nil, fmt.Errorf("context %d: must not be negative", o.MaxContext)
+	}
+	ctxLen := cfg.ContextLength
+	if o.MaxContext > 0 {
+		ctxLen = min(ctxLen, o.MaxContext)
+	}
+	if ctxLen < 2 {
+		return nil, fmt.Errorf("%s: a context of %d positions leaves no room to generate", o.Model, ctxLen)
+	}
+	mod, err := script.Load(script.Options{File: o.ScriptName, Src: o.Script, Stdout: o.Stdout, Stderr: o.Stderr, Context: o.Context, Files: o.Files})
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, WeightBytes: weightBytes}
+	s.model, err = mod.Call("load_model", starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF))
+	if err != nil {
+		mod.Close()
+		return nil, err
+	}
+	if s.step, err = mod.Call("decoder", s.model); err != nil {
+		mod.Close()
+		return nil, err
+	}
+	tokPath := o.Tokenizer
+	if tokPath == "" && ownTokenizer {
+		tokPath = o.Model
+	}
+	if tokPath != "" {
+		v, err := mod.Call("tokenizer", starlark.String(tokPath))
+		if err != nil {
+			mod.Close()
+			return nil, err
+		}
+		s.Tok = v.(*nnlib.Tokenizer).T
+		if s.Tok.Len() != s.Vocab {
+			mod.Close()
+			return nil, fmt.Errorf("%s: the tokenizer has %d tokens, the model %s a vocabulary of %d", tokPath, s.Tok.Len(), o.Model, s.Vocab)
+		}
+	}
+	return s, nil
+}
+
+// Close ends the script's run.
+func (s *Session) Close() { s.mod.Close() }
+
+func (s *Session) tokens(ids []int) (starlark.Value, error) {
+	vals := make([]float64, len(ids))
+	for i, id := range ids {
+		if id < 0 || id >= s.Vocab {
+			return nil, fmt.Errorf("token id %d is outside the vocabulary of %d", id, s.Vocab)
+		}
+		vals[i] = float64(id)
+	}
+	t, err := s.ctx.FromFloats(ir.Int32, []int{1, len(ids)}, vals)
+	if err != nil {
+		return nil, err
+	}
+	return tensorlib.NewTensor(t), nil
+}
+
+func logitsOf(v starlark.Value) ([]float32, error) {
+	t, ok := v.(*tensorlib.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("the model returned a %s, not the logits", v.Type())
+	}
+	f, err := t.Tensor().Floats()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(f))
+	for i, x := range f {
+		out[i] = float32(x)
+	}
+	return out, nil
+}
+
+// Prefill runs the prompt as one batch from position 0 and returns the
+// logits of the token after it.
+func (s *Session) Prefill(ids []int) ([]float32, error) {
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("the prompt has no tokens")
+	}
+	if len(ids) >= s.Context {
+		return nil, fmt.Errorf("the prompt has %d tokens; the context holds %d positions (at most %d prompt tokens leave room for one new token)", len(ids), s.Context, s.Context-1)
+	}
+	t, err := s.tokens(ids)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.mod.Call("prefill", s.model, t)
+	if err != nil {
+		return nil, err
+	}
+	return logitsOf(v)
+}
+
+// Decode runs one token at position pos (the tokens before it are in the
+// cache) and returns the logits of the next one.
+func (s *Session) Decode(id, pos int) ([]float32, error) {
+	if pos < 1 || pos >= s.Context {
+		return nil, fmt.Errorf("position %d is outside the context (1..%d)", pos, s.Context-1)
+	}
+	t, err := s.tokens([]int{id})
+	if err != nil {
+		return nil, err
+	}
+	sp, err := s.mod.Call("position", s.model, starlark.MakeInt(pos))
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.mod.CallValue(s.step, t, sp)
+	if err != nil {
+		return nil, err
+	}
+	return logitsOf(v)
+}
+
+// Sampler picks the next token: greedy at temperature 0, else from the
+// softmax at the temperature, kept to the smallest set of tokens whose
+// probability reaches top_p (nucleus sampling), with its own random stream.
+type Sampler struct {
+	Temperature, TopP float64
+	rng               *rand.Rand
+}
+
+// NewSampler checks the settings and seeds the stream.
+func NewSampler(temperature, topP float64, seed uint64) (*Sampler, error) {
+	if math.IsNaN(temperature) || temperature < 0 {
+		return nil, fmt.Errorf("temperature %v: must be 0 (greedy) or positive", temperature)
+	}
+	if math.IsNaN(topP) || topP <= 0 || topP > 1 {
+		return nil, fmt.Errorf("top-p %v: must be in (0, 1]", topP)
+	}
+	return &Sampler{Temperature: temperature, TopP: topP, rng: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))}, nil
+}
+
+// Next picks a token from logits.
+func (s *Sampler) Next(logits []float32) int {
+	if s.Temperature == 0 {
+		return Argmax(logits)
+	}
+	type cand struct {
+		id int
+		p  float64
+	}
+	m := math.Inf(-1)
+	for _, x := range logits {
+		m = max(m, float64(x))
+	}
+	cs := make([]cand, len(logits))
+	var sum float64
+	for i, x := range logits {
+		p := math.Exp((float64(x) - m) / s.Temperature)
+		cs[i] = cand{i, p}
+		sum += p
+	}
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].p > cs[b].p })
+	var kept float64
+	n := 0
+	for n < len(cs) && (n == 0 || kept < s.TopP*sum) {
+		kept += cs[n].p
+		n++
+	}
+	r := s.rng.Float64() * kept
+	for _, c := range cs[:n] {
+		if r -= c.p; r < 0 {
+			return c.id
+		}
+	}
+	return cs[n-1].id
+}
+
+// Argmax is the index of the largest logit (the first on ties).
+func Argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,115 @@
+package generate
+
+import (
+	"path/filepath"
+	"testing"
+
+	"tgc/models"
+	"tgc/pkg/fileaccess"
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
+	"tgc/pkg/testmodels"
+)
+
+// open loads a model through models/llama.tg on a device.
+func open(t *testing.T, device, model, tok string, maxContext int) (*Session, *realize.Engine) {
+	t.Helper()
+	ctx, eng, err := realize.NewContext(device, realize.Options{})
+	if err != nil {
+		t.Skipf("%s: %v", device, err)
+	}
+	return openIn(t, ctx, model, tok, maxContext), eng
+}
+
+func openIn(t *testing.T, ctx *tensor.Context, model, tok string, maxContext int) *Session {
+	t.Helper()
+	src, err := models.Script("llama.tg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := fileaccess.ForScript("")
+	for _, p := range []string{model, tok} {
+		if p != "" {
+			if err := files.Allow(filepath.Dir(p), "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := Open(Options{Model: model, Tokenizer: tok, MaxContext: maxContext, Script: src, ScriptName: "llama.tg", Context: ctx, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// greedy generates n ids after BOS.
+func greedy(t *testing.T, s *Session, n int) []int {
+	t.Helper()
+	logits, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for pos := 1; ; pos++ {
+		id := Argmax(logits)
+		ids = append(ids, id)
+		if len(ids) == n {
+			return ids
+		}
+		if logits, err = s.Decode(id, pos); err != nil {
+			t.Fatalf("position %d: %v", pos, err)
+		}
+	}
+}
+
+// TestStories260K: stories260K.bin generates, greedily after BOS, the 200
+// ids of llama2.c's run.c (expected.json) on the CPU; on GO and CL the
+// first 24 (the interpreter is slow; the CL device is PoCL on the CPU).
+func TestStories260K(t *testing.T) {
+	dir := testmodels.Dir(t)
+	want := testmodels.LoadExpected(t).Stories260K.Greedy.IDs
+	for _, c := range []struct {
+		device string
+		n      int
+	}{{"CPU", 200}, {"GO", 24}, {"CL", 24}} {
+		t.Run(c.device, func(t *testing.T) {
+			s, _ := open(t, c.device, filepath.Join(dir, "stories260K.bin"), "", 0)
+			got := greedy(t, s, c.n)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("id %d is %d, llama2.c's is %d (got %v)", i, got[i], want[i], got[:i+1])
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeCompilesOnce: decoding compiles one set of kernels for every
+// position: from the 3rd generated token to the 100th nothing is
+// scheduled or compiled, and the steps are TinyJit replays.
+func TestDecodeCompilesOnce(t *testing.T) {
+	s, eng := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	logits, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compiled, scheduled, replays int
+	for pos := 1; pos <= 100; pos++ {
+		if pos == 3 {
+			compiled, scheduled, replays = eng.Stats.Compiled, eng.Stats.Scheduled, eng.Stats.JitReplays
+			if compiled == 0 {
+				t.Fatal("no kernels were compiled")
+			}
+		}
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if eng.Stats.Compiled != compiled || eng.Stats.Scheduled != scheduled {
+		t.Errorf("tokens 3..100 compiled %d kernels in %d new schedules, want none", eng.Stats.Compiled-compiled, eng.Stats.Scheduled-scheduled)
+	}
+	if r := eng.Stats.JitReplays - replays; r != 98 {
+		t.Errorf("%d of the 98 decode steps from token 3 were TinyJit replays", r)
+	}
+}

@@ -1,0 +1,182 @@
+package nn
+
+import (
+	"fmt"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/quant"
+	"tgc/pkg/tensor"
+)
+
+// Quantized weights stay quantized. A GGUF tensor is loaded as its raw
+// blocks (a uint8 buffer of exactly the file's bytes), and Dequant builds
+// the Tensor-API expression that computes each element from its block:
+// bit operations on the bytes, the float16 scales read through a bitcast
+// view of the same memory, a scale multiply. The expression is lazy, so it
+// fuses into whatever consumes the weight (a matmul's load): the kernel
+// reads the quantized bytes, and no float copy of the weight exists.
+//
+// The arithmetic follows pkg/quant's reference decoders (ggml's order of
+// float32 operations), so the GO device reproduces them bit for bit.
+
+// Dequant returns the float32 weight of the given shape (outermost first,
+// rows a whole number of blocks) stored as raw blocks of type t in raw, a
+// realized uint8 tensor.
+func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, error) {
+	if err := raw.Err(); err != nil {
+		return nil, err
+	}
+	if raw.DType() != ir.Uint8 || raw.Ndim() != 1 {
+		return nil, fmt.Errorf("dequant: the blocks must be a 1-D uint8 tensor, got %s %s", raw.DType(), tensor.FormatShape(raw.Shape()))
+	}
+	if !t.Supported() {
+		return nil, quant.ErrUnsupported(t)
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	bs, bb := t.BlockSize(), t.BlockBytes()
+	if len(shape) == 0 || shape[len(shape)-1]%bs != 0 {
+		return nil, fmt.Errorf("dequant: %s rows of shape %s are not a whole number of blocks of %d", t, tensor.FormatShape(shape), bs)
+	}
+	nb := n / bs
+	if raw.Numel() != nb*bb {
+		return nil, fmt.Errorf("dequant: %s %s needs %d bytes, the blocks have %d", t, tensor.FormatShape(shape), nb*bb, raw.Numel())
+	}
+	d := dequantizer{raw: raw, nb: nb, bb: bb}
+	var w *tensor.Tensor
+	switch t {
+	case quant.F32:
+		w = raw.Bitcast(ir.Float32)
+	case quant.F16:
+		w = raw.Bitcast(ir.Float16).Cast(ir.Float32)
+	case quant.BF16:
+		w = d.bf16()
+	case quant.Q8_0:
+		w = d.q8_0()
+	case quant.Q4_0:
+		w = d.q4_0()
+	case quant.Q4_1:
+		w = d.q4_1()
+	case quant.Q4_K:
+		w = d.q4k()
+	case quant.Q6_K:
+		w = d.q6k()
+	}
+	w = w.Reshape(shape...)
+	return w, w.Err()
+}
+
+type dequantizer struct {
+	raw    *tensor.Tensor
+	nb, bb int // blocks, bytes per block
+}
+
+// bytes is bytes [from, to) of every block as int32, shape (blocks, to-from).
+func (d dequantizer) bytes(from, to int) *tensor.Tensor {
+	return d.raw.Reshape(d.nb, d.bb).Shrink([][2]int{{0, d.nb}, {from, to}}).Cast(ir.Int32)
+}
+
+// int8s is bytes [from, to) of every block read as int8, as int32.
+func (d dequantizer) int8s(from, to int) *tensor.Tensor {
+	return d.raw.Bitcast(ir.Int8).Reshape(d.nb, d.bb).Shrink([][2]int{{0, d.nb}, {from, to}}).Cast(ir.Int32)
+}
+
+// half is the float16 at byte offset off of every block, as float32
+// (blocks, 1): a bitcast view of the same memory, no decoding.
+func (d dequantizer) half(off int) *tensor.Tensor {
+	return d.raw.Bitcast(ir.Float16).Reshape(d.nb, d.bb/2).Shrink([][2]int{{0, d.nb}, {off / 2, off/2 + 1}}).Cast(ir.Float32)
+}
+
+// lane is 0, 1, ... n-1 along axis a of a rank-r broadcast shape: it picks
+// between the variants of an element (low or high nibble).
+func lane(ctx *tensor.Context, n, a, r int) *tensor.Tensor {
+	shape := make([]int, r)
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[a] = n
+	return ctx.Arange(0, float64(n), 1, ir.Int32).Reshape(shape...)
+}
+
+func ci(t *tensor.Tensor, v int) *tensor.Tensor { return t.Const(float64(v), ir.Int32) }
+
+// shr and and are x >> k and x & m.
+func shr(x *tensor.Tensor, k int) *tensor.Tensor { return x.Shr(ci(x, k)) }
+func and(x *tensor.Tensor, m int) *tensor.Tensor { return x.And(ci(x, m)) }
+
+// nibbles reads q (blocks, ..., n) as two variants along a new axis a
+// before the last: the low nibbles (lane 0) and the high ones (lane 1).
+func nibbles(q *tensor.Tensor, axis int) *tensor.Tensor {
+	shape := q.Shape()
+	one := append(append(append([]int{}, shape[:axis]...), 1), shape[axis:]...)
+	two := append(append(append([]int{}, shape[:axis]...), 2), shape[axis:]...)
+	v := q.Reshape(one...).Expand(two...)
+	hi := lane(q.Context(), 2, axis, len(two)).Eq(ci(q, 1))
+	return hi.Where(shr(v, 4), and(v, 15))
+}
+
+func (d dequantizer) f32(x *tensor.Tensor) *tensor.Tensor { return x.Cast(ir.Float32) }
+
+// Q8_0: f16 d, 32 int8: d*q.
+func (d dequantizer) q8_0() *tensor.Tensor {
+	return d.f32(d.int8s(2, 34)).Mul(d.half(0))
+}
+
+// Q4_0: f16 d, 16 bytes; byte j holds element j (low nibble) and j+16
+// (high): d*(q-8).
+func (d dequantizer) q4_0() *tensor.Tensor {
+	q := nibbles(d.bytes(2, 18), 1) // (blocks, 2, 16)
+	return d.f32(q.Sub(ci(q, 8))).Mul(d.half(0).Reshape(d.nb, 1, 1))
+}
+
+// Q4_1: f16 d, f16 m, nibbles as Q4_0: d*q + m.
+func (d dequantizer) q4_1() *tensor.Tensor {
+	q := nibbles(d.bytes(4, 20), 1)
+	return d.f32(q).Mul(d.half(0).Reshape(d.nb, 1, 1)).Add(d.half(2).Reshape(d.nb, 1, 1))
+}
+
+// Q4_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins for 8
+// sub-blocks of 32 (quant.ScaleMinK4), 128 bytes of nibbles in 4 chunks of
+// 32 bytes: chunk c holds sub-block 2c (low nibbles) and 2c+1 (high).
+// Element (c, h, l) is d*sc[2c+h]*q - dmin*m[2c+h].
+func (d dequantizer) q4k() *tensor.Tensor {
+	s := d.bytes(4, 16)
+	part := func(i int) *tensor.Tensor { // bytes 4i..4i+3 of the scales, (blocks, 2, 4)
+		return s.Shrink([][2]int{{0, d.nb}, {4 * i, 4*i + 4}}).Reshape(d.nb, 1, 4).Expand(d.nb, 2, 4)
+	}
+	a, b, c := part(0), part(1), part(2)
+	upper := lane(s.Context(), 2, 1, 3).Eq(ci(s, 1)) // sub-blocks 4..7
+	sc := upper.Where(and(c, 15).Or(shr(a, 6).Mul(ci(a, 16))), and(a, 63)).Reshape(d.nb, 4, 2, 1)
+	m := upper.Where(shr(c, 4).Or(shr(b, 6).Mul(ci(b, 16))), and(b, 63)).Reshape(d.nb, 4, 2, 1)
+	q := nibbles(d.bytes(16, 144).Reshape(d.nb, 4, 32), 2) // (blocks, 4, 2, 32)
+	dd := d.half(0).Reshape(d.nb, 1, 1, 1)
+	dmin := d.half(2).Reshape(d.nb, 1, 1, 1)
+	return dd.Mul(d.f32(sc)).Mul(d.f32(q)).Sub(dmin.Mul(d.f32(m)))
+}
+
+// Q6_K: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8
+// scales, f16 d. Element e = 128h + 32(2kh+kl) + l takes its low bits from
+// ql[64h+32kl+l] (nibble kh) and its high bits from qh[32h+l] (bits
+// 2(2kh+kl)); it is d*sc[e/16]*(q-32).
+func (d dequantizer) q6k() *tensor.Tensor {
+	ctx := d.raw.Context()
+	full := []int{d.nb, 2, 2, 2, 32} // (blocks, h, kh, kl, l)
+	ql := d.bytes(0, 128).Reshape(d.nb, 2, 1, 2, 32).Expand(full...)
+	lo := lane(ctx, 2, 2, 5).Eq(ci(ql, 1)).Where(shr(ql, 4), and(ql, 15))
+	qh := d.bytes(128, 192).Reshape(d.nb, 2, 1, 1, 32).Expand(full...)
+	kh, kl := lane(ctx, 2, 2, 5).Eq(ci(qh, 1)), lane(ctx, 2, 3, 5).Eq(ci(qh, 1))
+	by := kh.Where(kl.Where(ci(qh, 6), ci(qh, 4)), kl.Where(ci(qh, 2), ci(qh, 0))) // 2(2kh+kl)
+	hi := and(qh.Shr(by), 3)
+	q := lo.Add(hi.Mul(ci(hi, 16))).Sub(ci(lo, 32)).Reshape(d.nb, 2, 2, 2, 2, 16)
+	sc := d.int8s(192, 208).Reshape(d.nb, 2, 2, 2, 2, 1)
+	dd := d.half(208).Reshape(d.nb, 1, 1, 1, 1, 1)
+	return dd.Mul(d.f32(sc)).Mul(d.f32(q))
+}
+
+// BF16: the top half of a float32; the blocks' memory read as bfloat16,
+// which widens to float32 exactly.
+func (d dequantizer) bf16() *tensor.Tensor {
+	return d.raw.Bitcast(ir.BFloat16).Cast(ir.Float32)
+}

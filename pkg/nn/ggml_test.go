@@ -1,0 +1,215 @@
+package nn_test
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/half"
+	"tgc/pkg/ir"
+	"tgc/pkg/nn"
+	"tgc/pkg/quant"
+	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
+)
+
+// halfFields are the byte offsets of the float16 fields of each block
+// (scales and mins), which random bytes must not make NaN or infinite.
+var halfFields = map[quant.Type][]int{
+	quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q4_1: {0, 2}, quant.Q4_K: {0, 2}, quant.Q6_K: {208},
+}
+
+// randomBlocks is nb blocks of random bytes (every bit pattern of the
+// quants, the packed scales and the signs) with finite float16 scales.
+func randomBlocks(r *rand.Rand, t quant.Type, nb int) []byte {
+	bb := t.BlockBytes()
+	data := make([]byte, nb*bb)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	for b := range nb {
+		for _, off := range halfFields[t] {
+			v := float32(r.NormFloat64() * 0.05)
+			binary.LittleEndian.PutUint16(data[b*bb+off:], half.FromFloat32(v))
+		}
+	}
+	if t == quant.F16 {
+		for i := 0; i < len(data); i += 2 {
+			binary.LittleEndian.PutUint16(data[i:], half.FromFloat32(float32(r.NormFloat64())))
+		}
+	}
+	if t == quant.F32 {
+		for i := 0; i < len(data); i += 4 {
+			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(r.NormFloat64())))
+		}
+	}
+	return data
+}
+
+// TestDequantMatchesReference: the engine's dequantization expression of
+// every tensor type gives pkg/quant's values, block by block: bit for bit
+// on GO (the same float32 operations in the same order), within 1e-6
+// relative on the compiled devices (the C compiler may fuse a multiply
+// and an add). BF16 is fed every bit pattern (NaN, infinities,
+// subnormals) in its random bytes.
+func TestDequantMatchesReference(t *testing.T) {
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		ctx, _, err := realize.NewContext(dev, realize.Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		for _, typ := range quant.SupportedTypes() {
+			r := rand.New(rand.NewPCG(uint64(typ), 3))
+			rows, cols := 3, 2*max(typ.BlockSize(), 32)
+			nb := rows * cols / typ.BlockSize()
+			data := randomBlocks(r, typ, nb)
+			want := make([]float32, rows*cols)
+			if err := quant.Dequantize(typ, want, data); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := nn.Dequant(raw, typ, []int{rows, cols})
+			if err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+			got, err := w.Floats()
+			if err != nil {
+				t.Fatalf("%s on %s: %v", typ, dev, err)
+			}
+			for i := range want {
+				g, x := float32(got[i]), want[i]
+				same := g == x || math.IsNaN(float64(g)) && math.IsNaN(float64(x))
+				if dev != "GO" && !same {
+					same = math.Abs(float64(g-x)) <= 1e-6*math.Abs(float64(x))
+				}
+				if !same {
+					t.Errorf("%s on %s: element %d (block %d) is %v, want %v", typ, dev, i, i/typ.BlockSize(), g, x)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestDequantFusesIntoMatmul: a matrix-vector product with a quantized
+// weight (decode) is one kernel that reads the raw blocks; no buffer of
+// the dequantized weight exists. For a batch of rows (prefill) the fusion
+// cost model (fuse/cost.go) may store the dequantized weight first, once,
+// at its own size (recomputing its bit operations for every row costs
+// more than loading it), from one kernel that reads the blocks.
+func TestDequantFusesIntoMatmul(t *testing.T) {
+	ctx := tensor.NewContext(nil)
+	for _, typ := range quant.SupportedTypes() {
+		n, k := 64, 512
+		nb := n * k / typ.BlockSize()
+		raw, err := ctx.FromBytes(ir.Uint8, []int{nb * typ.BlockBytes()}, make([]byte, nb*typ.BlockBytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := nn.Dequant(raw, typ, []int{n, k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rows := range []int{1, 128} {
+			x := ctx.Full([]int{rows, k}, 1, ir.Float32)
+			y := x.Reshape(rows, 1, k).Mul(w).Sum(false, -1)
+			s, err := fuse.Create([]*tensor.Node{y.Node()}, fuse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := s.Items
+			if rows > 1 && len(items) == 2 {
+				deq := items[0]
+				if deq.Out.Numel() != n*k || deq.Kernel.Kind() != "E" {
+					t.Errorf("%s, %d rows: the weight is stored as %s, want its %d elements by one elementwise kernel:\n%s", typ, rows, deq.Out, n*k, s.Dump())
+				}
+				for _, a := range deq.Args[1:] {
+					if a.Realized() == nil || a.Op != ir.OpBuffer || a.DType == ir.Float32 && typ != quant.F32 {
+						t.Errorf("%s, %d rows: the dequantization reads %s, not the blocks", typ, rows, a)
+					}
+				}
+				items = items[1:]
+			}
+			if len(items) != 1 {
+				t.Errorf("%s, %d rows: %d kernels, want 1:\n%s", typ, rows, len(s.Items), s.Dump())
+				continue
+			}
+			for _, a := range items[0].Args[1:] {
+				if rows > 1 && len(s.Items) == 2 && a == s.Items[0].Out {
+					continue
+				}
+				if a.Realized() == nil || a.Op != ir.OpBuffer {
+					t.Errorf("%s: the matmul reads a computed buffer %s", typ, a)
+				}
+				if a.DType == ir.Float32 && a.Numel() >= n*k && typ != quant.F32 {
+					t.Errorf("%s: the matmul reads a float32 weight %s", typ, a)
+				}
+			}
+		}
+	}
+}
+
+// TestDequantMatmul: a matmul reading quantized weights (its reduce split
+// into the blocks, the dequantization in vector lanes on the CPU) equals
+// a float64 product with pkg/quant's weights, for one row (a decode step)
+// and several, on every device.
+func TestDequantMatmul(t *testing.T) {
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		ctx, _, err := realize.NewContext(dev, realize.Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		for _, typ := range quant.SupportedTypes() {
+			r := rand.New(rand.NewPCG(uint64(typ), 9))
+			n, k := 24, 512
+			data := randomBlocks(r, typ, n*k/typ.BlockSize())
+			if typ == quant.BF16 { // finite weights (random bits overflow a float32 sum)
+				f := make([]float32, n*k)
+				for i := range f {
+					f[i] = float32(r.NormFloat64())
+				}
+				data, _ = quant.Quantize(typ, f)
+			}
+			w := make([]float32, n*k)
+			if err := quant.Dequantize(typ, w, data); err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
+			wt, err := nn.Dequant(raw, typ, []int{n, k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rows := range []int{1, 3} {
+				xs := make([]float64, rows*k)
+				for i := range xs {
+					xs[i] = r.NormFloat64()
+				}
+				x, _ := ctx.FromFloats(ir.Float32, []int{rows, k}, xs)
+				got, err := x.Reshape(rows, 1, k).Mul(wt).Sum(false, -1).Floats()
+				if err != nil {
+					t.Fatalf("%s %s: %v", dev, typ, err)
+				}
+				for i := range rows {
+					for j := range n {
+						var want, scale float64
+						for c := range k {
+							p := float64(float32(xs[i*k+c])) * float64(w[j*k+c])
+							want += p
+							scale += math.Abs(p)
+						}
+						if g := got[i*n+j]; math.Abs(g-want) > 1e-5*scale || math.IsNaN(g) != math.IsNaN(want) {
+							t.Fatalf("%s %s, %d rows: out[%d,%d] = %v, want %v", dev, typ, rows, i, j, g, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

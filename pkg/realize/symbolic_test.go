@@ -1,0 +1,241 @@
+package realize
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// symEngines opens GO, CPU and CL (those available).
+func symEngines(t *testing.T) []*Engine {
+	var out []*Engine
+	for _, dev := range []string{"GO", "CPU", "CL"} {
+		e, err := Open(dev, Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func randVals(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.Float64()*2 - 1
+	}
+	return v
+}
+
+// attendRef is one query's attention over the first n rows of keys
+// (dim columns) in float64: softmax(keys[:n]·q)·keys[:n].
+func attendRef(keys, q []float64, n, dim int) []float64 {
+	s := make([]float64, n)
+	m := math.Inf(-1)
+	for t := range n {
+		for d := range dim {
+			s[t] += keys[t*dim+d] * q[d]
+		}
+		m = max(m, s[t])
+	}
+	var sum float64
+	for t := range s {
+		s[t] = math.Exp(s[t] - m)
+		sum += s[t]
+	}
+	out := make([]float64, dim)
+	for t := range n {
+		for d := range dim {
+			out[d] += s[t] / sum * keys[t*dim+d]
+		}
+	}
+	return out
+}
+
+func closeTo(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > tol*(1+math.Abs(want[i])) {
+			t.Fatalf("%s: element %d is %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestSymbolicAttention: a decode-style step whose attended length is a
+// variable (start_pos+1) writes its key into a cache slot at start_pos
+// (an assign into a symbolic view) and attends over the positions so
+// far. Every position gives the float64 reference's values, and after the
+// first step no kernel is scheduled or compiled again: the schedule is
+// cached once for the variable, not per value.
+func TestSymbolicAttention(t *testing.T) {
+	const ctxLen, dim = 24, 8
+	for _, e := range symEngines(t) {
+		t.Run(e.Dev.Name(), func(t *testing.T) {
+			ctx := tensor.NewContext(e)
+			r := rand.New(rand.NewPCG(1, 2))
+			cache, err := ctx.FromFloats(ir.Float32, []int{ctxLen, dim}, make([]float64, ctxLen*dim))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache = cache.Contiguous().Realize()
+			keys := make([]float64, ctxLen*dim) // the reference's cache
+			v, err := tensor.NewVariable("start_pos", 0, ctxLen-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scheduled, compiled int
+			for pos := 0; pos < ctxLen; pos++ {
+				k := randVals(r, dim)
+				q := randVals(r, dim)
+				copy(keys[pos*dim:], k)
+				sp, err := v.Bind(pos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kt, _ := ctx.FromFloats(ir.Float32, []int{1, dim}, k)
+				qt, _ := ctx.FromFloats(ir.Float32, []int{dim}, q)
+				slot := cache.ShrinkDims([][2]tensor.SInt{{sp, sp.Add(1)}, {tensor.Int(0), tensor.Int(dim)}})
+				if err := slot.Assign(kt).Err(); err != nil {
+					t.Fatal(err)
+				}
+				past := cache.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(1)}, {tensor.Int(0), tensor.Int(dim)}})
+				if pos > 0 {
+					if d := past.Dims()[0]; !d.IsSym() || d.String() != "start_pos+1" {
+						t.Fatalf("attended length %v, want start_pos+1", d)
+					}
+				}
+				out := past.Dot(qt).Softmax(-1).Dot(past)
+				got, err := out.Floats()
+				if err != nil {
+					t.Fatal(err)
+				}
+				closeTo(t, "attention", got, attendRef(keys, q, pos+1, dim), 1e-5)
+				if pos == 2 {
+					scheduled, compiled = e.Stats.Scheduled, e.Stats.Compiled
+				}
+			}
+			if e.Stats.Scheduled != scheduled || e.Stats.Compiled != compiled {
+				t.Errorf("positions 3..%d scheduled %d and compiled %d kernels, want 0", ctxLen-1, e.Stats.Scheduled-scheduled, e.Stats.Compiled-compiled)
+			}
+			all, err := cache.Floats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeTo(t, "cache", all, keys, 1e-7)
+		})
+	}
+}
+
+// TestSymbolicValue: a variable read as a value (a RoPE angle start_pos*f)
+// and a symbolic offset into a table give the bound value's results.
+func TestSymbolicValue(t *testing.T) {
+	for _, e := range symEngines(t) {
+		t.Run(e.Dev.Name(), func(t *testing.T) {
+			ctx := tensor.NewContext(e)
+			table := ctx.Arange(0, 40, 1, ir.Float32).Reshape(10, 4).Contiguous().Realize()
+			v, _ := tensor.NewVariable("pos", 1, 8)
+			for pos := 1; pos <= 8; pos++ {
+				sp, _ := v.Bind(pos)
+				row := table.ShrinkDims([][2]tensor.SInt{{sp, sp.Add(2)}, {tensor.Int(0), tensor.Int(4)}})
+				val := ctx.VarTensor(sp.Add(3)).Cast(ir.Float32)
+				got, err := row.Mul(val).Floats()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []float64
+				for i := pos * 4; i < pos*4+8; i++ {
+					want = append(want, float64(i*(pos+3)))
+				}
+				closeTo(t, "row", got, want, 0)
+			}
+		})
+	}
+}
+
+// TestSymbolicJit: a TinyJit function taking a bound variable replays
+// with each call's value, without running the function or scheduling.
+func TestSymbolicJit(t *testing.T) {
+	const n = 12
+	for _, e := range symEngines(t) {
+		t.Run(e.Dev.Name(), func(t *testing.T) {
+			ctx := tensor.NewContext(e)
+			vals := make([]float64, n)
+			for i := range vals {
+				vals[i] = float64(i + 1)
+			}
+			x, _ := ctx.FromFloats(ir.Float32, []int{n}, vals)
+			x = x.Realize()
+			v, _ := tensor.NewVariable("len", 1, n-1)
+			runs := 0
+			j := NewJit(ctx, "prefix_sum", func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+				runs++
+				sp, _ := in[0].BoundVar()
+				return []*tensor.Tensor{x.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(1)}}).Sum(false)}, nil
+			})
+			for k := 1; k < n; k++ {
+				sp, _ := v.Bind(k)
+				out, err := j.Call(ctx.VarTensor(sp))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := out[0].Item()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := float64((k + 1) * (k + 2) / 2); got != want {
+					t.Fatalf("len %d: sum %v, want %v", k, got, want)
+				}
+			}
+			if runs != 2 {
+				t.Errorf("the function ran %d times, want 2 (then replays)", runs)
+			}
+		})
+	}
+}
+
+// TestSymbolicErrors: what symbolic dimensions cannot do is refused with
+// a message, before anything runs.
+func TestSymbolicErrors(t *testing.T) {
+	ctx := tensor.NewContext(nil)
+	x := ctx.Full([]int{16, 4}, 1, ir.Float32)
+	v, _ := tensor.NewVariable("n", 1, 10)
+	sp, _ := v.Bind(3)
+	past := x.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(1)}, {tensor.Int(0), tensor.Int(4)}})
+	cases := []struct {
+		name string
+		got  *tensor.Tensor
+		want string
+	}{
+		{"broadcast against a constant", past.Add(x.Shrink([][2]int{{0, 11}, {0, 4}})), "cannot be broadcast"},
+		{"merge into another dim", past.Permute(1, 0).Reshape(44), "symbolic dimension must stay"},
+		{"flip", past.Flip(0), "cannot flip the symbolic dimension"},
+		{"pad", past.Pad([][2]int{{1, 0}, {0, 0}}, 0), "cannot pad the symbolic dimension"},
+		{"past the end", x.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(7)}, {tensor.Int(0), tensor.Int(4)}}), "out of range"},
+		{"expand assign", past.Assign(past), ""},
+	}
+	for _, c := range cases {
+		err := c.got.Err()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := v.Bind(11); err == nil {
+		t.Error("binding outside the range was accepted")
+	}
+	other, _ := v.Bind(4)
+	both := past.Sum(false).Add(x.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), other.Add(1)}, {tensor.Int(0), tensor.Int(4)}}).Sum(false))
+	if _, err := tensor.Variables(tensor.Toposort([]*tensor.Node{both.Node()})); err == nil || !strings.Contains(err.Error(), "bound to 3 and to 4") {
+		t.Errorf("two values of one variable: %v", err)
+	}
+}
