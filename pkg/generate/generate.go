@@ -48,8 +48,7 @@ type Options struct {
 // Session is a loaded model.
 type Session struct {
 	mod     *script.Module
-	model   starlark.Value
-	step    starlark.Value // the decode step (a TinyJit)
+	model   starlark.Value // the script's Transformer: model(tokens, start_pos) gives the logits
 	ctx     *tensor.Context
 	Tok     *tokenizer.Tokenizer // nil: ids only
 	Vocab   int
@@ -98,10 +97,6 @@ func Open(o Options) (*Session, error) {
 	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, WeightBytes: weightBytes}
 	s.model, err = mod.Call("load_model", starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF))
 	if err != nil {
-		mod.Close()
-		return nil, err
-	}
-	if s.step, err = mod.Call("decoder", s.model); err != nil {
 		mod.Close()
 		return nil, err
 	}
@@ -171,7 +166,7 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.mod.Call("prefill", s.model, t)
+	v, err := s.mod.CallValue(s.model, t, starlark.MakeInt(0))
 	if err != nil {
 		return nil, err
 	}
@@ -188,11 +183,7 @@ func (s *Session) Decode(id, pos int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, err := s.mod.Call("position", s.model, starlark.MakeInt(pos))
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.mod.CallValue(s.step, t, sp)
+	v, err := s.mod.CallValue(s.model, t, starlark.MakeInt(pos)) // the jitted step
 	if err != nil {
 		return nil, err
 	}

@@ -442,8 +442,35 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			}
 		}
 	}()
+	// A kernel's output that is neither kept nor copied is freed after the
+	// last kernel that reads it (its memory goes back to the device's pool
+	// for the next one): a prefill's per-layer scratch, a quantized
+	// weight's dequantized copy above all, is then held one layer at a
+	// time instead of all at once. Not while TinyJit captures: the replay
+	// plan tells buffers apart by identity.
+	lastUse := make([]int, len(c.items))
+	if e.capture == nil {
+		for i := range lastUse {
+			lastUse[i] = -1
+		}
+		for pos, i := range c.order {
+			for _, r := range c.items[i].args {
+				if !r.leaf {
+					lastUse[r.idx] = pos
+				}
+			}
+		}
+		for _, i := range c.copies {
+			lastUse[i] = len(c.order) // read after the schedule
+		}
+		for _, j := range c.outs {
+			if j >= 0 {
+				lastUse[j] = len(c.order)
+			}
+		}
+	}
 	var total time.Duration
-	for _, i := range c.order {
+	for pos, i := range c.order {
 		it := &c.items[i]
 		if it.dst >= 0 && !it.temp {
 			bufs[i] = leafBufs[it.dst] // written in place
@@ -484,6 +511,14 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			e.launchLine(e.Stats.Kernels, *it, dt)
 		}
 		e.Stats.Kernels++
+		if e.capture == nil {
+			for _, r := range it.args {
+				if !r.leaf && lastUse[r.idx] == pos && owned[r.idx] && bufs[r.idx] != nil {
+					bufs[r.idx].Free()
+					bufs[r.idx] = nil
+				}
+			}
+		}
 	}
 	for _, i := range c.copies {
 		it := &c.items[i]
