@@ -124,7 +124,7 @@ func (f *factorer) factor(arg *ReduceArg, body *Expr) *Expr {
 	}
 	pair, ok := f.args[arg]
 	if !ok {
-		pair = [2]*ReduceArg{{Op: OpSum, Axes: arg.Axes[:n-1:n-1]}, {Op: OpSum, Axes: []*Axis{arg.Axes[n-1]}}}
+		pair = [2]*ReduceArg{{Op: OpSum, Axes: arg.Axes[: n-1 : n-1]}, {Op: OpSum, Axes: []*Axis{arg.Axes[n-1]}}}
 		f.args[arg] = pair
 	}
 	var sum *Expr
