@@ -2,13 +2,16 @@
 // onnxruntime-node; install with ONNXRUNTIME_NODE_INSTALL=skip npm ci in
 // bench/onnx).
 //
-//   node ort.js bench MODEL.onnx ITERS THREADS NAME=D1,D2,... ...
-//        prints {"name", "device": "ort", "seconds"}: the median of ITERS runs
-//        after one warm-up, on inputs filled with a fixed pattern
+//   node ort.js serve MODEL THREADS NAME=D1,D2,... ...
+//        makes the session, runs it once (warm-up) and prints "ready"; then
+//        for each line "run" on stdin runs it once on inputs filled with a
+//        fixed pattern and prints {"seconds", "cpu_seconds"} (the clock
+//        time, and the process's CPU time divided by THREADS): tgc bench
+//        --ort alternates these runs with tgc's, so both see the same load
 //   node ort.js run MODEL.onnx OUT.npy NAME=FILE.npy ...
 //        runs once on float32 .npy inputs and writes the first output as .npy
 const fs = require("fs");
-const path = require("path");
+const readline = require("readline");
 const ort = require("onnxruntime-node");
 
 function readNpy(file) {
@@ -47,8 +50,8 @@ async function main() {
     writeNpy(out, res[sess.outputNames[0]]);
     return;
   }
-  if (mode !== "bench") throw new Error("usage: node ort.js bench|run ...");
-  const [iters, threads, ...specs] = rest;
+  if (mode !== "serve") throw new Error("usage: node ort.js serve|run ...");
+  const [threads, ...specs] = rest;
   const feeds = {};
   for (const s of specs) {
     const [name, dims] = s.split("=");
@@ -61,14 +64,16 @@ async function main() {
     intraOpNumThreads: Number(threads), interOpNumThreads: 1, graphOptimizationLevel: "all",
   });
   await sess.run(feeds);
-  const times = [];
-  for (let i = 0; i < Number(iters); i++) {
+  console.log("ready");
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    if (line.trim() !== "run") break;
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await sess.run(feeds);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const c = process.cpuUsage(c0);
+    console.log(JSON.stringify({ seconds, cpu_seconds: (c.user + c.system) / 1e6 / Number(threads) }));
   }
-  times.sort((a, b) => a - b);
-  console.log(JSON.stringify({ name: path.basename(model, ".onnx"), device: "ort", seconds: times[Math.floor(times.length / 2)] }));
 }
 
 main().catch((e) => { console.error(e.message); process.exit(1); });

@@ -3,14 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,8 +33,12 @@ STREAM triad, FMA peak; build it with make bench/ref/ref) right before each
 workload and prints tgc's ratio to each. --cpu computes times, rates and
 ratios from CPU time per core instead of the clock: on a machine other
 processes share, their turns on the cores stretch the clock, not the CPU
-time (onnxruntime's times, --ort, stay clock times). The host line names the
-processor, its caches (from sysfs) and vector flags: figures mean little
+time. --ort times onnxruntime's CPU provider on the ONNX workloads (node
+bench/onnx/ort.js), one of its runs right before each of tgc's: tgc/ort is
+the median of the ratios of those back-to-back pairs, clock times (so both
+saw the same load), and onnxruntime's column its median clock time. The
+host line names the processor, its caches (from sysfs) and vector flags:
+figures mean little
 without it. --beam N searches each kernel's optimizations first (stored;
 later runs reuse them).`,
 		Example: `  tgc bench
@@ -46,7 +50,7 @@ later runs reuse them).`,
 	f := c.Flags()
 	f.Bool("json", false, "one JSON object per workload per line")
 	f.Bool("ref", false, "also run the reference program (OpenBLAS, STREAM, FMA peak) and print ratios")
-	f.Bool("ort", false, "ONNX workloads: also time onnxruntime's CPU provider on the same model (node bench/onnx/ort.js) and print tgc's time over it")
+	f.Bool("ort", false, "ONNX workloads: also time onnxruntime's CPU provider on the same model (node bench/onnx/ort.js), alternating with tgc's runs, and print tgc's time over it")
 	f.Int("ort-threads", 2, "onnxruntime's intra-op threads for --ort")
 	f.Int("iters", 5, "timed runs per workload (the median is reported)")
 	f.Bool("cpu", false, "rates and ratios from CPU time per core instead of the clock (on a machine other processes share)")
@@ -76,9 +80,10 @@ func runBench(c *cobra.Command, args []string) error {
 		}
 	}
 	ort := map[string]bench.Result{} // onnxruntime's times, ort_NAME
+	ratios := map[string]float64{}   // tgc/ort, the median over back-to-back pairs of runs
 	if withORT {
-		if err := runORT(workloads, iters, ortThreads, ort); err != nil {
-			return err
+		if _, err := os.Stat(filepath.Join("bench", "onnx", "node_modules", "onnxruntime-node")); err != nil {
+			return fmt.Errorf("onnxruntime-node is not installed: cd bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip npm ci")
 		}
 	}
 	eng, err := realize.Open(cfg.RunDevice(), engineOptions(cfg, stderr, false))
@@ -126,7 +131,24 @@ func runBench(c *cobra.Command, args []string) error {
 				}
 			}
 		}
-		r, err := bench.Run(eng, w, iters)
+		var r bench.Result
+		if o, ok := onnxWorkload(w.Name); ok && withORT {
+			// onnxruntime runs right before each of tgc's runs: on a
+			// shared machine the load drifts within a minute, and the
+			// ratio of two runs means something only when they ran
+			// back to back.
+			var srv *ortServer
+			if srv, err = startORT(o, ortThreads); err != nil {
+				return err
+			}
+			r, err = bench.RunStep(eng, w, iters, srv.run)
+			if cerr := srv.close(); err == nil {
+				err = cerr
+			}
+			ort["ort_"+w.Name], ratios[w.Name] = srv.result(w, r)
+		} else {
+			r, err = bench.Run(eng, w, iters)
+		}
 		if err != nil {
 			return err
 		}
@@ -167,8 +189,7 @@ func runBench(c *cobra.Command, args []string) error {
 		headers = append(headers, "onnxruntime", "tgc/ort")
 		for i, r := range rows {
 			if o, ok := ort["ort_"+r[0]]; ok && o.Seconds > 0 {
-				t, _ := time.ParseDuration(strings.ReplaceAll(r[2], " ", ""))
-				rows[i] = append(r, fmt.Sprintf("%.3f ms", o.Seconds*1e3), fmt.Sprintf("%.2f×", t.Seconds()/o.Seconds))
+				rows[i] = append(r, fmt.Sprintf("%.3f ms", o.Seconds*1e3), fmt.Sprintf("%.2f×", ratios[r[0]]))
 			} else {
 				rows[i] = append(r, "", "")
 			}
@@ -288,52 +309,135 @@ func runReference(parts ...string) (map[string]bench.Result, error) {
 	return res, nil
 }
 
-// runORT times onnxruntime (bench/onnx/ort.js) on each ONNX workload of
-// the list, with the same inputs, as ort["ort_NAME"].
-func runORT(workloads []bench.Workload, iters, threads int, ort map[string]bench.Result) error {
-	script := filepath.Join("bench", "onnx", "ort.js")
-	if _, err := os.Stat(filepath.Join("bench", "onnx", "node_modules", "onnxruntime-node")); err != nil {
-		return fmt.Errorf("onnxruntime-node is not installed: cd bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip npm ci")
-	}
+// onnxWorkload finds the ONNX workload of a name.
+func onnxWorkload(name string) (bench.ONNXWorkload, bool) {
 	for _, o := range bench.ONNXWorkloads() {
-		found := false
-		for _, w := range workloads {
-			found = found || w.Name == o.Name
+		if o.Name == name {
+			return o, true
 		}
-		if !found {
-			continue
+	}
+	return bench.ONNXWorkload{}, false
+}
+
+// ortServer is onnxruntime (bench/onnx/ort.js serve) with one session on
+// a workload's model and inputs, run once per request.
+type ortServer struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr strings.Builder
+	runs   []bench.Result // seconds, cpu_seconds of each run
+}
+
+// startORT starts onnxruntime on the workload's model and waits for its
+// session (made and run once).
+func startORT(o bench.ONNXWorkload, threads int) (*ortServer, error) {
+	model, err := filepath.Abs(o.Path())
+	if err != nil {
+		return nil, err
+	}
+	args := []string{filepath.Join("bench", "onnx", "ort.js"), "serve", model, fmt.Sprint(threads)}
+	names := make([]string, 0, len(o.Inputs))
+	for n := range o.Inputs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		dims := make([]string, len(o.Inputs[n]))
+		for i, d := range o.Inputs[n] {
+			dims[i] = fmt.Sprint(d)
 		}
-		model, err := filepath.Abs(o.Path())
-		if err != nil {
-			return err
+		args = append(args, n+"="+strings.Join(dims, ","))
+	}
+	s := &ortServer{cmd: exec.Command("node", args...)}
+	s.cmd.Stderr = &s.stderr
+	if s.in, err = s.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	s.out = bufio.NewScanner(out)
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running node (Debian: nodejs): %w", err)
+	}
+	if line, err := s.line(); err != nil || line != "ready" {
+		s.close()
+		return nil, s.failed(line, err)
+	}
+	return s, nil
+}
+
+// line reads one line of ort.js's output.
+func (s *ortServer) line() (string, error) {
+	if !s.out.Scan() {
+		if err := s.out.Err(); err != nil {
+			return "", err
 		}
-		args := []string{script, "bench", model, fmt.Sprint(max(iters, 1)), fmt.Sprint(threads)}
-		names := make([]string, 0, len(o.Inputs))
-		for n := range o.Inputs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			dims := make([]string, len(o.Inputs[n]))
-			for i, d := range o.Inputs[n] {
-				dims[i] = fmt.Sprint(d)
-			}
-			args = append(args, n+"="+strings.Join(dims, ","))
-		}
-		out, err := exec.Command("node", args...).Output()
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return fmt.Errorf("node %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
-			}
-			return fmt.Errorf("running node (Debian: nodejs): %w", err)
-		}
-		var r bench.Result
-		if err := json.Unmarshal(out, &r); err != nil {
-			return fmt.Errorf("ort.js printed %q: %w", out, err)
-		}
-		r.Name, r.Device = "ort_"+o.Name, "ort"
-		ort[r.Name] = r
+		return "", io.ErrUnexpectedEOF
+	}
+	return s.out.Text(), nil
+}
+
+func (s *ortServer) failed(line string, err error) error {
+	if err != nil {
+		return fmt.Errorf("node %s: %v: %s", strings.Join(s.cmd.Args[1:], " "), err, strings.TrimSpace(s.stderr.String()))
+	}
+	return fmt.Errorf("ort.js printed %q", line)
+}
+
+// run runs the session once.
+func (s *ortServer) run() error {
+	if _, err := io.WriteString(s.in, "run\n"); err != nil {
+		return s.failed("", err)
+	}
+	line, err := s.line()
+	if err != nil {
+		return s.failed(line, err)
+	}
+	var r bench.Result
+	if err := json.Unmarshal([]byte(line), &r); err != nil || r.Seconds <= 0 {
+		return s.failed(line, nil)
+	}
+	s.runs = append(s.runs, r)
+	return nil
+}
+
+// close ends ort.js (its input ends) and waits for it.
+func (s *ortServer) close() error {
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		return s.failed("", err)
 	}
 	return nil
+}
+
+// result is onnxruntime's median run as ort_NAME, and tgc's ratio to it:
+// the median of the ratios of tgc's runs to the onnxruntime runs right
+// before them (clock times).
+func (s *ortServer) result(w bench.Workload, tgc bench.Result) (bench.Result, float64) {
+	var secs, ratios []float64
+	cpu := 0.0
+	for i, r := range s.runs {
+		secs = append(secs, r.Seconds)
+		cpu += r.CPUSeconds
+		if i < len(tgc.Runs) {
+			ratios = append(ratios, tgc.Runs[i]/r.Seconds)
+		}
+	}
+	r := bench.Result{Name: "ort_" + w.Name, Device: "ort", Seconds: median(secs), CPUSeconds: cpu / float64(max(len(s.runs), 1))}
+	if r.Seconds > 0 {
+		r.GFLOPS = w.FLOPs / r.Seconds / 1e9
+	}
+	return r, median(ratios)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +86,73 @@ func TestBenchRefMissing(t *testing.T) {
 	_, errs, status = tgc(t, "bench", "no_such_workload")
 	if status != 1 || !strings.Contains(errs, `unknown workload "no_such_workload"`) {
 		t.Errorf("status %d, stderr %q", status, errs)
+	}
+}
+
+// A stand-in for bench/onnx/ort.js serve: its nth run takes n ms.
+const fakeORT = `const readline = require("readline");
+if (process.argv[2] !== "serve") process.exit(2);
+console.log("ready");
+let n = 0;
+readline.createInterface({ input: process.stdin }).on("line", (l) => {
+  if (l !== "run") process.exit(0);
+  n++;
+  console.log(JSON.stringify({ seconds: n / 1000, cpu_seconds: n / 2000 }));
+});
+`
+
+// TestORTServerPairsRuns: onnxruntime's runs come one per request, and
+// tgc/ort is the median of each tgc run over the onnxruntime run right
+// before it.
+func TestORTServerPairsRuns(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bench", "onnx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench", "onnx", "ort.js"), []byte(fakeORT), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o, _ := onnxWorkload("bert_base")
+	s, err := startORT(o, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	// onnxruntime 1, 2, 3 ms; tgc 3, 2, 9 ms: ratios 3, 1, 3.
+	w := bench.Workload{Name: "bert_base", FLOPs: 1e9}
+	r, ratio := s.result(w, bench.Result{Runs: []float64{0.003, 0.002, 0.009}})
+	if r.Name != "ort_bert_base" || r.Seconds != 0.002 || math.Abs(r.CPUSeconds-0.001) > 1e-12 || math.Abs(ratio-3) > 1e-9 {
+		t.Errorf("got %+v, ratio %v; want the median 2 ms, 1 ms of CPU time, ratio 3", r, ratio)
+	}
+}
+
+// TestORTServerError: ort.js failing to start names the command and what
+// it printed on stderr.
+func TestORTServerError(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bench", "onnx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench", "onnx", "ort.js"), []byte(`console.error("no model here"); process.exit(1);`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o, _ := onnxWorkload("resnet50_b1")
+	if _, err := startORT(o, 2); err == nil || !strings.Contains(err.Error(), "no model here") || !strings.Contains(err.Error(), "ort.js serve") {
+		t.Errorf("got %v, want the command and its stderr", err)
 	}
 }

@@ -67,6 +67,8 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"block-scaled matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()),
 		"block-affine matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T()),
 		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
+		// split_reduces' nested loops (kh, kw·Cin) under the opts
+		"conv as matmul": convAsMatmul(r),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -92,6 +94,22 @@ func blockScaled(r *rand.Rand, rows, cols int, offset bool) *tensor.Tensor {
 		w = w.Sub(floats(r, rows, cols/32, 1))
 	}
 	return w.Reshape(rows, cols)
+}
+
+// convAsMatmul is a 3x3 convolution as ONNX's importer computes it on the
+// CPU: a matrix product of its windows, a view of the padded
+// channels-last input flattened to K = kh·kw·Cin, whose index finds each
+// window element through divisions of the one reduce loop (what
+// split_reduces turns into nested loops).
+func convAsMatmul(r *rand.Rand) *tensor.Tensor {
+	return convWindows(r).Dot(floats(r, 72, 16))
+}
+
+// convWindows is the left operand of convAsMatmul: (N, P, K), a view.
+func convWindows(r *rand.Rand) *tensor.Tensor {
+	x := floats(r, 2, 6, 6, 8).Pad([][2]int{{0, 0}, {1, 1}, {1, 1}, {0, 0}}, 0) // (N, H, W, C)
+	win, _ := x.Permute(0, 3, 1, 2).PoolWindows(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{1, 1}}, 0)
+	return win.Permute(0, 2, 3, 4, 5, 1).Reshape(2, 36, 72)
 }
 
 func add(t *testing.T, out map[string]*ir.Kernel, name string, x *tensor.Tensor, opts fuse.Options) {
@@ -449,3 +467,87 @@ func TestStoredEntriesAreValidated(t *testing.T) {
 // tc is the context of this package's test graphs (they are scheduled and
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
+
+// TestSplitLoopsPreservesResults: split_reduces turns the flattened window
+// sum of a convolution as a matrix product, and split_globals a copy of
+// those windows, into nested loops without divisions in their index, and
+// the kernels
+// compute the same values: bit for bit in the GO interpreter (the loops
+// visit the sum in the same order), within rounding on the CPU.
+func TestSplitLoopsPreservesResults(t *testing.T) {
+	gdev, err := backend.Open("GO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := cpuDevice(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name  string
+		x     *tensor.Tensor
+		pass  func(*ir.Kernel) *ir.Kernel
+		loops func(*ir.Kernel) int // the loops the pass adds to
+	}{
+		{"conv as matmul", convAsMatmul(r), ir.SplitReduces, func(k *ir.Kernel) int { return len(k.ReduceAxes()) }},
+		{"window copy", convWindows(r).Contiguous(), ir.SplitGlobals, func(k *ir.Kernel) int { return len(k.Global) }},
+	} {
+		s, err := fuse.Create([]*tensor.Node{tc.x.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := ir.MergeAxes(ir.Simplify(s.Items[len(s.Items)-1].Kernel))
+		split := tc.pass(k)
+		if tc.loops(split) <= tc.loops(k) || countDivMod(split) >= countDivMod(k) {
+			t.Fatalf("%s: not split (%d loops, %d divisions and modulos; before %d, %d):\n%s",
+				tc.name, tc.loops(split), countDivMod(split), tc.loops(k), countDivMod(k), split.Dump())
+		}
+		if err := split.Verify(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		ref, err := newBench(gdev, ir.Target{}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs, err := gdev.Compile([]*ir.Kernel{ref.rename(split)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ref.check(progs[0]); err != nil {
+			t.Errorf("%s: split kernel in the GO interpreter: %v", tc.name, err)
+		}
+		for i := range ref.ref {
+			if ref.ref[i] == nil {
+				continue
+			}
+			got := make([]byte, len(ref.ref[i]))
+			if err := ref.bufs[i].CopyOut(got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(ref.ref[i]) {
+				t.Errorf("%s: output %d is not bit for bit the unsplit kernel's", tc.name, i)
+			}
+		}
+		ref.free()
+		onCPU, err := newBench(cpu, ir.CPUTarget, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cprogs, err := cpu.Compile([]*ir.Kernel{onCPU.rename(split)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := onCPU.check(cprogs[0]); err != nil {
+			t.Errorf("%s: split kernel on the CPU: %v", tc.name, err)
+		}
+		onCPU.free()
+	}
+}
+
+func countDivMod(k *ir.Kernel) int {
+	n := 0
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if (e.Op == ir.OpDiv || e.Op == ir.OpMod) && !e.DType.IsFloat() {
+			n++
+		}
+	})
+	return n
+}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"reflect"
 	"testing"
 
 	"tgc/pkg/realize"
@@ -98,7 +99,7 @@ func TestCPUView(t *testing.T) {
 		t.Errorf("CPU view %+v", v)
 	}
 	r.CPUSeconds = 0
-	if v := r.CPUView(); v != r {
+	if v := r.CPUView(); !reflect.DeepEqual(v, r) {
 		t.Errorf("without CPU time %+v, want %+v", v, r)
 	}
 }

@@ -90,8 +90,9 @@ func StepWorkloads() []Workload {
 
 // RunStep times a training-step workload on the engine's device: one
 // warm-up step (compiles), then iters steps; the median wall time is
-// reported.
-func RunStep(e *realize.Engine, w Workload, iters int) (Result, error) {
+// reported. before, if not nil, runs untimed before each timed step
+// (`tgc bench --ort` runs onnxruntime there, so both see the same load).
+func RunStep(e *realize.Engine, w Workload, iters int, before func() error) (Result, error) {
 	device := e.Dev.Name()
 	step, err := w.Setup(tensor.NewContext(e))
 	if err != nil {
@@ -101,15 +102,24 @@ func RunStep(e *realize.Engine, w Workload, iters int) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	var times []time.Duration
-	c0 := cpuTime()
+	var runs []float64
+	var cpu time.Duration
 	for i := 0; i < max(iters, 1); i++ {
-		start := time.Now()
+		if before != nil {
+			if err := before(); err != nil {
+				return Result{}, err
+			}
+		}
+		c0, start := cpuTime(), time.Now()
 		if err := step(); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 		}
-		times = append(times, time.Since(start))
+		d := time.Since(start)
+		cpu += cpuTime() - c0
+		times, runs = append(times, d), append(runs, d.Seconds())
 	}
 	r := summarize(w, device, times, 0)
-	r.CPUSeconds = perCore(cpuTime()-c0, len(times))
+	r.CPUSeconds = perCore(cpu, len(times))
+	r.Runs = runs
 	return r, nil
 }

@@ -39,6 +39,9 @@ type Result struct {
 	// with every core busy, but unlike it not stretched by other
 	// processes taking turns on the cores (`tgc bench --cpu`).
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// Runs are the timed runs' clock times in the order they ran (a step
+	// workload's; `tgc bench --ort` pairs them with onnxruntime's).
+	Runs []float64 `json:"-"`
 }
 
 // CPUView is r with its rates computed from CPUSeconds instead of
@@ -146,7 +149,7 @@ func Find(names []string) ([]Workload, error) {
 // tensors live in a context of their own on e.
 func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
 	if w.Setup != nil {
-		return RunStep(e, w, iters)
+		return RunStep(e, w, iters, nil)
 	}
 	out := w.Build(tensor.NewContext(e))
 	if err := out.Err(); err != nil {

@@ -447,6 +447,7 @@ var Passes = []Pass{
 	{Name: "simplify", Run: plain(Simplify)},
 	{Name: "split_reduces", Run: plain(SplitReduces)},
 	{Name: "merge_axes", Run: plain(MergeAxes)},
+	{Name: "split_globals", Run: plain(SplitGlobals), When: func(t Target) bool { return t.GPU == nil }},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
 	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},

@@ -104,3 +104,58 @@ func splitReduceAxis(k *Kernel, a *Axis, c int64) *Kernel {
 	}
 	return &nk
 }
+
+// SplitGlobals is SplitReduces for the inner global loops of an
+// elementwise kernel: a copy of a convolution's windows (the rows of a
+// conv computed as a matrix product, K = kh·kw·Cin flattened) finds each
+// element through divisions of one loop, in a guarded load the C compiler
+// does not vectorize (ResNet's 14x14 window copy: 0.9 ms; split, 0.04 ms).
+// Inner loops shorter than a vector are left whole: x[i/2] (a nearest
+// upsample) is the heuristic's (splitOpts upcasts it). The outermost loop,
+// split across cores, stays whole.
+func SplitGlobals(k *Kernel) *Kernel {
+	if hasReduce(k) {
+		return k
+	}
+	for {
+		best, bestCount := (*Kernel)(nil), k.countDivMod()
+		for i := 1; i < len(k.Global); i++ {
+			a := k.Global[i]
+			if a.Sym != nil {
+				continue
+			}
+			for _, c := range blockDivisors(k, a) {
+				if c < DefaultVecWidth {
+					continue
+				}
+				if nk := splitGlobalAxis(k, i, c); nk.countDivMod() < bestCount {
+					best, bestCount = nk, nk.countDivMod()
+				}
+			}
+		}
+		if best == nil {
+			return k
+		}
+		k = best
+	}
+}
+
+// splitGlobalAxis replaces global loop i, a, by an outer loop of a.Size/c
+// and an inner loop of c (a = outer*c + inner).
+func splitGlobalAxis(k *Kernel, i int, c int64) *Kernel {
+	a := k.Global[i]
+	next := 0
+	for _, x := range k.Global {
+		next = max(next, x.ID+1)
+	}
+	outer := &Axis{ID: a.ID, Size: a.Size / c, Kind: AxisGlobal}
+	inner := &Axis{ID: next, Size: c, Kind: AxisGlobal}
+	nk := k.rewrite(func(b *Builder, e *Expr) *Expr {
+		if e.Op == OpVar && e.Arg.(*Axis) == a {
+			return b.Add(b.Mul(b.Var(outer), b.Int(c)), b.Var(inner))
+		}
+		return nil
+	})
+	nk.Global = append(append(append([]*Axis{}, k.Global[:i]...), outer, inner), k.Global[i+1:]...)
+	return nk
+}

@@ -51,6 +51,10 @@ type Options struct {
 	// MemoryLimit bounds the memory of the script's values in bytes (0:
 	// what the system has available); see memory.go.
 	MemoryLimit uint64
+	// noWatchdog keeps MemoryLimit for the checks made before an allocation
+	// but runs no watchdog: it reads the whole process's heap, which tests
+	// running in parallel grow (tests of those checks set it).
+	noWatchdog bool
 	// Context holds the run's tensors: their engine, the random stream,
 	// the training flag (set to False when the run starts). nil: a new
 	// context without an engine (values cannot be computed). Runs in
@@ -196,7 +200,7 @@ func Load(opts Options) (_ *Module, err error) {
 	if cerr != nil {
 		return nil, in.convert(cerr)
 	}
-	stop := in.mem.watch(in.thread, opts.MemoryLimit)
+	stop := in.mem.watch(in.thread, opts.MemoryLimit, !opts.noWatchdog)
 	globals, xerr := prog.Init(in.thread, predeclared)
 	stop()
 	if xerr != nil {
