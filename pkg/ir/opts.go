@@ -392,7 +392,7 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		}
 	}
 	outerAmt := int64(1)
-	if inner == nil && unrollR >= 0 && outer != nil {
+	if inner == nil && unrolled && outer != nil {
 		// x·wᵀ with both operands contiguous along the sum (a linear
 		// layer's (out, in) weight): no output axis takes vectors, so the
 		// vectors run along the sum and the accumulators form a block of
