@@ -46,7 +46,7 @@ type bpeModel struct {
 	pre          preTokenizer
 	ignoreMerges bool
 	alphabet     [256]rune
-	bytes        [256 + 68]int16 // the byte of each character of the alphabet, or -1
+	bytes        [256 + 68]int16    // the byte of each character of the alphabet, or -1
 	byteTok      [256]int32         // the token of each byte's character, or UNK
 	merges       map[[2]int32]merge // by the ids of the left and right pieces
 	decoded      []string           // the bytes each token stands for
