@@ -61,6 +61,12 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"max":               floats(r, 16, 48).Max(false, 1),
 		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":           floats(r, 8, 64).Softmax(-1),
+		// a quantized weight's matrix-vector product: blocks of 32 with a
+		// scale each (Q8_0), and a scale and an offset (Q4_K): the
+		// factor_reduces pass takes them out of the block's loop
+		"block-scaled matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()),
+		"block-affine matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T()),
+		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
 		// split_reduces' nested loops (kh, kw·Cin) under the opts
 		"conv as matmul": convAsMatmul(r),
 	}
@@ -78,6 +84,16 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		add(t, out, name, x, fuse.Options{HoistReduces: true})
 	}
 	return out
+}
+
+// blockScaled is a rows x cols weight made of blocks of 32 columns with a
+// scale each (and an offset: d*q - m).
+func blockScaled(r *rand.Rand, rows, cols int, offset bool) *tensor.Tensor {
+	w := floats(r, rows, cols/32, 32).Mul(floats(r, rows, cols/32, 1))
+	if offset {
+		w = w.Sub(floats(r, rows, cols/32, 1))
+	}
+	return w.Reshape(rows, cols)
 }
 
 // convAsMatmul is a 3x3 convolution as ONNX's importer computes it on the
@@ -176,7 +192,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled, blocked := 0, 0, 0
+	tested, unrolled, blocked, factored := 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -204,6 +220,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			ok, err := l.target.Apply(k, l.opts)
 			if err != nil {
 				t.Fatalf("%s: %s does not apply (heuristic: %v): %v", name, ir.FormatOpts(l.opts), l.heur, err)
+			}
+			if nestedReduce(ok) {
+				factored++
 			}
 			ks = append(ks, onCPU.rename(ok))
 		}
@@ -260,11 +279,25 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if tested < 50 || unrolled < 10 || blocked < 5 {
 		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK)", tested, unrolled, blocked)
 	}
+	if factored < 5 {
+		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
+	}
 	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock} {
 		if heuristic[kind] == 0 {
 			t.Errorf("no heuristic list with %s tested", kind)
 		}
 	}
+}
+
+// nestedReduce says whether a reduce of k sums another (factor_reduces).
+func nestedReduce(k *ir.Kernel) bool {
+	found := false
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpReduce {
+			ir.Walk([]*ir.Expr{e.Src[0]}, func(x *ir.Expr) { found = found || x.Op == ir.OpReduce })
+		}
+	})
+	return found
 }
 
 // TestCheckRejectsWrongKernel: a kernel with the same buffers that

@@ -450,6 +450,7 @@ var Passes = []Pass{
 	{Name: "split_globals", Run: plain(SplitGlobals), When: func(t Target) bool { return t.GPU == nil }},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
+	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
