@@ -37,7 +37,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/gguf
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pkg/llama2c
 	$(GO) test -run '^$$' -fuzz FuzzParseTokenizer -fuzztime 30s ./pkg/llama2c
-	$(GO) test -run '^$$' -fuzz FuzzEncode -fuzztime 30s ./pkg/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime 30s ./pkg/tokenizer
+	$(GO) test -run '^$$' -fuzz FuzzEncodeBPE -fuzztime 30s ./pkg/tokenizer
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/npy
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/onnx
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/onnx

@@ -206,10 +206,16 @@ func runGenerate(c *cobra.Command, args []string) error {
 	case g.hasText && s.Tok == nil:
 		return fmt.Errorf("%s has no tokenizer: give --tokenizer, or --prompt-ids with --ids", filepath.Base(g.model))
 	case g.hasText:
-		prompt = s.Tok.Encode(g.prompt, true, false) // BOS first, as llama2.c and llama.cpp do
+		prompt = s.Tok.Encode(g.prompt, s.Tok.AddBOS(), false) // BOS first if the vocabulary asks, as llama.cpp does
+		if len(prompt) == 0 {
+			return fmt.Errorf("the prompt is empty and %s adds no BOS token: give a prompt", filepath.Base(g.model))
+		}
 	case !g.hasIDs:
 		prompt = []int{1} // BOS, as llama2.c starts
 		if s.Tok != nil {
+			if s.Tok.BOS() < 0 {
+				return fmt.Errorf("%s has no BOS token to start from: give --prompt or --prompt-ids", filepath.Base(g.model))
+			}
 			prompt = []int{s.Tok.BOS()}
 		}
 	}

@@ -55,12 +55,26 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"batched matmul":   floats(r, 2, 8, 32).Dot(floats(r, 2, 32, 12)),
 		// long enough for the heuristic to block its reduce with a small
 		// L2 (KBLOCK 64), with an epilogue
-		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 16)).Relu(),
+		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 64)).Relu(),
 		"conv2d pad 1":      floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
 		"max":               floats(r, 16, 48).Max(false, 1),
 		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
 		"softmax":           floats(r, 8, 64).Softmax(-1),
+		// a conv weight gradient as the CPU computes it (tensor.convGrads):
+		// the output gradient stored with its channels last, vectors along
+		// them, the reduce over batch x image blocked along the batch
+		"conv weight grad": func() *tensor.Tensor {
+			x, g := floats(r, 16, 8, 6, 6), floats(r, 16, 32, 4, 4)
+			gw := g.Permute(0, 2, 3, 1).Contiguous().Permute(0, 3, 1, 2).Permute(1, 0, 2, 3)
+			return x.Permute(1, 0, 2, 3).Conv2d(gw, nil, tensor.ConvOpts{}).Permute(1, 0, 2, 3)
+		}(),
+		// a quantized weight's matrix-vector product: blocks of 32 with a
+		// scale each (Q8_0), and a scale and an offset (Q4_K): the
+		// factor_reduces pass takes them out of the block's loop
+		"block-scaled matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()),
+		"block-affine matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T()),
+		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
 		// split_reduces' nested loops (kh, kw·Cin) under the opts
 		"conv as matmul": convAsMatmul(r),
 	}
@@ -78,6 +92,16 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		add(t, out, name, x, fuse.Options{HoistReduces: true})
 	}
 	return out
+}
+
+// blockScaled is a rows x cols weight made of blocks of 32 columns with a
+// scale each (and an offset: d*q - m).
+func blockScaled(r *rand.Rand, rows, cols int, offset bool) *tensor.Tensor {
+	w := floats(r, rows, cols/32, 32).Mul(floats(r, rows, cols/32, 1))
+	if offset {
+		w = w.Sub(floats(r, rows, cols/32, 1))
+	}
+	return w.Reshape(rows, cols)
 }
 
 // convAsMatmul is a 3x3 convolution as ONNX's importer computes it on the
@@ -176,7 +200,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled, blocked := 0, 0, 0
+	tested, unrolled, blocked, kept, batchBlocked, factored := 0, 0, 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -205,7 +229,13 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %s does not apply (heuristic: %v): %v", name, ir.FormatOpts(l.opts), l.heur, err)
 			}
+			if nestedReduce(ok) {
+				factored++
+			}
 			ks = append(ks, onCPU.rename(ok))
+			if ok.Keep != nil {
+				kept++
+			}
 		}
 		// One translation unit per vector width, as a device compiles
 		// (its kernels share the vector types' prelude).
@@ -247,6 +277,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if strings.Contains(ir.FormatOpts(l.opts), "KBLOCK") {
 				blocked++
+				if l.heur && len(k.ReduceAxes()) > 1 {
+					batchBlocked++ // a weight gradient's batch axis
+				}
 			}
 			for _, o := range l.opts {
 				if l.heur {
@@ -257,14 +290,32 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		ref.free()
 		onCPU.free()
 	}
-	if tested < 50 || unrolled < 10 || blocked < 5 {
-		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK)", tested, unrolled, blocked)
+	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	if batchBlocked == 0 {
+		t.Errorf("no heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)")
+	}
+	if tested < 50 || unrolled < 10 || blocked < 5 || kept < 3 {
+		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	}
+	if factored < 5 {
+		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
 	}
 	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock} {
 		if heuristic[kind] == 0 {
 			t.Errorf("no heuristic list with %s tested", kind)
 		}
 	}
+}
+
+// nestedReduce says whether a reduce of k sums another (factor_reduces).
+func nestedReduce(k *ir.Kernel) bool {
+	found := false
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpReduce {
+			ir.Walk([]*ir.Expr{e.Src[0]}, func(x *ir.Expr) { found = found || x.Op == ir.OpReduce })
+		}
+	})
+	return found
 }
 
 // TestCheckRejectsWrongKernel: a kernel with the same buffers that

@@ -167,27 +167,37 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 // at 4096 (it pays only when the panel itself is too big).
 func (t Target) blockOpts(k *Kernel, inner *Axis, innerAmt, outerAmt int64, unrolled bool) []Opt {
 	raxes := k.ReduceAxes()
-	if t.L2 <= 0 || inner == nil || innerAmt < t.Width() || outerAmt < 2 || unrolled || len(raxes) != 1 {
+	if t.L2 <= 0 || inner == nil || innerAmt < t.Width() || outerAmt < 2 || unrolled || len(raxes) == 0 {
 		return nil
 	}
 	r := raxes[0]
-	if r.Size*inner.Size*4 <= t.L2/2 {
+	rest := int64(1) // the inner reduce axes' iterations per step of r
+	for _, a := range raxes[1:] {
+		rest *= a.Size
+	}
+	if r.Size*rest*inner.Size*4 <= t.L2/2 {
 		return nil
 	}
-	var opts []Opt
-	if i := axisIndex(k, inner); i > 0 {
-		opts = append(opts, Opt{Kind: OptOuter, Axis: i})
-	}
-	if r.Size*innerAmt*4 > t.L2/2 && kblockable(k, r) == nil {
-		kc := int64(0)
-		for c := int64(64); c < r.Size && c*innerAmt*4 <= t.L2/4; c *= 2 {
-			if r.Size%c == 0 {
+	kc := int64(0)
+	if r.Size*rest*innerAmt*4 > t.L2/2 && kblockable(k, r) == nil {
+		// A weight gradient's reduce (batch x image rows x columns) is
+		// blocked along the batch: every output block then reads a block
+		// of images from L2 instead of all of them from memory.
+		for c := int64(2); c < r.Size && c*rest*innerAmt*4 <= t.L2/4; c *= 2 {
+			if r.Size%c == 0 && c*rest >= 64 {
 				kc = c
 			}
 		}
-		if kc > 0 {
-			opts = append(opts, Opt{Kind: OptKBlock, Axis: 0, Amt: kc})
-		}
+	}
+	if len(raxes) > 1 && kc == 0 {
+		return nil // several reduce axes: only a weight gradient's batch blocking
+	}
+	var opts []Opt
+	if i := axisIndex(k, inner); i > 0 && inner.Size/innerAmt >= 2 {
+		opts = append(opts, Opt{Kind: OptOuter, Axis: i})
+	}
+	if kc > 0 {
+		opts = append(opts, Opt{Kind: OptKBlock, Axis: 0, Amt: kc})
 	}
 	return opts
 }

@@ -30,6 +30,7 @@ type Kernel struct {
 	Group int64 // grid devices: lanes of a work-group sharing each top-level reduce (GROUP)
 	SIMD  *SIMD // C: runs of lanes written as vectors (the simd pass)
 	Vec4  *Vec4 // grid devices: 4-wide vector loads and stores (the vec4 pass)
+	Keep  *Keep // C: a reduce's values stored for the column loop to read back (the keep pass)
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -197,6 +198,9 @@ func (k *Kernel) Dump() string {
 			fmt.Fprintf(&sb, "  simd store x%-2d %s\n", len(r), lanes(r...))
 		}
 	}
+	if k.Keep != nil {
+		sb.WriteString(k.Keep.dump(names))
+	}
 	if k.Vec4 != nil {
 		for _, g := range k.Vec4.Loads {
 			fmt.Fprintf(&sb, "  vec4 load  %s\n", lanes(g[:]...))
@@ -293,7 +297,7 @@ func (k *Kernel) Verify() error {
 		// global loops read only the loops around them.
 		err = Linearize(k).checkHoisted(k)
 	}
-	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Group == 0 {
+	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Group == 0 {
 		return err
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -308,6 +312,11 @@ func (k *Kernel) Verify() error {
 	}
 	if k.Vec4 != nil {
 		if err := k.Vec4.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Keep != nil {
+		if err := k.Keep.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -450,6 +459,8 @@ var Passes = []Pass{
 	{Name: "split_globals", Run: plain(SplitGlobals), When: func(t Target) bool { return t.GPU == nil }},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
+	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
+	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
@@ -559,7 +570,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4 = nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep = nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

@@ -369,15 +369,30 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	// reduce axis (the image columns) is blocked into vectors too, and the
 	// other axis keeps 4 lanes (measured on the MNIST conv2 weight
 	// gradient: 5 x 4 x 4-lane vectors 1.8x faster than 5 x 8 scalars).
-	var unrollAxis *Axis
-	unrollR := -1
+	// The reduce axes to block into vector lanes: the contiguous axis of
+	// every reduce (a fused FFN's gate and up projections are two).
+	var unrollRs []int
+	var unrollAxes []*Axis
 	if innerAmt%4 != 0 && !scalarMath(k) {
-		if i, r := contiguousReduceAxis(k); r != nil && largestDivisor(r.Size, blockSizes(w)...) > 1 {
-			unrollR, unrollAxis = i, r
+		for _, r := range contiguousReduceAxes(k) {
+			if largestDivisor(k.ReduceAxes()[r].Size, blockSizes(w)...) > 1 {
+				unrollRs, unrollAxes = append(unrollRs, r), append(unrollAxes, k.ReduceAxes()[r])
+			}
+		}
+	}
+	unrolled := len(unrollRs) > 0
+	// The unroll amount first when the output axis takes no vector (a
+	// matrix-vector product): whole vectors along the reduce axis, then
+	// as many rows as the budget leaves.
+	unrollAmt := int64(1)
+	if unrolled && innerAmt == 1 {
+		unrollAmt = int64(1 << 62)
+		for _, a := range unrollAxes {
+			unrollAmt = min(unrollAmt, largestDivisor(a.Size, capSizes(blockSizes(w), lanesCap)...))
 		}
 	}
 	outerAmt := int64(1)
-	if inner == nil && unrollR >= 0 && outer != nil {
+	if inner == nil && unrolled && outer != nil {
 		// x·wᵀ with both operands contiguous along the sum (a linear
 		// layer's (out, in) weight): no output axis takes vectors, so the
 		// vectors run along the sum and the accumulators form a block of
@@ -394,11 +409,16 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 		// At most 8 vector accumulators: 8 rows (conv output channels) when
 		// the contiguous axis takes one vector, 4 when it takes two (BEAM's
 		// choice for the ResNet conv: 8 channels x 8 columns beat 4 x 8 by 1.5x).
+		vecs := w + w/2
+		if factorable(k) {
+			// factor_reduces gives every lane a second (inner) accumulator.
+			vecs = t.Accs() / 2
+		}
 		var cands []int64
 		for _, c := range []int64{16, 8, 6, 4, 2} {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
-			if c*innerAmt <= min(t.Accs()*w, lanesCap) && (unrollR < 0 || c*innerAmt <= w+w/2) {
+			if c*innerAmt*unrollAmt <= min(t.Accs()*w, lanesCap) && (!unrolled || c*innerAmt <= vecs) {
 				cands = append(cands, c)
 			}
 		}
@@ -407,16 +427,16 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}
-	opts = append(opts, t.blockOpts(k, inner, innerAmt, outerAmt, unrollR >= 0)...)
-	if unrollR >= 0 {
+	opts = append(opts, t.blockOpts(k, inner, innerAmt, outerAmt, unrolled)...)
+	for i, r := range unrollRs {
 		var sizes []int64
 		for _, u := range blockSizes(w) {
 			if innerAmt*outerAmt*u <= min(MaxLanes, lanesCap) {
 				sizes = append(sizes, u)
 			}
 		}
-		if u := largestDivisor(unrollAxis.Size, sizes...); u > 1 {
-			opts = append(opts, Opt{Kind: OptUnroll, Axis: unrollR, Amt: u})
+		if u := largestDivisor(unrollAxes[i].Size, sizes...); u > 1 {
+			opts = append(opts, Opt{Kind: OptUnroll, Axis: r, Amt: u})
 		}
 	}
 	return opts
@@ -561,24 +581,39 @@ func affineIn(idx *Expr, a *Axis, u int64) bool {
 	return true
 }
 
-// contiguousReduceAxis is the last reduce axis along which some load
-// reads neighbouring elements.
-func contiguousReduceAxis(k *Kernel) (int, *Axis) {
-	var idxs []*Expr
-	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpLoad {
-			idxs = append(idxs, e.Src[0])
-		}
-	})
+// contiguousReduceAxes lists, for every reduce (the first of the
+// reduces over the same loops), the last of its axes along which one of
+// its loads reads neighbouring elements, as an index into ReduceAxes.
+func contiguousReduceAxes(k *Kernel) []int {
 	raxes := k.ReduceAxes()
+	index := map[*Axis]int{}
 	for i := len(raxes) - 1; i >= 0; i-- {
-		for _, idx := range idxs {
-			if s, _ := laneStride(idx, raxes[i]); s == 1 {
-				return i, raxes[i]
+		index[raxes[i]] = i
+	}
+	var out []int
+	seen := map[*Axis]bool{}
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op != OpReduce || seen[groupKey(e)] {
+			return
+		}
+		seen[groupKey(e)] = true
+		var idxs []*Expr
+		Walk([]*Expr{e.Src[0]}, func(x *Expr) {
+			if x.Op == OpLoad {
+				idxs = append(idxs, x.Src[0])
+			}
+		})
+		axes := e.Arg.(*ReduceArg).Axes
+		for i := len(axes) - 1; i >= 0; i-- {
+			for _, idx := range idxs {
+				if s, _ := laneStride(idx, axes[i]); s == 1 {
+					out = append(out, index[axes[i]])
+					return
+				}
 			}
 		}
-	}
-	return -1, nil
+	})
+	return out
 }
 
 func axisIndex(k *Kernel, a *Axis) int {

@@ -71,9 +71,21 @@ func chooseUpcastAxes(k *Kernel) (inner, outer *Axis) {
 			}
 		}
 	}
+	// The last contiguous axis, unless it is too short for a vector and
+	// another one is not (a weight gradient's 5 kernel columns, when the
+	// output gradient is stored with its channels last: vectors along
+	// the channels).
 	for i := len(k.Global) - 1; i >= 0; i-- {
 		if a := k.Global[i]; stride[a] == 1 && inner == nil {
 			inner = a
+		}
+	}
+	if inner != nil && inner.Size%4 != 0 {
+		for i := len(k.Global) - 1; i >= 0; i-- {
+			if a := k.Global[i]; stride[a] == 1 && a.Size%4 == 0 && a.Size >= 8 {
+				inner = a
+				break
+			}
 		}
 	}
 	reuse := map[*Axis]bool{} // axes of loads that do not depend on inner

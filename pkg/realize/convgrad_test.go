@@ -97,3 +97,66 @@ func TestReverseReduces(t *testing.T) {
 		}
 	}
 }
+
+// TestConvChannelsLast: the CPU's copies with the output channels last
+// (one kernel more each than the GO interpreter's schedule), and the
+// gradients agree with GO's: the weight gradient's output gradient where
+// each of its elements takes part in at least 64 multiply-adds
+// (Cin*kh*kw), and the weight of a convolution whose output rows are too
+// short for whole vectors (10 columns); neither for a 1-channel 5x5 conv
+// with 8-column outputs.
+func TestConvChannelsLast(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	vals := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64() - 0.5
+		}
+		return v
+	}
+	for _, c := range []struct{ cin, k, extra int }{{8, 5, 1}, {1, 5, 0}, {8, 3, 2}} {
+		vx, vw := vals(2*c.cin*12*12), vals(32*c.cin*c.k*c.k)
+		run := func(name string) ([][]float64, int) {
+			e, err := Open(name, Options{})
+			if err != nil {
+				t.Skipf("%s unavailable: %v", name, err)
+			}
+			ctx := tensor.NewContext(e)
+			x, _ := ctx.FromFloats(ir.Float32, []int{2, c.cin, 12, 12}, vx)
+			w, _ := ctx.FromFloats(ir.Float32, []int{32, c.cin, c.k, c.k}, vw)
+			x, w = x.Realize(), w.Realize()
+			y := x.Conv2d(w, nil, tensor.ConvOpts{}).Square().Sum(false)
+			gs, err := autograd.Gradient(y, []*tensor.Tensor{w, x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := e.Stats.Kernels
+			if err := tensor.RealizeAll(gs...); err != nil {
+				t.Fatal(err)
+			}
+			kernels := e.Stats.Kernels - before
+			var out [][]float64
+			for _, g := range gs {
+				v, err := g.Floats()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, v)
+			}
+			return out, kernels
+		}
+		want, kgo := run("GO")
+		got, kcpu := run("CPU")
+		if kcpu != kgo+c.extra {
+			t.Errorf("cin %d %dx%d: %d kernels on the CPU, %d in GO: want %d more", c.cin, c.k, c.k, kcpu, kgo, c.extra)
+		}
+		for i := range want {
+			for j := range want[i] {
+				if math.Abs(want[i][j]-got[i][j]) > 1e-3*(1+math.Abs(want[i][j])) {
+					t.Errorf("cin %d %dx%d: gradient %d element %d: CPU %v, GO %v", c.cin, c.k, c.k, i, j, got[i][j], want[i][j])
+					break
+				}
+			}
+		}
+	}
+}

@@ -249,19 +249,31 @@ int main(int argc, char **argv) {
 
 // TestCVecExp2: the vector exp2 the renderer uses in vectorized reduces
 // (tg_exp2v) is within 1 ulp of Go's math.Exp2 over the same inputs as the
-// scalar one, at every width the host can run.
+// scalar one, at every width the host can run, with AVX-512's vscalefps
+// (where the host has it) and without it.
 func TestCVecExp2(t *testing.T) {
 	cc := cCompiler(t)
 	xs := cMathInputs()
-	widths := []int{4, 8}
+	type variant struct {
+		w     int
+		flags []string
+	}
+	var variants []variant
+	for _, w := range []int{4, 8} {
+		variants = append(variants, variant{w, nil})
+	}
 	if cpu, _ := os.ReadFile("/proc/cpuinfo"); strings.Contains(string(cpu), " avx512f") {
-		widths = append(widths, 16)
+		variants = append(variants, variant{16, nil})
+		for _, w := range []int{4, 8, 16} {
+			variants = append(variants, variant{w, []string{"-mno-avx512f"}})
+		}
 	}
 	in := make([]byte, 4*len(xs))
 	for i, x := range xs {
 		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(x))
 	}
-	for _, w := range widths {
+	for _, v := range variants {
+		w := v.w
 		dir := t.TempDir()
 		defs := fmt.Sprintf("#define W %d\n#define VF tg_f%d\n#define VI tg_i%d\n", w, w, w)
 		src := "#include <stdint.h>\n#include <math.h>\n" + cVecPrelude(16) + defs + cVecExp2Driver
@@ -269,8 +281,10 @@ func TestCVecExp2(t *testing.T) {
 		if err := os.WriteFile(cfile, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command(cc, "-O3", "-march=native", "-fno-math-errno", "-Wno-psabi", "-o", exe, cfile, "-lm").CombinedOutput(); err != nil {
-			t.Fatalf("width %d: %s: %v\n%s", w, cc, err, out)
+		args := append([]string{"-O3", "-march=native"}, v.flags...)
+		args = append(args, "-fno-math-errno", "-Wno-psabi", "-o", exe, cfile, "-lm")
+		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("width %d %v: %s: %v\n%s", w, v.flags, cc, err, out)
 		}
 		if err := os.WriteFile(inPath, in, 0o644); err != nil {
 			t.Fatal(err)

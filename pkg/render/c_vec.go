@@ -33,23 +33,39 @@ func cVecPrelude(width int) string {
 #define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
 #define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
 /* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
-   the same results; int masks replace the scalar's integer min/max. */
+   the same results. The clamp is two float selects (vector selects are
+   not branches), which keep NaN: it then runs through the float
+   arithmetic and comes back as NaN, so the scalar's NaN mask is not
+   needed. p*2^n is AVX-512's vscalefps where the target has it (one
+   instruction for nine, rounded once as the scalar's two exact factors
+   are), else the scalar's two factors. */
 #define tg_exp2v(TI, TF, x) ({ \
-  TF x_ = (x); TI c_ = (TI)x_, z_ = c_ - c_; \
-  c_ ^= (c_ >> 31) & 0x7fffffff; \
-  TI m_ = c_ < z_ + 0x43010000; c_ = (m_ & c_) | (~m_ & (z_ + 0x43010000)); \
-  m_ = c_ > z_ - 1125580801; c_ = (m_ & c_) | (~m_ & (z_ - 1125580801)); \
-  c_ ^= (c_ >> 31) & 0x7fffffff; \
-  TF cf_ = (TF)c_; \
-  TF nf_ = (cf_ + 12582912.0f) - 12582912.0f; \
-  TF f_ = cf_ - nf_; \
-  TI n_ = __builtin_convertvector(nf_, TI); \
+  TF x_ = (x), lo_ = (TF){} - 151.0f, hi_ = (TF){} + 129.0f; \
+  TF c_ = tg_sel(TI, TF, x_ < lo_, lo_, x_); \
+  c_ = tg_sel(TI, TF, c_ > hi_, hi_, c_); \
+  TF nf_ = (c_ + 12582912.0f) - 12582912.0f; \
+  TF f_ = c_ - nf_; \
   TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
           f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
-  TI n1_ = n_ >> 1; \
+  tg_scale_of(TF)(TI, TF, p_, nf_); })
+#define tg_scale_of(TF) tg_scale_of_(TF)
+#define tg_scale_of_(TF) tg_scale_##TF
+#define tg_scale2(TI, TF, p, nf) ({ \
+  TI n_ = __builtin_convertvector(nf, TI), n1_ = n_ >> 1; \
   TF s1_ = (TF)((n1_ + 127) << 23), s2_ = (TF)((n_ - n1_ + 127) << 23); \
-  TI r_ = (TI)((p_ * s1_) * s2_), nan_ = x_ != x_; \
-  (TF)((r_ & ~nan_) | ((TI)x_ & nan_)); })
+  (p * s1_) * s2_; })
+#ifdef __AVX512F__
+#define tg_scale_tg_f16(TI, TF, p, nf) __builtin_ia32_scalefps512_mask(p, nf, p, (unsigned short)-1, 4)
+#else
+#define tg_scale_tg_f16 tg_scale2
+#endif
+#ifdef __AVX512VL__
+#define tg_scale_tg_f8(TI, TF, p, nf) __builtin_ia32_scalefps256_mask(p, nf, p, (unsigned char)-1)
+#define tg_scale_tg_f4(TI, TF, p, nf) __builtin_ia32_scalefps128_mask(p, nf, p, (unsigned char)-1)
+#else
+#define tg_scale_tg_f8 tg_scale2
+#define tg_scale_tg_f4 tg_scale2
+#endif
 #endif
 `)
 	return sb.String()

@@ -112,6 +112,11 @@ type renderer struct {
 	vecStores map[*ir.Expr][ir.Vec4Width]*ir.Expr
 	// vec, when set, prints the kernel's SIMD plan (c_vec.go).
 	vec *cVec
+	// keep, when set, is the kernel's keep plan (ir.Keep): its reduce
+	// stores the values its store reads back; dead lists the nodes only
+	// the read-back value needed (not rendered).
+	keep *ir.Keep
+	dead map[*ir.Expr]bool
 	// wide: index arithmetic is 64-bit; idx spells its type.
 	wide bool
 	idx  string
@@ -156,6 +161,10 @@ func (r *renderer) kernel() string {
 				vecPrelude += cNarrowPrelude(r.k.SIMD.Width)
 			}
 		}
+	}
+	if r.k.Keep != nil && r.lang.gpu == nil {
+		r.keep = r.k.Keep
+		r.dead = keptOnly(r.k)
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
@@ -217,7 +226,7 @@ func BufName(k *ir.Kernel, i int) string {
 
 func (r *renderer) block(b *ir.Block) {
 	for _, e := range b.Nodes {
-		if !r.prog.Named(e) || (r.vec != nil && r.vec.skip[e]) {
+		if !r.prog.Named(e) || (r.vec != nil && r.vec.skip[e]) || r.dead[e] {
 			continue
 		}
 		if r.vecLoad != nil && e.Op == ir.OpLoad && r.vecLoad(e) {
@@ -294,11 +303,26 @@ func (r *renderer) reduce(e *ir.Expr) {
 				w := src.W
 				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", acc, w, w, v, acc, v, acc)
 			} else if l.lane == 0 {
-				r.line("%s += %s;", acc, r.vexpr(src))
+				v := r.vexpr(src)
+				if idx := r.keptAt(m); idx != nil { // the lanes' indices are contiguous (Verify)
+					r.prefetchNext(m)
+					name := r.vec.fresh("vkeep")
+					r.line("%s %s = %s;", vtype(src), name, v)
+					r.line("tg_store(&%s[%s], %s);", BufName(r.k, r.keep.Store.Arg.(int)), r.expr(idx), name)
+					v = name
+				}
+				r.line("%s += %s;", acc, v)
 			}
 			continue
 		}
 		v := r.expr(m.Src[0])
+		if idx := r.keptAt(m); idx != nil {
+			name := fmt.Sprintf("alu%d", r.nalu)
+			r.nalu++
+			r.line("%s %s = %s;", r.typ(m.DType), name, v)
+			r.line("%s[%s] = %s;", BufName(r.k, r.keep.Store.Arg.(int)), r.expr(idx), name)
+			v = name
+		}
 		switch {
 		case wrapSum(m):
 			r.line("%s += (%s)%s;", accs[i], r.unsigned(m.DType), v)
@@ -412,10 +436,64 @@ func (r *renderer) constant(dt ir.DType, v float64) string {
 	return s + r.lang.FloatSfx
 }
 
+// keptAt is where a reduce member stores the value it accumulates (the
+// keep plan; nil: nowhere).
+func (r *renderer) keptAt(m *ir.Expr) *ir.Expr {
+	if r.keep == nil {
+		return nil
+	}
+	return r.keep.Index[m]
+}
+
+// prefetchNext prefetches, for the loads of a kept vector's first lane,
+// the same element of the next row (ir.Keep.Next); the last row of a
+// chunk prefetches its own.
+func (r *renderer) prefetchNext(m *ir.Expr) {
+	row := r.k.Global[0].Name()
+	for _, e := range ir.KeptLoads(m) {
+		if s, ok := r.keep.Next[e]; ok {
+			r.line("__builtin_prefetch(&%s[%s + (%s + 1 < end ? %d : 0)]);", BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), row, s)
+		}
+	}
+}
+
+// keptOnly lists the nodes of k that only the keep plan's read-back value
+// reads: the column loop no longer computes them.
+func keptOnly(k *ir.Kernel) map[*ir.Expr]bool {
+	live := map[*ir.Expr]bool{}
+	var rec func(e *ir.Expr)
+	rec = func(e *ir.Expr) {
+		if live[e] || e == k.Keep.Value {
+			return
+		}
+		live[e] = true
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	for _, s := range k.Stores {
+		rec(s)
+	}
+	for _, idx := range k.Keep.Index {
+		rec(idx)
+	}
+	dead := map[*ir.Expr]bool{}
+	ir.Walk([]*ir.Expr{k.Keep.Value}, func(e *ir.Expr) {
+		if !live[e] && e != k.Keep.Value {
+			dead[e] = true
+		}
+	})
+	return dead
+}
+
 // expr renders an expression: a name if it has one, else inline.
 func (r *renderer) expr(e *ir.Expr) string {
 	if n, ok := r.names[e]; ok {
 		return n
+	}
+	if r.keep != nil && e == r.keep.Value { // stored by the reduce (ir.Keep)
+		st := r.keep.Store
+		return fmt.Sprintf("%s[%s]", BufName(r.k, st.Arg.(int)), r.expr(st.Src[0]))
 	}
 	s := e.Src
 	switch e.Op {

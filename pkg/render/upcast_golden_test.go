@@ -36,6 +36,14 @@ func TestGoldenCVecConv(t *testing.T) {
 	goldenCPU(t, x.Relu().Conv2d(w, nil, tensor.ConvOpts{}), "conv_vec.c")
 }
 
+// TestGoldenCSoftmaxRows pins softmax's row kernel (the CPU's schedule:
+// max and sum hoisted out of the column loop) with the keep pass's plan:
+// the sum's loop stores each exponential into the output row as a vector,
+// the column loop scales it in place instead of computing it again.
+func TestGoldenCSoftmaxRows(t *testing.T) {
+	goldenCPUOpts(t, input(ir.Float32, 4, 64).Softmax(-1), ir.DefaultVecWidth, fuse.Options{HoistReduces: true}, "softmax_rows.c")
+}
+
 func goldenCPU(t *testing.T, out *tensor.Tensor, file string) {
 	t.Helper()
 	goldenCPUWidth(t, out, ir.DefaultVecWidth, file)
@@ -43,7 +51,12 @@ func goldenCPU(t *testing.T, out *tensor.Tensor, file string) {
 
 func goldenCPUWidth(t *testing.T, out *tensor.Tensor, width int, file string) {
 	t.Helper()
-	s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
+	goldenCPUOpts(t, out, width, fuse.Options{}, file)
+}
+
+func goldenCPUOpts(t *testing.T, out *tensor.Tensor, width int, opts fuse.Options, file string) {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{out.Node()}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

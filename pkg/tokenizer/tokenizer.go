@@ -1,15 +1,22 @@
-// Package tokenizer turns text into LLaMA token ids and back with a
-// SentencePiece BPE vocabulary (pieces with scores), as llama2.c's run.c
-// does: an optional space prefix, one symbol per UTF-8 character (bytes of
-// a character missing from the vocabulary fall back to <0xXX> byte tokens),
-// then repeatedly merging the adjacent pair whose concatenation is the
-// vocabulary piece of highest score (the leftmost on ties).
+// Package tokenizer turns text into LLaMA token ids and back, with one of
+// two vocabularies:
+//
+//   - SentencePiece BPE (pieces with scores), as llama2.c's run.c does: an
+//     optional space prefix, one symbol per UTF-8 character (bytes of a
+//     character missing from the vocabulary fall back to <0xXX> byte
+//     tokens), then repeatedly merging the adjacent pair whose
+//     concatenation is the vocabulary piece of highest score (the leftmost
+//     on ties).
+//   - Byte-level BPE (GPT-2's, Llama 3's): a pre-tokenizer cuts the text
+//     into words, each byte of a word is one symbol, and the adjacent pair
+//     of lowest merge rank is merged until none is left (see bpe.go).
 //
 // The vocabulary comes from llama2.c's tokenizer.bin or from a GGUF file's
-// tokenizer.ggml.* metadata (model "llama").
+// tokenizer.ggml.* metadata (model "llama" or "gpt2").
 package tokenizer
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -42,6 +49,12 @@ type Vocab struct {
 	// AddSpacePrefix: encoding puts a space before non-empty text, and
 	// decoding drops the space that starts the piece after BOS.
 	AddSpacePrefix bool
+	// Merges, when not nil, make the vocabulary byte-level BPE: pieces are
+	// spelled in GPT-2's byte alphabet, each merge is "left right" and its
+	// rank is its index (lowest first), Pre names the pre-tokenizer (see
+	// PreTokenizers), and Scores are not used.
+	Merges []string
+	Pre    string
 }
 
 // Tokenizer encodes and decodes text. It is immutable and safe for
@@ -50,6 +63,7 @@ type Tokenizer struct {
 	v     Vocab
 	ids   map[string]int32 // pieces text can be made of
 	bytes [256]int32       // the <0xXX> token of each byte, or -1
+	bpe   *bpeModel        // byte-level BPE, or nil for SentencePiece
 }
 
 // New checks a vocabulary and builds its tokenizer.
@@ -85,6 +99,9 @@ func New(v Vocab) (*Tokenizer, error) {
 		return nil, fmt.Errorf("add_eos is set but there is no EOS token")
 	}
 	t := &Tokenizer{v: v, ids: make(map[string]int32, n)}
+	if v.Merges != nil {
+		return newBPE(t)
+	}
 	for i := range t.bytes {
 		t.bytes[i] = -1
 	}
@@ -148,11 +165,21 @@ func (t *Tokenizer) Encode(text string, bos, eos bool) []int {
 	if bos && t.v.BOS >= 0 {
 		out = append(out, t.v.BOS)
 	}
+	if t.bpe != nil {
+		out = t.encodeBPE(text, out)
+		if eos && t.v.EOS >= 0 {
+			out = append(out, t.v.EOS)
+		}
+		return out
+	}
 	if text != "" && t.v.AddSpacePrefix {
 		text = " " + text
 	}
 	syms := t.symbols(text)
-	t.merge(text, syms)
+	mergeSymbols(syms, func(a, b *symbol) (float64, int32, bool) {
+		id, ok := t.ids[text[a.start:b.end]]
+		return float64(t.v.Scores[id]), id, ok
+	})
 	for _, s := range syms {
 		if s.alive {
 			out = append(out, int(s.id))
@@ -211,7 +238,7 @@ func (t *Tokenizer) symbols(text string) []symbol {
 
 // pair is a candidate merge of symbols left and right into token id.
 type pair struct {
-	score       float32
+	score       float64
 	left, right int
 	lgen, rgen  int
 	id          int32
@@ -267,10 +294,11 @@ func (h *pairHeap) pop() pair {
 	return top
 }
 
-// merge applies the best merge until none is left. A heap of candidate
-// pairs gives the same merges as llama2.c's repeated scan of all pairs
-// (highest score, leftmost on ties) in O(n log n).
-func (t *Tokenizer) merge(text string, syms []symbol) {
+// mergeSymbols applies the best merge until none is left; find says
+// whether two adjacent symbols merge, into which token and with what score.
+// A heap of candidate pairs gives the same merges as llama2.c's repeated
+// scan of all pairs (highest score, leftmost on ties) in O(n log n).
+func mergeSymbols(syms []symbol, find func(a, b *symbol) (score float64, id int32, ok bool)) {
 	h := make(pairHeap, 0, len(syms))
 	try := func(l int) {
 		if l < 0 || syms[l].next < 0 {
@@ -280,8 +308,8 @@ func (t *Tokenizer) merge(text string, syms []symbol) {
 		if !a.mergeable || !b.mergeable {
 			return
 		}
-		if id, ok := t.ids[text[a.start:b.end]]; ok {
-			h.push(pair{t.v.Scores[id], l, a.next, a.gen, b.gen, id})
+		if score, id, ok := find(a, b); ok {
+			h.push(pair{score, l, a.next, a.gen, b.gen, id})
 		}
 	}
 	for i := range syms {
@@ -316,6 +344,9 @@ func (t *Tokenizer) merge(text string, syms []symbol) {
 func (t *Tokenizer) Piece(prev, id int) (string, error) {
 	if id < 0 || id >= len(t.v.Pieces) {
 		return "", fmt.Errorf("token id %d is outside the vocabulary of %d", id, len(t.v.Pieces))
+	}
+	if t.bpe != nil {
+		return t.pieceBPE(id), nil
 	}
 	p := t.v.Pieces[id]
 	switch t.v.Types[id] {
@@ -376,7 +407,9 @@ func FromLlama2c(v *llama2c.Vocab) (*Tokenizer, error) {
 }
 
 // FromGGUF builds the tokenizer described by a GGUF file's tokenizer.ggml.*
-// metadata. Only the SentencePiece model "llama" is supported.
+// metadata: model "llama" (SentencePiece) or "gpt2" (byte-level BPE with
+// merges and the pre-tokenizer named by tokenizer.ggml.pre; "default"
+// when the key is missing, as llama.cpp does).
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	t, err := fromGGUF(f)
 	if err != nil {
@@ -390,23 +423,44 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if model != "llama" {
-		return nil, fmt.Errorf("gguf: %s: tokenizer.ggml.model is %q; only \"llama\" (SentencePiece) is supported", f.Name, model)
+	if model != "llama" && model != "gpt2" {
+		return nil, fmt.Errorf("gguf: %s: tokenizer.ggml.model is %q; supported: \"llama\" (SentencePiece), \"gpt2\" (byte-level BPE)", f.Name, model)
 	}
 	tokens, err := f.GetStrings("tokenizer.ggml.tokens")
 	if err != nil {
 		return nil, err
 	}
-	// Without the id keys, SentencePiece's defaults: <unk> 0, BOS 1, EOS 2.
-	v := Vocab{Pieces: make([]string, len(tokens)), BOS: -1, EOS: -1, UNK: -1, AddSpacePrefix: true}
-	for id, dst := range []*int{&v.UNK, &v.BOS, &v.EOS} {
-		if id < len(tokens) {
-			*dst = id
+	v := Vocab{Pieces: tokens, BOS: -1, EOS: -1, UNK: -1}
+	if model == "llama" {
+		// Without the id keys, SentencePiece's defaults: <unk> 0, BOS 1, EOS 2.
+		v.AddSpacePrefix = true
+		for id, dst := range []*int{&v.UNK, &v.BOS, &v.EOS} {
+			if id < len(tokens) {
+				*dst = id
+			}
 		}
-	}
-	v.AddBOS = v.BOS >= 0
-	for i, p := range tokens {
-		v.Pieces[i] = strings.ReplaceAll(p, "▁", " ")
+		v.AddBOS = v.BOS >= 0
+		v.Pieces = make([]string, len(tokens))
+		for i, p := range tokens {
+			v.Pieces[i] = strings.ReplaceAll(p, "▁", " ")
+		}
+	} else {
+		// Byte-level BPE has no default ids; whether BOS is added by
+		// default depends on the pre-tokenizer (Llama 3's adds it).
+		v.Pre = "default"
+		if _, ok := f.Lookup("tokenizer.ggml.pre"); ok {
+			if v.Pre, err = f.GetString("tokenizer.ggml.pre"); err != nil {
+				return nil, err
+			}
+		}
+		pre, ok := preTokenizers[v.Pre]
+		if !ok {
+			return nil, fmt.Errorf("gguf: %s: tokenizer.ggml.pre is %q, a pre-tokenizer tgc does not know; supported: %s", f.Name, v.Pre, strings.Join(PreTokenizers(), ", "))
+		}
+		v.AddBOS = pre.addBOS
+		if v.Merges, err = f.GetStrings("tokenizer.ggml.merges"); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := f.Lookup("tokenizer.ggml.scores"); ok {
 		if v.Scores, err = f.GetFloat32s("tokenizer.ggml.scores"); err != nil {
@@ -452,7 +506,7 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 		key string
 		dst *bool
 	}{{"tokenizer.ggml.add_bos_token", &v.AddBOS}, {"tokenizer.ggml.add_eos_token", &v.AddEOS}, {"tokenizer.ggml.add_space_prefix", &v.AddSpacePrefix}} {
-		if _, ok := f.Lookup(b.key); !ok {
+		if _, ok := f.Lookup(b.key); !ok || model == "gpt2" && b.dst == &v.AddSpacePrefix {
 			continue
 		}
 		if *b.dst, err = f.GetBool(b.key); err != nil {
@@ -460,7 +514,11 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 	}
 	t, err := New(v)
-	if err != nil {
+	var merr *MergeError
+	switch {
+	case errors.As(err, &merr):
+		return nil, fmt.Errorf("gguf: %s: tokenizer.ggml.%w", f.Name, merr)
+	case err != nil:
 		return nil, fmt.Errorf("gguf: %s: %w", f.Name, err)
 	}
 	return t, nil

@@ -265,7 +265,7 @@ func TestFromGGUFErrors(t *testing.T) {
 		md   []gguf.KV
 		want string
 	}{
-		{ggufVocab(v, "gpt2"), `tokenizer.ggml.model is "gpt2"; only "llama" (SentencePiece) is supported`},
+		{ggufVocab(v, "bert"), `tokenizer.ggml.model is "bert"; supported: "llama" (SentencePiece), "gpt2" (byte-level BPE)`},
 		{with(set("tokenizer.ggml.scores", gguf.ArrayOf([]float32{1}))), "tokenizer.ggml.scores has 1 entries for 4 tokens"},
 		{with(set("tokenizer.ggml.token_type", gguf.ArrayOf([]int32{1, 3, 3, 9}))), "tokenizer.ggml.token_type[3] is 9"},
 		{with(set("tokenizer.ggml.bos_token_id", gguf.Uint32(4))), "tokenizer.ggml.bos_token_id is 4, outside the vocabulary of 4"},

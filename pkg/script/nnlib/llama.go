@@ -221,8 +221,9 @@ func arrayElem(a gguf.Array, i int) any {
 	return math.NaN()
 }
 
-// tokenizerFn is nn.state.tokenizer(path): the SentencePiece tokenizer of
-// a llama2.c tokenizer.bin or of a GGUF file's metadata.
+// tokenizerFn is nn.state.tokenizer(path): the tokenizer of a llama2.c
+// tokenizer.bin (SentencePiece) or of a GGUF file's metadata (SentencePiece
+// or byte-level BPE).
 func tokenizerFn(c *pyrt.Call) (starlark.Value, error) {
 	var path string
 	if err := c.Unpack("path", &path); err != nil {

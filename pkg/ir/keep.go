@@ -1,0 +1,360 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The keep pass (C targets): values a row kernel's reduce accumulates and
+// its store computes again. A fused softmax is
+//
+//	for row: m = max(x[row,:]); s = sum(exp(x[row,:]-m)); for col: out[row,col] = exp(x[row,col]-m) * (1/s)
+//
+// so every element's exp is computed twice: once in the sum's loop, once
+// in the column loop, and the exp (~25 vector instructions) is what the
+// kernel's time is. When the column loop's exp(x[row,col]-m) is, column by
+// column, exactly the value the sum's loop accumulates, the sum's loop
+// also stores each value into the output row (which the row's own store
+// overwrites a moment later, so nothing else can see it), and the column
+// loop reads it back from cache:
+//
+//	for row: m = ...; s = 0; for r: { e = exp(x[row,r]-m); out[row,r] = e; s += e }; for col: out[row,col] = out[row,col] * (1/s)
+//
+// The plan (Kernel.Keep) is data over the scalar DAG, which stays the
+// kernel's meaning (like the simd pass's): the GO interpreter computes the
+// values twice, Verify re-proves the plan (each member's value is the kept
+// value at its column, the members cover every column of the row once,
+// the store is the buffer's only one), and the C renderer prints it.
+
+// Keep is the keep pass's plan.
+type Keep struct {
+	Store  *Expr // the store whose buffer holds the kept values, read back at its index
+	Value  *Expr // the store's subexpression (of the innermost global axis) read back instead of computed
+	Leader *Expr // the SUM group whose loop stores its members' values
+	// Col is the member's column: Value with the innermost global axis
+	// replaced by Col[m] is m's accumulated value. Index[m] is the
+	// store's index at that column, where m's value is stored.
+	Col, Index map[*Expr]*Expr
+	// Next is, for the loads of the members' values that read the
+	// outermost global axis (the row) at a constant stride, that stride:
+	// the kept loop prefetches the next row's elements. The loop is the
+	// row's compute-heavy pass over data in cache, so memory is otherwise
+	// idle during it, and the next row's first pass would wait for it.
+	// A hint only (no value depends on it; an x86 prefetch never faults).
+	Next map[*Expr]int64
+}
+
+// keepWorth: the value recomputed costs more than reading it back (a
+// transcendental or a division in it).
+func keepWorth(e *Expr) bool {
+	worth := false
+	Walk([]*Expr{e}, func(x *Expr) {
+		switch x.Op {
+		case OpExp2, OpLog2, OpSin, OpSqrt, OpRecip, OpDiv:
+			worth = worth || x.DType.IsFloat()
+		}
+	})
+	return worth
+}
+
+// PlanKeep is the keep pass: it finds one value to keep (Kernel.Keep;
+// none: k unchanged).
+func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
+	if len(k.Global) == 0 || !mayHoist(k) {
+		return k, nil
+	}
+	nk := Simplify(k) // expressions the plan builds live in the kernel's own (fresh) builder
+	p := Linearize(nk)
+	col := nk.Global[len(nk.Global)-1]
+	var leaders []*Expr
+	for _, e := range p.Hoisted[len(nk.Global)-1].Nodes {
+		if e.Op == OpReduce && p.Leader[e] == e && e.Arg.(*ReduceArg).Op == OpSum {
+			leaders = append(leaders, e)
+		}
+	}
+	if len(leaders) == 0 || col.Size < 2 {
+		return k, nil
+	}
+	for _, st := range nk.Stores {
+		if !keepStore(nk, st) {
+			continue
+		}
+		// Candidates: the store value's top-level subexpressions of the
+		// column, the largest first.
+		var cands []*Expr
+		seen := map[*Expr]bool{}
+		var rec func(e *Expr)
+		rec = func(e *Expr) {
+			if seen[e] || e.Op == OpReduce || e.Op == OpLoad || !usesVar(e, col) {
+				return
+			}
+			seen[e] = true
+			if e.DType == Float32 && keepWorth(e) {
+				cands = append(cands, e)
+			}
+			for _, s := range e.Src {
+				rec(s)
+			}
+		}
+		rec(st.Src[1])
+		for _, v := range cands {
+			for _, l := range leaders {
+				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col); plan != nil && readsOnlyKept(st, v) {
+					nk.Keep = plan
+					return nk, nil
+				}
+			}
+		}
+	}
+	return k, nil
+}
+
+// keepStore: a float32 store that is its buffer's only one.
+func keepStore(k *Kernel, st *Expr) bool {
+	if st.Op != OpStore || st.DType != Float32 || k.Bufs[st.Arg.(int)].DType != Float32 {
+		return false
+	}
+	for _, o := range k.Stores {
+		if o != st && o.Arg == st.Arg {
+			return false
+		}
+	}
+	return true
+}
+
+// readsOnlyKept: the store's value, its kept value read back, reads no
+// buffer in the column loop. An in-place assign may hand the kernel its
+// output as an input too (read elementwise at the stored index), which the
+// reduce's stores would have overwritten.
+func readsOnlyKept(st, v *Expr) bool {
+	ok := true
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] || e == v || e.Op == OpReduce {
+			return
+		}
+		seen[e] = true
+		if e.Op == OpLoad {
+			ok = false
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	rec(st.Src[1])
+	return ok
+}
+
+// matchKeep finds each member's column: the members of an unrolled SUM
+// over r' (r = U*r' + lane) compute v at columns U*r' + lane, one lane
+// each, and cover the column axis once (U*size(r') = size(col)). Nil when
+// they do not.
+func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col *Axis) *Keep {
+	axes := leader.Arg.(*ReduceArg).Axes
+	u := int64(len(members))
+	if len(axes) != 1 || axes[0].Size*u != col.Size {
+		return nil
+	}
+	r := b.Var(axes[0])
+	plan := &Keep{Store: st, Value: v, Leader: leader, Col: map[*Expr]*Expr{}, Index: map[*Expr]*Expr{}}
+	taken := make([]bool, u)
+	for i, m := range members {
+		found := false
+		// Unroll makes lane i the i'th member; any lane is proved below.
+		for _, lane := range append([]int64{int64(i)}, lanesBut(u, int64(i))...) {
+			if taken[lane] {
+				continue
+			}
+			c := b.Add(b.Mul(r, b.Int(u)), b.Int(lane))
+			if substVar(b, v, col, c) == m.Src[0] {
+				taken[lane], found = true, true
+				plan.Col[m] = c
+				plan.Index[m] = substVar(b, st.Src[0], col, c)
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	plan.Next = map[*Expr]int64{}
+	if row := k.Global[0]; row != col {
+		for _, m := range members {
+			for _, ld := range KeptLoads(m) {
+				if s, ok := AxisStride(ld.Src[0], row); ok && s > 0 {
+					plan.Next[ld] = s
+				}
+			}
+		}
+	}
+	return plan
+}
+
+// KeptLoads are the unguarded loads a reduce member's loop reads (not
+// those of reduces its value reads, evaluated before the loop).
+func KeptLoads(m *Expr) []*Expr {
+	var lds []*Expr
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] || e.Op == OpReduce {
+			return
+		}
+		seen[e] = true
+		if e.Op == OpLoad && len(e.Src) == 1 {
+			lds = append(lds, e)
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	rec(m.Src[0])
+	return lds
+}
+
+// AxisStride is the coefficient of axis a's variable in idx when idx is
+// linear in it (a read nowhere else in idx).
+func AxisStride(idx *Expr, a *Axis) (int64, bool) {
+	ts, _ := normalize(addTerms(nil, idx, 1))
+	var s int64
+	for _, t := range ts {
+		switch {
+		case t.e != nil && t.e.Op == OpVar && t.e.Arg.(*Axis) == a:
+			s += t.k
+		case t.e != nil && usesVar(t.e, a):
+			return 0, false
+		}
+	}
+	return s, s != 0
+}
+
+func lanesBut(u, skip int64) []int64 {
+	var ls []int64
+	for l := int64(0); l < u; l++ {
+		if l != skip {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// substVar is e with axis a's variable replaced by x, built (and so
+// simplified and interned) by b.
+func substVar(b *Builder, e *Expr, a *Axis, x *Expr) *Expr {
+	return b.Rebuild(e, func(y *Expr) *Expr {
+		if y.Op == OpVar && y.Arg.(*Axis) == a {
+			return x
+		}
+		return nil
+	}, map[*Expr]*Expr{})
+}
+
+// verify re-proves a Keep plan on its kernel, in a fresh builder (Verify
+// must not grow the kernel's).
+func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
+	st, v, l := kp.Store, kp.Value, kp.Leader
+	if !in[st] || !in[v] || !in[l] || !keepStore(k, st) {
+		return fmt.Errorf("keep: the store is not the only float32 store of its buffer in the kernel")
+	}
+	if !readsOnlyKept(st, v) {
+		return fmt.Errorf("keep: the store reads buffers besides the kept value")
+	}
+	found := false
+	Walk([]*Expr{st.Src[1]}, func(e *Expr) { found = found || e == v })
+	if !found {
+		return fmt.Errorf("keep: the kept value is not the store's")
+	}
+	p := Linearize(k)
+	n := len(k.Global)
+	col := k.Global[n-1]
+	hoisted := false
+	for _, e := range p.Hoisted[n-1].Nodes {
+		hoisted = hoisted || e == l
+	}
+	if !hoisted || p.Leader[l] != l || l.Arg.(*ReduceArg).Op != OpSum {
+		return fmt.Errorf("keep: %s is not a SUM evaluated before the column loop", l)
+	}
+	for _, e := range p.Innermost.Nodes {
+		if e == l {
+			return fmt.Errorf("keep: the reduce is evaluated in the column loop")
+		}
+	}
+	members := p.Members[l]
+	if len(kp.Col) != len(members) || len(kp.Index) != len(members) {
+		return fmt.Errorf("keep: %d columns and %d indices for %d members", len(kp.Col), len(kp.Index), len(members))
+	}
+	b := NewBuilder()
+	memo := map[*Expr]*Expr{}
+	id := func(e *Expr) *Expr { return b.Rebuild(e, func(*Expr) *Expr { return nil }, memo) }
+	axes := l.Arg.(*ReduceArg).Axes
+	u := int64(len(members))
+	if len(axes) != 1 || axes[0].Size*u != col.Size {
+		return fmt.Errorf("keep: %d members of a loop of %d do not cover %d columns", u, axes[0].Size, col.Size)
+	}
+	lanes := map[int64]bool{}
+	for _, m := range members {
+		c := kp.Col[m]
+		if c == nil || kp.Index[m] == nil {
+			return fmt.Errorf("keep: member %s has no column", m)
+		}
+		// The column is U*r + lane, each lane once.
+		ts, lane := normalize(addTerms(nil, c, 1))
+		if len(ts) != 1 || ts[0].e.Op != OpVar || ts[0].e.Arg.(*Axis) != axes[0] || ts[0].k != u || lane < 0 || lane >= u || lanes[lane] {
+			return fmt.Errorf("keep: column %s of member %s is not %d*%s + a lane of its own", c, m, u, axes[0].Name())
+		}
+		lanes[lane] = true
+		cb := id(c)
+		if substVar(b, id(v), col, cb) != id(m.Src[0]) {
+			return fmt.Errorf("keep: member %s does not accumulate the kept value at column %s", m, c)
+		}
+		if substVar(b, id(st.Src[0]), col, cb) != id(kp.Index[m]) {
+			return fmt.Errorf("keep: member %s stores at %s, not at the store's index at column %s", m, kp.Index[m], c)
+		}
+		if err := k.checkIndex(&Expr{Op: OpStore, Arg: st.Arg, Src: []*Expr{kp.Index[m], m.Src[0]}}); err != nil {
+			return err
+		}
+	}
+	for ld, s := range kp.Next {
+		if !in[ld] {
+			return fmt.Errorf("keep: prefetch of a load not in the kernel")
+		}
+		if got, ok := AxisStride(ld.Src[0], k.Global[0]); !ok || got != s {
+			return fmt.Errorf("keep: prefetch of %s one row (%d) ahead, but it reads the row at stride %d", ld, s, got)
+		}
+	}
+	// Vector accumulators store vectors: their lanes' indices are contiguous.
+	if k.SIMD != nil {
+		for _, ms := range k.SIMD.Accs {
+			if _, ok := kp.Index[ms[0]]; !ok {
+				continue
+			}
+			for i, m := range ms {
+				if idx, ok := kp.Index[m]; !ok || !contiguous(kp.Index[ms[0]], idx, int64(i)) {
+					return fmt.Errorf("keep: the vector accumulator of %s stores at indices that are not contiguous", ms[0])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dump prints the plan for Kernel.Dump.
+func (kp *Keep) dump(names map[*Expr]string) string {
+	next := ""
+	if len(kp.Next) > 0 {
+		strides := map[int64]bool{}
+		for _, s := range kp.Next {
+			strides[s] = true
+		}
+		var ss []string
+		for s := range strides {
+			ss = append(ss, fmt.Sprint(s))
+		}
+		sort.Strings(ss)
+		next = fmt.Sprintf(", prefetching its %d loads one row (%s) ahead", len(kp.Next), strings.Join(ss, ", "))
+	}
+	return fmt.Sprintf("  keep %s in buf%d, stored by the %d members of %s (columns %d*%s + lane)%s\n",
+		names[kp.Value], kp.Store.Arg, len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name(), next)
+}

@@ -1,0 +1,168 @@
+package ir_test
+
+import (
+	"strings"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+var keepTargets = []ir.Target{
+	{Upcast: true, VecWidth: 8},
+	{Upcast: true, VecWidth: 16, VecRegs: 32},
+}
+
+// rowKernel is the one kernel of x's CPU schedule (row kernels), after
+// the pass table for t.
+func rowKernel(t *testing.T, x *tensor.Tensor, tg ir.Target) *ir.Kernel {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 1 {
+		t.Fatalf("%d kernels, want one row kernel", len(s.Items))
+	}
+	k, err := ir.OptimizeFor(s.Items[0].Kernel, tg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestKeepPlans: softmax's row kernel keeps its exponentials (stored by
+// the sum's loop, read back by the column loop), at both vector widths;
+// log_softmax and layernorm recompute nothing expensive per column, and a
+// softmax over rows that are not hoisted (GPU schedules) gets no plan.
+func TestKeepPlans(t *testing.T) {
+	for _, tg := range keepTargets {
+		k := rowKernel(t, input(6, 64).Softmax(-1), tg)
+		if k.Keep == nil {
+			t.Fatalf("width %d: softmax has no keep plan:\n%s", tg.VecWidth, k.Dump())
+		}
+		if !strings.Contains(k.Dump(), "keep ") {
+			t.Errorf("width %d: the dump does not show the plan:\n%s", tg.VecWidth, k.Dump())
+		}
+		if k.Keep.Value.Op != ir.OpExp2 {
+			t.Errorf("width %d: kept %s, want the exponential", tg.VecWidth, k.Keep.Value.Op)
+		}
+		if len(k.Keep.Next) == 0 {
+			t.Errorf("width %d: the kept loop prefetches nothing of the next row", tg.VecWidth)
+		}
+		for ld, s := range k.Keep.Next {
+			if s != 64 {
+				t.Errorf("width %d: prefetch of %s %d ahead, want one row (64)", tg.VecWidth, ld, s)
+			}
+		}
+		for name, x := range map[string]*tensor.Tensor{
+			"log_softmax": input(6, 64).LogSoftmax(-1),
+			"layernorm":   input(6, 64).Layernorm(1e-5, -1),
+		} {
+			if k := rowKernel(t, x, tg); k.Keep != nil {
+				t.Errorf("width %d: %s keeps a value:\n%s", tg.VecWidth, name, k.Dump())
+			}
+		}
+		s, err := fuse.Create([]*tensor.Node{input(6, 64).Softmax(-1).Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range s.Items {
+			k, err := ir.OptimizeFor(it.Kernel, tg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Keep != nil {
+				t.Errorf("width %d: %s (no row kernel) keeps a value", tg.VecWidth, k.Name)
+			}
+		}
+	}
+	// Not at all on a grid device: its reduces run per output element.
+	s, err := fuse.Create([]*tensor.Node{input(6, 64).Softmax(-1).Node()}, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := ir.Target{GPU: &ir.GPU{MaxWorkGroup: 256, MaxLocal: [3]int64{256, 256, 64}, LocalMem: 32 << 10}}
+	for _, it := range s.Items {
+		if k, err := ir.OptimizeFor(it.Kernel, gpu, nil); err == nil && k.Keep != nil {
+			t.Errorf("GPU target: %s keeps a value", k.Name)
+		}
+	}
+}
+
+// TestVerifyCatchesBrokenKeep damages a softmax's keep plan one way at a
+// time; Verify must refuse each and say why.
+func TestVerifyCatchesBrokenKeep(t *testing.T) {
+	good := rowKernel(t, input(6, 64).Softmax(-1), keepTargets[1])
+	if good.Keep == nil || len(good.Keep.Col) < 2 {
+		t.Fatalf("no keep plan with lanes to damage:\n%s", good.Dump())
+	}
+	if err := good.Verify(); err != nil {
+		t.Fatalf("the plan as made: %v", err)
+	}
+	p := ir.Linearize(good)
+	members := p.Members[good.Keep.Leader]
+	m0, m1 := members[0], members[1]
+	var maxReduce *ir.Expr
+	ir.Walk(good.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpReduce && e.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
+			maxReduce = e
+		}
+	})
+	copyPlan := func() *ir.Keep {
+		kp := *good.Keep
+		kp.Col, kp.Index = map[*ir.Expr]*ir.Expr{}, map[*ir.Expr]*ir.Expr{}
+		for m, c := range good.Keep.Col {
+			kp.Col[m], kp.Index[m] = c, good.Keep.Index[m]
+		}
+		return &kp
+	}
+	b := good.B
+	cases := []struct {
+		name, want string
+		damage     func(kp *ir.Keep)
+	}{
+		{"two members swap columns", "does not accumulate the kept value", func(kp *ir.Keep) {
+			kp.Col[m0], kp.Col[m1] = kp.Col[m1], kp.Col[m0]
+		}},
+		{"a member stores one further", "not at the store's index", func(kp *ir.Keep) {
+			kp.Index[m0] = b.Add(kp.Index[m0], b.Int(1))
+		}},
+		{"both columns' lanes the same", "a lane of its own", func(kp *ir.Keep) {
+			kp.Col[m1] = kp.Col[m0]
+		}},
+		{"a member without a column", "has no column", func(kp *ir.Keep) {
+			delete(kp.Col, m0)
+			kp.Col[maxReduce] = kp.Col[m1]
+		}},
+		{"another value kept", "does not accumulate the kept value", func(kp *ir.Keep) {
+			kp.Value = kp.Value.Src[0]
+		}},
+		{"kept by the max", "not a SUM", func(kp *ir.Keep) {
+			kp.Leader = maxReduce
+		}},
+		{"a prefetch two rows ahead", "one row (128) ahead", func(kp *ir.Keep) {
+			kp.Next = map[*ir.Expr]int64{}
+			for ld, s := range good.Keep.Next {
+				kp.Next[ld] = 2 * s
+			}
+		}},
+	}
+	for _, c := range cases {
+		nk := *good
+		nk.Keep = copyPlan()
+		c.damage(nk.Keep)
+		err := nk.Verify()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	// A second store to the kept buffer (anything may then read it).
+	nk := *good
+	st := good.Keep.Store
+	nk.Stores = append(append([]*ir.Expr{}, good.Stores...), b.Store(st.Arg.(int), b.Int(0), b.Const(ir.Float32, 1)))
+	if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), "only float32 store") {
+		t.Errorf("second store: got %v", err)
+	}
+}

@@ -1,0 +1,141 @@
+#include <stdint.h>
+#include <math.h>
+#ifndef TG_EXP2
+#define TG_EXP2
+static inline float tg_exp2f(float x) {
+  /* clamp to [-151, 129] as integers (a float ?: would become branches):
+     an order-preserving key of the bits, min and max, back to the float;
+     NaN goes to one end, and is fixed below */
+  union { float f; int32_t i; } c = {x};
+  c.i ^= (c.i >> 31) & 0x7fffffff;
+  c.i = c.i < 0x43010000 ? c.i : 0x43010000;
+  c.i = c.i > -1125580801 ? c.i : -1125580801;
+  c.i ^= (c.i >> 31) & 0x7fffffff;
+  float nf = (c.f + 12582912.0f) - 12582912.0f; /* round to nearest integer */
+  float f = c.f - nf;
+  int n = (int)nf;
+  float p = 1.0f + f*(0.693147182f + f*(0.240226507f + f*(0.0555035695f +
+            f*(0.00961808302f + f*(0.00133908633f + f*0.000154531634f)))));
+  int n1 = n >> 1;
+  union { uint32_t u; float f; } s1 = {(uint32_t)(n1 + 127) << 23}, s2 = {(uint32_t)(n - n1 + 127) << 23};
+  union { float f; uint32_t u; } r = {(p * s1.f) * s2.f}, in = {x};
+  uint32_t nan = -(uint32_t)(x != x); /* a mask, not ?: (gcc would branch) */
+  r.u = (r.u & ~nan) | (in.u & nan);
+  return r.f;
+}
+#endif
+#ifndef TG_VEC
+#define TG_VEC
+typedef float tg_f8 __attribute__((vector_size(32)));
+typedef int tg_i8 __attribute__((vector_size(32)));
+typedef float tg_f4 __attribute__((vector_size(16)));
+typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
+   the same results. The clamp is two float selects (vector selects are
+   not branches), which keep NaN: it then runs through the float
+   arithmetic and comes back as NaN, so the scalar's NaN mask is not
+   needed. p*2^n is AVX-512's vscalefps where the target has it (one
+   instruction for nine, rounded once as the scalar's two exact factors
+   are), else the scalar's two factors. */
+#define tg_exp2v(TI, TF, x) ({ \
+  TF x_ = (x), lo_ = (TF){} - 151.0f, hi_ = (TF){} + 129.0f; \
+  TF c_ = tg_sel(TI, TF, x_ < lo_, lo_, x_); \
+  c_ = tg_sel(TI, TF, c_ > hi_, hi_, c_); \
+  TF nf_ = (c_ + 12582912.0f) - 12582912.0f; \
+  TF f_ = c_ - nf_; \
+  TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
+          f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
+  tg_scale_of(TF)(TI, TF, p_, nf_); })
+#define tg_scale_of(TF) tg_scale_of_(TF)
+#define tg_scale_of_(TF) tg_scale_##TF
+#define tg_scale2(TI, TF, p, nf) ({ \
+  TI n_ = __builtin_convertvector(nf, TI), n1_ = n_ >> 1; \
+  TF s1_ = (TF)((n1_ + 127) << 23), s2_ = (TF)((n_ - n1_ + 127) << 23); \
+  (p * s1_) * s2_; })
+#ifdef __AVX512F__
+#define tg_scale_tg_f16(TI, TF, p, nf) __builtin_ia32_scalefps512_mask(p, nf, p, (unsigned short)-1, 4)
+#else
+#define tg_scale_tg_f16 tg_scale2
+#endif
+#ifdef __AVX512VL__
+#define tg_scale_tg_f8(TI, TF, p, nf) __builtin_ia32_scalefps256_mask(p, nf, p, (unsigned char)-1)
+#define tg_scale_tg_f4(TI, TF, p, nf) __builtin_ia32_scalefps128_mask(p, nf, p, (unsigned char)-1)
+#else
+#define tg_scale_tg_f8 tg_scale2
+#define tg_scale_tg_f4 tg_scale2
+#endif
+#endif
+void r_4_64_64_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  float *restrict out0 = (float *)bufs[0];
+  const float *restrict in1 = (const float *)bufs[1];
+  (void)vars;
+  for (int gidx0 = start; gidx0 < end; gidx0++) {
+    int alu0 = (gidx0*64);
+    tg_f8 vacc0 = {-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY};
+    tg_f8 vacc1 = {-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY};
+    for (int ridx0 = 0; ridx0 < 4; ridx0++) {
+      int alu1 = (alu0+(ridx0*16));
+      tg_f8 vval0 = tg_load(tg_f8, &in1[alu1]);
+      tg_f8 vmax0 = vval0;
+      vacc0 = tg_sel(tg_i8, tg_f8, (vmax0>vacc0), vmax0, vacc0);
+      tg_f8 vval1 = tg_load(tg_f8, &in1[(alu1+8)]);
+      tg_f8 vmax1 = vval1;
+      vacc1 = tg_sel(tg_i8, tg_f8, (vmax1>vacc1), vmax1, vacc1);
+    }
+    float alu2 = ((vacc0[0]>vacc0[1])?vacc0[0]:vacc0[1]);
+    float alu3 = ((vacc0[2]>vacc0[3])?vacc0[2]:vacc0[3]);
+    float alu4 = ((alu2>alu3)?alu2:alu3);
+    float alu5 = ((vacc0[4]>vacc0[5])?vacc0[4]:vacc0[5]);
+    float alu6 = ((vacc0[6]>vacc0[7])?vacc0[6]:vacc0[7]);
+    float alu7 = ((alu5>alu6)?alu5:alu6);
+    float alu8 = ((alu4>alu7)?alu4:alu7);
+    float alu9 = ((vacc1[0]>vacc1[1])?vacc1[0]:vacc1[1]);
+    float alu10 = ((vacc1[2]>vacc1[3])?vacc1[2]:vacc1[3]);
+    float alu11 = ((alu9>alu10)?alu9:alu10);
+    float alu12 = ((vacc1[4]>vacc1[5])?vacc1[4]:vacc1[5]);
+    float alu13 = ((vacc1[6]>vacc1[7])?vacc1[6]:vacc1[7]);
+    float alu14 = ((alu12>alu13)?alu12:alu13);
+    float alu15 = ((alu11>alu14)?alu11:alu14);
+    float alu16 = ((alu8>alu15)?alu8:alu15);
+    tg_f8 vacc2 = {0};
+    tg_f8 vacc3 = {0};
+    for (int ridx1 = 0; ridx1 < 4; ridx1++) {
+      int alu17 = (alu0+(ridx1*16));
+      tg_f8 vval2 = tg_load(tg_f8, &in1[alu17]);
+      tg_f8 vbc0 = {alu16,alu16,alu16,alu16,alu16,alu16,alu16,alu16};
+      tg_f8 vbc1 = {1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f};
+      __builtin_prefetch(&in1[alu17 + (gidx0 + 1 < end ? 64 : 0)]);
+      tg_f8 vkeep0 = tg_exp2v(tg_i8, tg_f8, ((vval2-vbc0)*vbc1));
+      tg_store(&out0[alu17], vkeep0);
+      vacc2 += vkeep0;
+      tg_f8 vval3 = tg_load(tg_f8, &in1[(alu17+8)]);
+      __builtin_prefetch(&in1[(alu17+8) + (gidx0 + 1 < end ? 64 : 0)]);
+      tg_f8 vkeep1 = tg_exp2v(tg_i8, tg_f8, ((vval3-vbc0)*vbc1));
+      tg_store(&out0[(alu17+8)], vkeep1);
+      vacc3 += vkeep1;
+    }
+    float alu18 = (vacc2[0]+vacc2[1]);
+    float alu19 = (vacc2[2]+vacc2[3]);
+    float alu20 = (alu18+alu19);
+    float alu21 = (vacc2[4]+vacc2[5]);
+    float alu22 = (vacc2[6]+vacc2[7]);
+    float alu23 = (alu21+alu22);
+    float alu24 = (alu20+alu23);
+    float alu25 = (vacc3[0]+vacc3[1]);
+    float alu26 = (vacc3[2]+vacc3[3]);
+    float alu27 = (alu25+alu26);
+    float alu28 = (vacc3[4]+vacc3[5]);
+    float alu29 = (vacc3[6]+vacc3[7]);
+    float alu30 = (alu28+alu29);
+    float alu31 = (alu27+alu30);
+    float alu32 = (alu24+alu31);
+    float alu33 = (1.0f/alu32);
+    for (int gidx1 = 0; gidx1 < 64; gidx1++) {
+      int alu34 = (alu0+gidx1);
+      out0[alu34] = (out0[alu34]*alu33);
+    }
+  }
+}
