@@ -108,6 +108,7 @@ type cpuDevice struct {
 	cleaned    map[string]bool // cache folders cleaned of stale builds
 
 	compileCounter
+	workers spinPool // the threads of parallel launches
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
@@ -212,7 +213,7 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, libs[u].path, err)
 			}
 			flops, _ := ks[i].Cost()
-			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14}
+			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14, pool: &d.workers}
 		}
 	}
 	for i, k := range ks {
@@ -494,6 +495,7 @@ type cpuProgram struct {
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
 	small bool
+	pool  *spinPool // the device's workers
 }
 
 func (p *cpuProgram) Name() string { return p.name }
@@ -524,7 +526,7 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	if p.small {
 		call(0, n)
 	} else {
-		parallel(n, call)
+		p.pool.run(n, call)
 	}
 	runtime.KeepAlive(ptrs)
 	runtime.KeepAlive(vars)
