@@ -206,7 +206,7 @@ func (d DataType) putFloat(data []byte, i int, v float64) {
 	case Float16:
 		binary.LittleEndian.PutUint16(data[2*i:], half.FromFloat32(float32(v)))
 	case BFloat16:
-		binary.LittleEndian.PutUint16(data[2*i:], bfloat16(float32(v)))
+		binary.LittleEndian.PutUint16(data[2*i:], half.BFloat16FromFloat32(float32(v)))
 	case Bool:
 		data[i] = 0
 		if v != 0 {
@@ -219,15 +219,4 @@ func (d DataType) putFloat(data []byte, i int, v float64) {
 		}
 		d.putInt(data, i, ir.CastFloatToInt(dt, v))
 	}
-}
-
-// bfloat16 rounds a float32 to bfloat16 (round to nearest even; NaN stays
-// NaN).
-func bfloat16(f float32) uint16 {
-	u := math.Float32bits(f)
-	if f != f {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
 }

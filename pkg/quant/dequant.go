@@ -63,7 +63,7 @@ var blockFuncs = map[Type]func(dst []float32, b []byte){
 func f16(b []byte) float32 { return half.ToFloat32(binary.LittleEndian.Uint16(b)) }
 
 // BF16ToFloat32 widens a bfloat16 bit pattern (exact).
-func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+func BF16ToFloat32(h uint16) float32 { return half.BFloat16ToFloat32(h) }
 
 // dequantQ8_0: f16 d, then 32 signed bytes.
 func dequantQ8_0(dst []float32, b []byte) {

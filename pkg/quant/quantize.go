@@ -41,15 +41,8 @@ var quantFuncs = map[Type]func(b []byte, x []float32){
 }
 
 // BF16FromFloat32 rounds f to the nearest bfloat16, ties to even; NaNs stay
-// NaNs.
-func BF16FromFloat32(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
-}
+// NaNs (the one rounding of ir, through pkg/half).
+func BF16FromFloat32(f float32) uint16 { return half.BFloat16FromFloat32(f) }
 
 func putF16(b []byte, v float32) float32 {
 	h := half.FromFloat32(v)
