@@ -271,27 +271,11 @@ func CacheDir() string {
 }
 
 // cpuModel identifies the processor: a -march=native binary must never be
-// loaded on another CPU.
-var cpuModel = sync.OnceValue(func() string {
-	data, _ := os.ReadFile("/proc/cpuinfo")
-	var model, flags string
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "model name":
-			model = strings.TrimSpace(v)
-		case "flags":
-			flags = strings.TrimSpace(v)
-		}
-		if model != "" && flags != "" {
-			break
-		}
-	}
-	return model + "|" + flags + "|" + runtime.GOARCH
-})
+// loaded on another CPU. It is Host()'s reading of /proc/cpuinfo.
+func cpuModel() string {
+	h := Host()
+	return h.Model + "|" + strings.Join(h.Flags, " ") + "|" + runtime.GOARCH
+}
 
 // hostVecWidth is the float32 lanes of the widest vectors the host runs
 // well: 16 with AVX-512 (zmm registers), else 8 (AVX2; 8-wide vector
