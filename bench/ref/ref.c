@@ -107,8 +107,8 @@ static void *triad_part(void *p) {
  * q, k, v, o projections and the SwiGLU FFN of 128 rows, and per head the
  * scores and the weighted values (full squares: OpenBLAS has no causal
  * form); the classifier for the last row. The rate is reported with tgc's
- * FLOP count for the workload (causal attention), so the ratio of the two
- * rates is the ratio of the times. */
+ * FLOP count for the workload (the classifier of the last row, causal
+ * attention), so the ratio of the two rates is the ratio of the times. */
 static void sgemm_prefill(int iters) {
   enum { T = 128, D = 768, L = 12, H = 12, HD = 64, F = 2048, V = 32000 };
   float *x = buffer((size_t)T * F), *y = buffer((size_t)T * F), *s = buffer((size_t)T * T);
@@ -131,8 +131,8 @@ static void sgemm_prefill(int iters) {
     if (it >= 0) t[it] = now() - st, ct[it] = cpu() - cs;
   }
   double m = median(t, iters), cm = median(ct, iters);
-  double params = (double)L * (4.0 * D * D + 3.0 * D * F) + (double)V * D;
-  double flops = 2.0 * params * T + (double)L * 2 * 2 * D * (double)T * T / 2;
+  double layers = (double)L * (4.0 * D * D + 3.0 * D * F);
+  double flops = 2.0 * layers * T + 2.0 * V * D + (double)L * 2 * 2 * D * (double)T * T / 2;
   printf("{\"name\": \"openblas_llama_prefill_128\", \"seconds\": %g, \"gflops\": %g, \"gbps\": 0, \"cpu_seconds\": %g}\n", m,
          flops / m / 1e9, cm);
   free(x), free(y), free(s), free(wq), free(w1), free(w2), free(cls);

@@ -77,11 +77,19 @@ func llamaWeightBytes(t quant.Type) float64 {
 // llamaParams counts the multiply-adds of one token through the matrices
 // (the classifier included, the embedding lookup not).
 func llamaParams() float64 {
+	return llamaLayerParams() + llamaClassifierParams()
+}
+
+// llamaLayerParams counts the multiply-adds of one token through the
+// layers' matrices.
+func llamaLayerParams() float64 {
 	c := Llama110M
 	hd := c.Dim / c.Heads
 	layer := c.Dim*c.Heads*hd + 2*c.Dim*c.KVHeads*hd + c.Heads*hd*c.Dim + 3*c.Dim*c.HiddenDim
-	return float64(c.Layers*layer + c.VocabSize*c.Dim)
+	return float64(c.Layers * layer)
 }
+
+func llamaClassifierParams() float64 { return float64(Llama110M.VocabSize * Llama110M.Dim) }
 
 // openLlama loads the benchmark model through models/llama.tg.
 func openLlama(ctx *tensor.Context, t quant.Type) (*generate.Session, error) {
@@ -141,11 +149,15 @@ func llamaDecode(t quant.Type) Workload {
 		}}
 }
 
-// llamaPrefill runs a prompt of n tokens as one batch (F32 weights).
+// llamaPrefill runs a prompt of n tokens as one batch (F32 weights). The
+// FLOPs are the work a prefill needs: every layer for every token, the
+// classifier for the last one (the logits generation samples from; the
+// others are never computed).
 func llamaPrefill(n int) Workload {
 	c := Llama110M
 	attn := float64(c.Layers) * 2 * 2 * float64(c.Dim) * float64(n*n) / 2 // scores and values, causal half
-	return Workload{Name: fmt.Sprintf("llama_prefill_%d", n), FLOPs: 2*llamaParams()*float64(n) + attn, Bytes: llamaWeightBytes(quant.F32),
+	flops := 2*llamaLayerParams()*float64(n) + 2*llamaClassifierParams() + attn
+	return Workload{Name: fmt.Sprintf("llama_prefill_%d", n), FLOPs: flops, Bytes: llamaWeightBytes(quant.F32),
 		Setup: func(ctx *tensor.Context) (func() error, error) {
 			s, err := openLlama(ctx, quant.F32)
 			if err != nil {
