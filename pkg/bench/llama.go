@@ -83,10 +83,19 @@ func llamaParams() float64 {
 // llamaLayerParams counts the multiply-adds of one token through the
 // layers' matrices.
 func llamaLayerParams() float64 {
+	return float64(Llama110M.Layers) * (llamaKVParams() + llamaQueryParams())
+}
+
+// llamaKVParams counts one layer's multiply-adds for a token's key and
+// value; llamaQueryParams the rest of the layer (query, output, FFN).
+func llamaKVParams() float64 {
 	c := Llama110M
-	hd := c.Dim / c.Heads
-	layer := c.Dim*c.Heads*hd + 2*c.Dim*c.KVHeads*hd + c.Heads*hd*c.Dim + 3*c.Dim*c.HiddenDim
-	return float64(c.Layers * layer)
+	return float64(2 * c.Dim * c.KVHeads * (c.Dim / c.Heads))
+}
+
+func llamaQueryParams() float64 {
+	c := Llama110M
+	return float64(2*c.Dim*c.Dim + 3*c.Dim*c.HiddenDim)
 }
 
 func llamaClassifierParams() float64 { return float64(Llama110M.VocabSize * Llama110M.Dim) }
@@ -150,13 +159,15 @@ func llamaDecode(t quant.Type) Workload {
 }
 
 // llamaPrefill runs a prompt of n tokens as one batch (F32 weights). The
-// FLOPs are the work a prefill needs: every layer for every token, the
-// classifier for the last one (the logits generation samples from; the
-// others are never computed).
+// FLOPs are the work a prefill needs, what models/llama.tg computes (and
+// llama.cpp): every layer but the last for every token; in the last, the
+// keys and values of every token and the rest for the last one; the
+// classifier for the last one (the logits generation samples from).
 func llamaPrefill(n int) Workload {
 	c := Llama110M
-	attn := float64(c.Layers) * 2 * 2 * float64(c.Dim) * float64(n*n) / 2 // scores and values, causal half
-	flops := 2*llamaLayerParams()*float64(n) + 2*llamaClassifierParams() + attn
+	tokens, layers := float64(n), float64(c.Layers)
+	attn := (layers-1)*2*2*float64(c.Dim)*tokens*tokens/2 + 2*2*float64(c.Dim)*tokens // scores and values: causal half, then one query
+	flops := 2*((layers-1)*(llamaKVParams()+llamaQueryParams())*tokens+llamaKVParams()*tokens+llamaQueryParams()+llamaClassifierParams()) + attn
 	return Workload{Name: fmt.Sprintf("llama_prefill_%d", n), FLOPs: flops, Bytes: llamaWeightBytes(quant.F32),
 		Setup: func(ctx *tensor.Context) (func() error, error) {
 			s, err := openLlama(ctx, quant.F32)
