@@ -77,6 +77,12 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
 		// split_reduces' nested loops (kh, kw·Cin) under the opts
 		"conv as matmul": convAsMatmul(r),
+		// a BatchNorm gradient's channel sums through a max pool's
+		// gradient: lanes along the image row read the pool's values at
+		// x/2 (the simd pass's window loads), compared with ==
+		"pool gradient sums": poolGradSums(r, 4),
+		// the same split in two stages (many elements per channel)
+		"pool gradient split sums": poolGradSums(r, 128),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -92,6 +98,18 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		add(t, out, name, x, fuse.Options{HoistReduces: true})
 	}
 	return out
+}
+
+// poolGradSums is sum over (n, y, x) of where(x == up(max2x2(x)), up(g), 0)
+// times x, per channel: a BatchNorm gradient behind a 2x2 max pool.
+func poolGradSums(r *rand.Rand, n int) *tensor.Tensor {
+	up := func(v *tensor.Tensor) *tensor.Tensor {
+		return v.Reshape(n, 2, 8, 1, 8, 1).Expand(n, 2, 8, 2, 8, 2).Reshape(n, 2, 16, 16)
+	}
+	x := floats(r, n, 2, 16, 16)
+	m := up(x.Reshape(n, 2, 8, 2, 8, 2).Max(false, 3, 5))
+	g := x.Eq(m).Where(up(floats(r, n, 2, 8, 8)), x.Context().Const(0, ir.Float32))
+	return g.Mul(x).Sum(false, 0, 2, 3)
 }
 
 // blockScaled is a rows x cols weight made of blocks of 32 columns with a
