@@ -41,6 +41,19 @@ func floats(r *rand.Rand, shape ...int) *tensor.Tensor {
 	return t
 }
 
+// imageBytes is a uint8 batch of images (N, 1, h, w) with random pixels.
+func imageBytes(r *rand.Rand, n, h, w int) *tensor.Tensor {
+	v := make([]float64, n*h*w)
+	for i := range v {
+		v[i] = float64(r.IntN(256))
+	}
+	t, err := tc.FromFloats(ir.Uint8, []int{n, 1, h, w}, v)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // testKernels are small kernels of every shape of problem the opts meet:
 // matmuls (with an epilogue, batched), a padded conv (guarded loads), a
 // reduce whose lanes are not contiguous, MAX, an integer result (argmax)
@@ -81,6 +94,8 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// gradient: lanes along the image row read the pool's values at
 		// x/2 (the simd pass's window loads), compared with ==
 		"pool gradient sums": poolGradSums(r, 4),
+		// a convolution of bytes (MNIST's images): widened in vectors
+		"conv2d of bytes": imageBytes(r, 2, 12, 12).Conv2d(floats(r, 8, 1, 5, 5), nil, tensor.ConvOpts{}),
 		// the same split in two stages (many elements per channel)
 		"pool gradient split sums": poolGradSums(r, 128),
 	}

@@ -22,7 +22,8 @@ import "fmt"
 //   - int32 lanes (+ - * & | ^ == < where, / and % by a positive constant,
 //     >> by a constant) and conversions: unguarded loads of int8, uint8
 //     (or uint8 bitcast to int8) and float16 at consecutive indices
-//     widened to int32 or float32, int32 to float32 (a quantized weight's
+//     widened to int32 or float32 (int8 and uint8 to either: an image's
+//     bytes), int32 to float32 (a quantized weight's
 //     bytes and scales: the dequantization runs in vectors too).
 // Such a run is accumulated in one vector. Runs of stores of w contiguous
 // outputs whose values are isomorphic over vector accumulators become one
@@ -271,11 +272,10 @@ func (m *simdMatcher) match1(t Lanes) bool {
 	case e0.Op == OpCast:
 		src := t.Src(0)
 		if ld, elem, ok := NarrowLoad(src); ok {
-			want := Int32
-			if elem == Float16 {
-				want = Float32
-			}
-			return e0.DType == want && m.contiguousLoads(ld)
+			// int8 and uint8 widen to int32, or on to float32 (an image's
+			// bytes read by a convolution); float16 to float32
+			ok := e0.DType == Float32 || e0.DType == Int32 && elem != Float16
+			return ok && m.contiguousLoads(ld)
 		}
 		return e0.DType == Float32 && src.L[0].DType == Int32 && m.match(src)
 	case intLanes:

@@ -325,7 +325,11 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 	if e0.Op == ir.OpCast {
 		if ld, elem, ok := ir.NarrowLoad(t.Src(0)); ok {
 			l0 := ld.L[0]
-			return v.declare(r, t, "vval", fmt.Sprintf("%s%d(&%s[%s])", narrowMacro[elem], w, BufName(r.k, l0.Arg.(int)), r.expr(l0.Src[0])))
+			x := fmt.Sprintf("%s%d(&%s[%s])", narrowMacro[elem], w, BufName(r.k, l0.Arg.(int)), r.expr(l0.Src[0]))
+			if elem != ir.Float16 && e0.DType == ir.Float32 {
+				x = fmt.Sprintf("__builtin_convertvector(%s, %s)", x, vtype(t)) // bytes widened to int32, then converted
+			}
+			return v.declare(r, t, "vval", x)
 		}
 		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		if v.uses[t] > 1 {
