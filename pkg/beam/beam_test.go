@@ -602,3 +602,35 @@ func countDivMod(k *ir.Kernel) int {
 	})
 	return n
 }
+
+// TestMatvecReadsRowAtATime: the heuristic gives a matrix-vector product
+// (a decode step's projection, plain or with a block-scaled weight) no
+// block of rows (UPCAST of the row axis), which would read the rows side
+// by side as many short streams, and a sum blocked into up to 4 vectors
+// (UNROLL along the sum).
+func TestMatvecReadsRowAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	graphs := map[string]*tensor.Tensor{
+		"matvec":              floats(r, 1, 256).Dot(floats(r, 48, 256).T()),
+		"block-scaled matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()),
+	}
+	for name, x := range graphs {
+		ks := map[string]*ir.Kernel{}
+		add(t, ks, name, x, fuse.Options{})
+		for kn, k := range ks {
+			for _, tg := range heuristicTargets {
+				opts := tg.HeuristicOpts(k)
+				unrolled := false
+				for _, o := range opts {
+					if o.Kind == ir.OptUpcast {
+						t.Errorf("%s (%s), width %d: %s blocks rows", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+					}
+					unrolled = unrolled || o.Kind == ir.OptUnroll && o.Amt >= tg.Width()
+				}
+				if !unrolled {
+					t.Errorf("%s (%s), width %d: %s has no vector along the sum", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+				}
+			}
+		}
+	}
+}
