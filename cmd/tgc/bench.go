@@ -36,9 +36,11 @@ workload and prints tgc's ratio to each. --cpu computes times, rates and
 ratios from CPU time per core instead of the clock: on a machine other
 processes share, their turns on the cores stretch the clock, not the CPU
 time. --ort times onnxruntime's CPU provider on the ONNX workloads (node
-bench/onnx/ort.js), one of its runs right before each of tgc's: tgc/ort is
-the median of the ratios of those back-to-back pairs, clock times (so both
-saw the same load), and onnxruntime's column its median clock time. The
+bench/onnx/ort.js), one of its runs right before each of tgc's (which
+starts once onnxruntime's threads have stopped spinning for more work):
+tgc/ort is the median of the ratios of those back-to-back pairs, clock
+times (so both saw the same load), and onnxruntime's column its median
+clock time. The
 host line names the processor, its caches (from sysfs) and vector flags:
 figures mean little
 without it. --beam N searches each kernel's optimizations first (stored;
