@@ -41,6 +41,19 @@ func floats(r *rand.Rand, shape ...int) *tensor.Tensor {
 	return t
 }
 
+// imageBytes is a uint8 batch of images (N, 1, h, w) with random pixels.
+func imageBytes(r *rand.Rand, n, h, w int) *tensor.Tensor {
+	v := make([]float64, n*h*w)
+	for i := range v {
+		v[i] = float64(r.IntN(256))
+	}
+	t, err := tc.FromFloats(ir.Uint8, []int{n, 1, h, w}, v)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // testKernels are small kernels of every shape of problem the opts meet:
 // matmuls (with an epilogue, batched), a padded conv (guarded loads), a
 // reduce whose lanes are not contiguous, MAX, an integer result (argmax)
@@ -77,6 +90,14 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
 		// split_reduces' nested loops (kh, kw·Cin) under the opts
 		"conv as matmul": convAsMatmul(r),
+		// a BatchNorm gradient's channel sums through a max pool's
+		// gradient: lanes along the image row read the pool's values at
+		// x/2 (the simd pass's window loads), compared with ==
+		"pool gradient sums": poolGradSums(r, 4),
+		// a convolution of bytes (MNIST's images): widened in vectors
+		"conv2d of bytes": imageBytes(r, 2, 12, 12).Conv2d(floats(r, 8, 1, 5, 5), nil, tensor.ConvOpts{}),
+		// the same split in two stages (many elements per channel)
+		"pool gradient split sums": poolGradSums(r, 128),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -92,6 +113,18 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		add(t, out, name, x, fuse.Options{HoistReduces: true})
 	}
 	return out
+}
+
+// poolGradSums is sum over (n, y, x) of where(x == up(max2x2(x)), up(g), 0)
+// times x, per channel: a BatchNorm gradient behind a 2x2 max pool.
+func poolGradSums(r *rand.Rand, n int) *tensor.Tensor {
+	up := func(v *tensor.Tensor) *tensor.Tensor {
+		return v.Reshape(n, 2, 8, 1, 8, 1).Expand(n, 2, 8, 2, 8, 2).Reshape(n, 2, 16, 16)
+	}
+	x := floats(r, n, 2, 16, 16)
+	m := up(x.Reshape(n, 2, 8, 2, 8, 2).Max(false, 3, 5))
+	g := x.Eq(m).Where(up(floats(r, n, 2, 8, 8)), x.Context().Const(0, ir.Float32))
+	return g.Mul(x).Sum(false, 0, 2, 3)
 }
 
 // blockScaled is a rows x cols weight made of blocks of 32 columns with a
@@ -568,4 +601,36 @@ func countDivMod(k *ir.Kernel) int {
 		}
 	})
 	return n
+}
+
+// TestMatvecReadsRowAtATime: the heuristic gives a matrix-vector product
+// (a decode step's projection, plain or with a block-scaled weight) no
+// block of rows (UPCAST of the row axis), which would read the rows side
+// by side as many short streams, and a sum blocked into up to 4 vectors
+// (UNROLL along the sum).
+func TestMatvecReadsRowAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	graphs := map[string]*tensor.Tensor{
+		"matvec":              floats(r, 1, 256).Dot(floats(r, 48, 256).T()),
+		"block-scaled matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()),
+	}
+	for name, x := range graphs {
+		ks := map[string]*ir.Kernel{}
+		add(t, ks, name, x, fuse.Options{})
+		for kn, k := range ks {
+			for _, tg := range heuristicTargets {
+				opts := tg.HeuristicOpts(k)
+				unrolled := false
+				for _, o := range opts {
+					if o.Kind == ir.OptUpcast {
+						t.Errorf("%s (%s), width %d: %s blocks rows", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+					}
+					unrolled = unrolled || o.Kind == ir.OptUnroll && o.Amt >= tg.Width()
+				}
+				if !unrolled {
+					t.Errorf("%s (%s), width %d: %s has no vector along the sum", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+				}
+			}
+		}
+	}
 }

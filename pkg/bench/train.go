@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tgc/pkg/autograd"
+	"tgc/pkg/ir"
 	"tgc/pkg/nn"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
@@ -45,13 +46,19 @@ func (m *mnistCNN) forward(x *tensor.Tensor) *tensor.Tensor {
 }
 
 // trainStep builds a model and returns one Adam step on a random batch
-// (the context is training from now on).
-func trainStep(ctx *tensor.Context, batch int, shape []int, forward func(*tensor.Tensor) *tensor.Tensor, params []*tensor.Tensor) (func() error, error) {
+// (the context is training from now on). The batch is of dtype in: uint8
+// pixels for the cnn, as tgc train (tinygrad's mnist()) feeds it, whose
+// first convolution then reads bytes.
+func trainStep(ctx *tensor.Context, batch int, shape []int, in ir.DType, forward func(*tensor.Tensor) *tensor.Tensor, params []*tensor.Tensor) (func() error, error) {
 	opt, err := nn.NewAdam(params, 1e-3, 0.9, 0.999, 1e-8)
 	if err != nil {
 		return nil, err
 	}
-	x := ctx.Rand(append([]int{batch}, shape...)...).Realize()
+	x := ctx.Rand(append([]int{batch}, shape...)...)
+	if in == ir.Uint8 {
+		x = x.Mul(ctx.Const(255, ir.Float32)).Cast(ir.Uint8)
+	}
+	x = x.Realize()
 	y := ctx.Randint(0, 10, batch).Realize()
 	ctx.SetTraining(true)
 	return func() error {
@@ -77,13 +84,13 @@ func StepWorkloads() []Workload {
 				if err != nil {
 					return nil, err
 				}
-				return trainStep(ctx, 512, []int{1, 28, 28}, m.forward, nn.Parameters(m))
+				return trainStep(ctx, 512, []int{1, 28, 28}, ir.Uint8, m.forward, nn.Parameters(m))
 			}},
 		{Name: "mnist_mlp_step", FLOPs: 3 * 64 * 2 * (784*128 + 128*10),
 			Setup: func(ctx *tensor.Context) (func() error, error) {
 				l1, l2 := nn.NewLinear(ctx, 784, 128, true), nn.NewLinear(ctx, 128, 10, true)
 				fwd := func(x *tensor.Tensor) *tensor.Tensor { return l2.Forward(l1.Forward(x).LeakyRelu(0.01)) }
-				return trainStep(ctx, 64, []int{784}, fwd, append(nn.Parameters(l1), nn.Parameters(l2)...))
+				return trainStep(ctx, 64, []int{784}, ir.Float32, fwd, append(nn.Parameters(l1), nn.Parameters(l2)...))
 			}},
 	}
 }

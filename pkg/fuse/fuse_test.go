@@ -232,3 +232,30 @@ func TestEpilogueStoredBeforePad(t *testing.T) {
 		t.Errorf("kernels %v, want the 1x1 conv at 6x6, the pad at 8x8, the 3x3 conv", shapes)
 	}
 }
+
+// TestKernelCost: DEBUG's GFLOP/s counts a multiply-add as two flops, as
+// the FMA peak and OpenBLAS's rate do (a 8x12 by 12x16 matmul: 2·8·12·16),
+// and a max pool's compares as one each.
+func TestKernelCost(t *testing.T) {
+	cases := []struct {
+		name  string
+		out   *tensor.Tensor
+		flops int64
+	}{
+		{"matmul", matmul(input(8, 12), input(12, 16)), 2 * 8 * 12 * 16},
+		{"matmul+relu", relu(matmul(input(8, 12), input(12, 16))), 2*8*12*16 + 8*16},
+		{"row max", input(6, 10).Max(false, 1), 6 * 10},
+	}
+	for _, c := range cases {
+		s, err := Create([]*tensor.Node{c.out.Node()}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Items) != 1 {
+			t.Fatalf("%s: %d kernels", c.name, len(s.Items))
+		}
+		if got, _ := s.Items[0].Kernel.Cost(); got != c.flops {
+			t.Errorf("%s: %d flops, want %d", c.name, got, c.flops)
+		}
+	}
+}

@@ -104,13 +104,15 @@ func (k *Kernel) Cost() (flops, bytes int64) {
 			return
 		}
 		seen[e] = true
-		inner[e] = mult
 		m := mult
 		if e.Op == OpReduce {
 			for _, a := range e.Arg.(*ReduceArg).Axes {
 				m *= a.Size
 			}
 		}
+		// A reduce accumulates once per iteration of its loops (a
+		// multiply-add is two flops, as a peak's FMA counts them).
+		inner[e] = m
 		for _, s := range e.Src {
 			rec(s, m)
 		}

@@ -279,7 +279,7 @@ var opTable = [numOps]OpInfo{
 	OpCmpNe: {Name: "CMPNE", Kind: KindALU, Arity: 2, Types: TAny, Result: BoolResult, Commutative: true,
 		Cmp: func(a, b float64) bool { return a != b }, CmpInt: func(a, b int64) bool { return a != b }, C: "($0!=$1)"},
 	OpCmpEq: {Name: "CMPEQ", Kind: KindALU, Arity: 2, Types: TAny, Result: BoolResult, Commutative: true,
-		Cmp: func(a, b float64) bool { return a == b }, CmpInt: func(a, b int64) bool { return a == b }, C: "($0==$1)"},
+		Cmp: func(a, b float64) bool { return a == b }, CmpInt: func(a, b int64) bool { return a == b }, C: "($0==$1)", SIMD: "($0==$1)"},
 	OpAnd: {Name: "AND", Kind: KindALU, Arity: 2, Types: TBool | TInt, Commutative: true,
 		Int: func(_ DType, a, b int64) int64 { return a & b }, C: "($0&$1)"},
 	OpOr: {Name: "OR", Kind: KindALU, Arity: 2, Types: TBool | TInt, Commutative: true,

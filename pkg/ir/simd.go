@@ -13,14 +13,17 @@ import "fmt"
 // members whose accumulated expressions are isomorphic, lane by lane:
 //   - the very same expression in every lane: a broadcast of the scalar;
 //   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
-//     one unaligned vector load;
+//     one unaligned vector load; at other constant offsets from i within
+//     i..i+w-1 (x[i/2] of a pool's gradient): the window's elements
+//     permuted into a vector;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
 //   - the same op over isomorphic sources, for the ops the op table
-//     spells on vectors (+ - * neg max where < exp2);
+//     spells on vectors (+ - * neg max where < == exp2);
 //   - int32 lanes (+ - * & | ^ == < where, / and % by a positive constant,
 //     >> by a constant) and conversions: unguarded loads of int8, uint8
 //     (or uint8 bitcast to int8) and float16 at consecutive indices
-//     widened to int32 or float32, int32 to float32 (a quantized weight's
+//     widened to int32 or float32 (int8 and uint8 to either: an image's
+//     bytes), int32 to float32 (a quantized weight's
 //     bytes and scales: the dequantization runs in vectors too).
 // Such a run is accumulated in one vector. Runs of stores of w contiguous
 // outputs whose values are isomorphic over vector accumulators become one
@@ -265,15 +268,14 @@ func (m *simdMatcher) match1(t Lanes) bool {
 	intLanes := e0.DType == Int32 || e0.Op.IsCompare() && e0.Src[0].DType == Int32
 	switch {
 	case e0.Op == OpLoad:
-		return (e0.DType == Float32 || e0.DType == Int32) && m.contiguousLoads(t)
+		return (e0.DType == Float32 || e0.DType == Int32) && (m.contiguousLoads(t) || m.windowLoads(t))
 	case e0.Op == OpCast:
 		src := t.Src(0)
 		if ld, elem, ok := NarrowLoad(src); ok {
-			want := Int32
-			if elem == Float16 {
-				want = Float32
-			}
-			return e0.DType == want && m.contiguousLoads(ld)
+			// int8 and uint8 widen to int32, or on to float32 (an image's
+			// bytes read by a convolution); float16 to float32
+			ok := e0.DType == Float32 || e0.DType == Int32 && elem != Float16
+			return ok && m.contiguousLoads(ld)
 		}
 		return e0.DType == Float32 && src.L[0].DType == Int32 && m.match(src)
 	case intLanes:
@@ -292,7 +294,7 @@ func (m *simdMatcher) match1(t Lanes) bool {
 		}
 	case e0.Op.Info().SIMD == "": // the op table's vector spelling
 		return false
-	case e0.Op == OpCmpLt:
+	case e0.Op == OpCmpLt, e0.Op == OpCmpEq:
 		if e0.Src[0].DType != Float32 {
 			return false
 		}
@@ -329,6 +331,50 @@ func (m *simdMatcher) contiguousLoads(t Lanes) bool {
 		}
 	}
 	return true
+}
+
+// windowLoads says whether the lanes of t are unguarded loads of one
+// buffer, of the buffer's dtype, at constant offsets from lane 0's index
+// within a window of t.W elements from it (WindowOffsets): a max pool's
+// gradient or a nearest upsample reads x[i/2] in lanes i, i+1, ... The C
+// renderer builds the vector from the window's elements (a load and a
+// permute), which keeps the lanes that read it in vectors.
+func (m *simdMatcher) windowLoads(t Lanes) bool {
+	e0 := t.L[0]
+	if e0.Op != OpLoad || m.k.Bufs[e0.Arg.(int)].DType != e0.DType {
+		return false
+	}
+	for _, e := range t.L[:t.W] {
+		if e.Op != OpLoad || e.Arg != e0.Arg || len(e.Src) != 1 {
+			return false
+		}
+	}
+	_, ok := WindowOffsets(t)
+	return ok
+}
+
+// WindowOffsets returns, for loads t, each lane's index minus lane 0's
+// when all of them are constants in [0, t.W) (the same linear terms).
+func WindowOffsets(t Lanes) ([]int64, bool) {
+	offs := make([]int64, t.W)
+	ta, ca := normalize(addTerms(nil, t.L[0].Src[0], 1))
+	coef := map[*Expr]int64{}
+	for _, x := range ta {
+		coef[x.e] += x.k
+	}
+	for i, e := range t.L[:t.W] {
+		tb, cb := normalize(addTerms(nil, e.Src[0], 1))
+		if len(tb) != len(ta) || cb-ca < 0 || cb-ca >= int64(t.W) {
+			return nil, false
+		}
+		for _, x := range tb {
+			if coef[x.e] != x.k {
+				return nil, false
+			}
+		}
+		offs[i] = cb - ca
+	}
+	return offs, true
 }
 
 // NarrowLoad says whether t, the source of a conversion, is loads of a

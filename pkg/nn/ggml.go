@@ -68,6 +68,47 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 	return w, w.Err()
 }
 
+// DequantPacked is Dequant for blocks in t's packed layout
+// (quant.Pack; quant.HasPacked(t)): Q4_K with its nibbles contiguous and
+// its scales and mins one byte each, so that the kernel reading it does no
+// bit extraction besides the nibbles. The float arithmetic is Dequant's.
+func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, error) {
+	if err := raw.Err(); err != nil {
+		return nil, err
+	}
+	if raw.DType() != ir.Uint8 || raw.Ndim() != 1 {
+		return nil, fmt.Errorf("dequant: the packed blocks must be a 1-D uint8 tensor, got %s %s", raw.DType(), tensor.FormatShape(raw.Shape()))
+	}
+	if !quant.HasPacked(t) {
+		return nil, fmt.Errorf("dequant: %s has no packed layout", t)
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	bs := t.BlockSize()
+	if len(shape) == 0 || shape[len(shape)-1]%bs != 0 {
+		return nil, fmt.Errorf("dequant: %s rows of shape %s are not a whole number of blocks of %d", t, tensor.FormatShape(shape), bs)
+	}
+	nb := n / bs
+	if raw.Numel() != quant.PackedBytes(t, nb) {
+		return nil, fmt.Errorf("dequant: packed %s %s needs %d bytes, the tensor has %d", t, tensor.FormatShape(shape), quant.PackedBytes(t, nb), raw.Numel())
+	}
+	section := func(from, to int) *tensor.Tensor {
+		return raw.Shrink([][2]int{{from, to}}).Cast(ir.Int32)
+	}
+	// quant.Pack's sections: nibbles, scales, mins, then f16 d and dmin.
+	q := nibbles(section(0, nb*128).Reshape(nb, 4, 32), 2) // (blocks, 4, 2, 32)
+	sc := section(nb*128, nb*136).Reshape(nb, 4, 2, 1)
+	m := section(nb*136, nb*144).Reshape(nb, 4, 2, 1)
+	halves := raw.Bitcast(ir.Float16).Shrink([][2]int{{nb * 72, nb * 74}}).Reshape(nb, 2).Cast(ir.Float32)
+	dd := halves.Shrink([][2]int{{0, nb}, {0, 1}}).Reshape(nb, 1, 1, 1)
+	dmin := halves.Shrink([][2]int{{0, nb}, {1, 2}}).Reshape(nb, 1, 1, 1)
+	f32 := func(x *tensor.Tensor) *tensor.Tensor { return x.Cast(ir.Float32) }
+	w := dd.Mul(f32(sc)).Mul(f32(q)).Sub(dmin.Mul(f32(m))).Reshape(shape...)
+	return w, w.Err()
+}
+
 type dequantizer struct {
 	raw    *tensor.Tensor
 	nb, bb int // blocks, bytes per block

@@ -48,6 +48,34 @@ func randomBlocks(r *rand.Rand, t quant.Type, nb int) []byte {
 	return data
 }
 
+// layouts are the in-memory layouts of a type's blocks the loader uses:
+// the file's, and the packed kernel layout where the type has one.
+func layouts(typ quant.Type) []bool {
+	if quant.HasPacked(typ) {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+// dequant is nn.Dequant of the file's blocks, or nn.DequantPacked of
+// quant.Pack of them.
+func dequant(ctx *tensor.Context, typ quant.Type, data []byte, shape []int, packed bool) (*tensor.Tensor, error) {
+	if packed {
+		var err error
+		if data, err = quant.Pack(typ, data); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
+	if err != nil {
+		return nil, err
+	}
+	if packed {
+		return nn.DequantPacked(raw, typ, shape)
+	}
+	return nn.Dequant(raw, typ, shape)
+}
+
 // TestDequantMatchesReference: the engine's dequantization expression of
 // every tensor type gives pkg/quant's values, block by block: bit for bit
 // on GO (the same float32 operations in the same order), within 1e-6
@@ -70,27 +98,25 @@ func TestDequantMatchesReference(t *testing.T) {
 			if err := quant.Dequantize(typ, want, data); err != nil {
 				t.Fatal(err)
 			}
-			raw, err := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := nn.Dequant(raw, typ, []int{rows, cols})
-			if err != nil {
-				t.Fatalf("%s: %v", typ, err)
-			}
-			got, err := w.Floats()
-			if err != nil {
-				t.Fatalf("%s on %s: %v", typ, dev, err)
-			}
-			for i := range want {
-				g, x := float32(got[i]), want[i]
-				same := g == x || math.IsNaN(float64(g)) && math.IsNaN(float64(x))
-				if dev != "GO" && !same {
-					same = math.Abs(float64(g-x)) <= 1e-6*math.Abs(float64(x))
+			for _, packed := range layouts(typ) {
+				w, err := dequant(ctx, typ, data, []int{rows, cols}, packed)
+				if err != nil {
+					t.Fatalf("%s (packed %v): %v", typ, packed, err)
 				}
-				if !same {
-					t.Errorf("%s on %s: element %d (block %d) is %v, want %v", typ, dev, i, i/typ.BlockSize(), g, x)
-					break
+				got, err := w.Floats()
+				if err != nil {
+					t.Fatalf("%s on %s (packed %v): %v", typ, dev, packed, err)
+				}
+				for i := range want {
+					g, x := float32(got[i]), want[i]
+					same := g == x || math.IsNaN(float64(g)) && math.IsNaN(float64(x))
+					if dev != "GO" && !same {
+						same = math.Abs(float64(g-x)) <= 1e-6*math.Abs(float64(x))
+					}
+					if !same {
+						t.Errorf("%s on %s (packed %v): element %d (block %d) is %v, want %v", typ, dev, packed, i, i/typ.BlockSize(), g, x)
+						break
+					}
 				}
 			}
 		}
@@ -108,48 +134,52 @@ func TestDequantFusesIntoMatmul(t *testing.T) {
 	for _, typ := range quant.SupportedTypes() {
 		n, k := 64, 512
 		nb := n * k / typ.BlockSize()
-		raw, err := ctx.FromBytes(ir.Uint8, []int{nb * typ.BlockBytes()}, make([]byte, nb*typ.BlockBytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := nn.Dequant(raw, typ, []int{n, k})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rows := range []int{1, 128} {
-			x := ctx.Full([]int{rows, k}, 1, ir.Float32)
-			y := x.Reshape(rows, 1, k).Mul(w).Sum(false, -1)
-			s, err := fuse.Create([]*tensor.Node{y.Node()}, fuse.Options{})
+		for _, packed := range layouts(typ) {
+			w, err := dequant(ctx, typ, make([]byte, nb*typ.BlockBytes()), []int{n, k}, packed)
 			if err != nil {
 				t.Fatal(err)
 			}
-			items := s.Items
-			if rows > 1 && len(items) == 2 {
-				deq := items[0]
-				if deq.Out.Numel() != n*k || deq.Kernel.Kind() != "E" {
-					t.Errorf("%s, %d rows: the weight is stored as %s, want its %d elements by one elementwise kernel:\n%s", typ, rows, deq.Out, n*k, s.Dump())
-				}
-				for _, a := range deq.Args[1:] {
-					if a.Realized() == nil || a.Op != ir.OpBuffer || a.DType == ir.Float32 && typ != quant.F32 {
-						t.Errorf("%s, %d rows: the dequantization reads %s, not the blocks", typ, rows, a)
-					}
-				}
-				items = items[1:]
+			fusesIntoMatmul(t, ctx, typ, w, n, k)
+		}
+	}
+}
+
+// fusesIntoMatmul checks the kernels of x·wᵀ for 1 and 128 rows of x.
+func fusesIntoMatmul(t *testing.T, ctx *tensor.Context, typ quant.Type, w *tensor.Tensor, n, k int) {
+	t.Helper()
+	for _, rows := range []int{1, 128} {
+		x := ctx.Full([]int{rows, k}, 1, ir.Float32)
+		y := x.Reshape(rows, 1, k).Mul(w).Sum(false, -1)
+		s, err := fuse.Create([]*tensor.Node{y.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := s.Items
+		if rows > 1 && len(items) == 2 {
+			deq := items[0]
+			if deq.Out.Numel() != n*k || deq.Kernel.Kind() != "E" {
+				t.Errorf("%s, %d rows: the weight is stored as %s, want its %d elements by one elementwise kernel:\n%s", typ, rows, deq.Out, n*k, s.Dump())
 			}
-			if len(items) != 1 {
-				t.Errorf("%s, %d rows: %d kernels, want 1:\n%s", typ, rows, len(s.Items), s.Dump())
+			for _, a := range deq.Args[1:] {
+				if a.Realized() == nil || a.Op != ir.OpBuffer || a.DType == ir.Float32 && typ != quant.F32 {
+					t.Errorf("%s, %d rows: the dequantization reads %s, not the blocks", typ, rows, a)
+				}
+			}
+			items = items[1:]
+		}
+		if len(items) != 1 {
+			t.Errorf("%s, %d rows: %d kernels, want 1:\n%s", typ, rows, len(s.Items), s.Dump())
+			continue
+		}
+		for _, a := range items[0].Args[1:] {
+			if rows > 1 && len(s.Items) == 2 && a == s.Items[0].Out {
 				continue
 			}
-			for _, a := range items[0].Args[1:] {
-				if rows > 1 && len(s.Items) == 2 && a == s.Items[0].Out {
-					continue
-				}
-				if a.Realized() == nil || a.Op != ir.OpBuffer {
-					t.Errorf("%s: the matmul reads a computed buffer %s", typ, a)
-				}
-				if a.DType == ir.Float32 && a.Numel() >= n*k && typ != quant.F32 {
-					t.Errorf("%s: the matmul reads a float32 weight %s", typ, a)
-				}
+			if a.Realized() == nil || a.Op != ir.OpBuffer {
+				t.Errorf("%s: the matmul reads a computed buffer %s", typ, a)
+			}
+			if a.DType == ir.Float32 && a.Numel() >= n*k && typ != quant.F32 {
+				t.Errorf("%s: the matmul reads a float32 weight %s", typ, a)
 			}
 		}
 	}
@@ -181,33 +211,40 @@ func TestDequantMatmul(t *testing.T) {
 			if err := quant.Dequantize(typ, w, data); err != nil {
 				t.Fatal(err)
 			}
-			raw, _ := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
-			wt, err := nn.Dequant(raw, typ, []int{n, k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, rows := range []int{1, 3} {
-				xs := make([]float64, rows*k)
-				for i := range xs {
-					xs[i] = r.NormFloat64()
-				}
-				x, _ := ctx.FromFloats(ir.Float32, []int{rows, k}, xs)
-				got, err := x.Reshape(rows, 1, k).Mul(wt).Sum(false, -1).Floats()
+			for _, packed := range layouts(typ) {
+				wt, err := dequant(ctx, typ, data, []int{n, k}, packed)
 				if err != nil {
-					t.Fatalf("%s %s: %v", dev, typ, err)
+					t.Fatal(err)
 				}
-				for i := range rows {
-					for j := range n {
-						var want, scale float64
-						for c := range k {
-							p := float64(float32(xs[i*k+c])) * float64(w[j*k+c])
-							want += p
-							scale += math.Abs(p)
-						}
-						if g := got[i*n+j]; math.Abs(g-want) > 1e-5*scale || math.IsNaN(g) != math.IsNaN(want) {
-							t.Fatalf("%s %s, %d rows: out[%d,%d] = %v, want %v", dev, typ, rows, i, j, g, want)
-						}
-					}
+				matmulMatches(t, ctx, r, dev, typ, packed, wt, w, n, k)
+			}
+		}
+	}
+}
+
+// matmulMatches checks x·wtᵀ against float64 with w, for 1 and 3 rows of x.
+func matmulMatches(t *testing.T, ctx *tensor.Context, r *rand.Rand, dev string, typ quant.Type, packed bool, wt *tensor.Tensor, w []float32, n, k int) {
+	t.Helper()
+	for _, rows := range []int{1, 3} {
+		xs := make([]float64, rows*k)
+		for i := range xs {
+			xs[i] = r.NormFloat64()
+		}
+		x, _ := ctx.FromFloats(ir.Float32, []int{rows, k}, xs)
+		got, err := x.Reshape(rows, 1, k).Mul(wt).Sum(false, -1).Floats()
+		if err != nil {
+			t.Fatalf("%s %s (packed %v): %v", dev, typ, packed, err)
+		}
+		for i := range rows {
+			for j := range n {
+				var want, scale float64
+				for c := range k {
+					p := float64(float32(xs[i*k+c])) * float64(w[j*k+c])
+					want += p
+					scale += math.Abs(p)
+				}
+				if g := got[i*n+j]; math.Abs(g-want) > 1e-5*scale || math.IsNaN(g) != math.IsNaN(want) {
+					t.Fatalf("%s %s (packed %v), %d rows: out[%d,%d] = %v, want %v", dev, typ, packed, rows, i, j, g, want)
 				}
 			}
 		}

@@ -264,3 +264,44 @@ func TestBF16Rounding(t *testing.T) {
 		t.Error("NaN did not stay NaN")
 	}
 }
+
+// TestPackQ4K: the packed layout of two hand-made Q4_K blocks holds their
+// nibbles, then the 16 unpacked scales, the 16 mins, then d and dmin of
+// each, in block order.
+func TestPackQ4K(t *testing.T) {
+	blocks := make([]byte, 2*144)
+	for i := range 2 {
+		b := blocks[i*144 : (i+1)*144]
+		b[0], b[1], b[2], b[3] = byte(i), 0x3C, 0x00, byte(0x38+i)
+		copy(b[4:16], q4kScales)
+		for l := range 128 {
+			b[16+l] = byte(l + 100*i)
+		}
+	}
+	p, err := Pack(Q4_K, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != PackedBytes(Q4_K, 2) || len(p) != 2*148 {
+		t.Fatalf("%d packed bytes, want %d", len(p), 2*148)
+	}
+	for i := range 2 {
+		if string(p[i*128:(i+1)*128]) != string(blocks[i*144+16:(i+1)*144]) {
+			t.Errorf("block %d: nibbles % x, want the file's", i, p[i*128:(i+1)*128])
+		}
+		for j := range 8 {
+			if sc, m := p[256+8*i+j], p[272+8*i+j]; sc != q4kSc[j] || m != q4kM[j] {
+				t.Errorf("block %d sub-block %d: scale, min = %d, %d; want %d, %d", i, j, sc, m, q4kSc[j], q4kM[j])
+			}
+		}
+		if d := p[288+4*i : 292+4*i]; string(d) != string(blocks[i*144:i*144+4]) {
+			t.Errorf("block %d: d, dmin bytes % x, want % x", i, d, blocks[i*144:i*144+4])
+		}
+	}
+	if _, err := Pack(Q4_K, blocks[:200]); err == nil {
+		t.Error("Pack of 200 bytes (not whole blocks): no error")
+	}
+	if _, err := Pack(Q8_0, make([]byte, 34)); err == nil {
+		t.Error("Pack of Q8_0 (no packed layout): no error")
+	}
+}

@@ -118,6 +118,19 @@ func TestCPUVectorWidths(t *testing.T) {
 	x, w := in(2, 8, 12, 12), in(16, 8, 3, 3)
 	bn := in(4, 8, 20, 20)
 	pooled := in(4, 8, 10, 10)
+	bnBig, poolBig, gradBig := in(128, 8, 20, 20), in(128, 8, 10, 10), in(128, 8, 10, 10)
+	img := make([]float64, 2*1*28*28) // bytes, as MNIST's images are
+	for i := range img {
+		img[i] = float64(r.IntN(256))
+	}
+	bytes := func(ctx *tensor.Context) *tensor.Tensor {
+		x, _ := ctx.FromFloats(ir.Uint8, []int{2, 1, 28, 28}, img)
+		return x
+	}
+	w1 := in(32, 1, 5, 5)
+	up := func(x *tensor.Tensor) *tensor.Tensor {
+		return x.Reshape(128, 8, 10, 1, 10, 1).Expand(128, 8, 10, 2, 10, 2).Reshape(128, 8, 20, 20)
+	}
 	cases := []struct {
 		name  string
 		build func(ctx *tensor.Context) *tensor.Tensor
@@ -132,6 +145,21 @@ func TestCPUVectorWidths(t *testing.T) {
 		{"upsample", func(ctx *tensor.Context) *tensor.Tensor {
 			return pooled(ctx).Reshape(4, 8, 10, 1, 10, 1).Expand(4, 8, 10, 2, 10, 2).Reshape(4, 8, 20, 20).Mul(bn(ctx))
 		}, ""},
+		// a convolution of bytes (an MNIST batch): widened to int32 and
+		// converted to float32 in vectors
+		{"conv2d of bytes", func(ctx *tensor.Context) *tensor.Tensor {
+			return bytes(ctx).Conv2d(w1(ctx), nil, tensor.ConvOpts{})
+		}, "__builtin_convertvector(tg_wd_uc16("},
+		// a BatchNorm gradient's channel sums through a max pool's
+		// gradient (the MNIST cnn's): the split reduce's lanes run along
+		// the image rows, the pool's values at x/2 come in window loads
+		{"pool gradient sums", func(ctx *tensor.Context) *tensor.Tensor {
+			x := bnBig(ctx)
+			// the max of each window, so that some elements equal it
+			m := up(x.Reshape(128, 8, 10, 2, 10, 2).Max(false, 3, 5))
+			g := x.Eq(m).Where(up(gradBig(ctx)), ctx.Const(0, ir.Float32))
+			return g.Mul(x.Add(up(poolBig(ctx)))).Sum(false, 0, 2, 3)
+		}, "(tg_f16){"},
 	}
 	want := make([][]float64, len(cases))
 	for i, c := range cases {

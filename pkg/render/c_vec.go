@@ -305,12 +305,31 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", w), ",")+"}")
 	}
 	if e0.Op == ir.OpLoad {
-		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])))
+		buf, idx := BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])
+		offs, ok := ir.WindowOffsets(t)
+		contiguous := ok
+		for i, o := range offs {
+			contiguous = contiguous && o == int64(i)
+		}
+		if ok && !contiguous {
+			// A window's elements in the lanes' order (x[i/2]): gcc makes
+			// one load and a permute of it.
+			lanes := make([]string, w)
+			for i, o := range offs {
+				lanes[i] = fmt.Sprintf("%s[(%s)+%d]", buf, idx, o)
+			}
+			return v.declare(r, t, "vval", fmt.Sprintf("(%s){%s}", vtype(t), strings.Join(lanes, ",")))
+		}
+		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), buf, idx))
 	}
 	if e0.Op == ir.OpCast {
 		if ld, elem, ok := ir.NarrowLoad(t.Src(0)); ok {
 			l0 := ld.L[0]
-			return v.declare(r, t, "vval", fmt.Sprintf("%s%d(&%s[%s])", narrowMacro[elem], w, BufName(r.k, l0.Arg.(int)), r.expr(l0.Src[0])))
+			x := fmt.Sprintf("%s%d(&%s[%s])", narrowMacro[elem], w, BufName(r.k, l0.Arg.(int)), r.expr(l0.Src[0]))
+			if elem != ir.Float16 && e0.DType == ir.Float32 {
+				x = fmt.Sprintf("__builtin_convertvector(%s, %s)", x, vtype(t)) // bytes widened to int32, then converted
+			}
+			return v.declare(r, t, "vval", x)
 		}
 		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		if v.uses[t] > 1 {

@@ -12,6 +12,7 @@ import (
 	"tgc/pkg/llama2c"
 	"tgc/pkg/mmap"
 	"tgc/pkg/nn"
+	"tgc/pkg/quant"
 	"tgc/pkg/script/pyrt"
 	"tgc/pkg/script/tensorlib"
 	"tgc/pkg/tokenizer"
@@ -63,7 +64,16 @@ func loadLlama(c *pyrt.Call, wantGGUF bool) (starlark.Value, error) {
 	mapped := false // some weight still reads the mapped file (trace mode)
 	for _, w := range m.Config.Weights() {
 		t := m.Tensors[w.Name]
-		raw, err := ctx.FromBytes(ir.Uint8, []int{len(t.Data)}, t.Data)
+		data, packed := t.Data, quant.HasPacked(t.Type)
+		if packed {
+			// The kernel layout (quant.Pack), a copy: the file's pages go now.
+			if data, err = quant.Pack(t.Type, t.Data); err != nil {
+				m.Close()
+				return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
+			}
+			mmap.Release(t.Data)
+		}
+		raw, err := ctx.FromBytes(ir.Uint8, []int{len(data)}, data)
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
@@ -76,10 +86,14 @@ func loadLlama(c *pyrt.Call, wantGGUF bool) (starlark.Value, error) {
 		}
 		if raw.Node().Realized().Host == nil {
 			mmap.Release(t.Data) // on the device now: the file's pages may go
-		} else {
+		} else if !packed {
 			mapped = true
 		}
-		x, err := nn.Dequant(raw, t.Type, t.Shape)
+		dequant := nn.Dequant
+		if packed {
+			dequant = nn.DequantPacked
+		}
+		x, err := dequant(raw, t.Type, t.Shape)
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
