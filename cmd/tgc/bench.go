@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,9 +36,11 @@ workload and prints tgc's ratio to each. --cpu computes times, rates and
 ratios from CPU time per core instead of the clock: on a machine other
 processes share, their turns on the cores stretch the clock, not the CPU
 time. --ort times onnxruntime's CPU provider on the ONNX workloads (node
-bench/onnx/ort.js), one of its runs right before each of tgc's: tgc/ort is
-the median of the ratios of those back-to-back pairs, clock times (so both
-saw the same load), and onnxruntime's column its median clock time. The
+bench/onnx/ort.js), one of its runs right before each of tgc's (which
+starts once onnxruntime's threads have stopped spinning for more work):
+tgc/ort is the median of the ratios of those back-to-back pairs, clock
+times (so both saw the same load), and onnxruntime's column its median
+clock time. The
 host line names the processor, its caches (from sysfs) and vector flags:
 figures mean little
 without it. --beam N searches each kernel's optimizations first (stored;
@@ -401,7 +405,63 @@ func (s *ortServer) run() error {
 		return s.failed(line, nil)
 	}
 	s.runs = append(s.runs, r)
+	s.waitIdle()
 	return nil
+}
+
+// waitIdle returns once onnxruntime's threads have stopped running: after
+// a run its pool's workers keep spinning for work (about 30 ms of one core
+// on the Zen 4 host), and tgc's run right after would share the cores
+// with them (ResNet-50 b1: 80–95 ms instead of 55). It polls the threads'
+// CPU time (Linux's /proc/PID/task/*/schedstat) until it stands still for
+// idleFor, a second at most; elsewhere it sleeps idleFor's bound.
+func (s *ortServer) waitIdle() {
+	const idleFor, poll, limit = 10 * time.Millisecond, time.Millisecond, time.Second
+	last, ok := threadsCPU(s.cmd.Process.Pid)
+	if !ok {
+		time.Sleep(200 * time.Millisecond) // onnxruntime's spin lasts tens of ms
+		return
+	}
+	still := time.Now()
+	for start := time.Now(); time.Since(start) < limit; {
+		time.Sleep(poll)
+		now, ok := threadsCPU(s.cmd.Process.Pid)
+		if !ok {
+			return
+		}
+		if now != last {
+			last, still = now, time.Now()
+		} else if time.Since(still) >= idleFor {
+			return
+		}
+	}
+}
+
+// threadsCPU is the CPU time of a process's threads so far, in
+// nanoseconds (the first field of each thread's schedstat).
+func threadsCPU(pid int) (int64, bool) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += ns
+	}
+	return sum, true
 }
 
 // close ends ort.js (its input ends) and waits for it.

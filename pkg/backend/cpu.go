@@ -299,7 +299,11 @@ func HostVecWidth() int { return hostVecWidth() }
 
 // HostHasAVX512 says whether this host's CPU has avx512f, whatever
 // TGC_VEC_WIDTH says.
-func HostHasAVX512() bool { return vecWidthFor(cpuModel()) == 16 }
+func HostHasAVX512() bool { return hostHasAVX512() }
+
+// hostHasAVX512 is read once: Target asks for every node a model's graph
+// builds (the matmul panel width), and cpuModel joins the flags anew.
+var hostHasAVX512 = sync.OnceValue(func() bool { return vecWidthFor(cpuModel()) == 16 })
 
 // OpenCPUWidth opens a CPU device (not the shared one Open returns) that
 // renders and blocks for vectors of width float32 lanes: tests compare

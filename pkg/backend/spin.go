@@ -21,16 +21,38 @@ type spinPool struct {
 }
 
 type spinWorker struct {
-	job      atomic.Pointer[spinJob]
+	job      atomic.Pointer[spinPost]
 	sleeping atomic.Bool
 	wake     chan struct{}
 }
 
+// spinJob is one launch: each participant (the caller and the workers)
+// owns one contiguous range of [0, n), in pieces it runs in order; one
+// done with its own range takes the pieces left in the others'. A core
+// taken away for a while (another process, the Go runtime) then delays
+// the launch by at most the piece it is in, not by its whole range, and
+// an uneven split (items of unequal cost) evens out; in the common case
+// each core still runs its own contiguous range, as a static split would.
 type spinJob struct {
-	f          func(start, end int64)
-	start, end int64
-	left       *atomic.Int64
+	f      func(start, end int64)
+	ranges []spinRange
+	left   atomic.Int64 // pieces not yet run
 }
+
+type spinRange struct {
+	next               atomic.Int64 // the next piece to claim
+	start, end, pieces int64
+}
+
+// spinPost hands a job to one worker: which range is its own.
+type spinPost struct {
+	job  *spinJob
+	self int
+}
+
+// piecesPerRange splits each participant's range: enough that a stalled
+// core holds back little, few enough that a piece is still a long call.
+const piecesPerRange = 8
 
 // spinFor is how long an idle worker polls before it sleeps.
 const spinFor = 300 * time.Microsecond
@@ -46,15 +68,30 @@ func (p *spinPool) start(n int) {
 func (w *spinWorker) loop() {
 	for {
 		j := w.next()
-		j.f(j.start, j.end)
-		j.left.Add(-1)
+		j.job.work(j.self)
+	}
+}
+
+// work runs pieces, its own range's first, until none is left to claim.
+func (j *spinJob) work(self int) {
+	for k := range j.ranges {
+		r := &j.ranges[(self+k)%len(j.ranges)]
+		for {
+			i := r.next.Add(1) - 1
+			if i >= r.pieces {
+				break
+			}
+			n := r.end - r.start
+			j.f(r.start+n*i/r.pieces, r.start+n*(i+1)/r.pieces)
+			j.left.Add(-1)
+		}
 	}
 }
 
 // next polls for a job, then sleeps until one is posted. A job posted
 // while the worker goes to sleep is seen: the worker announces sleeping
 // before its last look, the poster posts before it reads sleeping.
-func (w *spinWorker) next() *spinJob {
+func (w *spinWorker) next() *spinPost {
 	deadline := time.Now().Add(spinFor)
 	for i := 0; ; i++ {
 		if j := w.job.Swap(nil); j != nil {
@@ -74,8 +111,9 @@ func (w *spinWorker) next() *spinJob {
 	}
 }
 
-// run is parallel's contract on the pool: f over [0, n) in one contiguous
-// chunk per core, the caller taking the first.
+// run is parallel's contract on the pool: f over [0, n) in contiguous
+// ranges, one per core, the caller taking the first (and any pieces the
+// others have not claimed when it is done; see spinJob).
 func (p *spinPool) run(n int64, f func(start, end int64)) {
 	cores := int64(runtime.GOMAXPROCS(0))
 	if n < 2 || cores < 2 || !p.mu.TryLock() {
@@ -87,11 +125,18 @@ func (p *spinPool) run(n int64, f func(start, end int64)) {
 		p.start(int(cores) - 1 - len(p.workers))
 	}
 	workers := min(cores, n)
-	var left atomic.Int64
-	left.Store(workers - 1)
+	j := &spinJob{f: f, ranges: make([]spinRange, workers)}
+	total := int64(0)
+	for i := range workers {
+		r := &j.ranges[i]
+		r.start, r.end = n*i/workers, n*(i+1)/workers
+		r.pieces = min(r.end-r.start, piecesPerRange)
+		total += r.pieces
+	}
+	j.left.Store(total)
 	for i := int64(1); i < workers; i++ {
 		w := p.workers[i-1]
-		w.job.Store(&spinJob{f: f, start: n * i / workers, end: n * (i + 1) / workers, left: &left})
+		w.job.Store(&spinPost{job: j, self: int(i)})
 		if w.sleeping.Load() {
 			select {
 			case w.wake <- struct{}{}:
@@ -99,8 +144,8 @@ func (p *spinPool) run(n int64, f func(start, end int64)) {
 			}
 		}
 	}
-	f(0, n/workers)
-	for i := 0; left.Load() > 0; i++ {
+	j.work(0)
+	for i := 0; j.left.Load() > 0; i++ {
 		if i%64 == 63 {
 			runtime.Gosched()
 		}

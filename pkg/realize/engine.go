@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -165,7 +166,9 @@ func canonical(outs []*tensor.Node) *graph {
 	g.order = order
 	local := make(map[*tensor.Node]int, len(order))
 	memory := map[any]int{} // leaves on the same memory (aliases) share a group
-	var sb strings.Builder
+	// The key is appended by hand, not with fmt: it is built anew for
+	// every call of a model (thousands of nodes), cache hit or not.
+	sb := make([]byte, 0, 64*len(order))
 	for i, n := range order {
 		local[n] = i
 		switch {
@@ -187,29 +190,49 @@ func canonical(outs []*tensor.Node) *graph {
 			for _, k := range keys {
 				memory[k] = grp
 			}
-			fmt.Fprintf(&sb, "B%d=%d:%s%v;", len(g.leaves), grp, n.DType, n.Shape)
+			sb = append(sb, 'B')
+			sb = strconv.AppendInt(sb, int64(len(g.leaves)), 10)
+			sb = append(sb, '=')
+			sb = strconv.AppendInt(sb, int64(grp), 10)
+			sb = append(sb, ':')
+			sb = append(sb, n.DType.String()...)
+			sb = appendInts(sb, n.Shape)
+			sb = append(sb, ';')
 			g.leaves = append(g.leaves, n)
 			g.group = append(g.group, grp)
 			continue
 		case n.Op == ir.OpRand:
-			fmt.Fprintf(&sb, "R%d:%v;", len(g.rands), n.Shape)
+			sb = append(sb, 'R')
+			sb = strconv.AppendInt(sb, int64(len(g.rands)), 10)
+			sb = append(sb, ':')
+			sb = appendInts(sb, n.Shape)
+			sb = append(sb, ';')
 			g.rands = append(g.rands, n)
 			continue
 		}
-		fmt.Fprintf(&sb, "%d:%s:%v:%v", n.Op, n.DType, n.Shape, argKey(n.Arg))
+		sb = strconv.AppendInt(sb, int64(n.Op), 10)
+		sb = append(sb, ':')
+		sb = append(sb, n.DType.String()...)
+		sb = append(sb, ':')
+		sb = appendInts(sb, n.Shape)
+		sb = append(sb, ':')
+		sb = appendArg(sb, n.Arg)
 		for _, d := range n.Sym {
-			fmt.Fprintf(&sb, ":%s", d.Key())
+			sb = append(sb, ':')
+			sb = append(sb, d.Key()...)
 		}
 		for _, s := range n.Src {
-			fmt.Fprintf(&sb, ",%d", local[s])
+			sb = append(sb, ',')
+			sb = strconv.AppendInt(sb, int64(local[s]), 10)
 		}
-		sb.WriteByte(';')
+		sb = append(sb, ';')
 	}
-	sb.WriteString("|")
+	sb = append(sb, '|')
 	for _, o := range outs {
-		fmt.Fprintf(&sb, "%d,", local[o])
+		sb = strconv.AppendInt(sb, int64(local[o]), 10)
+		sb = append(sb, ',')
 	}
-	g.key = sb.String()
+	g.key = string(sb)
 	vals, err := tensor.Variables(order)
 	g.err = err
 	g.vars = map[tensor.Variable]int{}
@@ -219,18 +242,48 @@ func canonical(outs []*tensor.Node) *graph {
 	return g
 }
 
-// argKey is a node's argument in the schedule key: a variable's value is
-// not part of it (the kernels read it at launch).
-func argKey(a any) string {
+// appendArg appends a node's argument to the schedule key: a variable's
+// value is not part of it (the kernels read it at launch).
+func appendArg(b []byte, a any) []byte {
 	switch a := a.(type) {
+	case nil:
+		return append(b, "<nil>"...)
+	case []int:
+		return appendInts(b, a)
+	case [][2]int:
+		return appendPairs(b, a)
 	case float64:
-		return fmt.Sprintf("%x", a)
+		return fmt.Appendf(b, "%x", a)
 	case tensor.SInt:
-		return a.Key()
+		return append(b, a.Key()...)
 	case tensor.SymShrink:
-		return a.Key()
+		return append(b, a.Key()...)
 	}
-	return fmt.Sprint(a)
+	return fmt.Append(b, a)
+}
+
+// appendInts appends v as fmt's %v writes it ("[1 2 3]").
+func appendInts(b []byte, v []int) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return append(b, ']')
+}
+
+// appendPairs appends v as fmt's %v writes it ("[[0 1] [2 3]]").
+func appendPairs(b []byte, v [][2]int) []byte {
+	b = append(b, '[')
+	for i, p := range v {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendInts(b, p[:])
+	}
+	return append(b, ']')
 }
 
 // Realize computes the nodes that are not realized yet.

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -136,7 +137,7 @@ func (s SInt) String() string {
 // Key is s without its bound value: what a schedule is cached by.
 func (s SInt) Key() string {
 	if !s.IsSym() {
-		return fmt.Sprint(s.C)
+		return strconv.Itoa(s.C)
 	}
 	return fmt.Sprintf("%s%+d", s.Var, s.C)
 }
@@ -144,7 +145,7 @@ func (s SInt) Key() string {
 // bound is s with its value, for intern keys (nodes of two bindings differ).
 func (s SInt) bound() string {
 	if !s.IsSym() {
-		return fmt.Sprint(s.C)
+		return strconv.Itoa(s.C)
 	}
 	return fmt.Sprintf("%s=%d%+d", s.Var, s.Val, s.C)
 }
