@@ -222,7 +222,7 @@ func splitLanes(o Opt, prev, size int64, lanes *int64) (int64, error) {
 // searchable says whether a kernel has decisions worth making: a reduce
 // long enough for register blocking to pay.
 func searchable(k *Kernel) bool {
-	if len(k.Global) == 0 || k.HasSym() {
+	if len(k.Global) == 0 {
 		return false
 	}
 	reduceSize := int64(0)
@@ -238,8 +238,9 @@ func searchable(k *Kernel) bool {
 	return reduceSize >= 16
 }
 
-// Searchable is searchable for the BEAM package.
-func Searchable(k *Kernel) bool { return searchable(k) }
+// Searchable says whether BEAM searches a kernel: searchable, and with
+// constant trip counts (timing a symbolic one would time one value of it).
+func Searchable(k *Kernel) bool { return !k.HasSym() && searchable(k) }
 
 // Actions lists the single decisions that extend opts on kernel k (the
 // kernel before any opts) for the default vector width; see Target.Actions.
@@ -249,7 +250,7 @@ func Actions(k *Kernel, opts []Opt) []Opt { return Target{}.Actions(k, opts) }
 // kernel before any opts): BEAM's neighbourhood of a candidate, within 8
 // vector accumulators of the target's width.
 func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
-	if !searchable(k) {
+	if !Searchable(k) {
 		return nil
 	}
 	if t.GPU != nil {
@@ -329,8 +330,44 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 // (AVX2, W=8: 4x16 lanes in 8 ymm registers; AVX-512, W=16: 4x32 in 8 zmm).
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if k.HasSym() {
-		return nil // symbolic trip counts: no lane split divides them
+		return t.symOpts(k)
 	}
+	return t.heuristicOpts(k)
+}
+
+// symOpts blocks the loops of constant size in a kernel that has loops of
+// symbolic size (a decode step's attention over start_pos+1 cached
+// positions: its 64 head lanes or its 64-long dot): no lane split divides
+// a symbolic trip count, so opts on those loops are dropped, and if what
+// is left does not apply, the kernel keeps its plain loops.
+func (t Target) symOpts(k *Kernel) []Opt {
+	if t.GPU != nil {
+		return nil
+	}
+	raxes := k.ReduceAxes()
+	var opts []Opt
+	for _, o := range t.heuristicOpts(k) {
+		switch o.Kind {
+		case OptUnroll, OptKBlock:
+			if raxes[o.Axis].Sym != nil {
+				continue
+			}
+		case OptGroup:
+			continue
+		default:
+			if k.Global[o.Axis].Sym != nil {
+				continue
+			}
+		}
+		opts = append(opts, o)
+	}
+	if _, err := t.ApplyOpts(k, opts); err != nil {
+		return nil
+	}
+	return opts
+}
+
+func (t Target) heuristicOpts(k *Kernel) []Opt {
 	if t.GPU != nil {
 		return t.GPU.heuristic(k)
 	}

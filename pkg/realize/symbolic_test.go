@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -238,4 +239,106 @@ func TestSymbolicErrors(t *testing.T) {
 	if _, err := tensor.Variables(tensor.Toposort([]*tensor.Node{both.Node()})); err == nil || !strings.Contains(err.Error(), "bound to 3 and to 4") {
 		t.Errorf("two values of one variable: %v", err)
 	}
+}
+
+// TestSymbolicAttentionHeads is a decode step's multi-head attention over
+// start_pos+1 cached positions, checked against float64 at every position
+// on every engine. Its kernels have symbolic loops; the heuristic still
+// blocks their constant ones (the value product's head lanes, the scores'
+// dot), never a symbolic one.
+func TestSymbolicAttentionHeads(t *testing.T) {
+	const ctxLen, heads, hd = 20, 4, 32
+	for _, e := range symEngines(t) {
+		t.Run(e.Dev.Name(), func(t *testing.T) {
+			ctx := tensor.NewContext(e)
+			r := rand.New(rand.NewPCG(3, 4))
+			cache, err := ctx.FromFloats(ir.Float32, []int{ctxLen, heads, hd}, make([]float64, ctxLen*heads*hd))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache = cache.Contiguous().Realize()
+			keys := make([]float64, ctxLen*heads*hd)
+			v, err := tensor.NewVariable("start_pos", 0, ctxLen-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := func(n tensor.SInt) [][2]tensor.SInt {
+				return [][2]tensor.SInt{{tensor.Int(0), n}, {tensor.Int(0), tensor.Int(heads)}, {tensor.Int(0), tensor.Int(hd)}}
+			}
+			blocked := false
+			for pos := 0; pos < ctxLen; pos++ {
+				k := randVals(r, heads*hd)
+				q := randVals(r, heads*hd)
+				copy(keys[pos*heads*hd:], k)
+				sp, err := v.Bind(pos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kt, _ := ctx.FromFloats(ir.Float32, []int{1, heads, hd}, k)
+				qt, _ := ctx.FromFloats(ir.Float32, []int{1, heads, hd}, q)
+				slot := all(sp.Add(1))
+				slot[0][0] = sp
+				if err := cache.ShrinkDims(slot).Assign(kt).Err(); err != nil {
+					t.Fatal(err)
+				}
+				past := cache.ShrinkDims(all(sp.Add(1))).Permute(1, 0, 2) // (heads, T, hd)
+				scores := past.Mul(qt.Permute(1, 0, 2)).Sum(false, 2)     // (heads, T)
+				out := scores.Softmax(-1).Unsqueeze(2).Mul(past).Sum(false, 1)
+				if err := out.Err(); err != nil {
+					t.Fatal(err)
+				}
+				if pos == ctxLen-1 {
+					blocked = symKernelsBlocked(t, out)
+				}
+				got, err := out.Floats()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []float64
+				for h := range heads {
+					hk := make([]float64, (pos+1)*hd)
+					for p := 0; p <= pos; p++ {
+						copy(hk[p*hd:], keys[(p*heads+h)*hd:(p*heads+h+1)*hd])
+					}
+					want = append(want, attendRef(hk, q[h*hd:(h+1)*hd], pos+1, hd)...)
+				}
+				closeTo(t, "attention", got, want, 1e-5)
+			}
+			if !blocked {
+				t.Error("the heuristic blocked no constant loop of the symbolic attention kernels")
+			}
+		})
+	}
+}
+
+// symKernelsBlocked schedules x's kernels and checks the heuristic's opts
+// for those with symbolic loops: none on a symbolic axis, and true when
+// some kernel got any.
+func symKernelsBlocked(t *testing.T, x *tensor.Tensor) bool {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := false
+	for _, it := range s.Items {
+		k := it.Kernel
+		if k == nil || !k.HasSym() {
+			continue
+		}
+		opts := ir.CPUTarget.HeuristicOpts(k)
+		for _, o := range opts {
+			sym := false
+			if o.Kind == ir.OptUnroll || o.Kind == ir.OptKBlock {
+				sym = k.ReduceAxes()[o.Axis].Sym != nil
+			} else if o.Axis < len(k.Global) {
+				sym = k.Global[o.Axis].Sym != nil
+			}
+			if sym {
+				t.Errorf("%s: opt %s on a symbolic loop", k.Name, o)
+			}
+		}
+		blocked = blocked || len(opts) > 0
+	}
+	return blocked
 }
