@@ -196,7 +196,7 @@ func canonical(outs []*tensor.Node) *graph {
 			sb = strconv.AppendInt(sb, int64(grp), 10)
 			sb = append(sb, ':')
 			sb = append(sb, n.DType.String()...)
-			sb = appendInts(sb, n.Shape)
+			sb = tensor.AppendInts(sb, n.Shape)
 			sb = append(sb, ';')
 			g.leaves = append(g.leaves, n)
 			g.group = append(g.group, grp)
@@ -205,7 +205,7 @@ func canonical(outs []*tensor.Node) *graph {
 			sb = append(sb, 'R')
 			sb = strconv.AppendInt(sb, int64(len(g.rands)), 10)
 			sb = append(sb, ':')
-			sb = appendInts(sb, n.Shape)
+			sb = tensor.AppendInts(sb, n.Shape)
 			sb = append(sb, ';')
 			g.rands = append(g.rands, n)
 			continue
@@ -214,7 +214,7 @@ func canonical(outs []*tensor.Node) *graph {
 		sb = append(sb, ':')
 		sb = append(sb, n.DType.String()...)
 		sb = append(sb, ':')
-		sb = appendInts(sb, n.Shape)
+		sb = tensor.AppendInts(sb, n.Shape)
 		sb = append(sb, ':')
 		sb = appendArg(sb, n.Arg)
 		for _, d := range n.Sym {
@@ -249,9 +249,9 @@ func appendArg(b []byte, a any) []byte {
 	case nil:
 		return append(b, "<nil>"...)
 	case []int:
-		return appendInts(b, a)
+		return tensor.AppendInts(b, a)
 	case [][2]int:
-		return appendPairs(b, a)
+		return tensor.AppendPairs(b, a)
 	case float64:
 		return fmt.Appendf(b, "%x", a)
 	case tensor.SInt:
@@ -260,30 +260,6 @@ func appendArg(b []byte, a any) []byte {
 		return append(b, a.Key()...)
 	}
 	return fmt.Append(b, a)
-}
-
-// appendInts appends v as fmt's %v writes it ("[1 2 3]").
-func appendInts(b []byte, v []int) []byte {
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		b = strconv.AppendInt(b, int64(x), 10)
-	}
-	return append(b, ']')
-}
-
-// appendPairs appends v as fmt's %v writes it ("[[0 1] [2 3]]").
-func appendPairs(b []byte, v [][2]int) []byte {
-	b = append(b, '[')
-	for i, p := range v {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		b = appendInts(b, p[:])
-	}
-	return append(b, ']')
 }
 
 // Realize computes the nodes that are not realized yet.

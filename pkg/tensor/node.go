@@ -106,7 +106,7 @@ func internKey(op ir.Op, dt ir.DType, shape []int, sym []SInt, arg any, src []*N
 	b = append(b, '|')
 	b = strconv.AppendInt(b, int64(dt), 10)
 	b = append(b, '|')
-	b = appendInts(b, shape)
+	b = AppendInts(b, shape)
 	b = append(b, '|')
 	for _, s := range sym {
 		b = append(b, s.bound()...)
@@ -116,9 +116,9 @@ func internKey(op ir.Op, dt ir.DType, shape []int, sym []SInt, arg any, src []*N
 	case nil:
 		b = append(b, "<nil>"...)
 	case []int:
-		b = appendInts(b, a)
+		b = AppendInts(b, a)
 	case [][2]int: // shrink and pad bounds
-		b = appendPairs(b, a)
+		b = AppendPairs(b, a)
 	case *Buffer:
 		b = append(b, "buf"...)
 		b = strconv.AppendUint(b, a.ID, 10)
@@ -138,8 +138,9 @@ func internKey(op ir.Op, dt ir.DType, shape []int, sym []SInt, arg any, src []*N
 	return string(b)
 }
 
-// appendInts appends v as fmt's %v writes it ("[1 2 3]").
-func appendInts(b []byte, v []int) []byte {
+// AppendInts appends v as fmt's %v writes it ("[1 2 3]"), for keys built
+// by hand (the intern key here, the engine's schedule key).
+func AppendInts(b []byte, v []int) []byte {
 	b = append(b, '[')
 	for i, x := range v {
 		if i > 0 {
@@ -150,14 +151,14 @@ func appendInts(b []byte, v []int) []byte {
 	return append(b, ']')
 }
 
-// appendPairs appends v as fmt's %v writes it ("[[0 1] [2 3]]").
-func appendPairs(b []byte, v [][2]int) []byte {
+// AppendPairs appends v as fmt's %v writes it ("[[0 1] [2 3]]").
+func AppendPairs(b []byte, v [][2]int) []byte {
 	b = append(b, '[')
 	for i, p := range v {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = appendInts(b, p[:])
+		b = AppendInts(b, p[:])
 	}
 	return append(b, ']')
 }
