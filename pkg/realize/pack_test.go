@@ -127,3 +127,51 @@ func TestDemoRandMatmul(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredTransposedOperand: q @ k.T over a stack of heads (attention's
+// scores) stores k.T first when q has many rows (one copy kernel, then the
+// product), and not for one row; the values equal a float64 reference
+// either way.
+func TestStoredTransposedOperand(t *testing.T) {
+	e, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	const heads, n, k = 3, 24, 16
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, m := range []int{1, 32} {
+		vq, vk := make([]float64, heads*m*k), make([]float64, heads*n*k)
+		for i := range vq {
+			vq[i] = r.Float64() - 0.5
+		}
+		for i := range vk {
+			vk[i] = r.Float64() - 0.5
+		}
+		ctx := tensor.NewContext(e)
+		q, _ := ctx.FromFloats(ir.Float32, []int{heads, m, k}, vq)
+		kk, _ := ctx.FromFloats(ir.Float32, []int{heads, n, k}, vk)
+		c := q.Dot(kk.Transpose(1, 2))
+		s, err := fuse.Create([]*tensor.Node{c.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[int]int{1: 1, 32: 2}[m]; len(s.Items) != want {
+			t.Errorf("%d rows: %d kernels, want %d", m, len(s.Items), want)
+		}
+		got, err := c.Floats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, heads*m*n)
+		for h := range heads {
+			for i := range m {
+				for j := range n {
+					for x := range k {
+						want[(h*m+i)*n+j] += vq[(h*m+i)*k+x] * vk[(h*n+j)*k+x]
+					}
+				}
+			}
+		}
+		closeTo(t, "scores", got, want, 1e-5)
+	}
+}
