@@ -47,7 +47,7 @@ func TestOneHotSumIsGather(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeTo(t, e.Dev.Name(), got, want, 0)
+		near(t, e.Dev.Name(), got, want, 0)
 	}
 }
 
@@ -100,11 +100,11 @@ func TestOneHotSumOfComputedTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeTo(t, e.Dev.Name(), got, want, 1e-5)
+		near(t, e.Dev.Name(), got, want, 1e-5)
 		if e.Dev.Name() == "GO" {
 			ref = got
 		} else if ref != nil {
-			closeTo(t, e.Dev.Name()+" vs GO", got, ref, 1e-6)
+			near(t, e.Dev.Name()+" vs GO", got, ref, 1e-6)
 		}
 	}
 }

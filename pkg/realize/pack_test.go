@@ -172,6 +172,6 @@ func TestStoredTransposedOperand(t *testing.T) {
 				}
 			}
 		}
-		closeTo(t, "scores", got, want, 1e-5)
+		near(t, "scores", got, want, 1e-5)
 	}
 }

@@ -58,18 +58,6 @@ func attendRef(keys, q []float64, n, dim int) []float64 {
 	return out
 }
 
-func closeTo(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > tol*(1+math.Abs(want[i])) {
-			t.Fatalf("%s: element %d is %v, want %v", what, i, got[i], want[i])
-		}
-	}
-}
-
 // TestSymbolicAttention: a decode-style step whose attended length is a
 // variable (start_pos+1) writes its key into a cache slot at start_pos
 // (an assign into a symbolic view) and attends over the positions so
@@ -118,7 +106,7 @@ func TestSymbolicAttention(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				closeTo(t, "attention", got, attendRef(keys, q, pos+1, dim), 1e-5)
+				near(t, "attention", got, attendRef(keys, q, pos+1, dim), 1e-5)
 				if pos == 2 {
 					scheduled, compiled = e.Stats.Scheduled, e.Stats.Compiled
 				}
@@ -130,7 +118,7 @@ func TestSymbolicAttention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			closeTo(t, "cache", all, keys, 1e-7)
+			near(t, "cache", all, keys, 1e-7)
 		})
 	}
 }
@@ -155,7 +143,7 @@ func TestSymbolicValue(t *testing.T) {
 				for i := pos * 4; i < pos*4+8; i++ {
 					want = append(want, float64(i*(pos+3)))
 				}
-				closeTo(t, "row", got, want, 0)
+				near(t, "row", got, want, 0)
 			}
 		})
 	}
@@ -302,7 +290,7 @@ func TestSymbolicAttentionHeads(t *testing.T) {
 					}
 					want = append(want, attendRef(hk, q[h*hd:(h+1)*hd], pos+1, hd)...)
 				}
-				closeTo(t, "attention", got, want, 1e-5)
+				near(t, "attention", got, want, 1e-5)
 			}
 			if !blocked {
 				t.Error("the heuristic blocked no constant loop of the symbolic attention kernels")
