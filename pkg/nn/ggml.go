@@ -32,15 +32,11 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 	if !t.Supported() {
 		return nil, quant.ErrUnsupported(t)
 	}
-	n := 1
-	for _, d := range shape {
-		n *= d
+	bb := t.BlockBytes()
+	nb, err := wholeBlocks(t, shape)
+	if err != nil {
+		return nil, err
 	}
-	bs, bb := t.BlockSize(), t.BlockBytes()
-	if len(shape) == 0 || shape[len(shape)-1]%bs != 0 {
-		return nil, fmt.Errorf("dequant: %s rows of shape %s are not a whole number of blocks of %d", t, tensor.FormatShape(shape), bs)
-	}
-	nb := n / bs
 	if raw.Numel() != nb*bb {
 		return nil, fmt.Errorf("dequant: %s %s needs %d bytes, the blocks have %d", t, tensor.FormatShape(shape), nb*bb, raw.Numel())
 	}
@@ -82,15 +78,10 @@ func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tenso
 	if !quant.HasPacked(t) {
 		return nil, fmt.Errorf("dequant: %s has no packed layout", t)
 	}
-	n := 1
-	for _, d := range shape {
-		n *= d
+	nb, err := wholeBlocks(t, shape)
+	if err != nil {
+		return nil, err
 	}
-	bs := t.BlockSize()
-	if len(shape) == 0 || shape[len(shape)-1]%bs != 0 {
-		return nil, fmt.Errorf("dequant: %s rows of shape %s are not a whole number of blocks of %d", t, tensor.FormatShape(shape), bs)
-	}
-	nb := n / bs
 	if raw.Numel() != quant.PackedBytes(t, nb) {
 		return nil, fmt.Errorf("dequant: packed %s %s needs %d bytes, the tensor has %d", t, tensor.FormatShape(shape), quant.PackedBytes(t, nb), raw.Numel())
 	}
@@ -104,9 +95,28 @@ func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tenso
 	halves := raw.Bitcast(ir.Float16).Shrink([][2]int{{nb * 72, nb * 74}}).Reshape(nb, 2).Cast(ir.Float32)
 	dd := halves.Shrink([][2]int{{0, nb}, {0, 1}}).Reshape(nb, 1, 1, 1)
 	dmin := halves.Shrink([][2]int{{0, nb}, {1, 2}}).Reshape(nb, 1, 1, 1)
-	f32 := func(x *tensor.Tensor) *tensor.Tensor { return x.Cast(ir.Float32) }
-	w := dd.Mul(f32(sc)).Mul(f32(q)).Sub(dmin.Mul(f32(m))).Reshape(shape...)
+	w := q4kWeight(dd, dmin, sc, m, q).Reshape(shape...)
 	return w, w.Err()
+}
+
+// wholeBlocks is the number of t's blocks in a weight of the given shape,
+// whose rows must be a whole number of blocks.
+func wholeBlocks(t quant.Type, shape []int) (int, error) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	bs := t.BlockSize()
+	if len(shape) == 0 || shape[len(shape)-1]%bs != 0 {
+		return 0, fmt.Errorf("dequant: %s rows of shape %s are not a whole number of blocks of %d", t, tensor.FormatShape(shape), bs)
+	}
+	return n / bs, nil
+}
+
+// q4kWeight is Q4_K's d*sc*q - dmin*m, for either layout's fields.
+func q4kWeight(dd, dmin, sc, m, q *tensor.Tensor) *tensor.Tensor {
+	f32 := func(x *tensor.Tensor) *tensor.Tensor { return x.Cast(ir.Float32) }
+	return dd.Mul(f32(sc)).Mul(f32(q)).Sub(dmin.Mul(f32(m)))
 }
 
 type dequantizer struct {
@@ -194,7 +204,7 @@ func (d dequantizer) q4k() *tensor.Tensor {
 	q := nibbles(d.bytes(16, 144).Reshape(d.nb, 4, 32), 2) // (blocks, 4, 2, 32)
 	dd := d.half(0).Reshape(d.nb, 1, 1, 1)
 	dmin := d.half(2).Reshape(d.nb, 1, 1, 1)
-	return dd.Mul(d.f32(sc)).Mul(d.f32(q)).Sub(dmin.Mul(d.f32(m)))
+	return q4kWeight(dd, dmin, sc, m, q)
 }
 
 // Q6_K: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8
