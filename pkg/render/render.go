@@ -284,9 +284,20 @@ func (r *renderer) reduce(e *ir.Expr) {
 		r.line("%s %s = %s;", typ, accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
 	}
 	axes := leader.Arg.(*ir.ReduceArg).Axes
-	for _, a := range axes {
+	var skip []*ir.Expr
+	if r.k.Skip != nil && r.lang.gpu == nil {
+		skip = r.k.Skip.Conds[axes[0]]
+	}
+	for i, a := range axes {
 		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
+		// Iterations that only add zeros (ir.Skip: a padded border), as
+		// soon as the loops a condition reads are open.
+		for _, c := range skip {
+			if ir.LastAxis(c, axes) == i {
+				r.line("if (!(%s)) continue;", r.expr(c))
+			}
+		}
 	}
 	r.block(r.prog.Inner[leader])
 	var mark int
