@@ -321,7 +321,7 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			return v.declare(r, t, "vval", fmt.Sprintf("(%s){%s}", vtype(t), strings.Join(lanes, ",")))
 		}
 		ld := fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), buf, idx)
-		if len(e0.Src) > 1 { // one guard for all lanes (the simd pass checks)
+		if len(e0.Src) > 1 && !r.guardHeld(e0.Src[1]) { // one guard for all lanes (the simd pass checks)
 			ld = fmt.Sprintf("(%s)?%s:(%s){0}", r.expr(e0.Src[1]), ld, vtype(t))
 		}
 		return v.declare(r, t, "vval", ld)

@@ -117,6 +117,9 @@ type renderer struct {
 	// the read-back value needed (not rendered).
 	keep *ir.Keep
 	dead map[*ir.Expr]bool
+	// held are the conditions the open loops have tested (skip plans'
+	// `if (!c) continue;`): a load guarded by them alone reads plainly.
+	held map[*ir.Expr]bool
 	// wide: index arithmetic is 64-bit; idx spells its type.
 	wide bool
 	idx  string
@@ -298,6 +301,13 @@ func (r *renderer) reduce(e *ir.Expr) {
 				r.line("if (!(%s)) continue;", r.expr(c))
 			}
 		}
+	}
+	for _, c := range skip {
+		if r.held == nil {
+			r.held = map[*ir.Expr]bool{}
+		}
+		r.held[c] = true
+		defer delete(r.held, c)
 	}
 	r.block(r.prog.Inner[leader])
 	var mark int
@@ -525,7 +535,7 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if e.DType == ir.BFloat16 { // buffers hold the bits
 			ld = r.fromBits(ir.BFloat16, ld)
 		}
-		if len(s) > 1 {
+		if len(s) > 1 && !r.guardHeld(s[1]) {
 			return fmt.Sprintf("(%s?%s:%s)", r.expr(s[1]), ld, r.constant(e.DType, 0))
 		}
 		return ld
@@ -838,4 +848,13 @@ func (r *renderer) storeExpr(s *ir.Expr) string {
 		return r.toBits(ir.BFloat16, r.expr(v.Src[0]))
 	}
 	return r.toBits(ir.BFloat16, r.expr(v))
+}
+
+// guardHeld says whether every conjunct of a load's guard is a condition
+// the open loops have already tested.
+func (r *renderer) guardHeld(g *ir.Expr) bool {
+	if g.Op == ir.OpAnd && g.DType == ir.Bool {
+		return r.guardHeld(g.Src[0]) && r.guardHeld(g.Src[1])
+	}
+	return r.held[g]
 }
