@@ -295,11 +295,19 @@ func (r *renderer) reduce(e *ir.Expr) {
 		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
 		// Iterations that only add zeros (ir.Skip: a padded border), as
-		// soon as the loops a condition reads are open.
+		// soon as the loops a condition reads are open, in one test: the
+		// C harness of the MNIST cnn's conv2 and conv4 input gradients
+		// (one thread, CPU time) ran 0.92-0.95x and 0.82x of the unskipped
+		// kernels with one test, 1.2-1.4x and 0.75-0.87x with a test per
+		// condition (gcc unrolls the loop under them differently).
+		var at []string
 		for _, c := range skip {
 			if ir.LastAxis(c, axes) == i {
-				r.line("if (!(%s)) continue;", r.expr(c))
+				at = append(at, "("+r.expr(c)+")")
 			}
+		}
+		if len(at) > 0 {
+			r.line("if (!(%s)) continue;", strings.Join(at, " & "))
 		}
 	}
 	for _, c := range skip {
