@@ -108,7 +108,7 @@ type cpuDevice struct {
 	cleaned    map[string]bool // cache folders cleaned of stale builds
 
 	compileCounter
-	workers spinPool // the threads of parallel launches
+	launch *launcher // runs parallel launches on the device's worker threads
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
@@ -185,6 +185,13 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 			todo = append(todo, i)
 		}
 	}
+	if d.launch == nil {
+		l, err := d.loadLauncher()
+		if err != nil {
+			return nil, err
+		}
+		d.launch = l
+	}
 	// Split the work into one translation unit per core: the compiler is
 	// single-threaded, and BEAM hands over dozens of candidates at once.
 	units := splitUnits(todo, srcs, runtime.GOMAXPROCS(0))
@@ -213,7 +220,7 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, libs[u].path, err)
 			}
 			flops, _ := ks[i].Cost()
-			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14, pool: &d.workers}
+			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14, launch: d.launch}
 		}
 	}
 	for i, k := range ks {
@@ -482,8 +489,8 @@ type cpuProgram struct {
 	outer *ir.Axis
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
-	small bool
-	pool  *spinPool // the device's workers
+	small  bool
+	launch *launcher // the device's worker threads
 }
 
 func (p *cpuProgram) Name() string { return p.name }
@@ -510,11 +517,10 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
 	start := time.Now()
 	n := p.outer.Trip(vars)
-	call := func(lo, hi int64) { purego.SyscallN(p.fn, pb, pv, uintptr(lo), uintptr(hi)) }
 	if p.small {
-		call(0, n)
+		purego.SyscallN(p.fn, pb, pv, 0, uintptr(n))
 	} else {
-		p.pool.run(n, call)
+		p.launch.run(p.fn, pb, pv, n)
 	}
 	runtime.KeepAlive(ptrs)
 	runtime.KeepAlive(vars)
