@@ -69,6 +69,7 @@ static int64_t tg_now(void) {
  * left to claim. */
 static void tg_work(uint32_t gen, int self) {
   int nr = __atomic_load_n(&tg.nranges, __ATOMIC_ACQUIRE);
+  if (self >= nr) return; /* a launch on fewer cores (GOMAXPROCS lowered) */
   for (int k = 0; k < nr; k++) {
     struct tg_range *r = &tg.ranges[(self + k) % nr];
     for (;;) {
