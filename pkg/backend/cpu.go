@@ -340,17 +340,26 @@ func vecWidthFor(model string) int {
 // A bad entry is rebuilt with a warning; a cache folder that cannot be
 // written makes tgc compile into a private temporary folder instead.
 func (d *cpuDevice) build(src string) (*library, error) {
-	dir, key := filepath.Join(d.cacheRoot(), "kernels"), d.cacheKey(src)
+	return d.buildIn("kernels", src, true)
+}
+
+// buildIn is build into the cache's folder sub; counted says whether the
+// build counts in the device's compile statistics (kernels do; the
+// launcher, which lives in its own folder, does not).
+func (d *cpuDevice) buildIn(sub, src string, counted bool) (*library, error) {
+	dir, key := filepath.Join(d.cacheRoot(), sub), d.cacheKey(src)
 	path, bad := kcache.Lookup(dir, key)
 	if path != "" {
 		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
-			d.hit()
+			if counted {
+				d.hit()
+			}
 			return &library{path: path, handle: handle}, nil
 		}
 		bad = fmt.Errorf("%s does not load: %v", path, err)
 	}
-	path, b, stored, err := d.compile(src, dir, key)
+	path, b, stored, err := d.compile(src, dir, key, counted)
 	switch {
 	case err != nil && bad != nil:
 		d.warnf("", "kernel cache: %v", bad)
@@ -379,7 +388,7 @@ func (d *cpuDevice) build(src string) (*library, error) {
 // is loaded. stored says why the object could not be kept in the cache
 // (nil when it was, or when the folder is not writable: that is warned
 // about once here).
-func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build, stored, err error) {
+func (d *cpuDevice) compile(src, dir, key string, counted bool) (path string, b *kcache.Build, stored, err error) {
 	start := time.Now()
 	d.cleanStale(dir)
 	b, reason := kcache.NewBuild(dir)
@@ -404,7 +413,9 @@ func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build,
 		return "", nil, nil, &BuildError{Compiler: d.cc.path, Log: stderr.String(), Source: src, Err: err}
 	}
 	path, stored = b.Commit(filepath.Base(sofile), key)
-	d.built(start)
+	if counted {
+		d.built(start)
+	}
 	return path, b, stored, nil
 }
 

@@ -12,7 +12,8 @@ import (
 // launchSource is the CPU device's launcher (see its comment): worker
 // threads in C that run the pieces of a parallel launch, so that a launch
 // is one call from Go and the Go scheduler never sees the kernels' threads.
-// It is compiled like a kernel, through the cache, once per device.
+// It is compiled like a kernel, through the cache (its own folder,
+// $TGC_CACHE/runtime, not counted as a kernel), once per device.
 //
 //go:embed csrc/launch.c
 var launchSource string
@@ -35,7 +36,7 @@ type launcher struct {
 }
 
 func (d *cpuDevice) loadLauncher() (*launcher, error) {
-	lib, err := d.build(launchSource)
+	lib, err := d.buildIn("runtime", launchSource, false)
 	if err != nil {
 		return nil, fmt.Errorf("CPU: building the launcher: %w", err)
 	}
