@@ -396,7 +396,9 @@ func (d *cpuDevice) compile(src, dir, key string, counted bool) (path string, b 
 		return "", nil, nil, fmt.Errorf("CPU: %w", reason)
 	}
 	if reason != nil {
-		d.warnf("readonly "+dir, "kernel cache %s is not writable (%v): kernels are compiled into a temporary folder and not kept", dir, reason)
+		// once per cache, not per folder: the launcher's folder and the
+		// kernels' fail together
+		d.warnf("readonly "+d.cacheRoot(), "kernel cache %s is not writable (%v): kernels are compiled into a temporary folder and not kept", dir, reason)
 	}
 	cfile := filepath.Join(b.Dir, "kernels.c")
 	sofile := filepath.Join(b.Dir, "kernels"+kcache.Ext)
