@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -134,7 +135,19 @@ int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cor
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* The workers start with the process's signals blocked (they inherit
+     * the mask): signals meant for the process (a child's exit, SIGINT,
+     * the Go runtime's) go to Go's threads. A kernel's own fault
+     * (SIGSEGV, SIGBUS, SIGFPE, SIGILL) still reaches Go's handler. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     int err = pthread_create(&t, &attr, tg_worker, (void *)(uintptr_t)((uint64_t)(tg.workers + 1) << 32 | tg.gen));
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (err != 0) {
       pthread_mutex_unlock(&tg.mu);
