@@ -12,10 +12,17 @@ import (
 // kernel that reads and writes the rows contiguously; any other consumer
 // reads the value as (N, C, *out) through a view of the stored rows.
 type rowsForm struct {
-	t      *tensor.Tensor // (N, R, C), not yet stored
+	t      *tensor.Tensor // (N, R, C), or (1, N·P, C) for a batch's rows made as one product; not yet stored
+	n      int            // the batch N
 	p      int            // output positions (the first p of the R rows)
 	out    []int          // the spatial output shape
 	stored *tensor.Tensor // t stored, once a consumer asked for (N, C, *out)
+}
+
+// with is the same rows form for the rows t computed from these rows
+// (an elementwise function of them).
+func (r *rowsForm) with(t *tensor.Tensor) *rowsForm {
+	return &rowsForm{t: t, n: r.n, p: r.p, out: r.out}
 }
 
 // rowsT is the rows to continue on: stored once they are, so a value used
@@ -35,6 +42,10 @@ func (r *rowsForm) nchw() *tensor.Tensor {
 		r.stored = r.t.Contiguous()
 	}
 	y := r.stored
+	if s[0] != r.n { // one product over the batch's rows
+		y = y.Reshape(r.n, r.p, s[2])
+		s = y.Shape()
+	}
 	if s[1] != r.p {
 		y = y.Shrink([][2]int{{0, s[0]}, {0, r.p}, {0, s[2]}})
 	}
