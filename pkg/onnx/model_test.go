@@ -525,6 +525,94 @@ func TestConvChainOnCPU(t *testing.T) {
 	}
 }
 
+// TestConvEpilogueOnCPU: BatchNormalization (folded on the host), Relu and
+// a residual Add run as the epilogue of the convolutions' products, at a
+// batch whose rows are one product (8 images of 7x7) and at one whose
+// rows are padded to a block (1 image), and a product read by two nodes
+// is computed once: the products are as many kernels as the convolutions,
+// and the results are the GO interpreter's (no matrix products there).
+func TestConvEpilogueOnCPU(t *testing.T) {
+	cpu, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	vals := func(n int, f func(i int) float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = f(i)
+		}
+		return v
+	}
+	stats := func(p string, c int) []*onnxpb.TensorProto {
+		return []*onnxpb.TensorProto{
+			floatInit(p+"s", []int{c}, vals(c, func(i int) float32 { return 0.5 + float32(i%5)/4 })...),
+			floatInit(p+"b", []int{c}, vals(c, func(i int) float32 { return float32(i%3) - 1 })...),
+			floatInit(p+"m", []int{c}, vals(c, func(i int) float32 { return float32(i%7)/7 - 0.3 })...),
+			floatInit(p+"v", []int{c}, vals(c, func(i int) float32 { return 0.25 + float32(i%4) })...),
+		}
+	}
+	w := func(name string, shape ...int) *onnxpb.TensorProto {
+		return floatInit(name, shape, vals(shape[0]*shape[1]*shape[2]*shape[3], func(i int) float32 { return float32((i*7)%13)/13 - 0.5 })...)
+	}
+	for _, batch := range []int{8, 1} {
+		g := graphSpec{
+			nodes: []*onnxpb.NodeProto{
+				nodeOf("Conv", []string{"x", "w1"}, []string{"a"}, intsAttr("pads", 1, 1, 1, 1)),
+				nodeOf("BatchNormalization", []string{"a", "1s", "1b", "1m", "1v"}, []string{"an"}),
+				nodeOf("Relu", []string{"an"}, []string{"ar"}),
+				nodeOf("Conv", []string{"ar", "w2"}, []string{"c"}),
+				nodeOf("BatchNormalization", []string{"c", "2s", "2b", "2m", "2v"}, []string{"cn"}),
+				nodeOf("Add", []string{"cn", "ar"}, []string{"sum"}),
+				nodeOf("Relu", []string{"sum"}, []string{"y1"}),
+				nodeOf("Relu", []string{"c"}, []string{"y2"}), // c read twice
+			},
+			inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, batch, 16, 7, 7)},
+			outputs: []*onnxpb.ValueInfoProto{tensorInfo("y1", Float), tensorInfo("y2", Float)},
+			inits:   append(append([]*onnxpb.TensorProto{w("w1", 32, 16, 3, 3), w("w2", 32, 32, 1, 1)}, stats("1", 32)...), stats("2", 32)...),
+		}
+		m := g.parse(t)
+		x := floatArray([]int{batch, 16, 7, 7}, func() []float64 {
+			v := make([]float64, batch*16*49)
+			for i := range v {
+				v[i] = float64((i*5)%11)/11 - 0.5
+			}
+			return v
+		}()...)
+		outs, err := m.Run(cpu, map[string]Input{"x": {Array: x}}, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sched, err := fuse.Create([]*tensor.Node{outs[0].Node(), outs[1].Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		products := 0
+		for _, it := range sched.Items {
+			if strings.HasPrefix(it.Kernel.Name, "r_") {
+				products++
+			}
+		}
+		if products != 2 {
+			t.Errorf("batch %d: %d reduce kernels for 2 convolutions:\n%s", batch, products, sched.Dump())
+		}
+		got, err := RealizeOutputs(outs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := run(t, m, map[string]*Array{"x": x})
+		for o := range want {
+			if !slices.Equal(got[o].Shape, want[o].Shape) {
+				t.Fatalf("batch %d, output %d: shape %v, want %v", batch, o, got[o].Shape, want[o].Shape)
+			}
+			for i := range want[o].Numel() {
+				if d := got[o].Float(i) - want[o].Float(i); math.Abs(d) > 1e-4*(1+math.Abs(want[o].Float(i))) {
+					t.Fatalf("batch %d, output %d: element %d is %g, want %g", batch, o, i, got[o].Float(i), want[o].Float(i))
+				}
+			}
+		}
+	}
+}
+
 // A cast or an integer division folded on the host (its inputs are
 // initializers) gives the bytes the device computes for the same node on
 // graph inputs: float→int casts truncate and saturate (NaN gives 0),
