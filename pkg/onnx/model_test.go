@@ -528,9 +528,10 @@ func TestConvChainOnCPU(t *testing.T) {
 // TestConvEpilogueOnCPU: BatchNormalization (folded on the host), Relu and
 // a residual Add run as the epilogue of the convolutions' products, at a
 // batch whose rows are one product (8 images of 7x7) and at one whose
-// rows are padded to a block (1 image), and a product read by two nodes
-// is computed once: the products are as many kernels as the convolutions,
-// and the results are the GO interpreter's (no matrix products there).
+// rows are padded to a block (1 image), a product read by two nodes is
+// computed once, and a max pool (asymmetric pads) runs on the rows: the
+// reduces are as many kernels as the convolutions and the pool, and the
+// results are the GO interpreter's (no matrix products there).
 func TestConvEpilogueOnCPU(t *testing.T) {
 	cpu, _, err := realize.NewContext("CPU", realize.Options{})
 	if err != nil {
@@ -565,10 +566,13 @@ func TestConvEpilogueOnCPU(t *testing.T) {
 				nodeOf("Add", []string{"cn", "ar"}, []string{"sum"}),
 				nodeOf("Relu", []string{"sum"}, []string{"y1"}),
 				nodeOf("Relu", []string{"c"}, []string{"y2"}), // c read twice
+				// a max pool on the rows, channels last, and a convolution of its rows
+				nodeOf("MaxPool", []string{"ar"}, []string{"mp"}, intsAttr("kernel_shape", 3, 3), intsAttr("strides", 2, 2), intsAttr("pads", 1, 0, 0, 1)),
+				nodeOf("Conv", []string{"mp", "w3"}, []string{"y3"}),
 			},
 			inputs:  []*onnxpb.ValueInfoProto{tensorInfo("x", Float, batch, 16, 7, 7)},
-			outputs: []*onnxpb.ValueInfoProto{tensorInfo("y1", Float), tensorInfo("y2", Float)},
-			inits:   append(append([]*onnxpb.TensorProto{w("w1", 32, 16, 3, 3), w("w2", 32, 32, 1, 1)}, stats("1", 32)...), stats("2", 32)...),
+			outputs: []*onnxpb.ValueInfoProto{tensorInfo("y1", Float), tensorInfo("y2", Float), tensorInfo("y3", Float)},
+			inits:   append(append([]*onnxpb.TensorProto{w("w1", 32, 16, 3, 3), w("w2", 32, 32, 1, 1), w("w3", 16, 32, 1, 1)}, stats("1", 32)...), stats("2", 32)...),
 		}
 		m := g.parse(t)
 		x := floatArray([]int{batch, 16, 7, 7}, func() []float64 {
@@ -582,7 +586,7 @@ func TestConvEpilogueOnCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sched, err := fuse.Create([]*tensor.Node{outs[0].Node(), outs[1].Node()}, fuse.Options{})
+		sched, err := fuse.Create([]*tensor.Node{outs[0].Node(), outs[1].Node(), outs[2].Node()}, fuse.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,8 +596,8 @@ func TestConvEpilogueOnCPU(t *testing.T) {
 				products++
 			}
 		}
-		if products != 2 {
-			t.Errorf("batch %d: %d reduce kernels for 2 convolutions:\n%s", batch, products, sched.Dump())
+		if products != 4 {
+			t.Errorf("batch %d: %d reduce kernels for 3 convolutions and a pool:\n%s", batch, products, sched.Dump())
 		}
 		got, err := RealizeOutputs(outs)
 		if err != nil {

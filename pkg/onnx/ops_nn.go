@@ -372,8 +372,12 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 	if !ok {
 		return nil
 	}
+	single := len(n.proto.GetOutput()) < 2 || n.proto.GetOutput()[1] == ""
+	if rf := n.rowsIn(0); rf != nil && single && x.Ndim() == 4 && !o.CeilMode && len(o.Padding) == 4 && x.DType().IsFloat() {
+		return []*tensor.Tensor{n.withRows(maxPoolRows(x, o))}
+	}
 	y := pool1d(x, func(x *tensor.Tensor) *tensor.Tensor { return x.MaxPool2d(o) })
-	if len(n.proto.GetOutput()) < 2 || n.proto.GetOutput()[1] == "" {
+	if single {
 		return []*tensor.Tensor{y}
 	}
 	// The index of each element (row-major within its image plane, or
@@ -417,6 +421,23 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 	isMax := win.Eq(y.Reshape(append(y.Shape(), ones(k)...)...))
 	neg := isMax.Where(iwin.Neg(), n.ctx.Const(math.MinInt32, ir.Int32)).Max(false, axes...).Neg()
 	return []*tensor.Tensor{y, n.index64(neg.Add(base))}
+}
+
+// maxPoolRows pools a convolution's stored rows (x is their (N, C, H, W)
+// view) channels last: the padded copy, when the scheduler makes one, and
+// the pool read and write the channels contiguously, and the result is
+// rows again, which the next convolution reads as they are (ResNet's stem
+// pool: an NCHW padded copy of its input was a transposition at a stride
+// of C floats).
+func maxPoolRows(x *tensor.Tensor, o tensor.PoolOpts) *rowsForm {
+	s := x.Shape()
+	// o.Padding is tgc's flat order: the last dimension's (begin, end) first
+	last := x.Permute(0, 2, 3, 1).Pad([][2]int{{0, 0}, {o.Padding[2], o.Padding[3]}, {o.Padding[0], o.Padding[1]}, {0, 0}}, math.Inf(-1))
+	o.Padding = nil
+	win, _ := last.Permute(0, 3, 1, 2).PoolWindows(o, math.Inf(-1)) // (N, C, Ho, Wo, kh, kw)
+	y := win.Permute(0, 2, 3, 1, 4, 5).Max(false, 4, 5)             // (N, Ho, Wo, C)
+	ys := y.Shape()
+	return &rowsForm{t: y.Reshape(s[0], ys[1]*ys[2], s[1]), n: s[0], p: ys[1] * ys[2], out: ys[1:3]}
 }
 
 func avgPoolOp(n *node) *tensor.Tensor {
