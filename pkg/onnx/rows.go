@@ -8,9 +8,11 @@ import (
 // output as rows: (N, R, C), output position by position with the channels
 // contiguous (R is the positions rounded up to a block of 8). The
 // elementwise operators that usually follow (BatchNormalization, Relu, the
-// residual Add) continue on the rows, so the scheduler fuses them into one
-// kernel that reads and writes the rows contiguously; any other consumer
-// reads the value as (N, C, *out) through a view of the stored rows.
+// residual Add) continue on the rows, so the scheduler makes them the
+// product's epilogue (applied to its accumulator vectors before the
+// store); a MaxPool pools them channels last into rows again; any other
+// consumer reads the value as (N, C, *out) through a view of the stored
+// rows.
 type rowsForm struct {
 	t      *tensor.Tensor // (N, R, C), or (1, N·P, C) for a batch's rows made as one product; not yet stored
 	n      int            // the batch N
