@@ -634,3 +634,56 @@ func TestMatvecReadsRowAtATime(t *testing.T) {
 		}
 	}
 }
+
+// TestMatvecSumsActivationsOnce: in a matrix-vector product with a block
+// offset (Q4_K's d*sc*q - dmin*m), the sums of x over a block, which
+// every row's offset term needs and no row changes, are computed once
+// per launch before the row loop (hoist_reduces), not again in every
+// row: every reduce of the optimized kernel that reads no global axis is
+// one Linearize evaluates before the global loops.
+func TestMatvecSumsActivationsOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	graphs := map[string]*tensor.Tensor{
+		"block-affine matvec": floats(r, 1, 256).Dot(blockScaled(r, 24, 256, true).T()),
+		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
+	}
+	for name, x := range graphs {
+		ks := map[string]*ir.Kernel{}
+		add(t, ks, name, x, fuse.Options{})
+		for kn, k := range ks {
+			for _, tg := range heuristicTargets {
+				opts := tg.HeuristicOpts(k)
+				nk, err := tg.Apply(k, opts)
+				if err != nil {
+					t.Fatalf("%s (%s): %v", name, kn, err)
+				}
+				p := ir.Linearize(nk)
+				before := map[*ir.Expr]bool{}
+				for _, e := range p.Hoisted[0].Nodes {
+					before[e] = true
+				}
+				hoisted := 0
+				ir.Walk(nk.Stores, func(e *ir.Expr) {
+					if e.Op != ir.OpReduce || readsGlobal(e) {
+						return
+					}
+					if !before[e] {
+						t.Errorf("%s (%s), width %d, %s: a sum that no row changes is computed in the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+					}
+					hoisted++
+				})
+				if hoisted == 0 {
+					t.Errorf("%s (%s), width %d, %s: no sum of x is computed before the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+				}
+			}
+		}
+	}
+}
+
+func readsGlobal(e *ir.Expr) bool {
+	found := false
+	ir.Walk([]*ir.Expr{e}, func(x *ir.Expr) {
+		found = found || x.Op == ir.OpVar && x.Arg.(*ir.Axis).Kind == ir.AxisGlobal
+	})
+	return found
+}
