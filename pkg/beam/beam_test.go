@@ -640,12 +640,14 @@ func TestMatvecReadsRowAtATime(t *testing.T) {
 // every row's offset term needs and no row changes, are computed once
 // per launch before the row loop (hoist_reduces), not again in every
 // row: every reduce of the optimized kernel that reads no global axis is
-// one Linearize evaluates before the global loops.
+// one Linearize evaluates before the global loops, and two products of
+// the same x (the FFN's gate and up) share them.
 func TestMatvecSumsActivationsOnce(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
+	x := floats(r, 1, 128)
 	graphs := map[string]*tensor.Tensor{
 		"block-affine matvec": floats(r, 1, 256).Dot(blockScaled(r, 24, 256, true).T()),
-		"gated block matvecs": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T()).Silu().Mul(floats(r, 1, 128).Dot(blockScaled(r, 16, 128, true).T())),
+		"gated block matvecs": x.Dot(blockScaled(r, 16, 128, true).T()).Silu().Mul(x.Dot(blockScaled(r, 16, 128, true).T())),
 	}
 	for name, x := range graphs {
 		ks := map[string]*ir.Kernel{}
@@ -663,6 +665,7 @@ func TestMatvecSumsActivationsOnce(t *testing.T) {
 					before[e] = true
 				}
 				hoisted := 0
+				bodies := map[string]bool{} // a sum's body, its loop variable named the same
 				ir.Walk(nk.Stores, func(e *ir.Expr) {
 					if e.Op != ir.OpReduce || readsGlobal(e) {
 						return
@@ -670,6 +673,12 @@ func TestMatvecSumsActivationsOnce(t *testing.T) {
 					if !before[e] {
 						t.Errorf("%s (%s), width %d, %s: a sum that no row changes is computed in the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
 					}
+					loop := e.Arg.(*ir.ReduceArg).Axes[0].Name()
+					body := strings.ReplaceAll(e.Src[0].String(), loop, "i")
+					if bodies[body] {
+						t.Errorf("%s (%s), width %d, %s: the sum %s is computed twice", name, kn, tg.VecWidth, ir.FormatOpts(opts), body)
+					}
+					bodies[body] = true
 					hoisted++
 				})
 				if hoisted == 0 {

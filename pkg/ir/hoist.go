@@ -28,7 +28,7 @@ package ir
 // order changes, as factor_reduces' does. C targets only: a grid device
 // would compute the hoisted sums in every thread.
 func HoistInvariantReduces(k *Kernel) *Kernel {
-	h := &hoister{k: k, uses: map[*Expr]int{}, globalDep: map[*Expr]bool{}, fresh: map[hoistKey]*ReduceArg{}}
+	h := &hoister{k: k, uses: map[*Expr]int{}, globalDep: map[*Expr]bool{}, fresh: map[*Expr]*ReduceArg{}}
 	for _, a := range k.ReduceAxes() {
 		h.next = max(h.next, a.ID+1)
 	}
@@ -72,16 +72,10 @@ type hoister struct {
 	uses      map[*Expr]int
 	globalDep map[*Expr]bool
 	next      int // the next reduce axis ID
-	// fresh: the loop of each hoisted sum, by inner axis and value of o,
-	// shared by the lanes of a group (one loop nest) and by products
-	// that read the same activations (the FFN's gate and up).
-	fresh   map[hoistKey]*ReduceArg
+	// fresh: the loop of each hoisted sum (see loop).
+	fresh   map[*Expr]*ReduceArg // by the first lane's sum over a placeholder axis (canon)
+	canon   map[int64]*Axis
 	hoisted int
-}
-
-type hoistKey struct {
-	inner *Axis
-	at    int64
 }
 
 // hoistTerm is coef*inner, inner a row-independent reduce nested in outer.
@@ -254,9 +248,10 @@ func (h *hoister) tree(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr
 	for _, g := range groups {
 		for at := range values(g.axes) {
 			sub := h.substituter(g.axes, at)
+			arg := h.loop(g.inner[0], sub)
 			var s []*Expr
 			for _, in := range g.inner {
-				s = append(s, h.hoist(in, at, sub))
+				s = append(s, h.hoist(in, arg, sub))
 			}
 			t := h.balanced(s)
 			if g.coef != nil {
@@ -336,23 +331,43 @@ func (h *hoister) substituter(axes []*Axis, at int64) func(*Expr) *Expr {
 	}
 }
 
-// hoist is inner at the value at of the outer axes: a reduce of its own
-// loop, shared with the other hoisted sums over the same inner axis.
-func (h *hoister) hoist(inner *Expr, at int64, sub func(*Expr) *Expr) *Expr {
-	axis := inner.Arg.(*ReduceArg).Axes[0]
-	key := hoistKey{inner: axis, at: at}
+// loop is the loop of the hoisted sums of a group's lanes at the value
+// at: shared by the groups whose first lane is the same sum (products
+// of the same activations: the FFN's gate and up), so that the sums are
+// computed once (the lanes' reduces are then the very same nodes).
+func (h *hoister) loop(first *Expr, sub func(*Expr) *Expr) *ReduceArg {
+	axis := first.Arg.(*ReduceArg).Axes[0]
+	if h.canon == nil {
+		h.canon = map[int64]*Axis{}
+	}
+	c, ok := h.canon[axis.Size]
+	if !ok {
+		c = &Axis{ID: -1, Size: axis.Size, Kind: AxisReduce}
+		h.canon[axis.Size] = c
+	}
+	key := h.b.Rebuild(first.Src[0], h.renaming(axis, h.b.Var(c), sub), map[*Expr]*Expr{})
 	arg, ok := h.fresh[key]
 	if !ok {
 		arg = &ReduceArg{Op: OpSum, Axes: []*Axis{{ID: h.next, Size: axis.Size, Kind: AxisReduce}}}
 		h.next++
 		h.fresh[key] = arg
 	}
-	v := h.b.Var(arg.Axes[0])
-	body := h.b.Rebuild(inner.Src[0], func(e *Expr) *Expr {
+	return arg
+}
+
+// hoist is inner at a value of the outer axes (sub), a reduce over arg.
+func (h *hoister) hoist(inner *Expr, arg *ReduceArg, sub func(*Expr) *Expr) *Expr {
+	axis := inner.Arg.(*ReduceArg).Axes[0]
+	body := h.b.Rebuild(inner.Src[0], h.renaming(axis, h.b.Var(arg.Axes[0]), sub), map[*Expr]*Expr{})
+	return h.b.Reduce(arg, body)
+}
+
+// renaming replaces axis by v and the outer axes as sub does.
+func (h *hoister) renaming(axis *Axis, v *Expr, sub func(*Expr) *Expr) func(*Expr) *Expr {
+	return func(e *Expr) *Expr {
 		if e.Op == OpVar && e.Arg.(*Axis) == axis {
 			return v
 		}
 		return sub(e)
-	}, map[*Expr]*Expr{})
-	return h.b.Reduce(arg, body)
+	}
 }
