@@ -175,3 +175,100 @@ func TestStoredTransposedOperand(t *testing.T) {
 		near(t, "scores", got, want, 1e-5)
 	}
 }
+
+// TestRowsTimesTransposedWeight: x @ w.T with w a (N, K) weight larger than
+// x's rows is computed as (w @ x.T).T, so the panels packed on the CPU are
+// x's, never the weight's: no kernel writes K*N elements, and the product
+// is stored as (N, rows). A single row stays one matrix-vector kernel. The
+// values and the gradients of both operands equal float64 references.
+func TestRowsTimesTransposedWeight(t *testing.T) {
+	e, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	const n, k = 512, 256
+	r := rand.New(rand.NewPCG(9, 10))
+	vw := make([]float64, n*k)
+	for i := range vw {
+		vw[i] = r.Float64() - 0.5
+	}
+	for _, rows := range []int{1, 7, 128} {
+		vx := make([]float64, rows*k)
+		for i := range vx {
+			vx[i] = r.Float64() - 0.5
+		}
+		ctx := tensor.NewContext(e)
+		x, _ := ctx.FromFloats(ir.Float32, []int{1, rows, k}, vx)
+		w, _ := ctx.FromFloats(ir.Float32, []int{n, k}, vw)
+		y := x.Dot(w.Transpose(0, 1))
+		if got := y.Shape(); len(got) != 3 || got[1] != rows || got[2] != n {
+			t.Fatalf("%d rows: shape %v", rows, got)
+		}
+		s, err := fuse.Create([]*tensor.Node{y.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		transposed := false
+		for _, it := range s.Items {
+			sh := it.Out.Shape
+			if numelOf(sh) == n*k {
+				t.Errorf("%d rows: a kernel writes %v, a copy of the weight", rows, sh)
+			}
+			transposed = transposed || (len(sh) == 2 && sh[0] == n && sh[1] == rows)
+		}
+		if rows > 1 && !transposed {
+			t.Errorf("%d rows: no kernel stores the (%d, %d) product", rows, n, rows)
+		}
+		if rows == 1 && len(s.Items) != 1 {
+			t.Errorf("one row: %d kernels, want 1", len(s.Items))
+		}
+		got, err := y.Floats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, rows*n)
+		for i := range rows {
+			for j := range n {
+				for c := range k {
+					want[i*n+j] += vx[i*k+c] * vw[j*k+c]
+				}
+			}
+		}
+		near(t, "x @ w.T", got, want, 1e-4)
+
+		// L = sum(y * g): dL/dx = g @ w, dL/dw = g.T @ x
+		vg := make([]float64, rows*n)
+		for i := range vg {
+			vg[i] = r.Float64() - 0.5
+		}
+		gt, _ := ctx.FromFloats(ir.Float32, []int{1, rows, n}, vg)
+		grads, err := autograd.Gradient(y.Mul(gt).Sum(false), []*tensor.Tensor{x, w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantX, wantW := make([]float64, rows*k), make([]float64, n*k)
+		for i := range rows {
+			for j := range n {
+				for c := range k {
+					wantX[i*k+c] += vg[i*n+j] * vw[j*k+c]
+					wantW[j*k+c] += vg[i*n+j] * vx[i*k+c]
+				}
+			}
+		}
+		for i, want := range [][]float64{wantX, wantW} {
+			got, err := grads[i].Floats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, []string{"dL/dx", "dL/dw"}[i], got, want, 1e-4)
+		}
+	}
+}
+
+func numelOf(shape []int) int {
+	p := 1
+	for _, d := range shape {
+		p *= d
+	}
+	return p
+}

@@ -2,7 +2,10 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"image"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,10 +73,81 @@ func TestPlotPNG(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not a PNG: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 400 {
-		t.Errorf("image is only %v", b)
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() != 2*panelHeight {
+		t.Fatalf("image is %v, want two panels of %d pixels", b, panelHeight)
+	}
+	// Where each panel's line is drawn, in its own colour: the loss falls
+	// from the top of its plot area to the bottom, the accuracy rises.
+	for i, want := range []struct{ left, right string }{{"top", "bottom"}, {"bottom", "top"}} {
+		c := seriesColor(i)
+		area := image.Rect(marginLeft, i*panelHeight+marginTop, plotWidth-marginRight, (i+1)*panelHeight-marginBot)
+		ys := func(x int) (lo, hi int) {
+			lo, hi = -1, -1
+			for y := area.Min.Y; y <= area.Max.Y; y++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if uint8(r>>8) == c.R && uint8(g>>8) == c.G && uint8(b>>8) == c.B {
+					if lo < 0 {
+						lo = y
+					}
+					hi = y
+				}
+			}
+			return lo, hi
+		}
+		where := func(x int) string {
+			lo, hi := ys(x)
+			switch {
+			case lo < 0:
+				return "absent"
+			case hi < area.Min.Y+area.Dy()/4:
+				return "top"
+			case lo > area.Max.Y-area.Dy()/4:
+				return "bottom"
+			}
+			return fmt.Sprintf("rows %d-%d", lo, hi)
+		}
+		// the columns of the first and last steps: loss 0..29 on an axis
+		// from 0 to 30, accuracy 9..29 on one from 5 to 30
+		left, right := where(area.Min.X+2), where(area.Max.X-area.Dx()/30-2)
+		if i == 1 {
+			left, right = where(area.Min.X+area.Dx()*4/25+2), where(area.Max.X-area.Dx()/25-2)
+		}
+		if left != want.left || right != want.right {
+			t.Errorf("panel %d: line at the left %s, at the right %s; want %s and %s", i, left, right, want.left, want.right)
+		}
 	}
 	if err := PlotPNG(path, "empty", nil); err == nil {
 		t.Error("plotting nothing should be an error")
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi      float64
+		first, last float64
+		minN, maxN  int
+	}{
+		{0, 29, 0, 30, 3, 10},
+		{0.0645, 2, 0, 2, 3, 10},
+		{0.59, 0.79, 0.55, 0.8, 3, 10},
+		{3, 3, 2.6, 3.4, 3, 10}, // a constant series is padded
+		{-5, 5, -6, 6, 3, 10},
+	} {
+		ts, first, last := ticks(tc.lo, tc.hi)
+		if first > tc.lo || last < tc.hi || len(ts) < tc.minN || len(ts) > tc.maxN || math.Abs(ts[0]-first) > 1e-9 {
+			t.Errorf("ticks(%v, %v) = %v over [%v, %v]", tc.lo, tc.hi, ts, first, last)
+		}
+	}
+}
+
+func TestGlyphs(t *testing.T) {
+	if len(glyphBits) != len(glyphChars)*glyphH*(glyphW+1) {
+		t.Fatalf("%d bytes of glyph rows for %d characters", len(glyphBits), len(glyphChars))
+	}
+	if glyph('A') != glyph('a') || glyph('0') == glyph('o') || glyph('e') == glyph('c') {
+		t.Error("glyphs not distinct or upper case not folded")
+	}
+	if g := glyph('€'); g[1] != 0b11111 || g[3] != 0b10001 {
+		t.Errorf("a character without a glyph should be a box: %05b", g)
 	}
 }

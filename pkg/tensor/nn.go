@@ -111,6 +111,9 @@ func (t *Tensor) Dot(w *Tensor) *Tensor {
 		}
 	}
 	if dw == 2 && dx >= 2 {
+		if y := rowsTimesTransposed(t, w); y != nil {
+			return y
+		}
 		w = packPanels(w, numel(xs[:dx-1]))
 	}
 	if dw > 2 && dx >= 2 {
@@ -121,6 +124,30 @@ func (t *Tensor) Dot(w *Tensor) *Tensor {
 	wr := w.Reshape(append(append(slices.Clone(ws[:axisW]), mid...), ws[axisW:]...)...).Transpose(-1, -1-min(dw-1, 1))
 	out := ir.Promote(t.DType(), w.DType())
 	return x.Mul(wr).Sum(false, -1).Cast(out)
+}
+
+// rowsTimesTransposed computes x @ w.T, where w.T is a transposed view of a
+// (N, K) matrix larger than x's rows (a layer's weight against a prompt's
+// rows: x @ weight.T as tinygrad's Linear writes it), as (w @ x.T).T: the
+// product whose right operand is the small x.T, so the panels packPanels
+// copies are the rows' K*rows, never the weight's K*N (every call), and
+// the kernel is the square matmul's register tile instead of one dot
+// product per output ending in a horizontal sum. The product is stored in
+// its (N, rows) order and viewed back. nil when the rule does not apply.
+func rowsTimesTransposed(x, w *Tensor) *Tensor {
+	n := w.node
+	if n.Op != ir.OpPermute || n.HasSym() || x.node.HasSym() || !slices.Equal(n.Arg.([]int), []int{1, 0}) {
+		return nil
+	}
+	xs := x.node.Shape
+	k, cols := n.Shape[0], n.Shape[1]
+	rows := numel(xs[:len(xs)-1])
+	if rows <= 1 || rows >= cols {
+		return nil
+	}
+	weight := w.Permute(1, 0) // (N, K)
+	yt := weight.Dot(x.Reshape(rows, k).Permute(1, 0)).Contiguous()
+	return yt.Permute(1, 0).Reshape(append(slices.Clone(xs[:len(xs)-1]), cols)...)
 }
 
 // storeTransposed stores a stack of right operands that is a transposed
