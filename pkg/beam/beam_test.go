@@ -13,6 +13,8 @@ import (
 	"tgc/pkg/backend"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/nn"
+	"tgc/pkg/quant"
 	"tgc/pkg/tensor"
 )
 
@@ -648,6 +650,7 @@ func TestMatvecSumsActivationsOnce(t *testing.T) {
 	graphs := map[string]*tensor.Tensor{
 		"block-affine matvec": floats(r, 1, 256).Dot(blockScaled(r, 24, 256, true).T()),
 		"gated block matvecs": x.Dot(blockScaled(r, 16, 128, true).T()).Silu().Mul(x.Dot(blockScaled(r, 16, 128, true).T())),
+		"Q4_K matvec":         floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
 	}
 	for name, x := range graphs {
 		ks := map[string]*ir.Kernel{}
@@ -695,4 +698,31 @@ func readsGlobal(e *ir.Expr) bool {
 		found = found || x.Op == ir.OpVar && x.Arg.(*ir.Axis).Kind == ir.AxisGlobal
 	})
 	return found
+}
+
+// packedQ4K is a rows x cols Q4_K weight as the loader holds it: random
+// values quantized, packed (quant.Pack) and dequantized by the lazy
+// expression (nn.DequantPacked).
+func packedQ4K(t *testing.T, r *rand.Rand, rows, cols int) *tensor.Tensor {
+	t.Helper()
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64())
+	}
+	q, err := quant.Quantize(quant.Q4_K, f)
+	if err == nil {
+		q, err = quant.Pack(quant.Q4_K, q)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tc.FromBytes(ir.Uint8, []int{len(q)}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := nn.DequantPacked(raw, quant.Q4_K, []int{rows, cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
