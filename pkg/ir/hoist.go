@@ -72,10 +72,11 @@ type hoister struct {
 	uses      map[*Expr]int
 	globalDep map[*Expr]bool
 	next      int // the next reduce axis ID
-	// fresh: the loop of each hoisted sum (see loop).
-	fresh   map[*Expr]*ReduceArg // by the first lane's sum over a placeholder axis (canon)
+	// fresh is the loop of each hoisted sum, by its first lane's body
+	// over a placeholder loop variable (canon, one per trip count).
+	fresh   map[*Expr]*ReduceArg
 	canon   map[int64]*Axis
-	hoisted int
+	hoisted int // hoisted sums (groups times values of o)
 }
 
 // hoistTerm is coef*inner, inner a row-independent reduce nested in outer.
