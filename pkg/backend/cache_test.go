@@ -50,7 +50,7 @@ func (d *cpuDevice) cachePath(src string) string {
 func store(t *testing.T, d *cpuDevice, src string) string {
 	t.Helper()
 	dir := filepath.Join(CacheDir(), "kernels")
-	path, b, stored, err := d.compile(src, dir, d.cacheKey(src))
+	path, b, stored, err := d.compile(src, dir, d.cacheKey(src), true)
 	if err != nil || stored != nil {
 		t.Fatal(err, stored)
 	}

@@ -108,7 +108,7 @@ type cpuDevice struct {
 	cleaned    map[string]bool // cache folders cleaned of stale builds
 
 	compileCounter
-	workers spinPool // the threads of parallel launches
+	launch *launcher // runs parallel launches on the device's worker threads
 }
 
 func (d *cpuDevice) Name() string { return "CPU" }
@@ -185,6 +185,13 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 			todo = append(todo, i)
 		}
 	}
+	if d.launch == nil {
+		l, err := d.loadLauncher()
+		if err != nil {
+			return nil, err
+		}
+		d.launch = l
+	}
 	// Split the work into one translation unit per core: the compiler is
 	// single-threaded, and BEAM hands over dozens of candidates at once.
 	units := splitUnits(todo, srcs, runtime.GOMAXPROCS(0))
@@ -213,7 +220,7 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, libs[u].path, err)
 			}
 			flops, _ := ks[i].Cost()
-			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14, pool: &d.workers}
+			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14, launch: d.launch}
 		}
 	}
 	for i, k := range ks {
@@ -333,17 +340,26 @@ func vecWidthFor(model string) int {
 // A bad entry is rebuilt with a warning; a cache folder that cannot be
 // written makes tgc compile into a private temporary folder instead.
 func (d *cpuDevice) build(src string) (*library, error) {
-	dir, key := filepath.Join(d.cacheRoot(), "kernels"), d.cacheKey(src)
+	return d.buildIn("kernels", src, true)
+}
+
+// buildIn is build into the cache's folder sub; counted says whether the
+// build counts in the device's compile statistics (kernels do; the
+// launcher, which lives in its own folder, does not).
+func (d *cpuDevice) buildIn(sub, src string, counted bool) (*library, error) {
+	dir, key := filepath.Join(d.cacheRoot(), sub), d.cacheKey(src)
 	path, bad := kcache.Lookup(dir, key)
 	if path != "" {
 		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
-			d.hit()
+			if counted {
+				d.hit()
+			}
 			return &library{path: path, handle: handle}, nil
 		}
 		bad = fmt.Errorf("%s does not load: %v", path, err)
 	}
-	path, b, stored, err := d.compile(src, dir, key)
+	path, b, stored, err := d.compile(src, dir, key, counted)
 	switch {
 	case err != nil && bad != nil:
 		d.warnf("", "kernel cache: %v", bad)
@@ -372,7 +388,7 @@ func (d *cpuDevice) build(src string) (*library, error) {
 // is loaded. stored says why the object could not be kept in the cache
 // (nil when it was, or when the folder is not writable: that is warned
 // about once here).
-func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build, stored, err error) {
+func (d *cpuDevice) compile(src, dir, key string, counted bool) (path string, b *kcache.Build, stored, err error) {
 	start := time.Now()
 	d.cleanStale(dir)
 	b, reason := kcache.NewBuild(dir)
@@ -380,7 +396,9 @@ func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build,
 		return "", nil, nil, fmt.Errorf("CPU: %w", reason)
 	}
 	if reason != nil {
-		d.warnf("readonly "+dir, "kernel cache %s is not writable (%v): kernels are compiled into a temporary folder and not kept", dir, reason)
+		// once per cache, not per folder: the launcher's folder and the
+		// kernels' fail together
+		d.warnf("readonly "+d.cacheRoot(), "kernel cache %s is not writable (%v): kernels are compiled into a temporary folder and not kept", dir, reason)
 	}
 	cfile := filepath.Join(b.Dir, "kernels.c")
 	sofile := filepath.Join(b.Dir, "kernels"+kcache.Ext)
@@ -397,7 +415,9 @@ func (d *cpuDevice) compile(src, dir, key string) (path string, b *kcache.Build,
 		return "", nil, nil, &BuildError{Compiler: d.cc.path, Log: stderr.String(), Source: src, Err: err}
 	}
 	path, stored = b.Commit(filepath.Base(sofile), key)
-	d.built(start)
+	if counted {
+		d.built(start)
+	}
 	return path, b, stored, nil
 }
 
@@ -482,8 +502,8 @@ type cpuProgram struct {
 	outer *ir.Axis
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
-	small bool
-	pool  *spinPool // the device's workers
+	small  bool
+	launch *launcher // the device's worker threads
 }
 
 func (p *cpuProgram) Name() string { return p.name }
@@ -510,11 +530,10 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
 	start := time.Now()
 	n := p.outer.Trip(vars)
-	call := func(lo, hi int64) { purego.SyscallN(p.fn, pb, pv, uintptr(lo), uintptr(hi)) }
 	if p.small {
-		call(0, n)
+		purego.SyscallN(p.fn, pb, pv, 0, uintptr(n))
 	} else {
-		p.pool.run(n, call)
+		p.launch.run(p.fn, pb, pv, n)
 	}
 	runtime.KeepAlive(ptrs)
 	runtime.KeepAlive(vars)

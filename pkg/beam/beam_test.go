@@ -13,6 +13,8 @@ import (
 	"tgc/pkg/backend"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/nn"
+	"tgc/pkg/quant"
 	"tgc/pkg/tensor"
 )
 
@@ -644,4 +646,94 @@ func TestMatvecReadsRowAtATime(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMatvecSumsActivationsOnce: in a matrix-vector product with a block
+// offset (Q4_K's d*sc*q - dmin*m), the sums of x over a block, which
+// every row's offset term needs and no row changes, are computed once
+// per launch before the row loop (hoist_reduces), not again in every
+// row: every reduce of the optimized kernel that reads no global axis is
+// one Linearize evaluates before the global loops, and two products of
+// the same x (the FFN's gate and up) share them.
+func TestMatvecSumsActivationsOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := floats(r, 1, 128)
+	graphs := map[string]*tensor.Tensor{
+		"block-affine matvec": floats(r, 1, 256).Dot(blockScaled(r, 24, 256, true).T()),
+		"gated block matvecs": x.Dot(blockScaled(r, 16, 128, true).T()).Silu().Mul(x.Dot(blockScaled(r, 16, 128, true).T())),
+		"Q4_K matvec":         floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
+	}
+	for name, x := range graphs {
+		ks := map[string]*ir.Kernel{}
+		add(t, ks, name, x, fuse.Options{})
+		for kn, k := range ks {
+			for _, tg := range heuristicTargets {
+				opts := tg.HeuristicOpts(k)
+				nk, err := tg.Apply(k, opts)
+				if err != nil {
+					t.Fatalf("%s (%s): %v", name, kn, err)
+				}
+				p := ir.Linearize(nk)
+				before := map[*ir.Expr]bool{}
+				for _, e := range p.Hoisted[0].Nodes {
+					before[e] = true
+				}
+				hoisted := 0
+				bodies := map[string]bool{} // a sum's body, its loop variable named the same
+				ir.Walk(nk.Stores, func(e *ir.Expr) {
+					if e.Op != ir.OpReduce || readsGlobal(e) {
+						return
+					}
+					if !before[e] {
+						t.Errorf("%s (%s), width %d, %s: a sum that no row changes is computed in the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+					}
+					loop := e.Arg.(*ir.ReduceArg).Axes[0].Name()
+					body := strings.ReplaceAll(e.Src[0].String(), loop, "i")
+					if bodies[body] {
+						t.Errorf("%s (%s), width %d, %s: the sum %s is computed twice", name, kn, tg.VecWidth, ir.FormatOpts(opts), body)
+					}
+					bodies[body] = true
+					hoisted++
+				})
+				if hoisted == 0 {
+					t.Errorf("%s (%s), width %d, %s: no sum of x is computed before the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+				}
+			}
+		}
+	}
+}
+
+func readsGlobal(e *ir.Expr) bool {
+	found := false
+	ir.Walk([]*ir.Expr{e}, func(x *ir.Expr) {
+		found = found || x.Op == ir.OpVar && x.Arg.(*ir.Axis).Kind == ir.AxisGlobal
+	})
+	return found
+}
+
+// packedQ4K is a rows x cols Q4_K weight as the loader holds it: random
+// values quantized, packed (quant.Pack) and dequantized by the lazy
+// expression (nn.DequantPacked).
+func packedQ4K(t *testing.T, r *rand.Rand, rows, cols int) *tensor.Tensor {
+	t.Helper()
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64())
+	}
+	q, err := quant.Quantize(quant.Q4_K, f)
+	if err == nil {
+		q, err = quant.Pack(quant.Q4_K, q)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tc.FromBytes(ir.Uint8, []int{len(q)}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := nn.DequantPacked(raw, quant.Q4_K, []int{rows, cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

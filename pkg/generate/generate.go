@@ -10,6 +10,7 @@
 package generate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -144,13 +145,27 @@ func logitsOf(v starlark.Value) ([]float32, error) {
 	if !ok {
 		return nil, fmt.Errorf("the model returned a %s, not the logits", v.Type())
 	}
-	f, err := t.Tensor().Floats()
+	x := t.Tensor()
+	if x.DType() == ir.Float32 {
+		// the bytes as read, decoded in place: every token reads a vocabulary's
+		// worth of logits, and Floats' float64 copy was most of a step's garbage
+		data, err := x.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float32, len(data)/4)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		return out, nil
+	}
+	f, err := x.Floats()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float32, len(f))
-	for i, x := range f {
-		out[i] = float32(x)
+	for i, v := range f {
+		out[i] = float32(v)
 	}
 	return out, nil
 }

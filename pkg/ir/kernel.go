@@ -473,6 +473,7 @@ var Passes = []Pass{
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
 	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
+	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},

@@ -538,14 +538,33 @@ func scalarMath(k *Kernel) bool {
 // repeats the body, and GCC's -O3 time grows faster than the code (a
 // BatchNorm-and-pool gradient reduce of ~60 ops per lane took 10 s to
 // compile with 64 lanes). About 1500 body ops in all keeps a kernel under
-// ~0.3 s; small bodies (a matmul's one FMA) are not limited.
+// ~0.3 s; small bodies (a matmul's one FMA) are not limited. An epilogue
+// (the ops after the reduces: a convolution's BatchNorm, ReLU and residual
+// add) of ops the simd pass writes on vectors (loads and the op table's
+// vector ops) counts a quarter per lane: it becomes one vector statement
+// per 4 to 16 lanes, run once per output block, not a loop body GCC
+// unrolls; an epilogue op without a vector form (a square root) counts
+// whole, as the scalar code it becomes.
 func laneBudget(k *Kernel) int64 {
-	ops := int64(0)
+	inReduce := map[*Expr]bool{}
 	Walk(k.Stores, func(e *Expr) {
-		if (e.Op.IsALU() || e.Op == OpLoad) && e.DType.IsFloat() {
-			ops++
+		if e.Op == OpReduce {
+			Walk(e.Src, func(s *Expr) { inReduce[s] = true })
 		}
 	})
+	body, epilogue := int64(0), int64(0)
+	Walk(k.Stores, func(e *Expr) {
+		switch {
+		case !(e.Op.IsALU() || e.Op == OpLoad) || !e.DType.IsFloat():
+		case inReduce[e]:
+			body += 4
+		case e.Op == OpLoad || e.Op.Info().SIMD != "":
+			epilogue++
+		default:
+			epilogue += 4
+		}
+	})
+	ops := (body + epilogue + 3) / 4
 	b := int64(MaxLanes)
 	for b > 4 && b*ops > 1500 {
 		b /= 2

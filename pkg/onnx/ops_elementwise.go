@@ -94,7 +94,7 @@ func unaryOp(f func(*tensor.Tensor) *tensor.Tensor) func(n *node) []*tensor.Tens
 func rowsUnary(f func(*tensor.Tensor) *tensor.Tensor) func(n *node) []*tensor.Tensor {
 	return one(func(n *node) *tensor.Tensor {
 		if rf := n.rowsIn(0); rf != nil {
-			return n.withRows(&rowsForm{t: f(rf.rowsT()), p: rf.p, out: rf.out})
+			return n.withRows(rf.with(f(rf.rowsT())))
 		}
 		return f(n.x(0))
 	})
@@ -112,7 +112,7 @@ func rowsBinary(f func(a, b *tensor.Tensor) *tensor.Tensor) func(n *node) []*ten
 			if ra.stored == nil && rb.stored == nil {
 				rb.nchw()
 			}
-			return []*tensor.Tensor{n.withRows(&rowsForm{t: f(ra.rowsT(), rb.rowsT()), p: ra.p, out: ra.out})}
+			return []*tensor.Tensor{n.withRows(ra.with(f(ra.rowsT(), rb.rowsT())))}
 		}
 		if n.opset >= 7 && (ra != nil) != (rb != nil) {
 			r, other := ra, 1
@@ -126,7 +126,7 @@ func rowsBinary(f func(a, b *tensor.Tensor) *tensor.Tensor) func(n *node) []*ten
 					if other == 0 {
 						a, b = pc, r.rowsT()
 					}
-					return []*tensor.Tensor{n.withRows(&rowsForm{t: f(a, b), p: r.p, out: r.out})}
+					return []*tensor.Tensor{n.withRows(r.with(f(a, b)))}
 				}
 			}
 		}

@@ -212,7 +212,7 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	// convolutions of ResNet's 14x14 and 7x7 stages at batch 1) reads them
 	// as they are: a product's rows are independent, so the extra rows
 	// make extra rows of its own that no value reads (rowsForm.p).
-	rows, batched := (p+7)/8*8, false
+	rows := (p + 7) / 8 * 8
 	pointwise := !anyPad
 	for i := range d {
 		pointwise = pointwise && kernel[i] == 1 && s.strides[i] == 1
@@ -221,7 +221,7 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	switch {
 	case rows == p:
 	case xs[0]*p%8 == 0:
-		rows, batched = p, true
+		rows = p
 		a = a.Reshape(1, xs[0]*p, k)
 	case pointwise && rf != nil && rf.p == p && slices.Equal(rf.t.Shape(), []int{xs[0], rows, k}):
 		a = rf.rowsT()
@@ -232,15 +232,12 @@ func (n *node) convAsMatmul(x, b *tensor.Tensor, kernel []int, s spatial) *tenso
 	if b != nil {
 		y = y.Add(b)
 	}
-	// The product is stored as it is: an epilogue fused into its kernel
-	// would cap the kernel's register blocking (ir.laneBudget counts the
-	// whole body); the epilogue then runs over the stored rows, which it
-	// reads and writes contiguously.
-	y = y.Contiguous()
-	if batched {
-		y = y.Reshape(xs[0], p, cout)
-	}
-	return n.withRows(&rowsForm{t: y, p: p, out: out})
+	// The rows stay a lazy value: the elementwise operators that follow
+	// (BatchNormalization, Relu, a residual Add) continue on them and
+	// become the product's epilogue, applied to its accumulator vectors
+	// before the store, and a batch's rows made as one product stay one
+	// (1, N·P, Cout) product through it (rowsForm.n).
+	return n.withRows(&rowsForm{t: y, n: xs[0], p: p, out: out})
 }
 
 // convWeight prepares a strided convolution's initializer weight with the
@@ -375,8 +372,12 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 	if !ok {
 		return nil
 	}
+	single := len(n.proto.GetOutput()) < 2 || n.proto.GetOutput()[1] == ""
+	if rf := n.rowsIn(0); rf != nil && single && x.Ndim() == 4 && !o.CeilMode && len(o.Padding) == 4 && x.DType().IsFloat() {
+		return []*tensor.Tensor{n.withRows(maxPoolRows(x, o))}
+	}
 	y := pool1d(x, func(x *tensor.Tensor) *tensor.Tensor { return x.MaxPool2d(o) })
-	if len(n.proto.GetOutput()) < 2 || n.proto.GetOutput()[1] == "" {
+	if single {
 		return []*tensor.Tensor{y}
 	}
 	// The index of each element (row-major within its image plane, or
@@ -420,6 +421,23 @@ func maxPoolOp(n *node) []*tensor.Tensor {
 	isMax := win.Eq(y.Reshape(append(y.Shape(), ones(k)...)...))
 	neg := isMax.Where(iwin.Neg(), n.ctx.Const(math.MinInt32, ir.Int32)).Max(false, axes...).Neg()
 	return []*tensor.Tensor{y, n.index64(neg.Add(base))}
+}
+
+// maxPoolRows pools a convolution's stored rows (x is their (N, C, H, W)
+// view) channels last: the padded copy, when the scheduler makes one, and
+// the pool read and write the channels contiguously, and the result is
+// rows again, which the next convolution reads as they are (ResNet's stem
+// pool: an NCHW padded copy of its input was a transposition at a stride
+// of C floats).
+func maxPoolRows(x *tensor.Tensor, o tensor.PoolOpts) *rowsForm {
+	s := x.Shape()
+	// o.Padding is tgc's flat order: the last dimension's (begin, end) first
+	last := x.Permute(0, 2, 3, 1).Pad([][2]int{{0, 0}, {o.Padding[2], o.Padding[3]}, {o.Padding[0], o.Padding[1]}, {0, 0}}, math.Inf(-1))
+	o.Padding = nil
+	win, _ := last.Permute(0, 3, 1, 2).PoolWindows(o, math.Inf(-1)) // (N, C, Ho, Wo, kh, kw)
+	y := win.Permute(0, 2, 3, 1, 4, 5).Max(false, 4, 5)             // (N, Ho, Wo, C)
+	ys := y.Shape()
+	return &rowsForm{t: y.Reshape(s[0], ys[1]*ys[2], s[1]), n: s[0], p: ys[1] * ys[2], out: ys[1:3]}
 }
 
 func avgPoolOp(n *node) *tensor.Tensor {
@@ -496,10 +514,13 @@ func batchNorm(n *node) []*tensor.Tensor {
 	if rf := n.rowsIn(0); rf != nil && !training && len(n.proto.GetOutput()) == 1 && n.int("spatial", 1) == 1 {
 		// on a product's rows (rows.go), before anything asks for (N, C, ...)
 		c := rf.t.Shape()[2]
+		if scale, shift := n.batchNormAffine(eps, c); scale != nil {
+			return []*tensor.Tensor{n.withRows(rf.with(rf.rowsT().Mul(scale).Add(shift)))}
+		}
 		rm, rv, rs, rb := perChannel(n.x(3), c), perChannel(n.x(4), c), perChannel(n.x(1), c), perChannel(n.x(2), c)
 		if n.err == nil && rm != nil && rv != nil && rs != nil && rb != nil {
 			inv := rv.Add(n.ctx.Const(eps, rv.DType())).Rsqrt()
-			return []*tensor.Tensor{n.withRows(&rowsForm{t: rf.rowsT().Sub(rm).Mul(inv).Mul(rs).Add(rb), p: rf.p, out: rf.out})}
+			return []*tensor.Tensor{n.withRows(rf.with(rf.rowsT().Sub(rm).Mul(inv).Mul(rs).Add(rb)))}
 		}
 	}
 	x, scale, b, mean, v := n.x(0), n.x(1), n.x(2), n.x(3), n.x(4)
@@ -536,6 +557,47 @@ func batchNorm(n *node) []*tensor.Tensor {
 	runMean := mean.Mul(m).Add(bm.Reshape(mean.Shape()...).Mul(one))
 	runVar := v.Mul(m).Add(bv.Reshape(v.Shape()...).Mul(one))
 	return []*tensor.Tensor{y, runMean, runVar}
+}
+
+// batchNormAffine folds inference statistics that are initializers into
+// one scale and one shift per channel, computed on the host once per model
+// (in float64): x*scale + shift is two operations per element in the
+// kernel that applies it (a product's epilogue) instead of six and a
+// square root. Both are (1, 1, C) for rows; nil when a statistic is not a
+// float initializer of c elements.
+func (n *node) batchNormAffine(eps float64, c int) (scale, shift *tensor.Tensor) {
+	var st [4]*Array // scale, bias, mean, variance
+	for i := range st {
+		v := n.in[i+1]
+		if !n.has(i+1) || v.init == nil || v.h == nil || v.h.Numel() != c || !v.h.Type.IsFloat() {
+			return nil, nil
+		}
+		st[i] = v.h
+	}
+	out := n.proto.GetOutput()[0]
+	make := func(form string) (*tensor.Tensor, error) {
+		return n.in[1].init.initTensor(n.ctx, out, "batch norm "+form, func() (*tensor.Tensor, error) {
+			a := NewArray(st[0].Type, []int{1, 1, c})
+			for i := range c {
+				s := st[0].Float(i) / math.Sqrt(st[3].Float(i)+eps)
+				if form == "scale" {
+					a.SetFloat(i, s)
+				} else {
+					a.SetFloat(i, st[1].Float(i)-st[2].Float(i)*s)
+				}
+			}
+			return a.Tensor(n.ctx, out+" "+form, true)
+		})
+	}
+	var err error
+	if scale, err = make("scale"); err == nil {
+		shift, err = make("shift")
+	}
+	if err != nil {
+		n.fail("%v", err)
+		return nil, nil
+	}
+	return scale, shift
 }
 
 func instanceNorm(n *node) *tensor.Tensor {

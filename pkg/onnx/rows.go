@@ -8,14 +8,23 @@ import (
 // output as rows: (N, R, C), output position by position with the channels
 // contiguous (R is the positions rounded up to a block of 8). The
 // elementwise operators that usually follow (BatchNormalization, Relu, the
-// residual Add) continue on the rows, so the scheduler fuses them into one
-// kernel that reads and writes the rows contiguously; any other consumer
-// reads the value as (N, C, *out) through a view of the stored rows.
+// residual Add) continue on the rows, so the scheduler makes them the
+// product's epilogue (applied to its accumulator vectors before the
+// store); a MaxPool pools them channels last into rows again; any other
+// consumer reads the value as (N, C, *out) through a view of the stored
+// rows.
 type rowsForm struct {
-	t      *tensor.Tensor // (N, R, C), not yet stored
+	t      *tensor.Tensor // (N, R, C), or (1, N·P, C) for a batch's rows made as one product; not yet stored
+	n      int            // the batch N
 	p      int            // output positions (the first p of the R rows)
 	out    []int          // the spatial output shape
 	stored *tensor.Tensor // t stored, once a consumer asked for (N, C, *out)
+}
+
+// with is the same rows form for the rows t computed from these rows
+// (an elementwise function of them).
+func (r *rowsForm) with(t *tensor.Tensor) *rowsForm {
+	return &rowsForm{t: t, n: r.n, p: r.p, out: r.out}
 }
 
 // rowsT is the rows to continue on: stored once they are, so a value used
@@ -35,6 +44,10 @@ func (r *rowsForm) nchw() *tensor.Tensor {
 		r.stored = r.t.Contiguous()
 	}
 	y := r.stored
+	if s[0] != r.n { // one product over the batch's rows
+		y = y.Reshape(r.n, r.p, s[2])
+		s = y.Shape()
+	}
 	if s[1] != r.p {
 		y = y.Shrink([][2]int{{0, s[0]}, {0, r.p}, {0, s[2]}})
 	}

@@ -58,7 +58,7 @@ func (v *value) shape() []int {
 		return v.h.Shape
 	case v.t == nil && v.rows != nil:
 		s := v.rows.t.Shape()
-		return append([]int{s[0], s[2]}, v.rows.out...)
+		return append([]int{v.rows.n, s[2]}, v.rows.out...)
 	}
 	return v.t.Shape()
 }

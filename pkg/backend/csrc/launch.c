@@ -1,0 +1,195 @@
+/* tgc's CPU launcher: runs one kernel over [0, n) on the calling thread and
+ * on worker threads of its own (pthreads the Go runtime does not know).
+ *
+ * Why C: with the workers as goroutines, every kernel call is a cgo call
+ * that the Go scheduler watches; a call longer than a sysmon tick has its
+ * P taken away and handed to a fresh thread, which wakes, finds nothing and
+ * parks again. On a 2-core machine those extra threads preempt the kernels
+ * (decode: thousands of thread switches a second between tgc's own
+ * threads). Here a launch is one call from Go; the hand-off is a store and
+ * the workers' polling, as in OpenMP's active wait.
+ *
+ * A launch splits [0, n) into one contiguous range per participant, each
+ * in up to TG_PIECES pieces run in order; one done with its own range takes
+ * the pieces left in the others'. A worker held up (its core taken by
+ * another process) then delays the launch by at most the piece it is in.
+ *
+ * Each range's claim word holds the launch's generation (high 32 bits) and
+ * the next piece (low 32 bits): a worker that wakes late for a launch that
+ * is over fails its claim and runs nothing, even when the ranges already
+ * describe the next launch. */
+#include <stdint.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+typedef void (*tg_kernel)(void **bufs, const int64_t *vars, int64_t start, int64_t end);
+
+#define TG_MAX 64     /* participants (the caller and the workers) */
+#define TG_PIECES 8   /* pieces per range */
+
+struct tg_range {
+  uint64_t claim;     /* generation << 32 | next piece */
+  int64_t start, end, pieces;
+  char pad[32];       /* one cache line per range */
+};
+
+static struct {
+  pthread_mutex_t mu; /* one launch at a time */
+  int workers;        /* started */
+  uint32_t gen;       /* the launch's generation; the futex word */
+  int sleepers;
+  int64_t spin_ns;    /* an idle worker polls this long before it sleeps */
+  int nranges;
+  tg_kernel fn;
+  void **bufs;
+  const int64_t *vars;
+  int64_t left;       /* pieces not yet run */
+  struct tg_range ranges[TG_MAX];
+} tg = {PTHREAD_MUTEX_INITIALIZER};
+
+static inline void tg_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+static int64_t tg_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* tg_work runs pieces of launch gen, its own range's first, until none is
+ * left to claim. */
+static void tg_work(uint32_t gen, int self) {
+  int nr = __atomic_load_n(&tg.nranges, __ATOMIC_ACQUIRE);
+  if (self >= nr) return; /* a launch on fewer cores (GOMAXPROCS lowered) */
+  for (int k = 0; k < nr; k++) {
+    struct tg_range *r = &tg.ranges[(self + k) % nr];
+    for (;;) {
+      uint64_t c = __atomic_load_n(&r->claim, __ATOMIC_ACQUIRE);
+      if ((uint32_t)(c >> 32) != gen) return; /* that launch is over */
+      int64_t i = (int64_t)(uint32_t)c, pieces = r->pieces;
+      if (i >= pieces) break;
+      if (!__atomic_compare_exchange_n(&r->claim, &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+      /* claimed: the launch is not over, so its fields are still this launch's */
+      pieces = r->pieces;
+      int64_t n = r->end - r->start;
+      tg.fn(tg.bufs, tg.vars, r->start + n * i / pieces, r->start + n * (i + 1) / pieces);
+      __atomic_fetch_sub(&tg.left, 1, __ATOMIC_RELEASE);
+    }
+  }
+}
+
+static void *tg_worker(void *arg) {
+  /* arg: its index << 32 | the generation when it was started (it works
+   * on every later launch, the one that started it included) */
+  int self = (int)((uint64_t)(uintptr_t)arg >> 32);
+  uint32_t seen = (uint32_t)(uintptr_t)arg;
+  for (;;) {
+    int64_t deadline = tg_now() + tg.spin_ns;
+    uint32_t g;
+    for (int i = 0;; i++) {
+      g = __atomic_load_n(&tg.gen, __ATOMIC_ACQUIRE);
+      if (g != seen) break;
+      tg_pause();
+      if ((i & 255) == 255 && tg_now() > deadline) {
+        /* announce sleeping before the last look: a launch posted after it
+         * sees the sleeper and wakes it; one posted before changes gen,
+         * which the futex compares */
+        __atomic_fetch_add(&tg.sleepers, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, &tg.gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+        __atomic_fetch_sub(&tg.sleepers, 1, __ATOMIC_SEQ_CST);
+        deadline = tg_now() + tg.spin_ns;
+      }
+    }
+    seen = g;
+    tg_work(g, self);
+  }
+  return NULL;
+}
+
+/* tg_launch runs fn over [0, n) on up to cores participants (the caller
+ * and cores-1 workers, started on first use). One launch at a time in the
+ * process (every device that loads this library shares its workers):
+ * returns 1 without running anything when another launch is in progress,
+ * -1 when the workers could not be started, 0 when fn has run. */
+int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores, int64_t spin_ns) {
+  if (cores > TG_MAX) cores = TG_MAX;
+  if (cores > n) cores = (int)n;
+  if (cores < 2) {
+    if (n > 0) fn(bufs, vars, 0, n);
+    return 0;
+  }
+  if (pthread_mutex_trylock(&tg.mu) != 0) return 1;
+  tg.spin_ns = spin_ns;
+  while (tg.workers < cores - 1) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* The workers start with the process's signals blocked (they inherit
+     * the mask): signals meant for the process (a child's exit, SIGINT,
+     * the Go runtime's) go to Go's threads. A kernel's own fault
+     * (SIGSEGV, SIGBUS, SIGFPE, SIGILL) still reaches Go's handler. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int err = pthread_create(&t, &attr, tg_worker, (void *)(uintptr_t)((uint64_t)(tg.workers + 1) << 32 | tg.gen));
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (err != 0) {
+      pthread_mutex_unlock(&tg.mu);
+      return -1;
+    }
+    tg.workers++;
+  }
+
+  uint32_t gen = tg.gen + 1;
+  if (gen == 0) gen = 1;
+  /* Every piece of the previous launch has been claimed and run. A late
+   * worker may still look at the ranges: first every claim word gets the
+   * new generation with no piece to claim (its claims fail from here on),
+   * then the ranges change, then their pieces open. */
+  for (int i = 0; i < TG_MAX; i++)
+    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | 0xffffffffu, __ATOMIC_RELEASE);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  int64_t total = 0;
+  for (int i = 0; i < cores; i++) {
+    struct tg_range *r = &tg.ranges[i];
+    r->start = n * i / cores;
+    r->end = n * (i + 1) / cores;
+    r->pieces = r->end - r->start < TG_PIECES ? r->end - r->start : TG_PIECES;
+    total += r->pieces;
+  }
+  tg.fn = fn;
+  tg.bufs = bufs;
+  tg.vars = vars;
+  __atomic_store_n(&tg.left, total, __ATOMIC_RELEASE);
+  __atomic_store_n(&tg.nranges, cores, __ATOMIC_RELEASE);
+  for (int i = 0; i < cores; i++)
+    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
+  __atomic_store_n(&tg.gen, gen, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&tg.sleepers, __ATOMIC_SEQ_CST) > 0)
+    syscall(SYS_futex, &tg.gen, FUTEX_WAKE_PRIVATE, TG_MAX, NULL, NULL, 0);
+  tg_work(gen, 0);
+  /* wait for pieces others are in; yield now and then, in case the one
+   * running it waits for this core */
+  for (int i = 1; __atomic_load_n(&tg.left, __ATOMIC_ACQUIRE) > 0; i++) {
+    tg_pause();
+    if ((i & 4095) == 0) sched_yield();
+  }
+  pthread_mutex_unlock(&tg.mu);
+  return 0;
+}

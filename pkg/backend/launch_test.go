@@ -1,0 +1,182 @@
+package backend
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// launchTestKernels count how often each item runs. steal's piece that
+// starts at vars[0] first waits (up to 5 s) until every other item of
+// [0, vars[1]) has run, and says in counts[1] when it gave up.
+const launchTestKernels = `#include <stdint.h>
+#include <time.h>
+void hit(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  int32_t *h = (int32_t *)bufs[0];
+  for (int64_t i = start; i < end; i++) __atomic_fetch_add(&h[i], 1, __ATOMIC_RELAXED);
+}
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+void steal(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  int32_t *h = (int32_t *)bufs[0];
+  int64_t *counts = (int64_t *)bufs[1];
+  if (start == vars[0]) {
+    double deadline = now() + 5;
+    while (__atomic_load_n(&counts[0], __ATOMIC_ACQUIRE) < vars[1] - 1) {
+      if (now() > deadline) { counts[1] = 1; break; }
+    }
+  }
+  for (int64_t i = start; i < end; i++) {
+    __atomic_fetch_add(&h[i], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&counts[0], 1, __ATOMIC_RELEASE);
+  }
+}
+`
+
+func launchTestDevice(t *testing.T) (*cpuDevice, *library) {
+	t.Helper()
+	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 {
+		t.Skip("one core: launches run on the caller")
+	}
+	d := cpuOrSkip(t)
+	l, err := d.loadLauncher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.launch = l
+	lib, err := d.build(launchTestKernels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, lib
+}
+
+func symbol(t *testing.T, lib *library, name string) uintptr {
+	t.Helper()
+	fn, err := purego.Dlsym(lib.handle, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fn
+}
+
+// launchPinned launches kernel on the buffers (the int32 slices, then
+// counts when not nil) with vars, the memory pinned as cpuProgram.Run pins
+// it (a slice on a goroutine's stack may move).
+func launchPinned(d *cpuDevice, kernel uintptr, ints [][]int32, counts, vars []int64, n int64) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	bufs := make([]uintptr, 0, len(ints)+1)
+	for _, b := range ints {
+		pin.Pin(&b[0])
+		bufs = append(bufs, uintptr(unsafe.Pointer(&b[0])))
+	}
+	if counts != nil {
+		pin.Pin(&counts[0])
+		bufs = append(bufs, uintptr(unsafe.Pointer(&counts[0])))
+	}
+	vars = append(vars, 0)
+	pin.Pin(&bufs[0])
+	pin.Pin(&vars[0])
+	d.launch.run(kernel, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n)
+}
+
+// TestLaunchConcurrent: every launch covers [0, n) exactly once, whether
+// the workers are polling, asleep (a pause longer than spinFor) or busy with
+// another goroutine's launch (which then runs on plain goroutines).
+func TestLaunchConcurrent(t *testing.T) {
+	d, lib := launchTestDevice(t)
+	hit := symbol(t, lib, "hit")
+	check := func(n int64) {
+		hits := make([]int32, n)
+		launchPinned(d, hit, [][]int32{hits}, nil, nil, n)
+		for i, c := range hits {
+			if c != 1 {
+				t.Errorf("n=%d: element %d ran %d times", n, i, c)
+				return
+			}
+		}
+	}
+	for _, n := range []int64{1, 2, 3, 7, 96, 1000, 100000} {
+		check(n) // polling workers
+	}
+	for range 3 {
+		time.Sleep(2 * spinFor) // asleep: the launch must wake them
+		check(97)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				check(int64(2 + (g*7+i)%50))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestLaunchSteals: a participant held up inside one piece of its range
+// does not hold back the rest of it: the others take the pieces it has not
+// claimed. The second core's first piece blocks until every other item
+// has run, which without stealing would never happen (it would wait for
+// itself); the launch must still cover [0, n) exactly once.
+func TestLaunchSteals(t *testing.T) {
+	d, lib := launchTestDevice(t)
+	steal := symbol(t, lib, "steal")
+	cores := int64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	n := cores * piecesPerRange
+	second := n / cores // the first item of the second range (a piece of one item)
+	hits := make([]int32, n)
+	counts := make([]int64, 2)
+	done := make(chan struct{})
+	go func() {
+		launchPinned(d, steal, [][]int32{hits}, counts, []int64{second, n}, n)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the launch did not finish")
+	}
+	if counts[1] != 0 {
+		t.Error("the rest of the held-up range did not run while it was held up")
+	}
+	if counts[0] != n {
+		t.Fatalf("%d of %d items ran", counts[0], n)
+	}
+	for i, c := range hits {
+		if c != 1 {
+			t.Fatalf("element %d ran %d times", i, c)
+		}
+	}
+}
+
+// TestParallelLaunchIsOneCall: a launch split across cores is one call from
+// Go into C (the launcher's); the pieces run on threads the Go scheduler
+// does not see. With goroutine workers each piece was a cgo call of its own
+// on two scheduler threads, and a long one had its P handed to a fresh
+// thread, whose wake-ups preempted the kernels on a 2-core machine.
+func TestParallelLaunchIsOneCall(t *testing.T) {
+	d, lib := launchTestDevice(t)
+	hit := symbol(t, lib, "hit")
+	const n = 4096
+	hits := make([]int32, n)
+	launchPinned(d, hit, [][]int32{hits}, nil, nil, n) // workers started
+	for range 5 {
+		before := runtime.NumCgoCall()
+		launchPinned(d, hit, [][]int32{hits}, nil, nil, n)
+		if calls := runtime.NumCgoCall() - before; calls != 1 {
+			t.Errorf("a launch in %d pieces made %d calls into C, want 1", 2*piecesPerRange, calls)
+		}
+	}
+	for i, c := range hits {
+		if c != 6 {
+			t.Fatalf("element %d ran %d times, want 6", i, c)
+		}
+	}
+}
