@@ -100,6 +100,11 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"conv2d of bytes": imageBytes(r, 2, 12, 12).Conv2d(floats(r, 8, 1, 5, 5), nil, tensor.ConvOpts{}),
 		// the same split in two stages (many elements per channel)
 		"pool gradient split sums": poolGradSums(r, 128),
+		// a conv's input gradient as tensor.convGrads computes it: the
+		// output gradient padded by kernel-1 and convolved with the
+		// flipped weight; the border rows' windows skip the padding's
+		// zero rows (skip_zeros)
+		"conv input grad": floats(r, 2, 8, 6, 12).Conv2d(floats(r, 4, 8, 5, 5), nil, tensor.ConvOpts{Padding: []int{4}}),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -235,7 +240,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled, blocked, kept, batchBlocked, factored := 0, 0, 0, 0, 0, 0
+	tested, unrolled, blocked, kept, batchBlocked, factored, skipped := 0, 0, 0, 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -270,6 +275,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			ks = append(ks, onCPU.rename(ok))
 			if ok.Keep != nil {
 				kept++
+			}
+			if ok.Skip != nil {
+				skipped++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -325,12 +333,15 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		ref.free()
 		onCPU.free()
 	}
-	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan, %d skipping zeros)", tested, unrolled, blocked, kept, skipped)
 	if batchBlocked == 0 {
 		t.Errorf("no heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)")
 	}
 	if tested < 50 || unrolled < 10 || blocked < 5 || kept < 3 {
 		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	}
+	if skipped < 5 {
+		t.Errorf("only %d opt lists skip a padding's zeros", skipped)
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)

@@ -211,7 +211,7 @@ func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRo
 	b := l.b
 	if !isRoot && (n.Realized() != nil || l.isBuf[n]) {
 		i := l.arg(n)
-		return b.Load(i, n.DType, linearIndex(b, idx, n.Shape), valid)
+		return b.Load(i, n.DType, linearIndex(b, idx, n.Shape), b.And(valid, l.padZeros(n, idx)))
 	}
 	switch op := n.Op; {
 	case op == ir.OpConst:
@@ -253,6 +253,45 @@ func (l *lowerer) lowerNode(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr, isRo
 		return l.movement(n, idx, valid)
 	}
 	panic(fmt.Sprintf("fuse: cannot lower %s", n))
+}
+
+// padZeros is, for a load of a stored PAD read inside a reduce loop (a
+// convolution over a padded input or a padded output gradient), where the
+// element read is not in the padding's zero rows: the PAD's condition on
+// the outermost padded dimension whose index moves with a reduce loop (a
+// window's rows), never the last (the contiguous one, read in vectors).
+// The buffer holds zeros elsewhere, so the guard changes no value; it
+// tells the skip_zeros pass which iterations of the reduce only add zeros
+// (the border rows of a conv input gradient's windows: a sixth of conv2's
+// multiply-adds in the MNIST cnn). Only the rows: a conv's register
+// lanes run along an output row (or along channels), so the rows' guard
+// is the same in every lane and whole vectors load under it, where the
+// columns' would differ from lane to lane and keep the loads scalar.
+// nil when there is none.
+func (l *lowerer) padZeros(n *tensor.Node, idx []*ir.Expr) *ir.Expr {
+	if n.Op != ir.OpPad {
+		return nil
+	}
+	pads := n.Arg.([][2]int)
+	for d := range len(pads) - 1 {
+		p := pads[d]
+		if p == [2]int{} || !usesReduce(idx[d]) {
+			continue
+		}
+		return l.b.And(l.b.Lt(l.b.Int(int64(p[0]-1)), idx[d]), l.b.Lt(idx[d], l.b.Int(int64(p[0]+n.Src[0].Shape[d]))))
+	}
+	return nil
+}
+
+// usesReduce reports whether e reads a reduce loop's variable.
+func usesReduce(e *ir.Expr) bool {
+	uses := false
+	ir.Walk([]*ir.Expr{e}, func(x *ir.Expr) {
+		if x.Op == ir.OpVar && x.Arg.(*ir.Axis).Kind == ir.AxisReduce {
+			uses = true
+		}
+	})
+	return uses
 }
 
 func (l *lowerer) reduce(n *tensor.Node, idx []*ir.Expr, valid *ir.Expr) *ir.Expr {

@@ -31,6 +31,7 @@ type Kernel struct {
 	SIMD  *SIMD // C: runs of lanes written as vectors (the simd pass)
 	Vec4  *Vec4 // grid devices: 4-wide vector loads and stores (the vec4 pass)
 	Keep  *Keep // C: a reduce's values stored for the column loop to read back (the keep pass)
+	Skip  *Skip // C: iterations of a SUM group that only add zeros (the skip_zeros pass)
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -203,6 +204,11 @@ func (k *Kernel) Dump() string {
 	if k.Keep != nil {
 		sb.WriteString(k.Keep.dump(names))
 	}
+	if k.Skip != nil {
+		for _, a := range k.Skip.axes() {
+			fmt.Fprintf(&sb, "  skip %s unless %s\n", a.Name(), lanes(k.Skip.Conds[a]...))
+		}
+	}
 	if k.Vec4 != nil {
 		for _, g := range k.Vec4.Loads {
 			fmt.Fprintf(&sb, "  vec4 load  %s\n", lanes(g[:]...))
@@ -299,7 +305,7 @@ func (k *Kernel) Verify() error {
 		// global loops read only the loops around them.
 		err = Linearize(k).checkHoisted(k)
 	}
-	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Group == 0 {
+	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Group == 0 {
 		return err
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -319,6 +325,11 @@ func (k *Kernel) Verify() error {
 	}
 	if k.Keep != nil {
 		if err := k.Keep.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Skip != nil {
+		if err := k.Skip.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -464,6 +475,7 @@ var Passes = []Pass{
 	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
 	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
@@ -573,7 +585,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep = nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip = nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

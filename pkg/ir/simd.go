@@ -12,8 +12,9 @@ import "fmt"
 // width: 8 for AVX2, 16 for AVX-512), else W/2, ... down to 4 SUM or MAX
 // members whose accumulated expressions are isomorphic, lane by lane:
 //   - the very same expression in every lane: a broadcast of the scalar;
-//   - unguarded float32 loads of one buffer at indices i, i+1, ..., i+w-1:
-//     one unaligned vector load; at other constant offsets from i within
+//   - float32 loads of one buffer at indices i, i+1, ..., i+w-1,
+//     unguarded or under one guard: one unaligned vector load (under
+//     the guard); unguarded ones at other constant offsets from i within
 //     i..i+w-1 (x[i/2] of a pool's gradient): the window's elements
 //     permuted into a vector;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
@@ -268,14 +269,14 @@ func (m *simdMatcher) match1(t Lanes) bool {
 	intLanes := e0.DType == Int32 || e0.Op.IsCompare() && e0.Src[0].DType == Int32
 	switch {
 	case e0.Op == OpLoad:
-		return (e0.DType == Float32 || e0.DType == Int32) && (m.contiguousLoads(t) || m.windowLoads(t))
+		return (e0.DType == Float32 || e0.DType == Int32) && (m.contiguousLoads(t, true) || m.windowLoads(t))
 	case e0.Op == OpCast:
 		src := t.Src(0)
 		if ld, elem, ok := NarrowLoad(src); ok {
 			// int8 and uint8 widen to int32, or on to float32 (an image's
 			// bytes read by a convolution); float16 to float32
 			ok := e0.DType == Float32 || e0.DType == Int32 && elem != Float16
-			return ok && m.contiguousLoads(ld)
+			return ok && m.contiguousLoads(ld, false)
 		}
 		return e0.DType == Float32 && src.L[0].DType == Int32 && m.match(src)
 	case intLanes:
@@ -317,16 +318,19 @@ func (m *simdMatcher) match1(t Lanes) bool {
 // int32 data, bool masks.
 func simdType(dt DType) bool { return dt == Float32 || dt == Int32 || dt == Bool }
 
-// contiguousLoads says whether the lanes of t are unguarded loads of one
-// buffer, of the buffer's dtype, at consecutive indices. (Guarded loads
-// stay scalar: a vector load would read the lanes the guard excludes.)
-func (m *simdMatcher) contiguousLoads(t Lanes) bool {
+// contiguousLoads says whether the lanes of t are loads of one buffer, of
+// the buffer's dtype, at consecutive indices, unguarded or (when guarded
+// is set) all under the very same guard: the vector is loaded where the
+// guard holds and zero elsewhere (a conv's padded rows, skip_zeros). Loads
+// whose lanes have different guards stay scalar: a vector load would read
+// the lanes a guard excludes.
+func (m *simdMatcher) contiguousLoads(t Lanes, guarded bool) bool {
 	e0 := t.L[0]
-	if e0.Op != OpLoad || m.k.Bufs[e0.Arg.(int)].DType != e0.DType {
+	if e0.Op != OpLoad || m.k.Bufs[e0.Arg.(int)].DType != e0.DType || len(e0.Src) > 1 && !guarded {
 		return false
 	}
 	for i, e := range t.L[:t.W] {
-		if e.Op != OpLoad || e.Arg != e0.Arg || len(e.Src) != 1 || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
+		if e.Op != OpLoad || e.Arg != e0.Arg || len(e.Src) != len(e0.Src) || len(e.Src) > 1 && e.Src[1] != e0.Src[1] || (i > 0 && !contiguous(e0.Src[0], e.Src[0], int64(i))) {
 			return false
 		}
 	}

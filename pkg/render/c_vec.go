@@ -320,7 +320,11 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			}
 			return v.declare(r, t, "vval", fmt.Sprintf("(%s){%s}", vtype(t), strings.Join(lanes, ",")))
 		}
-		return v.declare(r, t, "vval", fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), buf, idx))
+		ld := fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), buf, idx)
+		if len(e0.Src) > 1 && !r.guardHeld(e0.Src[1]) { // one guard for all lanes (the simd pass checks)
+			ld = fmt.Sprintf("(%s)?%s:(%s){0}", r.expr(e0.Src[1]), ld, vtype(t))
+		}
+		return v.declare(r, t, "vval", ld)
 	}
 	if e0.Op == ir.OpCast {
 		if ld, elem, ok := ir.NarrowLoad(t.Src(0)); ok {

@@ -117,6 +117,9 @@ type renderer struct {
 	// the read-back value needed (not rendered).
 	keep *ir.Keep
 	dead map[*ir.Expr]bool
+	// held are the conditions the open loops have tested (skip plans'
+	// `if (!c) continue;`): a load guarded by them alone reads plainly.
+	held map[*ir.Expr]bool
 	// wide: index arithmetic is 64-bit; idx spells its type.
 	wide bool
 	idx  string
@@ -284,9 +287,35 @@ func (r *renderer) reduce(e *ir.Expr) {
 		r.line("%s %s = %s;", typ, accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
 	}
 	axes := leader.Arg.(*ir.ReduceArg).Axes
-	for _, a := range axes {
+	var skip []*ir.Expr
+	if r.k.Skip != nil && r.lang.gpu == nil {
+		skip = r.k.Skip.Conds[axes[0]]
+	}
+	for i, a := range axes {
 		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
+		// Iterations that only add zeros (ir.Skip: a padded border), as
+		// soon as the loops a condition reads are open, in one test: the
+		// C harness of the MNIST cnn's conv2 and conv4 input gradients
+		// (one thread, CPU time) ran 0.92-0.95x and 0.82x of the unskipped
+		// kernels with one test, 1.2-1.4x and 0.75-0.87x with a test per
+		// condition (gcc unrolls the loop under them differently).
+		var at []string
+		for _, c := range skip {
+			if ir.LastAxis(c, axes) == i {
+				at = append(at, "("+r.expr(c)+")")
+			}
+		}
+		if len(at) > 0 {
+			r.line("if (!(%s)) continue;", strings.Join(at, " & "))
+		}
+	}
+	for _, c := range skip {
+		if r.held == nil {
+			r.held = map[*ir.Expr]bool{}
+		}
+		r.held[c] = true
+		defer delete(r.held, c)
 	}
 	r.block(r.prog.Inner[leader])
 	var mark int
@@ -514,7 +543,7 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if e.DType == ir.BFloat16 { // buffers hold the bits
 			ld = r.fromBits(ir.BFloat16, ld)
 		}
-		if len(s) > 1 {
+		if len(s) > 1 && !r.guardHeld(s[1]) {
 			return fmt.Sprintf("(%s?%s:%s)", r.expr(s[1]), ld, r.constant(e.DType, 0))
 		}
 		return ld
@@ -827,4 +856,13 @@ func (r *renderer) storeExpr(s *ir.Expr) string {
 		return r.toBits(ir.BFloat16, r.expr(v.Src[0]))
 	}
 	return r.toBits(ir.BFloat16, r.expr(v))
+}
+
+// guardHeld says whether every conjunct of a load's guard is a condition
+// the open loops have already tested.
+func (r *renderer) guardHeld(g *ir.Expr) bool {
+	if g.Op == ir.OpAnd && g.DType == ir.Bool {
+		return r.guardHeld(g.Src[0]) && r.guardHeld(g.Src[1])
+	}
+	return r.held[g]
 }
