@@ -1,5 +1,7 @@
 package ir
 
+import "slices"
+
 // HoistInvariantReduces takes out of a row kernel's loops the nested
 // reduces that are the same for every row. After factor_reduces a Q4_K
 // (or Q4_1) matrix-vector product sums, per row,
@@ -157,21 +159,13 @@ func (h *hoister) invariant(inner *Expr, outer *ReduceArg) bool {
 			ok = false
 		case e.Op == OpVar && e.Arg.(*Axis).Kind == AxisReduce:
 			a := e.Arg.(*Axis)
-			ok = ok && (a == arg.Axes[0] || containsAxis(outer.Axes, a))
+			ok = ok && (a == arg.Axes[0] || slices.Contains(outer.Axes, a))
 		}
 	})
 	return ok
 }
 
-func containsAxis(axes []*Axis, a *Axis) bool {
-	for _, x := range axes {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
+// usesAxes reports whether e reads any of axes' loop variables.
 func usesAxes(e *Expr, axes []*Axis) bool {
 	for _, a := range axes {
 		if usesVar(e, a) {
@@ -222,7 +216,7 @@ func (h *hoister) tree(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr
 		for _, t := range terms {
 			var g *hoistGroup
 			for _, x := range groups {
-				if x.coef == t.coef && sameAxes(x.axes, axes) {
+				if x.coef == t.coef && slices.Equal(x.axes, axes) {
 					g = x
 				}
 			}
@@ -292,18 +286,6 @@ func (h *hoister) add(x, y *Expr) *Expr {
 		return x
 	}
 	return h.b.Add(x, y)
-}
-
-func sameAxes(a, b []*Axis) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // values is the number of values of axes together.

@@ -79,7 +79,7 @@ func commonZeroConds(members []*Expr) []*Expr {
 		zeroConds(m.Src[0], set)
 		if i == 0 {
 			for _, c := range orderedConds(m.Src[0]) {
-				if set[c] && readsAny(c, arg.Axes) {
+				if set[c] && usesAxes(c, arg.Axes) {
 					conds = append(conds, c)
 				}
 			}
@@ -138,15 +138,6 @@ func orderedConds(e *Expr) []*Expr {
 		}
 	})
 	return out
-}
-
-func readsAny(e *Expr, axes []*Axis) bool {
-	for _, a := range axes {
-		if usesVar(e, a) {
-			return true
-		}
-	}
-	return false
 }
 
 // verify checks the plan against the kernel: each group it names is a
