@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -245,6 +246,10 @@ func splitUnits(todo []int, srcs []string, n int) [][]int {
 	n = max(1, min(n, len(todo), total/(16<<10)+1))
 	units := make([][]int, n)
 	sizes := make([]int, n)
+	// Largest first, each to the smallest unit so far: one long kernel
+	// placed last would hold its unit's compile up while the others wait.
+	todo = slices.Clone(todo)
+	slices.SortStableFunc(todo, func(a, b int) int { return len(srcs[b]) - len(srcs[a]) })
 	for _, i := range todo {
 		u := 0
 		for j := range sizes {

@@ -165,6 +165,20 @@ func TestSplitUnits(t *testing.T) {
 			}
 		}
 	}
+	// One long kernel among short ones: placed first, it gets a unit of
+	// its own share (30 + 10 against 10 + 10 + 10), where in order it
+	// would land on a unit already holding two (10 + 10 + 30 against 20).
+	srcs := []string{strings.Repeat("x", 10000), strings.Repeat("x", 10000), strings.Repeat("x", 10000), strings.Repeat("x", 10000), strings.Repeat("x", 30000)}
+	units := splitUnits([]int{0, 1, 2, 3, 4}, srcs, 2)
+	for _, u := range units {
+		size := 0
+		for _, i := range u {
+			size += len(srcs[i])
+		}
+		if size > 40000 {
+			t.Errorf("units %v: one holds %d bytes of source, want at most 40000 of 70000", units, size)
+		}
+	}
 }
 
 // TestConcurrentOpen: devices are opened once per name and settings, also
