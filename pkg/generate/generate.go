@@ -10,12 +10,13 @@
 package generate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 
 	"go.starlark.net/starlark"
 
@@ -244,35 +245,52 @@ func (s *Sampler) Next(logits []float32) int {
 	if s.Temperature == 0 {
 		return Argmax(logits)
 	}
-	type cand struct {
-		id int
-		p  float64
-	}
 	m := math.Inf(-1)
 	for _, x := range logits {
 		m = max(m, float64(x))
 	}
-	cs := make([]cand, len(logits))
+	ps := make([]float64, len(logits))
 	var sum float64
 	for i, x := range logits {
-		p := math.Exp((float64(x) - m) / s.Temperature)
-		cs[i] = cand{i, p}
-		sum += p
+		ps[i] = math.Exp((float64(x) - m) / s.Temperature)
+		sum += ps[i]
 	}
-	sort.SliceStable(cs, func(a, b int) bool { return cs[a].p > cs[b].p })
+	// A token outside the nucleus is never drawn, so only the ones that can
+	// be in it are sorted: if a token is in it, the tokens before it in
+	// the order sum to less than top_p, so it and the at most n-1 tokens
+	// from it on, none larger, sum to more than 1-top_p: its probability
+	// is above (1-top_p)/(n-1). Half that bound keeps rounding out of it.
+	cut := 0.0
+	if n := len(ps); n > 1 {
+		cut = (1 - s.TopP) * sum / float64(n-1) / 2
+	}
+	cs := make([]int, 0, len(ps))
+	for i, p := range ps {
+		if p >= cut {
+			cs = append(cs, i)
+		}
+	}
+	// Largest first, ties in id order: the order a stable sort of all of
+	// them gives, with an O(n log n) sort.
+	slices.SortFunc(cs, func(a, b int) int {
+		if c := cmp.Compare(ps[b], ps[a]); c != 0 {
+			return c
+		}
+		return a - b
+	})
 	var kept float64
 	n := 0
 	for n < len(cs) && (n == 0 || kept < s.TopP*sum) {
-		kept += cs[n].p
+		kept += ps[cs[n]]
 		n++
 	}
 	r := s.rng.Float64() * kept
-	for _, c := range cs[:n] {
-		if r -= c.p; r < 0 {
-			return c.id
+	for _, id := range cs[:n] {
+		if r -= ps[id]; r < 0 {
+			return id
 		}
 	}
-	return cs[n-1].id
+	return cs[n-1]
 }
 
 // Argmax is the index of the largest logit (the first on ties).

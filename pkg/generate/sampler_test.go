@@ -1,0 +1,88 @@
+package generate
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// nucleusReference is top-p sampling by its definition: every token's
+// probability, all of them sorted (stable, largest first), the shortest
+// prefix reaching top_p, one uniform draw over it.
+func nucleusReference(logits []float32, temperature, topP float64, rng *rand.Rand) int {
+	m := math.Inf(-1)
+	for _, x := range logits {
+		m = max(m, float64(x))
+	}
+	ids := make([]int, len(logits))
+	ps := make([]float64, len(logits))
+	var sum float64
+	for i, x := range logits {
+		ids[i], ps[i] = i, math.Exp((float64(x)-m)/temperature)
+		sum += ps[i]
+	}
+	sort.SliceStable(ids, func(a, b int) bool { return ps[ids[a]] > ps[ids[b]] })
+	var kept float64
+	n := 0
+	for n < len(ids) && (n == 0 || kept < topP*sum) {
+		kept += ps[ids[n]]
+		n++
+	}
+	r := rng.Float64() * kept
+	for _, id := range ids[:n] {
+		if r -= ps[id]; r < 0 {
+			return id
+		}
+	}
+	return ids[n-1]
+}
+
+// TestSamplerMatchesReference: the sampler, which sorts only the tokens
+// that can be in the nucleus, draws exactly the reference's tokens from the
+// same seed: peaked, flat and tied logits, several temperatures and top_p
+// values (1 included), vocabularies of 1 to 32000.
+func TestSamplerMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	shapes := map[string]func(i int) float32{
+		"normal": func(int) float32 { return float32(r.NormFloat64() * 3) },
+		"flat":   func(int) float32 { return float32(r.Float64() * 0.01) },
+		"ties":   func(i int) float32 { return float32(i % 4) },
+		"peaked": func(i int) float32 { return float32(-i) * 0.5 },
+	}
+	for name, gen := range shapes {
+		for _, vocab := range []int{1, 2, 7, 500, 32000} {
+			logits := make([]float32, vocab)
+			for i := range logits {
+				logits[i] = gen(i)
+			}
+			for _, temp := range []float64{0.3, 0.8, 1.5} {
+				for _, topP := range []float64{0.1, 0.5, 0.9, 0.99, 1} {
+					s, err := NewSampler(temp, topP, 42)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref := rand.New(rand.NewPCG(42, 42^0x5851f42d4c957f2d))
+					for draw := 0; draw < 5; draw++ {
+						got, want := s.Next(logits), nucleusReference(logits, temp, topP, ref)
+						if got != want {
+							t.Fatalf("%s, vocab %d, temperature %v, top-p %v, draw %d: token %d, want %d", name, vocab, temp, topP, draw, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSampler32000(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	logits := make([]float32, 32000)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64())
+	}
+	s, _ := NewSampler(0.8, 0.9, 1)
+	for b.Loop() {
+		s.Next(logits)
+	}
+}
