@@ -627,22 +627,31 @@ func TestMatvecReadsRowAtATime(t *testing.T) {
 		"matvec":              floats(r, 1, 256).Dot(floats(r, 48, 256).T()),
 		"block-scaled matvec": floats(r, 1, 128).Dot(blockScaled(r, 16, 128, false).T()),
 	}
+	forHeuristicKernels(t, graphs, func(name, kn string, tg ir.Target, k *ir.Kernel) {
+		opts := tg.HeuristicOpts(k)
+		unrolled := false
+		for _, o := range opts {
+			if o.Kind == ir.OptUpcast {
+				t.Errorf("%s (%s), width %d: %s blocks rows", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+			}
+			unrolled = unrolled || o.Kind == ir.OptUnroll && o.Amt >= tg.Width()
+		}
+		if !unrolled {
+			t.Errorf("%s (%s), width %d: %s has no vector along the sum", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+		}
+	})
+}
+
+// forHeuristicKernels calls f for every kernel of every graph with every
+// heuristic target.
+func forHeuristicKernels(t *testing.T, graphs map[string]*tensor.Tensor, f func(name, kn string, tg ir.Target, k *ir.Kernel)) {
+	t.Helper()
 	for name, x := range graphs {
 		ks := map[string]*ir.Kernel{}
 		add(t, ks, name, x, fuse.Options{})
 		for kn, k := range ks {
 			for _, tg := range heuristicTargets {
-				opts := tg.HeuristicOpts(k)
-				unrolled := false
-				for _, o := range opts {
-					if o.Kind == ir.OptUpcast {
-						t.Errorf("%s (%s), width %d: %s blocks rows", name, kn, tg.VecWidth, ir.FormatOpts(opts))
-					}
-					unrolled = unrolled || o.Kind == ir.OptUnroll && o.Amt >= tg.Width()
-				}
-				if !unrolled {
-					t.Errorf("%s (%s), width %d: %s has no vector along the sum", name, kn, tg.VecWidth, ir.FormatOpts(opts))
-				}
+				f(name, kn, tg, k)
 			}
 		}
 	}
@@ -663,44 +672,38 @@ func TestMatvecSumsActivationsOnce(t *testing.T) {
 		"gated block matvecs": x.Dot(blockScaled(r, 16, 128, true).T()).Silu().Mul(x.Dot(blockScaled(r, 16, 128, true).T())),
 		"Q4_K matvec":         floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
 	}
-	for name, x := range graphs {
-		ks := map[string]*ir.Kernel{}
-		add(t, ks, name, x, fuse.Options{})
-		for kn, k := range ks {
-			for _, tg := range heuristicTargets {
-				opts := tg.HeuristicOpts(k)
-				nk, err := tg.Apply(k, opts)
-				if err != nil {
-					t.Fatalf("%s (%s): %v", name, kn, err)
-				}
-				p := ir.Linearize(nk)
-				before := map[*ir.Expr]bool{}
-				for _, e := range p.Hoisted[0].Nodes {
-					before[e] = true
-				}
-				hoisted := 0
-				bodies := map[string]bool{} // a sum's body, its loop variable named the same
-				ir.Walk(nk.Stores, func(e *ir.Expr) {
-					if e.Op != ir.OpReduce || readsGlobal(e) {
-						return
-					}
-					if !before[e] {
-						t.Errorf("%s (%s), width %d, %s: a sum that no row changes is computed in the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
-					}
-					loop := e.Arg.(*ir.ReduceArg).Axes[0].Name()
-					body := strings.ReplaceAll(e.Src[0].String(), loop, "i")
-					if bodies[body] {
-						t.Errorf("%s (%s), width %d, %s: the sum %s is computed twice", name, kn, tg.VecWidth, ir.FormatOpts(opts), body)
-					}
-					bodies[body] = true
-					hoisted++
-				})
-				if hoisted == 0 {
-					t.Errorf("%s (%s), width %d, %s: no sum of x is computed before the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
-				}
-			}
+	forHeuristicKernels(t, graphs, func(name, kn string, tg ir.Target, k *ir.Kernel) {
+		opts := tg.HeuristicOpts(k)
+		nk, err := tg.Apply(k, opts)
+		if err != nil {
+			t.Fatalf("%s (%s): %v", name, kn, err)
 		}
-	}
+		p := ir.Linearize(nk)
+		before := map[*ir.Expr]bool{}
+		for _, e := range p.Hoisted[0].Nodes {
+			before[e] = true
+		}
+		hoisted := 0
+		bodies := map[string]bool{} // a sum's body, its loop variable named the same
+		ir.Walk(nk.Stores, func(e *ir.Expr) {
+			if e.Op != ir.OpReduce || readsGlobal(e) {
+				return
+			}
+			if !before[e] {
+				t.Errorf("%s (%s), width %d, %s: a sum that no row changes is computed in the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+			}
+			loop := e.Arg.(*ir.ReduceArg).Axes[0].Name()
+			body := strings.ReplaceAll(e.Src[0].String(), loop, "i")
+			if bodies[body] {
+				t.Errorf("%s (%s), width %d, %s: the sum %s is computed twice", name, kn, tg.VecWidth, ir.FormatOpts(opts), body)
+			}
+			bodies[body] = true
+			hoisted++
+		})
+		if hoisted == 0 {
+			t.Errorf("%s (%s), width %d, %s: no sum of x is computed before the row loop", name, kn, tg.VecWidth, ir.FormatOpts(opts))
+		}
+	})
 }
 
 func readsGlobal(e *ir.Expr) bool {

@@ -49,17 +49,29 @@ type Program struct {
 // with one accumulator per member. The upcast pass makes such groups.
 func groupKey(e *Expr) *Axis { return e.Arg.(*ReduceArg).Axes[0] }
 
+// reduceGroups collects k's reduce groups: their members by key, in walk
+// order, and the keys in the order their first members are walked.
+func reduceGroups(k *Kernel) (map[*Axis][]*Expr, []*Axis) {
+	groups := map[*Axis][]*Expr{}
+	var keys []*Axis
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpReduce {
+			key := groupKey(e)
+			if groups[key] == nil {
+				keys = append(keys, key)
+			}
+			groups[key] = append(groups[key], e)
+		}
+	})
+	return groups, keys
+}
+
 // Linearize computes the evaluation structure of a kernel.
 func Linearize(k *Kernel) *Program {
 	p := &Program{Inner: map[*Expr]*Block{}, Uses: map[*Expr]int{}, Place: map[*Expr]*Expr{},
 		Leader: map[*Expr]*Expr{}, Members: map[*Expr][]*Expr{}, Stores: k.Stores}
 	// Collect the groups first, so the walk below can keep members together.
-	byKey := map[*Axis][]*Expr{}
-	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce {
-			byKey[groupKey(e)] = append(byKey[groupKey(e)], e)
-		}
-	})
+	byKey, _ := reduceGroups(k)
 	// Topological order in which a group's members are consecutive: visiting
 	// any member first visits the sources of all of them.
 	var order []*Expr

@@ -136,17 +136,7 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 	widths := simdVecWidths(int(t.Width()))
 	// The reduce groups (reduces over the very same loops, Linearize's),
 	// their members in walk order.
-	groups := map[*Axis][]*Expr{}
-	var keys []*Axis
-	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce {
-			key := groupKey(e)
-			if groups[key] == nil {
-				keys = append(keys, key)
-			}
-			groups[key] = append(groups[key], e)
-		}
-	})
+	groups, keys := reduceGroups(k)
 	s := NewSIMD(widths[0], nil, nil)
 	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
 	var accs [][]*Expr

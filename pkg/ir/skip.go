@@ -32,17 +32,7 @@ type Skip struct {
 // file comment). A group whose loop stores its values for a later loop
 // (the keep plan) skips nothing: those stores are part of its work.
 func PlanSkip(k *Kernel, _ Target) (*Kernel, error) {
-	groups := map[*Axis][]*Expr{}
-	var order []*Axis
-	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce {
-			key := groupKey(e)
-			if groups[key] == nil {
-				order = append(order, key)
-			}
-			groups[key] = append(groups[key], e)
-		}
-	})
+	groups, order := reduceGroups(k)
 	var kept *Axis
 	if k.Keep != nil {
 		kept = groupKey(k.Keep.Leader)
@@ -144,12 +134,7 @@ func orderedConds(e *Expr) []*Expr {
 // group of SUMs of the kernel, each condition is one without which every
 // member adds zero, and no group whose values the keep plan stores skips.
 func (s *Skip) verify(k *Kernel, in map[*Expr]bool) error {
-	groups := map[*Axis][]*Expr{}
-	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce {
-			groups[groupKey(e)] = append(groups[groupKey(e)], e)
-		}
-	})
+	groups, _ := reduceGroups(k)
 	for key, conds := range s.Conds {
 		members := groups[key]
 		if len(members) == 0 {

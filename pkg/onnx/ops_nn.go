@@ -575,7 +575,7 @@ func (n *node) batchNormAffine(eps float64, c int) (scale, shift *tensor.Tensor)
 		st[i] = v.h
 	}
 	out := n.proto.GetOutput()[0]
-	make := func(form string) (*tensor.Tensor, error) {
+	fold := func(form string) (*tensor.Tensor, error) {
 		return n.in[1].init.initTensor(n.ctx, out, "batch norm "+form, func() (*tensor.Tensor, error) {
 			a := NewArray(st[0].Type, []int{1, 1, c})
 			for i := range c {
@@ -590,8 +590,8 @@ func (n *node) batchNormAffine(eps float64, c int) (scale, shift *tensor.Tensor)
 		})
 	}
 	var err error
-	if scale, err = make("scale"); err == nil {
-		shift, err = make("shift")
+	if scale, err = fold("scale"); err == nil {
+		shift, err = fold("shift")
 	}
 	if err != nil {
 		n.fail("%v", err)
