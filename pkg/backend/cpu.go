@@ -100,7 +100,7 @@ type cpuDevice struct {
 	cacheDir string // "" = CacheDir()
 	width    int    // float32 lanes of the host's vectors (hostVecWidth): the simd pass's width
 	mu       sync.Mutex
-	progs    map[string]*cpuProgram // by source: compiled kernels in memory
+	progs    map[string]*cpuProgram // by source without the name (sourceKey): compiled kernels in memory
 	pool     mmapPool               // the buffers' memory
 
 	wmu        sync.Mutex
@@ -177,12 +177,14 @@ func (d *cpuDevice) compileCounted(ks []*ir.Kernel) ([]Program, CompileCounts, e
 func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	out := make([]Program, len(ks))
 	srcs := make([]string, len(ks))
+	keys := make([]string, len(ks))
 	var todo []int
 	seen := map[string]bool{}
 	for i, k := range ks {
 		srcs[i] = render.Render(render.C, k)
-		if _, ok := d.progs[srcs[i]]; !ok && !seen[srcs[i]] {
-			seen[srcs[i]] = true
+		keys[i] = sourceKey(srcs[i], k.Name)
+		if _, ok := d.progs[keys[i]]; !ok && !seen[keys[i]] {
+			seen[keys[i]] = true
 			todo = append(todo, i)
 		}
 	}
@@ -220,17 +222,27 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CPU: kernel %s: symbol not found in %s: %v", ks[i].Name, libs[u].path, err)
 			}
-			flops, _ := ks[i].Cost()
-			d.progs[srcs[i]] = &cpuProgram{name: ks[i].Name, fn: sym, lib: libs[u], small: flops < 1<<16 && ks[i].GlobalSize() < 1<<14, launch: d.launch}
+			d.progs[keys[i]] = &cpuProgram{symbol: ks[i].Name, fn: sym, lib: libs[u], launch: d.launch}
 		}
 	}
 	for i, k := range ks {
-		p := *d.progs[srcs[i]]
+		p := *d.progs[keys[i]]
+		p.name = k.Name
+		flops, _ := k.Cost()
+		p.small = flops < 1<<16 && k.GlobalSize() < 1<<14
 		outer := *k.Global[0]
 		p.outer = &outer
 		out[i] = &p
 	}
 	return out, nil
+}
+
+// sourceKey is a kernel's source with its name blanked: kernels that
+// differ only in name (a layer's Adam update and the next layer's, an
+// evaluation's conv over 10000 images and the training step's over 512: the
+// outermost loop's bounds are arguments) share one compiled function.
+func sourceKey(src, name string) string {
+	return strings.Replace(src, "void "+name+"(", "void \x00(", 1)
 }
 
 // splitUnits deals the kernels to at most n translation units of similar
@@ -498,9 +510,10 @@ func (e *BuildError) Error() string {
 }
 
 type cpuProgram struct {
-	name string
-	fn   uintptr
-	lib  *library
+	name   string // the kernel's
+	symbol string // the compiled function's: the name of the first kernel with this source
+	fn     uintptr
+	lib    *library
 	// outer is the kernel's outermost loop, split across cores (the
 	// program keeps it, not the kernel: a kernel's IR after its passes is
 	// the compile's memory, megabytes for an unrolled one).
@@ -552,13 +565,13 @@ func (p *cpuProgram) Disassembly() (string, error) {
 	if err != nil {
 		return "", errors.New("objdump not found")
 	}
-	out, err := exec.Command(objdump, "-d", "--no-show-raw-insn", "--disassemble="+p.name, p.lib.path).Output()
+	out, err := exec.Command(objdump, "-d", "--no-show-raw-insn", "--disassemble="+p.symbol, p.lib.path).Output()
 	if err != nil {
 		return "", fmt.Errorf("objdump: %w", err)
 	}
 	// Drop objdump's file header: keep from the symbol line on.
 	s := string(out)
-	if i := strings.Index(s, "<"+p.name+">:"); i >= 0 {
+	if i := strings.Index(s, "<"+p.symbol+">:"); i >= 0 {
 		if j := strings.LastIndex(s[:i], "\n"); j >= 0 {
 			s = s[j+1:]
 		}
