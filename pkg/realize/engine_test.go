@@ -135,3 +135,40 @@ func TestCompileCountsPerEngine(t *testing.T) {
 		t.Errorf("engine A counts %d builds and %d loads after engine B compiled, want %d and 0", a.Stats.Builds, a.Stats.KernelLoads, builtA)
 	}
 }
+
+// TestKernelsDifferingInNameShareAProgram: the same kernel over more rows
+// (an evaluation's batch of 10000 against a training step's 512) has the
+// same C but for its name, as the outermost loop's bounds are arguments:
+// the device compiles it once, and the second schedule still computes its
+// own rows.
+func TestKernelsDifferingInNameShareAProgram(t *testing.T) {
+	ctx, e, err := NewContext("CPU", Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Skip(err)
+	}
+	rowSums := func(rows int) {
+		t.Helper()
+		got, err := seq(ctx, rows, 48).Exp().Sum(false, 1).Floats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, g := range got {
+			want := 0.0
+			for c := range 48 {
+				want += math.Exp(float64((r*48+c)%7) - 2.5)
+			}
+			if math.Abs(g-want) > 1e-5*want {
+				t.Fatalf("%d rows: row %d sums to %g, want %g", rows, r, g, want)
+			}
+		}
+	}
+	rowSums(64)
+	builds, loads := e.Stats.Builds, e.Stats.KernelLoads
+	if builds == 0 {
+		t.Fatalf("the first schedule compiled nothing into an empty cache")
+	}
+	rowSums(256)
+	if e.Stats.Builds != builds || e.Stats.KernelLoads != loads {
+		t.Errorf("the 256-row sum ran %d compiler runs and %d cache loads, want none: its kernel is the 64-row one's", e.Stats.Builds-builds, e.Stats.KernelLoads-loads)
+	}
+}
