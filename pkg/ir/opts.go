@@ -594,9 +594,9 @@ func blockSizes(n int64) []int64 {
 }
 
 // splitOpts upcasts the innermost axis of a kernel without a long reduce
-// by 2 or 4 when a load reads it through a division by that amount (a
-// pool's gradient or a nearest upsample: x[i/2]) and the split makes every
-// load affine in the loop: the C compiler vectorizes affine loads, but not
+// by 2 or 4 (all of it when it is a short row) when a load reads it
+// through a division by that amount (a pool's gradient or a nearest
+// upsample: x[i/2]) and the split makes every load affine in the loop: the C compiler vectorizes affine loads, but not
 // one indexed by i/2 (it stays scalar, ~5x slower).
 func splitOpts(k *Kernel) []Opt {
 	if len(k.Global) == 0 {
@@ -622,6 +622,14 @@ func splitOpts(k *Kernel) []Opt {
 	}
 	for _, u := range []int64{2, 4} {
 		if a.Size%u == 0 && a.Size > u && affine(u) {
+			if a.Size <= 2*MaxVecWidth && a.Size%4 == 0 {
+				// A short row (a pool's 20 columns) whole: straight-line
+				// code that gcc's SLP vectorizer takes, where it left the
+				// split's loop over 10 column pairs scalar (the MNIST
+				// cnn's BatchNorm and pool backward E_512_32_20_20: 11 ->
+				// 3.5 ms, DEBUG=2 minima side by side).
+				u = a.Size
+			}
 			return []Opt{{Kind: OptUpcast, Axis: len(k.Global) - 1, Amt: u}}
 		}
 	}
