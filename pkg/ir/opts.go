@@ -596,8 +596,10 @@ func blockSizes(n int64) []int64 {
 // splitOpts upcasts the innermost axis of a kernel without a long reduce
 // by 2 or 4 (all of it when it is a short row) when a load reads it
 // through a division by that amount (a pool's gradient or a nearest
-// upsample: x[i/2]) and the split makes every load affine in the loop: the C compiler vectorizes affine loads, but not
-// one indexed by i/2 (it stays scalar, ~5x slower).
+// upsample: x[i/2]) and the split makes every load affine in the loop, and
+// a short row whole when a load's guard reads it (a padded copy): the C
+// compiler vectorizes affine loads, but not one indexed by i/2 (it stays
+// scalar, ~5x slower).
 func splitOpts(k *Kernel) []Opt {
 	if len(k.Global) == 0 {
 		return nil
@@ -617,23 +619,40 @@ func splitOpts(k *Kernel) []Opt {
 		}
 		return true
 	}
+	// A short row whole (up to 32 columns: a pool's 20 or 6, a padded
+	// image's 28) is straight-line code that gcc's SLP vectorizer takes,
+	// with a padding guard's column tests constant in each lane; the loop
+	// over the columns it left scalar where a load reads x[i/2] or sits
+	// under a guard that reads the column (the MNIST cnn's step, DEBUG=2
+	// minima side by side: the BatchNorm and pool backward E_512_32_20_20
+	// 11 -> 3.5 ms, E_512_64_6_6 3.8 -> 1.5 ms, conv2's padded gradient
+	// E_512_32_28_28 9.5 -> 1.8 ms).
+	whole := []Opt{{Kind: OptUpcast, Axis: len(k.Global) - 1, Amt: a.Size}}
+	short := a.Size > 4 && a.Size <= 2*MaxVecWidth
 	if affine(1) {
+		if short && guardReads(k, a) {
+			return whole
+		}
 		return nil
 	}
 	for _, u := range []int64{2, 4} {
 		if a.Size%u == 0 && a.Size > u && affine(u) {
-			if a.Size <= 2*MaxVecWidth && a.Size%4 == 0 {
-				// A short row (a pool's 20 columns) whole: straight-line
-				// code that gcc's SLP vectorizer takes, where it left the
-				// split's loop over 10 column pairs scalar (the MNIST
-				// cnn's BatchNorm and pool backward E_512_32_20_20: 11 ->
-				// 3.5 ms, DEBUG=2 minima side by side).
-				u = a.Size
+			if short {
+				return whole
 			}
 			return []Opt{{Kind: OptUpcast, Axis: len(k.Global) - 1, Amt: u}}
 		}
 	}
 	return nil
+}
+
+// guardReads says whether a guarded load's guard reads axis a.
+func guardReads(k *Kernel, a *Axis) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) {
+		found = found || e.Op == OpLoad && len(e.Src) > 1 && usesVar(e.Src[1], a)
+	})
+	return found
 }
 
 // affineIn says whether idx, with axis a split as a = u*a' + lane for

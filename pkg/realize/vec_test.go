@@ -147,6 +147,12 @@ func TestCPUVectorWidths(t *testing.T) {
 		{"upsample", func(ctx *tensor.Context) *tensor.Tensor {
 			return pooled(ctx).Reshape(4, 8, 10, 1, 10, 1).Expand(4, 8, 10, 2, 10, 2).Reshape(4, 8, 20, 20).Mul(bn(ctx))
 		}, "gidx3 < 1;"},
+		// a padded copy (a conv's input gradient reads its output
+		// gradient padded by kernel-1): the 28 columns upcast whole, the
+		// padding's column tests constant in each lane
+		{"padded copy", func(ctx *tensor.Context) *tensor.Tensor {
+			return bn(ctx).Pad([][2]int{{0, 0}, {0, 0}, {4, 4}, {4, 4}}, 0)
+		}, "gidx3 < 1;"},
 		// a convolution of bytes (an MNIST batch): widened to int32 and
 		// converted to float32 in vectors
 		{"conv2d of bytes", func(ctx *tensor.Context) *tensor.Tensor {
