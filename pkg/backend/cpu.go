@@ -188,19 +188,22 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 			todo = append(todo, i)
 		}
 	}
-	if d.launch == nil {
-		l, err := d.loadLauncher()
-		if err != nil {
-			return nil, err
-		}
-		d.launch = l
-	}
 	// Split the work into one translation unit per core: the compiler is
 	// single-threaded, and BEAM hands over dozens of candidates at once.
 	units := splitUnits(todo, srcs, runtime.GOMAXPROCS(0))
 	libs := make([]*library, len(units))
 	errs := make([]error, len(units))
 	var wg sync.WaitGroup
+	var launchErr error
+	if d.launch == nil {
+		// The launcher compiles (into an empty cache) beside the first
+		// kernels, not before them.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.launch, launchErr = d.loadLauncher()
+		}()
+	}
 	for u, idx := range units {
 		var unit strings.Builder
 		for _, i := range idx {
@@ -213,6 +216,9 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 		}()
 	}
 	wg.Wait()
+	if launchErr != nil {
+		return nil, launchErr
+	}
 	for u, idx := range units {
 		if errs[u] != nil {
 			return nil, errs[u]
