@@ -624,9 +624,9 @@ func splitOpts(k *Kernel) []Opt {
 	// with a padding guard's column tests constant in each lane; the loop
 	// over the columns it left scalar where a load reads x[i/2] or sits
 	// under a guard that reads the column (the MNIST cnn's step, DEBUG=2
-	// minima side by side: the BatchNorm and pool backward E_512_32_20_20
-	// 11 -> 3.5 ms, E_512_64_6_6 3.8 -> 1.5 ms, conv2's padded gradient
-	// E_512_32_28_28 9.5 -> 1.8 ms).
+	// minima side by side at load 3: the BatchNorm and pool backward
+	// E_512_32_20_20 5.7 -> 1.8 ms, E_512_64_6_6 1.5 -> 0.8 ms, conv2's
+	// padded gradient E_512_32_28_28 4.4 -> 2.1-2.4 ms).
 	whole := []Opt{{Kind: OptUpcast, Axis: len(k.Global) - 1, Amt: a.Size}}
 	short := a.Size > 4 && a.Size <= 2*MaxVecWidth
 	if affine(1) {
