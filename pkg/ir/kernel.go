@@ -200,6 +200,13 @@ func (k *Kernel) Dump() string {
 		for _, r := range k.SIMD.Stores {
 			fmt.Fprintf(&sb, "  simd store x%-2d %s\n", len(r), lanes(r...))
 		}
+		for _, h := range k.SIMD.HSums {
+			var ls []*Expr
+			for _, t := range h.Vecs {
+				ls = append(ls, t.L[:t.W]...)
+			}
+			fmt.Fprintf(&sb, "  simd hsum  %dx%-2d %s = %s\n", len(h.Vecs), h.Vecs[0].W, names[h.Root], lanes(ls...))
+		}
 	}
 	if k.Keep != nil {
 		sb.WriteString(k.Keep.dump(names))

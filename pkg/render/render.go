@@ -520,6 +520,11 @@ func (r *renderer) expr(e *ir.Expr) string {
 	if n, ok := r.names[e]; ok {
 		return n
 	}
+	if r.vec != nil {
+		if vecs, ok := r.vec.hsum[e]; ok {
+			return r.hsum(vecs)
+		}
+	}
 	if r.keep != nil && e == r.keep.Value { // stored by the reduce (ir.Keep)
 		st := r.keep.Store
 		return fmt.Sprintf("%s[%s]", BufName(r.k, st.Arg.(int)), r.expr(st.Src[0]))

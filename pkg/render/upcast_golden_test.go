@@ -83,3 +83,13 @@ func goldenCPUOpts(t *testing.T, out *tensor.Tensor, width int, opts fuse.Option
 		t.Errorf("rendered C differs from %s:\n%s", path, got)
 	}
 }
+
+// TestGoldenCMatvecHalf pins a matrix-vector product with float16 weights
+// (a decode step's projection) at vector width 16: 4 vector accumulators
+// of converted weights times x, each row's 64 lanes then summed pairwise
+// as vectors (ir.HSum: tg_pairs16, tg_psum16) instead of a scalar add per
+// lane.
+func TestGoldenCMatvecHalf(t *testing.T) {
+	x, w := input(ir.Float32, 1, 256), input(ir.Float16, 32, 256)
+	goldenCPUWidth(t, x.Dot(w.Cast(ir.Float32).T()), 16, "matvec_half16.c")
+}
