@@ -45,17 +45,48 @@ type Keep struct {
 	Next map[*Expr]int64
 }
 
-// keepWorth: the value recomputed costs more than reading it back (a
-// transcendental or a division in it).
-func keepWorth(e *Expr) bool {
-	worth := false
-	Walk([]*Expr{e}, func(x *Expr) {
+// keepCandidates are the subexpressions of a store's value that may be
+// kept, the largest first: top-level (not inside a reduce or a load's
+// index), of the column, float32, and worth keeping (a transcendental or
+// a division in them: recomputed, they cost more than reading back). One
+// walk marks which nodes read the column and which are worth it (a walk
+// per node was quadratic in the size of a row's sum).
+func keepCandidates(val *Expr, col *Axis) []*Expr {
+	usesCol, worth := map[*Expr]bool{}, map[*Expr]bool{}
+	Walk([]*Expr{val}, func(x *Expr) {
+		u := x.Op == OpVar && x.Arg.(*Axis) == col
+		w := false
 		switch x.Op {
 		case OpExp2, OpLog2, OpSin, OpSqrt, OpRecip, OpDiv:
-			worth = worth || x.DType.IsFloat()
+			w = x.DType.IsFloat()
+		}
+		for _, s := range x.Src {
+			u, w = u || usesCol[s], w || worth[s]
+		}
+		if u {
+			usesCol[x] = true
+		}
+		if w {
+			worth[x] = true
 		}
 	})
-	return worth
+	var cands []*Expr
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] || e.Op == OpReduce || e.Op == OpLoad || !usesCol[e] {
+			return
+		}
+		seen[e] = true
+		if e.DType == Float32 && worth[e] {
+			cands = append(cands, e)
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	rec(val)
+	return cands
 }
 
 // PlanKeep is the keep pass: it finds one value to keep (Kernel.Keep;
@@ -63,6 +94,9 @@ func keepWorth(e *Expr) bool {
 func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 	if len(k.Global) == 0 || !mayHoist(k) {
 		return k, nil
+	}
+	if !anyKeepCandidate(k) {
+		return k, nil // a matrix-vector product's rows: nothing worth keeping
 	}
 	nk := Simplify(k) // expressions the plan builds live in the kernel's own (fresh) builder
 	p := Linearize(nk)
@@ -80,25 +114,7 @@ func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 		if !keepStore(nk, st) {
 			continue
 		}
-		// Candidates: the store value's top-level subexpressions of the
-		// column, the largest first.
-		var cands []*Expr
-		seen := map[*Expr]bool{}
-		var rec func(e *Expr)
-		rec = func(e *Expr) {
-			if seen[e] || e.Op == OpReduce || e.Op == OpLoad || !usesVar(e, col) {
-				return
-			}
-			seen[e] = true
-			if e.DType == Float32 && keepWorth(e) {
-				cands = append(cands, e)
-			}
-			for _, s := range e.Src {
-				rec(s)
-			}
-		}
-		rec(st.Src[1])
-		for _, v := range cands {
+		for _, v := range keepCandidates(st.Src[1], col) {
 			for _, l := range leaders {
 				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col); plan != nil && readsOnlyKept(st, v) {
 					nk.Keep = plan
@@ -108,6 +124,18 @@ func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// anyKeepCandidate says whether some store of k may have a value to keep
+// (keepCandidates), before PlanKeep rebuilds the kernel to plan one.
+func anyKeepCandidate(k *Kernel) bool {
+	col := k.Global[len(k.Global)-1]
+	for _, st := range k.Stores {
+		if keepStore(k, st) && len(keepCandidates(st.Src[1], col)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // keepStore: a float32 store that is its buffer's only one.

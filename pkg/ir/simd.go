@@ -117,18 +117,30 @@ type laneOf struct{ run, lane int }
 
 // NewSIMD makes a plan from its runs.
 func NewSIMD(width int, accs, stores [][]*Expr) *SIMD {
-	s := &SIMD{Width: width, Accs: accs, Stores: stores, lane: map[*Expr]laneOf{}}
-	for r, ms := range accs {
-		for l, m := range ms {
-			s.lane[m] = laneOf{r, l}
-		}
+	s := &SIMD{Width: width, lane: map[*Expr]laneOf{}}
+	for _, ms := range accs {
+		s.addAccs(ms)
 	}
+	s.setStores(stores)
+	return s
+}
+
+// setStores sets the plan's store runs.
+func (s *SIMD) setStores(stores [][]*Expr) {
+	s.Stores = stores
 	for r, ss := range stores {
 		for l, st := range ss {
 			s.lane[st] = laneOf{r, l}
 		}
 	}
-	return s
+}
+
+// addAccs adds a run of accumulators to the plan.
+func (s *SIMD) addAccs(ms []*Expr) {
+	for l, m := range ms {
+		s.lane[m] = laneOf{len(s.Accs), l}
+	}
+	s.Accs = append(s.Accs, ms)
 }
 
 // Lane says which run (an index into Accs, or Stores for a store) and lane
@@ -178,7 +190,6 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 	groups, keys := reduceGroups(k)
 	s := NewSIMD(widths[0], nil, nil)
 	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
-	var accs [][]*Expr
 	for _, key := range keys {
 		if len(groups[key]) < 4 {
 			continue
@@ -188,20 +199,19 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 		for _, ms := range pickRuns(groups[key], widths, simdEligible, func(ms []*Expr) bool {
 			return m.match(LanesOf(ms, 0))
 		}) {
-			accs = append(accs, ms)
-			s = NewSIMD(widths[0], accs, nil)
-			m.s = s
+			s.addAccs(ms)
 		}
 	}
-	if len(accs) == 0 {
+	if len(s.Accs) == 0 {
 		return k, nil
 	}
 	stores := pickRuns(k.Stores, widths, func(st *Expr) bool {
 		return k.Bufs[st.Arg.(int)].DType == Float32 && st.DType == Float32
 	}, func(ss []*Expr) bool { return m.storeRun(ss) })
+	s.setStores(stores)
+	s.HSums = m.hsums(widths)
 	nk := *k
-	nk.SIMD = NewSIMD(widths[0], accs, stores)
-	nk.SIMD.HSums = m.hsums(widths)
+	nk.SIMD = s
 	return &nk, nil
 }
 
