@@ -188,6 +188,9 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 	r := b.Var(axes[0])
 	plan := &Keep{Store: st, Value: v, Leader: leader, Col: map[*Expr]*Expr{}, Index: map[*Expr]*Expr{}}
 	taken := make([]bool, u)
+	// v at each lane's column, built once (the builder interns: the same
+	// expression each time; a member that is not lane i tries every lane).
+	atLane := make([]*Expr, u)
 	for i, m := range members {
 		found := false
 		// Unroll makes lane i the i'th member; any lane is proved below.
@@ -196,7 +199,10 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 				continue
 			}
 			c := b.Add(b.Mul(r, b.Int(u)), b.Int(lane))
-			if substVar(b, v, col, c) == m.Src[0] {
+			if atLane[lane] == nil {
+				atLane[lane] = substVar(b, v, col, c)
+			}
+			if atLane[lane] == m.Src[0] {
 				taken[lane], found = true, true
 				plan.Col[m] = c
 				plan.Index[m] = substVar(b, st.Src[0], col, c)
