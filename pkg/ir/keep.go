@@ -110,13 +110,25 @@ func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 	if len(leaders) == 0 || col.Size < 2 {
 		return k, nil
 	}
+	// What reads the column: the rest of a candidate is its own
+	// substitution (the builder interns), not rebuilt for every lane.
+	usesCol := map[*Expr]bool{}
+	Walk(nk.Stores, func(x *Expr) {
+		u := x.Op == OpVar && x.Arg.(*Axis) == col
+		for _, s := range x.Src {
+			u = u || usesCol[s]
+		}
+		if u {
+			usesCol[x] = true
+		}
+	})
 	for _, st := range nk.Stores {
 		if !keepStore(nk, st) {
 			continue
 		}
 		for _, v := range keepCandidates(st.Src[1], col) {
 			for _, l := range leaders {
-				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col); plan != nil && readsOnlyKept(st, v) {
+				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col, usesCol); plan != nil && readsOnlyKept(st, v) {
 					nk.Keep = plan
 					return nk, nil
 				}
@@ -179,7 +191,7 @@ func readsOnlyKept(st, v *Expr) bool {
 // over r' (r = U*r' + lane) compute v at columns U*r' + lane, one lane
 // each, and cover the column axis once (U*size(r') = size(col)). Nil when
 // they do not.
-func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col *Axis) *Keep {
+func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, usesCol map[*Expr]bool) *Keep {
 	axes := leader.Arg.(*ReduceArg).Axes
 	u := int64(len(members))
 	if len(axes) != 1 || axes[0].Size*u != col.Size {
@@ -200,12 +212,12 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 			}
 			c := b.Add(b.Mul(r, b.Int(u)), b.Int(lane))
 			if atLane[lane] == nil {
-				atLane[lane] = substVar(b, v, col, c)
+				atLane[lane] = substVarIn(b, v, col, c, usesCol)
 			}
 			if atLane[lane] == m.Src[0] {
 				taken[lane], found = true, true
 				plan.Col[m] = c
-				plan.Index[m] = substVar(b, st.Src[0], col, c)
+				plan.Index[m] = substVarIn(b, st.Src[0], col, c, usesCol)
 				break
 			}
 		}
@@ -279,6 +291,21 @@ func lanesBut(u, skip int64) []int64 {
 func substVar(b *Builder, e *Expr, a *Axis, x *Expr) *Expr {
 	return b.Rebuild(e, func(y *Expr) *Expr {
 		if y.Op == OpVar && y.Arg.(*Axis) == a {
+			return x
+		}
+		return nil
+	}, map[*Expr]*Expr{})
+}
+
+// substVarIn is substVar for e of b's own kernel, where uses says which
+// of its expressions read a's variable: the others are kept as they are
+// (rebuilt by b they would come out the same, interned).
+func substVarIn(b *Builder, e *Expr, a *Axis, x *Expr, uses map[*Expr]bool) *Expr {
+	return b.Rebuild(e, func(y *Expr) *Expr {
+		switch {
+		case !uses[y]:
+			return y
+		case y.Op == OpVar && y.Arg.(*Axis) == a:
 			return x
 		}
 		return nil
