@@ -119,7 +119,8 @@ func (d *cpuDevice) Name() string { return "CPU" }
 func (d *cpuDevice) Target() ir.Target {
 	t := ir.CPUTarget
 	t.VecWidth = d.width
-	t.L1, t.L2 = Host().L1d, Host().L2
+	t.L1, t.L2, t.L3 = Host().L1d, Host().L2, Host().L3
+	t.BufAlign = int64(os.Getpagesize()) // every buffer is its own mapping (mmapPool)
 	if HostHasAVX512() { // 32 vector registers at any width (EVEX encodings)
 		t.VecRegs = 32
 	}
