@@ -200,9 +200,10 @@ func (r *renderer) kernel() string {
 		r.indent--
 		r.line("}")
 	}
-	if r.k.Stream != nil {
+	if r.k.Stream != nil && r.vec != nil {
 		// Non-temporal stores are weakly ordered: they must reach memory
 		// before the launch reports this range done.
+		r.need("tg_stream", cStreamDef)
 		r.line("tg_sfence();")
 	}
 	r.sb.WriteString("}\n")
