@@ -33,6 +33,8 @@ type Kernel struct {
 	Vec4  *Vec4 // grid devices: 4-wide vector loads and stores (the vec4 pass)
 	Keep  *Keep // C: a reduce's values stored for the column loop to read back (the keep pass)
 	Skip  *Skip // C: iterations of a SUM group that only add zeros (the skip_zeros pass)
+	// Stream: C, SIMD store runs written around the caches (stream_stores)
+	Stream *Stream
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -215,6 +217,11 @@ func (k *Kernel) Dump() string {
 			fmt.Fprintf(&sb, "  skip %s unless %s\n", a.Name(), lanes(k.Skip.Conds[a]...))
 		}
 	}
+	if k.Stream != nil {
+		for _, r := range k.Stream.Runs {
+			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
+		}
+	}
 	if k.Vec4 != nil {
 		for _, g := range k.Vec4.Loads {
 			fmt.Fprintf(&sb, "  vec4 load  %s\n", lanes(g[:]...))
@@ -326,7 +333,7 @@ func (k *Kernel) verifyExprs() error {
 // verifyPlans checks the renderers' plans (SIMD, Vec4, Keep, Skip, Group)
 // against the expressions.
 func (k *Kernel) verifyPlans() error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -351,6 +358,11 @@ func (k *Kernel) verifyPlans() error {
 	}
 	if k.Skip != nil {
 		if err := k.Skip.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Stream != nil {
+		if err := k.Stream.verify(k); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -447,6 +459,11 @@ type Target struct {
 	// unknown, no cache blocking): the heuristic blocks long reduces to
 	// keep a register block's slice of an operand in L1 (KBLOCK).
 	L1, L2 int64
+	// L3 is the last level cache in bytes (0: unknown), BufAlign the
+	// alignment in bytes the device gives every buffer's base (0:
+	// unknown): stream_stores writes outputs of at least L3/4 around
+	// the caches, with stores that need 64-byte alignment.
+	L3, BufAlign int64
 	// Choose, if set, picks the opts of each kernel instead of the
 	// heuristic (BEAM search); it sees the kernel the opts apply to.
 	Choose func(*Kernel) []Opt
@@ -498,6 +515,7 @@ var Passes = []Pass{
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
 
@@ -613,7 +631,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip = nil, nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream = nil, nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

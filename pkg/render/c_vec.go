@@ -22,6 +22,18 @@ import (
 // device chooses from the host's flags): gcc lowers a 16-wide vector on an AVX2 target through
 // memory (0.3x the scalar form on a matmul), while on an AVX-512 host
 // 8-wide vectors halve the width gcc's own vectorizer would use.
+// cStreamDef writes one 64-byte line around the caches (ir.Stream, the
+// stream_stores pass): AVX-512's vmovntps, the address aligned as the
+// plan proves; tg_sfence orders those stores before the kernel returns.
+// Without AVX-512 both are the plain forms.
+const cStreamDef = `#if defined(__AVX512F__)
+#define tg_stream(p, v) ({ tg_f16 s_ = (v); __asm__ volatile("vmovntps %1, %0" : "=m"(*(tg_f16 *)(p)) : "v"(s_)); })
+#define tg_sfence() __asm__ volatile("sfence" ::: "memory")
+#else
+#define tg_stream(p, v) tg_store(p, v)
+#define tg_sfence() ((void)0)
+#endif`
+
 func cVecPrelude(width int) string {
 	var sb strings.Builder
 	sb.WriteString("#ifndef TG_VEC\n#define TG_VEC\n")
