@@ -119,7 +119,9 @@ func (d *cpuDevice) Name() string { return "CPU" }
 func (d *cpuDevice) Target() ir.Target {
 	t := ir.CPUTarget
 	t.VecWidth = d.width
-	t.L1, t.L2 = Host().L1d, Host().L2
+	t.L1, t.L2, t.L3 = Host().L1d, Host().L2, Host().L3
+	// Every buffer is its own mapping (mmapPool): page aligned.
+	t.BufAlign = int64(os.Getpagesize())
 	if HostHasAVX512() { // 32 vector registers at any width (EVEX encodings)
 		t.VecRegs = 32
 	}

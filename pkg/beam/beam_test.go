@@ -188,14 +188,16 @@ type optList struct {
 }
 
 // heuristicTargets are the hosts the heuristic is tried for: both vector
-// widths, 16 and 32 vector registers (the register blocks' size), and an
-// L2 small enough for the test kernels' operands to need cache blocking
-// (column panels outermost, KBLOCK).
+// widths, 16 and 32 vector registers (the register blocks' size), and
+// caches small enough for the test kernels' operands to need cache
+// blocking (column panels outermost, KBLOCK) and their outputs to be
+// written around the caches (stream_stores; the CPU device's buffers are
+// page aligned).
 var heuristicTargets = []ir.Target{
 	{Upcast: true, VecWidth: 8},
 	{Upcast: true, VecWidth: 16},
-	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 4 << 10, L2: 16 << 10},
-	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 4 << 10, L2: 16 << 10},
+	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 4 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
+	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 4 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
 }
 
 // optLists are the heuristic's lists for each of heuristicTargets, and
@@ -240,7 +242,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled, blocked, kept, batchBlocked, factored, skipped := 0, 0, 0, 0, 0, 0, 0
+	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed := 0, 0, 0, 0, 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -278,6 +280,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Skip != nil {
 				skipped++
+			}
+			if ok.Stream != nil {
+				streamed++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -333,7 +338,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		ref.free()
 		onCPU.free()
 	}
-	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan, %d skipping zeros)", tested, unrolled, blocked, kept, skipped)
+	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan, %d skipping zeros, %d streaming stores)", tested, unrolled, blocked, kept, skipped, streamed)
 	if batchBlocked == 0 {
 		t.Errorf("no heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)")
 	}
@@ -342,6 +347,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if skipped < 5 {
 		t.Errorf("only %d opt lists skip a padding's zeros", skipped)
+	}
+	if streamed < 2 {
+		t.Errorf("only %d opt lists stream their stores", streamed)
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)

@@ -298,19 +298,8 @@ func termKey(ts []term) string {
 func vec4DType(dt DType) bool { return dt == Float32 || dt == Float16 }
 
 // aligned4 proves that an integer index is a multiple of 4 for every value
-// of its variables: the constant and every coefficient divide by 4.
-func aligned4(e *Expr) bool {
-	ts, c := normalize(addTerms(nil, e, 1))
-	if c%Vec4Width != 0 {
-		return false
-	}
-	for _, t := range ts {
-		if t.k%Vec4Width != 0 {
-			return false
-		}
-	}
-	return true
-}
+// of its variables.
+func aligned4(e *Expr) bool { return alignedTo(e, Vec4Width) }
 
 // verify checks a Vec4 plan against its kernel.
 func (v *Vec4) verify(k *Kernel, in map[*Expr]bool) error {

@@ -45,17 +45,48 @@ type Keep struct {
 	Next map[*Expr]int64
 }
 
-// keepWorth: the value recomputed costs more than reading it back (a
-// transcendental or a division in it).
-func keepWorth(e *Expr) bool {
-	worth := false
-	Walk([]*Expr{e}, func(x *Expr) {
+// keepCandidates are the subexpressions of a store's value that may be
+// kept, the largest first: top-level (not inside a reduce or a load's
+// index), of the column, float32, and worth keeping (a transcendental or
+// a division in them: recomputed, they cost more than reading back). One
+// walk marks which nodes read the column and which are worth it (a walk
+// per node was quadratic in the size of a row's sum).
+func keepCandidates(val *Expr, col *Axis) []*Expr {
+	usesCol, worth := map[*Expr]bool{}, map[*Expr]bool{}
+	Walk([]*Expr{val}, func(x *Expr) {
+		u := x.Op == OpVar && x.Arg.(*Axis) == col
+		w := false
 		switch x.Op {
 		case OpExp2, OpLog2, OpSin, OpSqrt, OpRecip, OpDiv:
-			worth = worth || x.DType.IsFloat()
+			w = x.DType.IsFloat()
+		}
+		for _, s := range x.Src {
+			u, w = u || usesCol[s], w || worth[s]
+		}
+		if u {
+			usesCol[x] = true
+		}
+		if w {
+			worth[x] = true
 		}
 	})
-	return worth
+	var cands []*Expr
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] || e.Op == OpReduce || e.Op == OpLoad || !usesCol[e] {
+			return
+		}
+		seen[e] = true
+		if e.DType == Float32 && worth[e] {
+			cands = append(cands, e)
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	rec(val)
+	return cands
 }
 
 // PlanKeep is the keep pass: it finds one value to keep (Kernel.Keep;
@@ -63,6 +94,9 @@ func keepWorth(e *Expr) bool {
 func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 	if len(k.Global) == 0 || !mayHoist(k) {
 		return k, nil
+	}
+	if !anyKeepCandidate(k) {
+		return k, nil // a matrix-vector product's rows: nothing worth keeping
 	}
 	nk := Simplify(k) // expressions the plan builds live in the kernel's own (fresh) builder
 	p := Linearize(nk)
@@ -76,31 +110,25 @@ func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 	if len(leaders) == 0 || col.Size < 2 {
 		return k, nil
 	}
+	// What reads the column: the rest of a candidate is its own
+	// substitution (the builder interns), not rebuilt for every lane.
+	usesCol := map[*Expr]bool{}
+	Walk(nk.Stores, func(x *Expr) {
+		u := x.Op == OpVar && x.Arg.(*Axis) == col
+		for _, s := range x.Src {
+			u = u || usesCol[s]
+		}
+		if u {
+			usesCol[x] = true
+		}
+	})
 	for _, st := range nk.Stores {
 		if !keepStore(nk, st) {
 			continue
 		}
-		// Candidates: the store value's top-level subexpressions of the
-		// column, the largest first.
-		var cands []*Expr
-		seen := map[*Expr]bool{}
-		var rec func(e *Expr)
-		rec = func(e *Expr) {
-			if seen[e] || e.Op == OpReduce || e.Op == OpLoad || !usesVar(e, col) {
-				return
-			}
-			seen[e] = true
-			if e.DType == Float32 && keepWorth(e) {
-				cands = append(cands, e)
-			}
-			for _, s := range e.Src {
-				rec(s)
-			}
-		}
-		rec(st.Src[1])
-		for _, v := range cands {
+		for _, v := range keepCandidates(st.Src[1], col) {
 			for _, l := range leaders {
-				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col); plan != nil && readsOnlyKept(st, v) {
+				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col, usesCol); plan != nil && readsOnlyKept(st, v) {
 					nk.Keep = plan
 					return nk, nil
 				}
@@ -108,6 +136,18 @@ func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// anyKeepCandidate says whether some store of k may have a value to keep
+// (keepCandidates), before PlanKeep rebuilds the kernel to plan one.
+func anyKeepCandidate(k *Kernel) bool {
+	col := k.Global[len(k.Global)-1]
+	for _, st := range k.Stores {
+		if keepStore(k, st) && len(keepCandidates(st.Src[1], col)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // keepStore: a float32 store that is its buffer's only one.
@@ -151,7 +191,7 @@ func readsOnlyKept(st, v *Expr) bool {
 // over r' (r = U*r' + lane) compute v at columns U*r' + lane, one lane
 // each, and cover the column axis once (U*size(r') = size(col)). Nil when
 // they do not.
-func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col *Axis) *Keep {
+func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, usesCol map[*Expr]bool) *Keep {
 	axes := leader.Arg.(*ReduceArg).Axes
 	u := int64(len(members))
 	if len(axes) != 1 || axes[0].Size*u != col.Size {
@@ -160,6 +200,9 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 	r := b.Var(axes[0])
 	plan := &Keep{Store: st, Value: v, Leader: leader, Col: map[*Expr]*Expr{}, Index: map[*Expr]*Expr{}}
 	taken := make([]bool, u)
+	// v at each lane's column, built once (the builder interns: the same
+	// expression each time; a member that is not lane i tries every lane).
+	atLane := make([]*Expr, u)
 	for i, m := range members {
 		found := false
 		// Unroll makes lane i the i'th member; any lane is proved below.
@@ -168,10 +211,13 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 				continue
 			}
 			c := b.Add(b.Mul(r, b.Int(u)), b.Int(lane))
-			if substVar(b, v, col, c) == m.Src[0] {
+			if atLane[lane] == nil {
+				atLane[lane] = substVarIn(b, v, col, c, usesCol)
+			}
+			if atLane[lane] == m.Src[0] {
 				taken[lane], found = true, true
 				plan.Col[m] = c
-				plan.Index[m] = substVar(b, st.Src[0], col, c)
+				plan.Index[m] = substVarIn(b, st.Src[0], col, c, usesCol)
 				break
 			}
 		}
@@ -245,6 +291,21 @@ func lanesBut(u, skip int64) []int64 {
 func substVar(b *Builder, e *Expr, a *Axis, x *Expr) *Expr {
 	return b.Rebuild(e, func(y *Expr) *Expr {
 		if y.Op == OpVar && y.Arg.(*Axis) == a {
+			return x
+		}
+		return nil
+	}, map[*Expr]*Expr{})
+}
+
+// substVarIn is substVar for e of b's own kernel, where uses says which
+// of its expressions read a's variable: the others are kept as they are
+// (rebuilt by b they would come out the same, interned).
+func substVarIn(b *Builder, e *Expr, a *Axis, x *Expr, uses map[*Expr]bool) *Expr {
+	return b.Rebuild(e, func(y *Expr) *Expr {
+		switch {
+		case !uses[y]:
+			return y
+		case y.Op == OpVar && y.Arg.(*Axis) == a:
 			return x
 		}
 		return nil

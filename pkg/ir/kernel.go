@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +33,8 @@ type Kernel struct {
 	Vec4  *Vec4 // grid devices: 4-wide vector loads and stores (the vec4 pass)
 	Keep  *Keep // C: a reduce's values stored for the column loop to read back (the keep pass)
 	Skip  *Skip // C: iterations of a SUM group that only add zeros (the skip_zeros pass)
+	// Stream: C, SIMD store runs written around the caches (stream_stores)
+	Stream *Stream
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -97,14 +100,12 @@ func (k *Kernel) GlobalSize() int64 {
 // Cost estimates the float operations and the bytes of buffer traffic of
 // one launch, for DEBUG's GFLOP/s and GB/s columns.
 func (k *Kernel) Cost() (flops, bytes int64) {
-	inner := map[*Expr]int64{} // iterations of the reduce loops around e
+	inner := map[*Expr]int64{} // iterations of the reduce loops around e (and visited)
 	var rec func(e *Expr, mult int64)
-	seen := map[*Expr]bool{}
 	rec = func(e *Expr, mult int64) {
-		if seen[e] {
+		if _, seen := inner[e]; seen {
 			return
 		}
-		seen[e] = true
 		m := mult
 		if e.Op == OpReduce {
 			for _, a := range e.Arg.(*ReduceArg).Axes {
@@ -200,6 +201,13 @@ func (k *Kernel) Dump() string {
 		for _, r := range k.SIMD.Stores {
 			fmt.Fprintf(&sb, "  simd store x%-2d %s\n", len(r), lanes(r...))
 		}
+		for _, h := range k.SIMD.HSums {
+			var ls []*Expr
+			for _, t := range h.Vecs {
+				ls = append(ls, t.L[:t.W]...)
+			}
+			fmt.Fprintf(&sb, "  simd hsum  %dx%-2d %s = %s\n", len(h.Vecs), h.Vecs[0].W, names[h.Root], lanes(ls...))
+		}
 	}
 	if k.Keep != nil {
 		sb.WriteString(k.Keep.dump(names))
@@ -207,6 +215,11 @@ func (k *Kernel) Dump() string {
 	if k.Skip != nil {
 		for _, a := range k.Skip.axes() {
 			fmt.Fprintf(&sb, "  skip %s unless %s\n", a.Name(), lanes(k.Skip.Conds[a]...))
+		}
+	}
+	if k.Stream != nil {
+		for _, r := range k.Stream.Runs {
+			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
 		}
 	}
 	if k.Vec4 != nil {
@@ -222,6 +235,15 @@ func (k *Kernel) Dump() string {
 
 // Verify checks the kernel IR invariants; passes must preserve them.
 func (k *Kernel) Verify() error {
+	if err := k.verifyExprs(); err != nil {
+		return err
+	}
+	return k.verifyPlans()
+}
+
+// verifyExprs checks the expressions: loops, buffers, indices, dtypes, and
+// where hoisted reduces are evaluated.
+func (k *Kernel) verifyExprs() error {
 	bound := map[*Axis]bool{}
 	for _, a := range k.Global {
 		if a.Size <= 0 {
@@ -305,8 +327,14 @@ func (k *Kernel) Verify() error {
 		// global loops read only the loops around them.
 		err = Linearize(k).checkHoisted(k)
 	}
-	if err != nil || k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Group == 0 {
-		return err
+	return err
+}
+
+// verifyPlans checks the renderers' plans (SIMD, Vec4, Keep, Skip, Group)
+// against the expressions.
+func (k *Kernel) verifyPlans() error {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Group == 0 {
+		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
 		return fmt.Errorf("%s: group of %d lanes", k.Name, k.Group)
@@ -330,6 +358,11 @@ func (k *Kernel) Verify() error {
 	}
 	if k.Skip != nil {
 		if err := k.Skip.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Stream != nil {
+		if err := k.Stream.verify(k); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -426,6 +459,11 @@ type Target struct {
 	// unknown, no cache blocking): the heuristic blocks long reduces to
 	// keep a register block's slice of an operand in L1 (KBLOCK).
 	L1, L2 int64
+	// L3 is the last level cache in bytes (0: unknown), BufAlign the
+	// alignment in bytes the device gives every buffer's base (0:
+	// unknown): stream_stores writes outputs of at least L3/4 around
+	// the caches, with stores that need 64-byte alignment.
+	L3, BufAlign int64
 	// Choose, if set, picks the opts of each kernel instead of the
 	// heuristic (BEAM search); it sees the kernel the opts apply to.
 	Choose func(*Kernel) []Opt
@@ -477,6 +515,7 @@ var Passes = []Pass{
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
 
@@ -556,7 +595,14 @@ func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*K
 	if err != nil {
 		return nil, fmt.Errorf("pass %s: %w", p.Name, err)
 	}
-	if err := nk.Verify(); err != nil {
+	verify := nk.Verify
+	if sameExprs(k, nk) {
+		// A pass that only plans (keep, skip_zeros, simd) or changes
+		// nothing: the expressions were verified after the pass before
+		// (Linearize's hoisting check is most of the passes' garbage).
+		verify = nk.verifyPlans
+	}
+	if err := verify(); err != nil {
 		return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
 	}
 	if dump != nil {
@@ -585,7 +631,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip = nil, nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream = nil, nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}
@@ -652,4 +698,12 @@ func ReduceIdentity(op Op, dt DType) float64 {
 	}
 	lo, _ := dt.ValueRange()
 	return lo
+}
+
+// sameExprs says whether b has a's very expressions, loops, buffers and
+// vars (the same slices, not equal copies): what verifyExprs checks.
+func sameExprs(a, b *Kernel) bool {
+	same := func(x, y []*Expr) bool { return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0]) }
+	return a == b || same(a.Stores, b.Stores) && slices.Equal(a.Global, b.Global) &&
+		slices.Equal(a.Bufs, b.Bufs) && a.NumParams == b.NumParams
 }

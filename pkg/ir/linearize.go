@@ -1,6 +1,10 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+)
 
 // Linearization: decide where each expression of a kernel is evaluated.
 // An expression lives in the innermost reduce loop whose axes it depends
@@ -68,8 +72,7 @@ func reduceGroups(k *Kernel) (map[*Axis][]*Expr, []*Axis) {
 
 // Linearize computes the evaluation structure of a kernel.
 func Linearize(k *Kernel) *Program {
-	p := &Program{Inner: map[*Expr]*Block{}, Uses: map[*Expr]int{}, Place: map[*Expr]*Expr{},
-		Leader: map[*Expr]*Expr{}, Members: map[*Expr][]*Expr{}, Stores: k.Stores}
+	p := &Program{Inner: map[*Expr]*Block{}, Leader: map[*Expr]*Expr{}, Members: map[*Expr][]*Expr{}, Stores: k.Stores}
 	// Collect the groups first, so the walk below can keep members together.
 	byKey, _ := reduceGroups(k)
 	// Topological order in which a group's members are consecutive: visiting
@@ -81,10 +84,15 @@ func Linearize(k *Kernel) *Program {
 		if seen[e] {
 			return
 		}
-		members := []*Expr{e}
-		if e.Op == OpReduce {
-			members = byKey[groupKey(e)]
+		if e.Op != OpReduce {
+			seen[e] = true
+			for _, s := range e.Src {
+				rec(s)
+			}
+			order = append(order, e)
+			return
 		}
+		members := byKey[groupKey(e)]
 		for _, m := range members {
 			seen[m] = true
 		}
@@ -98,6 +106,10 @@ func Linearize(k *Kernel) *Program {
 	for _, s := range k.Stores {
 		rec(s)
 	}
+	// The maps over every node are sized once (the passes linearize each
+	// kernel several times; growing them was most of their garbage).
+	p.Uses = make(map[*Expr]int, len(order))
+	p.Place = make(map[*Expr]*Expr, len(order))
 	owner := map[*Axis]*Expr{}
 	for _, e := range order {
 		srcSeen := map[*Expr]bool{}
@@ -120,24 +132,25 @@ func Linearize(k *Kernel) *Program {
 	}
 	// depth of each reduce: nesting level, to find the innermost owner.
 	depth := map[*Expr]int{}
-	// deps: reduce axes each node depends on (those of reduces below it excluded).
-	deps := map[*Expr]map[*Axis]bool{}
+	// deps: reduce axes each node depends on (those of reduces below it
+	// excluded), as sets of bits that nodes with the same axes share.
+	deps := make(map[*Expr]axisSet, len(order))
+	axes := newAxisNumbers()
+	var scratch axisSet
 	for _, e := range order {
-		d := map[*Axis]bool{}
+		scratch = scratch[:0]
 		if e.Op == OpVar && e.Arg.(*Axis).Kind == AxisReduce {
-			d[e.Arg.(*Axis)] = true
+			scratch = scratch.with(axes.of(e.Arg.(*Axis)))
 		}
 		for _, s := range e.Src {
-			for a := range deps[s] {
-				d[a] = true
-			}
+			scratch = scratch.union(deps[s])
 		}
 		if e.Op == OpReduce {
 			for _, a := range e.Arg.(*ReduceArg).Axes {
-				delete(d, a)
+				scratch = scratch.without(axes.of(a))
 			}
 		}
-		deps[e] = d
+		deps[e] = scratch.shared(e.Src, deps)
 	}
 	// A reduce's depth is one more than the reduce it is placed in; nodes
 	// come in topological order, so a reduce's place is known before the
@@ -147,9 +160,12 @@ func Linearize(k *Kernel) *Program {
 		changed = false
 		for _, e := range order {
 			var best *Expr
-			for a := range deps[e] {
-				if r := owner[a]; best == nil || depth[r] > depth[best] {
-					best = r
+			for i, w := range deps[e] {
+				for ; w != 0; w &= w - 1 {
+					a := axes.list[64*i+bits.TrailingZeros64(w)]
+					if r := owner[a]; best == nil || depth[r] > depth[best] {
+						best = r
+					}
 				}
 			}
 			if p.Place[e] != best {
@@ -406,4 +422,68 @@ func varAxis(e *Expr) *Axis {
 		return e.Arg.(*Axis)
 	}
 	return nil
+}
+
+// axisNumbers numbers a kernel's reduce axes for axisSet.
+type axisNumbers struct {
+	index map[*Axis]int
+	list  []*Axis
+}
+
+func newAxisNumbers() *axisNumbers { return &axisNumbers{index: map[*Axis]int{}} }
+
+func (x *axisNumbers) of(a *Axis) int {
+	i, ok := x.index[a]
+	if !ok {
+		i = len(x.list)
+		x.index[a] = i
+		x.list = append(x.list, a)
+	}
+	return i
+}
+
+// axisSet is a set of axes by their axisNumbers, as bits (trailing zero
+// words trimmed, so equal sets are equal slices; nil is empty).
+type axisSet []uint64
+
+func (s axisSet) with(i int) axisSet {
+	for len(s) <= i/64 {
+		s = append(s, 0)
+	}
+	s[i/64] |= 1 << (i % 64)
+	return s
+}
+
+func (s axisSet) without(i int) axisSet {
+	if i/64 < len(s) {
+		s[i/64] &^= 1 << (i % 64)
+	}
+	for len(s) > 0 && s[len(s)-1] == 0 {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func (s axisSet) union(t axisSet) axisSet {
+	for len(s) < len(t) {
+		s = append(s, 0)
+	}
+	for i, w := range t {
+		s[i] |= w
+	}
+	return s
+}
+
+// shared returns s (scratch) as a set to keep: a source's set when it is
+// the same (most nodes have their sources' axes), else a copy.
+func (s axisSet) shared(srcs []*Expr, deps map[*Expr]axisSet) axisSet {
+	if len(s) == 0 {
+		return nil
+	}
+	for _, src := range srcs {
+		if d := deps[src]; slices.Equal(d, s) {
+			return d
+		}
+	}
+	return slices.Clone(s)
 }

@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The simd pass: vector lanes for the C dialect (GCC vector extensions).
 //
@@ -28,7 +31,12 @@ import "fmt"
 //     bytes and scales: the dequantization runs in vectors too).
 // Such a run is accumulated in one vector. Runs of stores of w contiguous
 // outputs whose values are isomorphic over vector accumulators become one
-// vector store. The plan (Kernel.SIMD) is data over the scalar DAG, which
+// vector store. A float sum whose pairwise tree (Unroll's: neighbours
+// first) has as leaves, in order, the lanes of vectors isomorphic over
+// vector accumulators (a matrix-vector row's unrolled lanes) is a
+// horizontal sum of those vectors (HSum): the renderer adds the even and
+// odd lanes as vectors, level by level, the tree's own additions, instead
+// of a scalar add per lane. The plan (Kernel.SIMD) is data over the scalar DAG, which
 // stays the kernel's meaning: the GO interpreter runs the scalars, Verify
 // re-checks every run, and the C renderer prints the runs as vectors and
 // everything else as scalar code.
@@ -71,25 +79,68 @@ type SIMD struct {
 	Width  int       // the widest run (the target's vector width)
 	Accs   [][]*Expr // members of one reduce group
 	Stores [][]*Expr // stores of one buffer at consecutive indices
+	HSums  []HSum    // float sums of vectors' lanes, pairwise
 	lane   map[*Expr]laneOf
 }
+
+// HSum is a float32 sum whose pairwise tree from Root has as leaves, in
+// order, the lanes of Vecs (as many as a power of two, each of one width):
+// PairwiseLeaves(Root, n) is their concatenation.
+type HSum struct {
+	Root *Expr
+	Vecs []Lanes
+}
+
+// PairwiseLeaves returns the n values (a power of two) that the tree of
+// float32 OpAdd nodes rooted at e adds pairwise: the values of a level,
+// in order, are the sums of neighbours (2i and 2i+1) of the level below.
+func PairwiseLeaves(e *Expr, n int) ([]*Expr, bool) {
+	level := []*Expr{e}
+	for len(level) < n {
+		next := make([]*Expr, 0, 2*len(level))
+		for _, x := range level {
+			if x.Op != OpAdd || x.DType != Float32 {
+				return nil, false
+			}
+			next = append(next, x.Src[0], x.Src[1])
+		}
+		level = next
+	}
+	return level, true
+}
+
+// maxHSumVecs bounds the vectors of a horizontal sum (a row unrolled by
+// 4 × 16 lanes has 4).
+const maxHSumVecs = 16
 
 type laneOf struct{ run, lane int }
 
 // NewSIMD makes a plan from its runs.
 func NewSIMD(width int, accs, stores [][]*Expr) *SIMD {
-	s := &SIMD{Width: width, Accs: accs, Stores: stores, lane: map[*Expr]laneOf{}}
-	for r, ms := range accs {
-		for l, m := range ms {
-			s.lane[m] = laneOf{r, l}
-		}
+	s := &SIMD{Width: width, lane: map[*Expr]laneOf{}}
+	for _, ms := range accs {
+		s.addAccs(ms)
 	}
+	s.setStores(stores)
+	return s
+}
+
+// setStores sets the plan's store runs.
+func (s *SIMD) setStores(stores [][]*Expr) {
+	s.Stores = stores
 	for r, ss := range stores {
 		for l, st := range ss {
 			s.lane[st] = laneOf{r, l}
 		}
 	}
-	return s
+}
+
+// addAccs adds a run of accumulators to the plan.
+func (s *SIMD) addAccs(ms []*Expr) {
+	for l, m := range ms {
+		s.lane[m] = laneOf{len(s.Accs), l}
+	}
+	s.Accs = append(s.Accs, ms)
 }
 
 // Lane says which run (an index into Accs, or Stores for a store) and lane
@@ -139,7 +190,6 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 	groups, keys := reduceGroups(k)
 	s := NewSIMD(widths[0], nil, nil)
 	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
-	var accs [][]*Expr
 	for _, key := range keys {
 		if len(groups[key]) < 4 {
 			continue
@@ -149,20 +199,86 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 		for _, ms := range pickRuns(groups[key], widths, simdEligible, func(ms []*Expr) bool {
 			return m.match(LanesOf(ms, 0))
 		}) {
-			accs = append(accs, ms)
-			s = NewSIMD(widths[0], accs, nil)
-			m.s = s
+			s.addAccs(ms)
 		}
 	}
-	if len(accs) == 0 {
+	if len(s.Accs) == 0 {
 		return k, nil
 	}
 	stores := pickRuns(k.Stores, widths, func(st *Expr) bool {
 		return k.Bufs[st.Arg.(int)].DType == Float32 && st.DType == Float32
 	}, func(ss []*Expr) bool { return m.storeRun(ss) })
+	s.setStores(stores)
+	s.HSums = m.hsums(widths)
 	nk := *k
-	nk.SIMD = NewSIMD(widths[0], accs, stores)
+	nk.SIMD = s
 	return &nk, nil
+}
+
+// hsums finds the horizontal sums (HSum) of k, outermost first (the
+// adds inside one are not searched again), each over the fewest vectors.
+func (m *simdMatcher) hsums(widths []int) []HSum {
+	var out []HSum
+	seen := map[*Expr]bool{}
+	var rec func(e *Expr)
+	rec = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		if e.Op == OpAdd && e.DType == Float32 {
+			if h, ok := m.hsum(e, widths); ok {
+				out = append(out, h)
+				return
+			}
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	for _, st := range m.k.Stores {
+		rec(st)
+	}
+	return out
+}
+
+// hsum matches the tree at e as a horizontal sum of vectors of one of
+// widths, the fewest vectors first.
+func (m *simdMatcher) hsum(e *Expr, widths []int) (HSum, bool) {
+	level := []*Expr{e}
+	for len(level) < maxHSumVecs*widths[0] {
+		next := make([]*Expr, 0, 2*len(level))
+		for _, x := range level {
+			if x.Op != OpAdd || x.DType != Float32 {
+				return HSum{}, false // the tree ends here
+			}
+			next = append(next, x.Src[0], x.Src[1])
+		}
+		level = next
+		for _, w := range widths {
+			if len(level)%w == 0 && len(level)/w <= maxHSumVecs {
+				if vecs, ok := m.hsumVecs(level, w); ok {
+					return HSum{Root: e, Vecs: vecs}, true
+				}
+			}
+		}
+	}
+	return HSum{}, false
+}
+
+// hsumVecs cuts leaves into vectors of w lanes, each a vector value over
+// at least one accumulator.
+func (m *simdMatcher) hsumVecs(leaves []*Expr, w int) ([]Lanes, bool) {
+	var vecs []Lanes
+	for i := 0; i < len(leaves); i += w {
+		t := Lanes{W: w}
+		copy(t.L[:], leaves[i:i+w])
+		if t.Uniform() || t.L[0].DType != Float32 || !m.match(t) || !m.hasAcc(t) {
+			return nil, false
+		}
+		vecs = append(vecs, t)
+	}
+	return vecs, true
 }
 
 // pickRuns chooses disjoint runs of widths[0] (else the next width)
@@ -435,6 +551,23 @@ func (s *SIMD) verify(k *Kernel, in map[*Expr]bool) error {
 		}
 		if !m.storeRun(ss) {
 			return fmt.Errorf("simd: store run to buf%d at %s is not contiguous or not isomorphic over an accumulator", ss[0].Arg, ss[0].Src[0])
+		}
+	}
+	roots := map[*Expr]bool{}
+	for _, h := range s.HSums {
+		n := len(h.Vecs)
+		if n == 0 || n > maxHSumVecs || n&(n-1) != 0 || !width(h.Vecs[0].W) || !in[h.Root] || roots[h.Root] {
+			return fmt.Errorf("simd: a horizontal sum of %d vectors", n)
+		}
+		roots[h.Root] = true
+		w := h.Vecs[0].W
+		leaves, ok := PairwiseLeaves(h.Root, n*w)
+		if !ok {
+			return fmt.Errorf("simd: %s is not a pairwise sum of %d lanes", h.Root, n*w)
+		}
+		vecs, ok := m.hsumVecs(leaves, w)
+		if !ok || !slices.Equal(vecs, h.Vecs) {
+			return fmt.Errorf("simd: the lanes summed by %s are not its plan's vectors over an accumulator", h.Root)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package ir_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -263,6 +264,31 @@ var brokenPlans = []struct {
 			}
 			nk := *k
 			nk.Vec4 = &ir.Vec4{Loads: [][4]*ir.Expr{shifted}, Stores: k.Vec4.Stores}
+			return &nk, nil
+		}},
+	// a non-temporal store at a row start that is not 64-byte aligned
+	// (rows of 24 floats): the instruction would fault
+	{"stream_unaligned", "is not one aligned line", streamTarget,
+		func() *tensor.Tensor { return input(256, 64).Dot(input(64, 24)) },
+		func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+			for i := len(k.SIMD.Stores) - 1; i >= 0; i-- {
+				if len(k.SIMD.Stores[i]) == 16 { // the last: at 192*row + 168
+					nk := *k
+					nk.Stream = &ir.Stream{Runs: []int{i}}
+					return &nk, nil
+				}
+			}
+			return nil, fmt.Errorf("no 16-lane store run:\n%s", k.Dump())
+		}},
+	// streaming an output the kernel reads back (KBLOCK's partial sums)
+	{"stream_read_back", "is read by the kernel", ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L3: 64 << 10, BufAlign: 4096,
+		Choose: func(*ir.Kernel) []ir.Opt {
+			return []ir.Opt{{Kind: ir.OptUpcast, Axis: 1, Amt: 16}, {Kind: ir.OptKBlock, Axis: 0, Amt: 16}}
+		}},
+		func() *tensor.Tensor { return input(64, 64).Dot(input(64, 64)) },
+		func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+			nk := *k
+			nk.Stream = &ir.Stream{Runs: []int{0}}
 			return &nk, nil
 		}},
 	// a GROUP of a lane count that is not a power of two

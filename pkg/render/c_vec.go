@@ -22,6 +22,18 @@ import (
 // device chooses from the host's flags): gcc lowers a 16-wide vector on an AVX2 target through
 // memory (0.3x the scalar form on a matmul), while on an AVX-512 host
 // 8-wide vectors halve the width gcc's own vectorizer would use.
+// cStreamDef writes one 64-byte line around the caches (ir.Stream, the
+// stream_stores pass): AVX-512's vmovntps, the address aligned as the
+// plan proves; tg_sfence orders those stores before the kernel returns.
+// Without AVX-512 both are the plain forms.
+const cStreamDef = `#if defined(__AVX512F__)
+#define tg_stream(p, v) ({ tg_f16 s_ = (v); __asm__ volatile("vmovntps %1, %0" : "=m"(*(tg_f16 *)(p)) : "v"(s_)); })
+#define tg_sfence() __asm__ volatile("sfence" ::: "memory")
+#else
+#define tg_stream(p, v) tg_store(p, v)
+#define tg_sfence() ((void)0)
+#endif`
+
 func cVecPrelude(width int) string {
 	var sb strings.Builder
 	sb.WriteString("#ifndef TG_VEC\n#define TG_VEC\n")
@@ -29,9 +41,29 @@ func cVecPrelude(width int) string {
 		fmt.Fprintf(&sb, "typedef float tg_f%d __attribute__((vector_size(%d)));\n", w, 4*w)
 		fmt.Fprintf(&sb, "typedef int tg_i%d __attribute__((vector_size(%d)));\n", w, 4*w)
 	}
+	lanes := func(from, n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = strconv.Itoa(from + 2*i)
+		}
+		return strings.Join(s, ",")
+	}
+	for w := width; w >= 4; w /= 2 {
+		fmt.Fprintf(&sb, "#define tg_pairs%d(a, b) (__builtin_shufflevector(a, b, %s) + __builtin_shufflevector(a, b, %s))\n",
+			w, lanes(0, w), lanes(1, w))
+		if w >= 8 {
+			fmt.Fprintf(&sb, "#define tg_psum%d(v) ({ tg_f%d p%d_ = (v); tg_psum%d(__builtin_shufflevector(p%d_, p%d_, %s) + "+
+				"__builtin_shufflevector(p%d_, p%d_, %s)); })\n", w, w, w, w/2, w, w, lanes(0, w/2), w, w, lanes(1, w/2))
+		}
+	}
 	sb.WriteString(`#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
 #define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* Horizontal sums (ir.HSum), the pairwise tree's own additions:
+   tg_pairsW(a, b) is the W sums of neighbours of a's lanes then b's (their
+   even lanes plus their odd lanes: two permutes and an add), tg_psumW(v)
+   v's lanes summed pairwise, down to (v[0]+v[1]) + (v[2]+v[3]). */
+#define tg_psum4(v) ({ tg_f4 p4_ = (v); (p4_[0] + p4_[1]) + (p4_[2] + p4_[3]); })
 /* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
    the same results. The clamp is two float selects (vector selects are
    not branches), which keep NaN: it then runs through the float
@@ -127,6 +159,7 @@ type cVec struct {
 	uses map[ir.Lanes]int  // parent tuples of each tuple (name it if > 1)
 	// narrow: a widening load is printed (the kernel includes cNarrowPrelude)
 	narrow bool
+	hsum   map[*ir.Expr][]ir.Lanes // roots of horizontal sums (ir.HSum)
 
 	names map[ir.Lanes]string // rendered vector values in scope
 	added []ir.Lanes          // names in order, for leaving a scope
@@ -145,7 +178,10 @@ func newCVec(k *ir.Kernel) *cVec {
 		return nil
 	}
 	v := &cVec{k: k, plan: k.SIMD, acc: make([]string, len(k.SIMD.Accs)), skip: map[*ir.Expr]bool{},
-		uses: map[ir.Lanes]int{}, names: map[ir.Lanes]string{}, n: map[string]int{}}
+		uses: map[ir.Lanes]int{}, names: map[ir.Lanes]string{}, n: map[string]int{}, hsum: map[*ir.Expr][]ir.Lanes{}}
+	for _, h := range k.SIMD.HSums {
+		v.hsum[h.Root] = h.Vecs
+	}
 	v.absorb()
 	return v
 }
@@ -232,6 +268,22 @@ func (v *cVec) absorb() {
 		val := ir.LanesOf(ss, 1)
 		v.uses[val]++
 		walk(val)
+	}
+	for _, h := range v.plan.HSums {
+		// The root adds the vector's halves; the tree's scalar adds
+		// between it and the lanes are not rendered (unless used
+		// elsewhere).
+		vecConsumer[h.Root] = true
+		for n := 2; n < len(h.Vecs)*h.Vecs[0].W; n *= 2 {
+			inner, _ := ir.PairwiseLeaves(h.Root, n)
+			for _, e := range inner {
+				lanes[e] = true
+			}
+		}
+		for _, t := range h.Vecs {
+			v.uses[t]++
+			walk(t)
+		}
 	}
 	for e := range lanes {
 		if !scalar[e] {
@@ -371,4 +423,23 @@ func (v *cVec) declareScalar(r *renderer, e *ir.Expr, val string) string {
 	name := v.fresh("bc")
 	r.line("%s %s = %s;", r.typ(e.DType), name, val)
 	return name
+}
+
+// hsum renders a horizontal sum (ir.HSum): neighbouring vectors' lanes
+// summed pairwise into one vector per pair, level by level, then the last
+// vector's lanes.
+func (r *renderer) hsum(vecs []ir.Lanes) string {
+	xs := make([]string, len(vecs))
+	for i, t := range vecs {
+		xs[i] = r.vexpr(t)
+	}
+	w := vecs[0].W
+	for len(xs) > 1 {
+		next := make([]string, len(xs)/2)
+		for i := range next {
+			next[i] = fmt.Sprintf("tg_pairs%d(%s, %s)", w, xs[2*i], xs[2*i+1])
+		}
+		xs = next
+	}
+	return fmt.Sprintf("tg_psum%d(%s)", w, xs[0])
 }

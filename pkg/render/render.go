@@ -185,7 +185,12 @@ func (r *renderer) kernel() string {
 	for _, s := range r.prog.Stores {
 		if run := r.vecStore(s); run != nil {
 			if run[0] == s {
-				r.line("tg_store(&%s[%s], %s);", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(ir.LanesOf(run, 1)))
+				store := "tg_store"
+				if r.k.Streams(s) {
+					r.need("tg_stream", cStreamDef)
+					store = "tg_stream"
+				}
+				r.line("%s(&%s[%s], %s);", store, BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.vexpr(ir.LanesOf(run, 1)))
 			}
 			continue
 		}
@@ -194,6 +199,12 @@ func (r *renderer) kernel() string {
 	for range r.k.Global {
 		r.indent--
 		r.line("}")
+	}
+	if r.k.Stream != nil && r.vec != nil {
+		// Non-temporal stores are weakly ordered: they must reach memory
+		// before the launch reports this range done.
+		r.need("tg_stream", cStreamDef)
+		r.line("tg_sfence();")
 	}
 	r.sb.WriteString("}\n")
 	return head + strings.Join(r.helpers, "") + vecPrelude + r.sb.String()
@@ -519,6 +530,11 @@ func keptOnly(k *ir.Kernel) map[*ir.Expr]bool {
 func (r *renderer) expr(e *ir.Expr) string {
 	if n, ok := r.names[e]; ok {
 		return n
+	}
+	if r.vec != nil {
+		if vecs, ok := r.vec.hsum[e]; ok {
+			return r.hsum(vecs)
+		}
 	}
 	if r.keep != nil && e == r.keep.Value { // stored by the reduce (ir.Keep)
 		st := r.keep.Store

@@ -27,6 +27,17 @@ func TestGoldenCUpcast16(t *testing.T) {
 	goldenCPUWidth(t, a.Dot(b).Relu(), 16, "matmul_upcast16.c")
 }
 
+// TestGoldenCStream pins the AVX-512 matmul of TestGoldenCUpcast16 on a
+// host whose L3 its 16 KiB output exceeds a quarter of (stream_stores):
+// each 16-lane store run is a tg_stream (vmovntps on AVX-512), and the
+// kernel ends with tg_sfence.
+func TestGoldenCStream(t *testing.T) {
+	a, b := input(ir.Float32, 64, 64), input(ir.Float32, 64, 64)
+	target := ir.CPUTarget
+	target.VecWidth, target.VecRegs, target.L3, target.BufAlign = 16, 32, 64<<10, 4096
+	goldenCPUTarget(t, a.Dot(b).Relu(), target, fuse.Options{}, "matmul_stream16.c")
+}
+
 // TestGoldenCVecConv pins a conv whose reduce body has a relu prologue on
 // its input: 4-wide lanes, the relu as a vector select. (A costlier
 // prologue, relu(x+bias), is stored by its own kernel first: the conv
@@ -56,12 +67,17 @@ func goldenCPUWidth(t *testing.T, out *tensor.Tensor, width int, file string) {
 
 func goldenCPUOpts(t *testing.T, out *tensor.Tensor, width int, opts fuse.Options, file string) {
 	t.Helper()
+	target := ir.CPUTarget
+	target.VecWidth = width
+	goldenCPUTarget(t, out, target, opts, file)
+}
+
+func goldenCPUTarget(t *testing.T, out *tensor.Tensor, target ir.Target, opts fuse.Options, file string) {
+	t.Helper()
 	s, err := fuse.Create([]*tensor.Node{out.Node()}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := ir.CPUTarget
-	target.VecWidth = width
 	k, err := ir.OptimizeFor(s.Items[0].Kernel, target, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,4 +98,14 @@ func goldenCPUOpts(t *testing.T, out *tensor.Tensor, width int, opts fuse.Option
 	if got != string(want) {
 		t.Errorf("rendered C differs from %s:\n%s", path, got)
 	}
+}
+
+// TestGoldenCMatvecHalf pins a matrix-vector product with float16 weights
+// (a decode step's projection) at vector width 16: 4 vector accumulators
+// of converted weights times x, each row's 64 lanes then summed pairwise
+// as vectors (ir.HSum: tg_pairs16, tg_psum16) instead of a scalar add per
+// lane.
+func TestGoldenCMatvecHalf(t *testing.T) {
+	x, w := input(ir.Float32, 1, 256), input(ir.Float16, 32, 256)
+	goldenCPUWidth(t, x.Dot(w.Cast(ir.Float32).T()), 16, "matvec_half16.c")
 }

@@ -6,9 +6,17 @@ typedef float tg_f8 __attribute__((vector_size(32)));
 typedef int tg_i8 __attribute__((vector_size(32)));
 typedef float tg_f4 __attribute__((vector_size(16)));
 typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_pairs8(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15))
+#define tg_psum8(v) ({ tg_f8 p8_ = (v); tg_psum4(__builtin_shufflevector(p8_, p8_, 0,2,4,6) + __builtin_shufflevector(p8_, p8_, 1,3,5,7)); })
+#define tg_pairs4(a, b) (__builtin_shufflevector(a, b, 0,2,4,6) + __builtin_shufflevector(a, b, 1,3,5,7))
 #define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
 #define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* Horizontal sums (ir.HSum), the pairwise tree's own additions:
+   tg_pairsW(a, b) is the W sums of neighbours of a's lanes then b's (their
+   even lanes plus their odd lanes: two permutes and an add), tg_psumW(v)
+   v's lanes summed pairwise, down to (v[0]+v[1]) + (v[2]+v[3]). */
+#define tg_psum4(v) ({ tg_f4 p4_ = (v); (p4_[0] + p4_[1]) + (p4_[2] + p4_[3]); })
 /* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
    the same results. The clamp is two float selects (vector selects are
    not branches), which keep NaN: it then runs through the float

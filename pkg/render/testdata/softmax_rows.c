@@ -30,9 +30,17 @@ typedef float tg_f8 __attribute__((vector_size(32)));
 typedef int tg_i8 __attribute__((vector_size(32)));
 typedef float tg_f4 __attribute__((vector_size(16)));
 typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_pairs8(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15))
+#define tg_psum8(v) ({ tg_f8 p8_ = (v); tg_psum4(__builtin_shufflevector(p8_, p8_, 0,2,4,6) + __builtin_shufflevector(p8_, p8_, 1,3,5,7)); })
+#define tg_pairs4(a, b) (__builtin_shufflevector(a, b, 0,2,4,6) + __builtin_shufflevector(a, b, 1,3,5,7))
 #define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
 #define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* Horizontal sums (ir.HSum), the pairwise tree's own additions:
+   tg_pairsW(a, b) is the W sums of neighbours of a's lanes then b's (their
+   even lanes plus their odd lanes: two permutes and an add), tg_psumW(v)
+   v's lanes summed pairwise, down to (v[0]+v[1]) + (v[2]+v[3]). */
+#define tg_psum4(v) ({ tg_f4 p4_ = (v); (p4_[0] + p4_[1]) + (p4_[2] + p4_[3]); })
 /* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
    the same results. The clamp is two float selects (vector selects are
    not branches), which keep NaN: it then runs through the float
@@ -117,25 +125,11 @@ void r_4_64_64_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) 
       tg_store(&out0[(alu17+8)], vkeep1);
       vacc3 += vkeep1;
     }
-    float alu18 = (vacc2[0]+vacc2[1]);
-    float alu19 = (vacc2[2]+vacc2[3]);
-    float alu20 = (alu18+alu19);
-    float alu21 = (vacc2[4]+vacc2[5]);
-    float alu22 = (vacc2[6]+vacc2[7]);
-    float alu23 = (alu21+alu22);
-    float alu24 = (alu20+alu23);
-    float alu25 = (vacc3[0]+vacc3[1]);
-    float alu26 = (vacc3[2]+vacc3[3]);
-    float alu27 = (alu25+alu26);
-    float alu28 = (vacc3[4]+vacc3[5]);
-    float alu29 = (vacc3[6]+vacc3[7]);
-    float alu30 = (alu28+alu29);
-    float alu31 = (alu27+alu30);
-    float alu32 = (alu24+alu31);
-    float alu33 = (1.0f/alu32);
+    float alu18 = tg_psum8(tg_pairs8(vacc2, vacc3));
+    float alu19 = (1.0f/alu18);
     for (int gidx1 = 0; gidx1 < 64; gidx1++) {
-      int alu34 = (alu0+gidx1);
-      out0[alu34] = (out0[alu34]*alu33);
+      int alu20 = (alu0+gidx1);
+      out0[alu20] = (out0[alu20]*alu19);
     }
   }
 }

@@ -1,0 +1,128 @@
+package ir
+
+import "fmt"
+
+// Stream is the stream_stores pass's plan (CPU): the SIMD store runs the C
+// renderer writes with non-temporal stores, around the caches.
+//
+// A plain store to a line that is in no cache first reads the line from
+// memory (a read for ownership), then writes it back when it is evicted:
+// an output written once and far larger than the caches costs its bytes
+// twice in reads and once in writes. A non-temporal store of a whole line
+// writes it without reading it. Its reader (the next kernel) then reads it
+// from memory, which it does anyway when the output has left the last
+// level cache before the reader runs. Measured on the Zen 4 host (32 MiB
+// L3), ResNet-50 at batch 8, one thread, per-kernel minima: the 1x1 convs
+// with a 25.7 MB output 7.9-10.2 ms instead of 9.8-14.2, those with 12.8
+// MB 8.5-8.7 ms instead of 9.1-9.5, their readers unchanged.
+//
+// Only runs of a whole cache line (16 float32 lanes, 64 bytes) at an index
+// that is a multiple of 16 are streamed: with the buffer's base aligned
+// to 64 bytes (Target.BufAlign) the store is aligned, as the instruction
+// requires, and no line is written in parts (a partly written line costs
+// a read at the memory controller).
+type Stream struct {
+	Runs []int // indices of SIMD.Stores, ascending
+}
+
+// streamLine is the bytes of a cache line; a streamed run writes one.
+const streamLine = 64
+
+// PlanStream picks the SIMD store runs to stream: runs of one cache line
+// at an aligned index, into an output buffer of at least a quarter of the
+// last level cache (Target.L3) that the kernel does not read (a KBLOCK
+// kernel's partial sums are read back from the output).
+func PlanStream(k *Kernel, t Target) (*Kernel, error) {
+	if k.SIMD == nil || t.L3 <= 0 || t.BufAlign < streamLine || t.BufAlign%streamLine != 0 {
+		return k, nil
+	}
+	read := readBufs(k)
+	var runs []int
+	for i, ss := range k.SIMD.Stores {
+		b := ss[0].Arg.(int)
+		if !read[b] && k.Bufs[b].Size*int64(k.Bufs[b].DType.Size()) >= t.L3/4 && streamable(k, ss) {
+			runs = append(runs, i)
+		}
+	}
+	if len(runs) == 0 {
+		return k, nil
+	}
+	nk := *k
+	nk.Stream = &Stream{Runs: runs}
+	return &nk, nil
+}
+
+// streamable says whether a SIMD store run writes one whole aligned line
+// of float32s.
+func streamable(k *Kernel, ss []*Expr) bool {
+	lanes := int64(streamLine / Float32.Size())
+	return int64(len(ss)) == lanes && k.Bufs[ss[0].Arg.(int)].DType == Float32 && alignedTo(ss[0].Src[0], lanes)
+}
+
+// readBufs lists the buffers a kernel loads from.
+func readBufs(k *Kernel) map[int]bool {
+	read := map[int]bool{}
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op == OpLoad {
+			read[e.Arg.(int)] = true
+		}
+	})
+	return read
+}
+
+// alignedTo proves that an integer index is a multiple of n for every
+// value of its variables: the constant and every coefficient divide by n.
+func alignedTo(e *Expr, n int64) bool {
+	ts, c := normalize(addTerms(nil, e, 1))
+	if c%n != 0 {
+		return false
+	}
+	for _, t := range ts {
+		if t.k%n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// verify checks a Stream plan against its kernel: every run is a SIMD
+// store run, once, of a whole aligned line, into a buffer the kernel does
+// not read.
+func (s *Stream) verify(k *Kernel) error {
+	if k.SIMD == nil {
+		return fmt.Errorf("stream: no SIMD store runs")
+	}
+	read := readBufs(k)
+	prev := -1
+	for _, i := range s.Runs {
+		if i <= prev || i >= len(k.SIMD.Stores) {
+			return fmt.Errorf("stream: run %d is not a SIMD store run (of %d), in order", i, len(k.SIMD.Stores))
+		}
+		prev = i
+		ss := k.SIMD.Stores[i]
+		if !streamable(k, ss) {
+			return fmt.Errorf("stream: store run to buf%d at %s is not one aligned line of float32s", ss[0].Arg, ss[0].Src[0])
+		}
+		if read[ss[0].Arg.(int)] {
+			return fmt.Errorf("stream: buf%d is read by the kernel that streams it", ss[0].Arg)
+		}
+	}
+	return nil
+}
+
+// Streams says whether a store is lane 0 of a streamed run.
+func (k *Kernel) Streams(st *Expr) bool {
+	if k.Stream == nil || k.SIMD == nil {
+		return false
+	}
+	run, lane, ok := k.SIMD.Lane(st)
+	if !ok || lane != 0 {
+		return false
+	}
+	for _, r := range k.Stream.Runs {
+		if r == run {
+			return true
+		}
+	}
+	return false
+}

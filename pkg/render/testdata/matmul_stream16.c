@@ -1,0 +1,153 @@
+#include <stdint.h>
+#include <math.h>
+#ifndef TG_STREAM
+#define TG_STREAM
+#if defined(__AVX512F__)
+#define tg_stream(p, v) ({ tg_f16 s_ = (v); __asm__ volatile("vmovntps %1, %0" : "=m"(*(tg_f16 *)(p)) : "v"(s_)); })
+#define tg_sfence() __asm__ volatile("sfence" ::: "memory")
+#else
+#define tg_stream(p, v) tg_store(p, v)
+#define tg_sfence() ((void)0)
+#endif
+#endif
+#ifndef TG_VEC
+#define TG_VEC
+typedef float tg_f16 __attribute__((vector_size(64)));
+typedef int tg_i16 __attribute__((vector_size(64)));
+typedef float tg_f8 __attribute__((vector_size(32)));
+typedef int tg_i8 __attribute__((vector_size(32)));
+typedef float tg_f4 __attribute__((vector_size(16)));
+typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_pairs16(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31))
+#define tg_psum16(v) ({ tg_f16 p16_ = (v); tg_psum8(__builtin_shufflevector(p16_, p16_, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(p16_, p16_, 1,3,5,7,9,11,13,15)); })
+#define tg_pairs8(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15))
+#define tg_psum8(v) ({ tg_f8 p8_ = (v); tg_psum4(__builtin_shufflevector(p8_, p8_, 0,2,4,6) + __builtin_shufflevector(p8_, p8_, 1,3,5,7)); })
+#define tg_pairs4(a, b) (__builtin_shufflevector(a, b, 0,2,4,6) + __builtin_shufflevector(a, b, 1,3,5,7))
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* Horizontal sums (ir.HSum), the pairwise tree's own additions:
+   tg_pairsW(a, b) is the W sums of neighbours of a's lanes then b's (their
+   even lanes plus their odd lanes: two permutes and an add), tg_psumW(v)
+   v's lanes summed pairwise, down to (v[0]+v[1]) + (v[2]+v[3]). */
+#define tg_psum4(v) ({ tg_f4 p4_ = (v); (p4_[0] + p4_[1]) + (p4_[2] + p4_[3]); })
+/* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
+   the same results. The clamp is two float selects (vector selects are
+   not branches), which keep NaN: it then runs through the float
+   arithmetic and comes back as NaN, so the scalar's NaN mask is not
+   needed. p*2^n is AVX-512's vscalefps where the target has it (one
+   instruction for nine, rounded once as the scalar's two exact factors
+   are), else the scalar's two factors. */
+#define tg_exp2v(TI, TF, x) ({ \
+  TF x_ = (x), lo_ = (TF){} - 151.0f, hi_ = (TF){} + 129.0f; \
+  TF c_ = tg_sel(TI, TF, x_ < lo_, lo_, x_); \
+  c_ = tg_sel(TI, TF, c_ > hi_, hi_, c_); \
+  TF nf_ = (c_ + 12582912.0f) - 12582912.0f; \
+  TF f_ = c_ - nf_; \
+  TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
+          f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
+  tg_scale_of(TF)(TI, TF, p_, nf_); })
+#define tg_scale_of(TF) tg_scale_of_(TF)
+#define tg_scale_of_(TF) tg_scale_##TF
+#define tg_scale2(TI, TF, p, nf) ({ \
+  TI n_ = __builtin_convertvector(nf, TI), n1_ = n_ >> 1; \
+  TF s1_ = (TF)((n1_ + 127) << 23), s2_ = (TF)((n_ - n1_ + 127) << 23); \
+  (p * s1_) * s2_; })
+#ifdef __AVX512F__
+#define tg_scale_tg_f16(TI, TF, p, nf) __builtin_ia32_scalefps512_mask(p, nf, p, (unsigned short)-1, 4)
+#else
+#define tg_scale_tg_f16 tg_scale2
+#endif
+#ifdef __AVX512VL__
+#define tg_scale_tg_f8(TI, TF, p, nf) __builtin_ia32_scalefps256_mask(p, nf, p, (unsigned char)-1)
+#define tg_scale_tg_f4(TI, TF, p, nf) __builtin_ia32_scalefps128_mask(p, nf, p, (unsigned char)-1)
+#else
+#define tg_scale_tg_f8 tg_scale2
+#define tg_scale_tg_f4 tg_scale2
+#endif
+#endif
+void r_64_64_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  float *restrict out0 = (float *)bufs[0];
+  const float *restrict in1 = (const float *)bufs[1];
+  const float *restrict in2 = (const float *)bufs[2];
+  (void)vars;
+  for (int gidx0 = start; gidx0 < end; gidx0++) {
+    for (int gidx1 = 0; gidx1 < 2; gidx1++) {
+      int alu0 = (gidx0*512);
+      int alu1 = (gidx1*32);
+      int alu2 = (alu0+alu1);
+      tg_f16 vacc0 = {0};
+      tg_f16 vacc1 = {0};
+      tg_f16 vacc2 = {0};
+      tg_f16 vacc3 = {0};
+      tg_f16 vacc4 = {0};
+      tg_f16 vacc5 = {0};
+      tg_f16 vacc6 = {0};
+      tg_f16 vacc7 = {0};
+      tg_f16 vacc8 = {0};
+      tg_f16 vacc9 = {0};
+      tg_f16 vacc10 = {0};
+      tg_f16 vacc11 = {0};
+      tg_f16 vacc12 = {0};
+      tg_f16 vacc13 = {0};
+      tg_f16 vacc14 = {0};
+      tg_f16 vacc15 = {0};
+      for (int ridx0 = 0; ridx0 < 64; ridx0++) {
+        int alu3 = (alu0+ridx0);
+        float val0 = in1[alu3];
+        int alu4 = ((ridx0*64)+alu1);
+        float val1 = in1[(alu3+64)];
+        float val2 = in1[(alu3+128)];
+        float val3 = in1[(alu3+192)];
+        float val4 = in1[(alu3+256)];
+        float val5 = in1[(alu3+320)];
+        float val6 = in1[(alu3+384)];
+        float val7 = in1[(alu3+448)];
+        tg_f16 vbc0 = {val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0};
+        tg_f16 vval0 = tg_load(tg_f16, &in2[alu4]);
+        vacc0 += (vbc0*vval0);
+        tg_f16 vval1 = tg_load(tg_f16, &in2[(alu4+16)]);
+        vacc1 += (vbc0*vval1);
+        tg_f16 vbc1 = {val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1};
+        vacc2 += (vbc1*vval0);
+        vacc3 += (vbc1*vval1);
+        tg_f16 vbc2 = {val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2};
+        vacc4 += (vbc2*vval0);
+        vacc5 += (vbc2*vval1);
+        tg_f16 vbc3 = {val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3};
+        vacc6 += (vbc3*vval0);
+        vacc7 += (vbc3*vval1);
+        tg_f16 vbc4 = {val4,val4,val4,val4,val4,val4,val4,val4,val4,val4,val4,val4,val4,val4,val4,val4};
+        vacc8 += (vbc4*vval0);
+        vacc9 += (vbc4*vval1);
+        tg_f16 vbc5 = {val5,val5,val5,val5,val5,val5,val5,val5,val5,val5,val5,val5,val5,val5,val5,val5};
+        vacc10 += (vbc5*vval0);
+        vacc11 += (vbc5*vval1);
+        tg_f16 vbc6 = {val6,val6,val6,val6,val6,val6,val6,val6,val6,val6,val6,val6,val6,val6,val6,val6};
+        vacc12 += (vbc6*vval0);
+        vacc13 += (vbc6*vval1);
+        tg_f16 vbc7 = {val7,val7,val7,val7,val7,val7,val7,val7,val7,val7,val7,val7,val7,val7,val7,val7};
+        vacc14 += (vbc7*vval0);
+        vacc15 += (vbc7*vval1);
+      }
+      tg_f16 vbc8 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
+      tg_stream(&out0[alu2], tg_sel(tg_i16, tg_f16, (vbc8<vacc0), vacc0, vbc8));
+      tg_stream(&out0[(alu2+16)], tg_sel(tg_i16, tg_f16, (vbc8<vacc1), vacc1, vbc8));
+      tg_stream(&out0[(alu2+64)], tg_sel(tg_i16, tg_f16, (vbc8<vacc2), vacc2, vbc8));
+      tg_stream(&out0[(alu2+80)], tg_sel(tg_i16, tg_f16, (vbc8<vacc3), vacc3, vbc8));
+      tg_stream(&out0[(alu2+128)], tg_sel(tg_i16, tg_f16, (vbc8<vacc4), vacc4, vbc8));
+      tg_stream(&out0[(alu2+144)], tg_sel(tg_i16, tg_f16, (vbc8<vacc5), vacc5, vbc8));
+      tg_stream(&out0[(alu2+192)], tg_sel(tg_i16, tg_f16, (vbc8<vacc6), vacc6, vbc8));
+      tg_stream(&out0[(alu2+208)], tg_sel(tg_i16, tg_f16, (vbc8<vacc7), vacc7, vbc8));
+      tg_stream(&out0[(alu2+256)], tg_sel(tg_i16, tg_f16, (vbc8<vacc8), vacc8, vbc8));
+      tg_stream(&out0[(alu2+272)], tg_sel(tg_i16, tg_f16, (vbc8<vacc9), vacc9, vbc8));
+      tg_stream(&out0[(alu2+320)], tg_sel(tg_i16, tg_f16, (vbc8<vacc10), vacc10, vbc8));
+      tg_stream(&out0[(alu2+336)], tg_sel(tg_i16, tg_f16, (vbc8<vacc11), vacc11, vbc8));
+      tg_stream(&out0[(alu2+384)], tg_sel(tg_i16, tg_f16, (vbc8<vacc12), vacc12, vbc8));
+      tg_stream(&out0[(alu2+400)], tg_sel(tg_i16, tg_f16, (vbc8<vacc13), vacc13, vbc8));
+      tg_stream(&out0[(alu2+448)], tg_sel(tg_i16, tg_f16, (vbc8<vacc14), vacc14, vbc8));
+      tg_stream(&out0[(alu2+464)], tg_sel(tg_i16, tg_f16, (vbc8<vacc15), vacc15, vbc8));
+    }
+  }
+  tg_sfence();
+}

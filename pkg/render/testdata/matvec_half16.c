@@ -1,0 +1,121 @@
+#include <stdint.h>
+#include <math.h>
+#ifndef TG_VEC
+#define TG_VEC
+typedef float tg_f16 __attribute__((vector_size(64)));
+typedef int tg_i16 __attribute__((vector_size(64)));
+typedef float tg_f8 __attribute__((vector_size(32)));
+typedef int tg_i8 __attribute__((vector_size(32)));
+typedef float tg_f4 __attribute__((vector_size(16)));
+typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_pairs16(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31))
+#define tg_psum16(v) ({ tg_f16 p16_ = (v); tg_psum8(__builtin_shufflevector(p16_, p16_, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(p16_, p16_, 1,3,5,7,9,11,13,15)); })
+#define tg_pairs8(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15))
+#define tg_psum8(v) ({ tg_f8 p8_ = (v); tg_psum4(__builtin_shufflevector(p8_, p8_, 0,2,4,6) + __builtin_shufflevector(p8_, p8_, 1,3,5,7)); })
+#define tg_pairs4(a, b) (__builtin_shufflevector(a, b, 0,2,4,6) + __builtin_shufflevector(a, b, 1,3,5,7))
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* Horizontal sums (ir.HSum), the pairwise tree's own additions:
+   tg_pairsW(a, b) is the W sums of neighbours of a's lanes then b's (their
+   even lanes plus their odd lanes: two permutes and an add), tg_psumW(v)
+   v's lanes summed pairwise, down to (v[0]+v[1]) + (v[2]+v[3]). */
+#define tg_psum4(v) ({ tg_f4 p4_ = (v); (p4_[0] + p4_[1]) + (p4_[2] + p4_[3]); })
+/* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
+   the same results. The clamp is two float selects (vector selects are
+   not branches), which keep NaN: it then runs through the float
+   arithmetic and comes back as NaN, so the scalar's NaN mask is not
+   needed. p*2^n is AVX-512's vscalefps where the target has it (one
+   instruction for nine, rounded once as the scalar's two exact factors
+   are), else the scalar's two factors. */
+#define tg_exp2v(TI, TF, x) ({ \
+  TF x_ = (x), lo_ = (TF){} - 151.0f, hi_ = (TF){} + 129.0f; \
+  TF c_ = tg_sel(TI, TF, x_ < lo_, lo_, x_); \
+  c_ = tg_sel(TI, TF, c_ > hi_, hi_, c_); \
+  TF nf_ = (c_ + 12582912.0f) - 12582912.0f; \
+  TF f_ = c_ - nf_; \
+  TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
+          f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
+  tg_scale_of(TF)(TI, TF, p_, nf_); })
+#define tg_scale_of(TF) tg_scale_of_(TF)
+#define tg_scale_of_(TF) tg_scale_##TF
+#define tg_scale2(TI, TF, p, nf) ({ \
+  TI n_ = __builtin_convertvector(nf, TI), n1_ = n_ >> 1; \
+  TF s1_ = (TF)((n1_ + 127) << 23), s2_ = (TF)((n_ - n1_ + 127) << 23); \
+  (p * s1_) * s2_; })
+#ifdef __AVX512F__
+#define tg_scale_tg_f16(TI, TF, p, nf) __builtin_ia32_scalefps512_mask(p, nf, p, (unsigned short)-1, 4)
+#else
+#define tg_scale_tg_f16 tg_scale2
+#endif
+#ifdef __AVX512VL__
+#define tg_scale_tg_f8(TI, TF, p, nf) __builtin_ia32_scalefps256_mask(p, nf, p, (unsigned char)-1)
+#define tg_scale_tg_f4(TI, TF, p, nf) __builtin_ia32_scalefps128_mask(p, nf, p, (unsigned char)-1)
+#else
+#define tg_scale_tg_f8 tg_scale2
+#define tg_scale_tg_f4 tg_scale2
+#endif
+#endif
+#ifndef TG_VEC_NARROW
+#define TG_VEC_NARROW
+typedef signed char tg_c16 __attribute__((vector_size(16)));
+typedef unsigned char tg_uc16 __attribute__((vector_size(16)));
+typedef _Float16 tg_h16 __attribute__((vector_size(32)));
+typedef signed char tg_c8 __attribute__((vector_size(8)));
+typedef unsigned char tg_uc8 __attribute__((vector_size(8)));
+typedef _Float16 tg_h8 __attribute__((vector_size(16)));
+typedef signed char tg_c4 __attribute__((vector_size(4)));
+typedef unsigned char tg_uc4 __attribute__((vector_size(4)));
+typedef _Float16 tg_h4 __attribute__((vector_size(8)));
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#define tg_wd_c16(p) ((tg_i16)_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p))))
+#define tg_wd_uc16(p) ((tg_i16)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p))))
+#define tg_wd_h16(p) ((tg_f16)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p))))
+#define tg_wd_c8(p) ((tg_i8)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p))))
+#define tg_wd_uc8(p) ((tg_i8)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p))))
+#define tg_wd_h8(p) ((tg_f8)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
+#define tg_wd_c4(p) ((tg_i4)_mm_cvtepi8_epi32(_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))))
+#define tg_wd_uc4(p) ((tg_i4)_mm_cvtepu8_epi32(_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))))
+#define tg_wd_h4(p) ((tg_f4)_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p))))
+#else
+#define tg_wd_c16(p) __builtin_convertvector(tg_load(tg_c16, (p)), tg_i16)
+#define tg_wd_uc16(p) __builtin_convertvector(tg_load(tg_uc16, (p)), tg_i16)
+#define tg_wd_h16(p) __builtin_convertvector(tg_load(tg_h16, (p)), tg_f16)
+#define tg_wd_c8(p) __builtin_convertvector(tg_load(tg_c8, (p)), tg_i8)
+#define tg_wd_uc8(p) __builtin_convertvector(tg_load(tg_uc8, (p)), tg_i8)
+#define tg_wd_h8(p) __builtin_convertvector(tg_load(tg_h8, (p)), tg_f8)
+#define tg_wd_c4(p) __builtin_convertvector(tg_load(tg_c4, (p)), tg_i4)
+#define tg_wd_uc4(p) __builtin_convertvector(tg_load(tg_uc4, (p)), tg_i4)
+#define tg_wd_h4(p) __builtin_convertvector(tg_load(tg_h4, (p)), tg_f4)
+#endif
+#endif
+void r_32_256(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  float *restrict out0 = (float *)bufs[0];
+  const float *restrict in1 = (const float *)bufs[1];
+  const _Float16 *restrict in2 = (const _Float16 *)bufs[2];
+  (void)vars;
+  for (int gidx0 = start; gidx0 < end; gidx0++) {
+    tg_f16 vacc0 = {0};
+    tg_f16 vacc1 = {0};
+    tg_f16 vacc2 = {0};
+    tg_f16 vacc3 = {0};
+    for (int ridx0 = 0; ridx0 < 4; ridx0++) {
+      int alu0 = (ridx0*64);
+      int alu1 = ((gidx0*256)+alu0);
+      tg_f16 vval0 = tg_load(tg_f16, &in1[alu0]);
+      tg_f16 vval1 = tg_wd_h16(&in2[alu1]);
+      vacc0 += (vval0*vval1);
+      tg_f16 vval2 = tg_load(tg_f16, &in1[(alu0+16)]);
+      tg_f16 vval3 = tg_wd_h16(&in2[(alu1+16)]);
+      vacc1 += (vval2*vval3);
+      tg_f16 vval4 = tg_load(tg_f16, &in1[(alu0+32)]);
+      tg_f16 vval5 = tg_wd_h16(&in2[(alu1+32)]);
+      vacc2 += (vval4*vval5);
+      tg_f16 vval6 = tg_load(tg_f16, &in1[(alu0+48)]);
+      tg_f16 vval7 = tg_wd_h16(&in2[(alu1+48)]);
+      vacc3 += (vval6*vval7);
+    }
+    out0[gidx0] = tg_psum16(tg_pairs16(tg_pairs16(vacc0, vacc1), tg_pairs16(vacc2, vacc3)));
+  }
+}
