@@ -378,6 +378,28 @@ func Walk(roots []*Expr, visit func(*Expr)) {
 	}
 }
 
+// WalkPre visits each distinct node under roots once, a node before its
+// sources, and goes into a node's sources only when enter returns true
+// for it (a search that stops at reduces or at what it matched).
+func WalkPre(roots []*Expr, enter func(*Expr) bool) {
+	seen := map[*Expr]bool{}
+	var rec func(*Expr)
+	rec = func(e *Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		if enter(e) {
+			for _, s := range e.Src {
+				rec(s)
+			}
+		}
+	}
+	for _, r := range roots {
+		rec(r)
+	}
+}
+
 // bounds computes a sound [min, max] for integer and bool expressions.
 func bounds(e *Expr) (int64, int64) {
 	if e.DType.IsFloat() {

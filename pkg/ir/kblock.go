@@ -75,22 +75,13 @@ func nestedReduce(e *Expr) bool {
 // storeReduces lists the distinct reduces a stored value reads.
 func storeReduces(v *Expr) []*Expr {
 	var out []*Expr
-	seen := map[*Expr]bool{}
-	var rec func(e *Expr)
-	rec = func(e *Expr) {
-		if seen[e] {
-			return
-		}
-		seen[e] = true
+	WalkPre([]*Expr{v}, func(e *Expr) bool {
 		if e.Op == OpReduce {
 			out = append(out, e)
-			return
+			return false
 		}
-		for _, s := range e.Src {
-			rec(s)
-		}
-	}
-	rec(v)
+		return true
+	})
 	return out
 }
 

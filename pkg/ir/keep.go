@@ -71,21 +71,15 @@ func keepCandidates(val *Expr, col *Axis) []*Expr {
 		}
 	})
 	var cands []*Expr
-	seen := map[*Expr]bool{}
-	var rec func(e *Expr)
-	rec = func(e *Expr) {
-		if seen[e] || e.Op == OpReduce || e.Op == OpLoad || !usesCol[e] {
-			return
+	WalkPre([]*Expr{val}, func(e *Expr) bool {
+		if e.Op == OpReduce || e.Op == OpLoad || !usesCol[e] {
+			return false
 		}
-		seen[e] = true
 		if e.DType == Float32 && worth[e] {
 			cands = append(cands, e)
 		}
-		for _, s := range e.Src {
-			rec(s)
-		}
-	}
-	rec(val)
+		return true
+	})
 	return cands
 }
 
@@ -169,21 +163,13 @@ func keepStore(k *Kernel, st *Expr) bool {
 // reduce's stores would have overwritten.
 func readsOnlyKept(st, v *Expr) bool {
 	ok := true
-	seen := map[*Expr]bool{}
-	var rec func(e *Expr)
-	rec = func(e *Expr) {
-		if seen[e] || e == v || e.Op == OpReduce {
-			return
+	WalkPre([]*Expr{st.Src[1]}, func(e *Expr) bool {
+		if e == v || e.Op == OpReduce {
+			return false
 		}
-		seen[e] = true
-		if e.Op == OpLoad {
-			ok = false
-		}
-		for _, s := range e.Src {
-			rec(s)
-		}
-	}
-	rec(st.Src[1])
+		ok = ok && e.Op != OpLoad
+		return true
+	})
 	return ok
 }
 
@@ -242,21 +228,12 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 // those of reduces its value reads, evaluated before the loop).
 func KeptLoads(m *Expr) []*Expr {
 	var lds []*Expr
-	seen := map[*Expr]bool{}
-	var rec func(e *Expr)
-	rec = func(e *Expr) {
-		if seen[e] || e.Op == OpReduce {
-			return
-		}
-		seen[e] = true
+	WalkPre([]*Expr{m.Src[0]}, func(e *Expr) bool {
 		if e.Op == OpLoad && len(e.Src) == 1 {
 			lds = append(lds, e)
 		}
-		for _, s := range e.Src {
-			rec(s)
-		}
-	}
-	rec(m.Src[0])
+		return e.Op != OpReduce
+	})
 	return lds
 }
 

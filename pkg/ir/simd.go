@@ -219,26 +219,15 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 // adds inside one are not searched again), each over the fewest vectors.
 func (m *simdMatcher) hsums(widths []int) []HSum {
 	var out []HSum
-	seen := map[*Expr]bool{}
-	var rec func(e *Expr)
-	rec = func(e *Expr) {
-		if seen[e] {
-			return
-		}
-		seen[e] = true
+	WalkPre(m.k.Stores, func(e *Expr) bool {
 		if e.Op == OpAdd && e.DType == Float32 {
 			if h, ok := m.hsum(e, widths); ok {
 				out = append(out, h)
-				return
+				return false
 			}
 		}
-		for _, s := range e.Src {
-			rec(s)
-		}
-	}
-	for _, st := range m.k.Stores {
-		rec(st)
-	}
+		return true
+	})
 	return out
 }
 
