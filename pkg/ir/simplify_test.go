@@ -316,3 +316,42 @@ func TestSimplifyRandom(t *testing.T) {
 	}
 	t.Logf("the guard simplified %d of 3000 indices", changed)
 }
+
+// TestWalkPre checks the pre-order walk: a node before its sources, a
+// shared node once, and nothing under a node whose enter says no.
+func TestWalkPre(t *testing.T) {
+	b := NewBuilder()
+	i := b.Var(&Axis{ID: 0, Size: 8, Kind: AxisGlobal})
+	x := b.Load(0, Float32, i, nil)
+	y := b.Load(1, Float32, i, nil)
+	shared := b.Mul(x, y)
+	root := b.Add(shared, b.Mul(shared, b.Const(Float32, 3)))
+	var order []*Expr
+	WalkPre([]*Expr{root, shared}, func(e *Expr) bool {
+		order = append(order, e)
+		return true
+	})
+	seen := map[*Expr]int{}
+	for n, e := range order {
+		if _, twice := seen[e]; twice {
+			t.Fatalf("%s visited twice", e)
+		}
+		seen[e] = n
+	}
+	if seen[root] != 0 || seen[shared] > seen[x] || seen[shared] > seen[y] {
+		t.Errorf("not pre-order: %v", order)
+	}
+	var stopped []*Expr
+	WalkPre([]*Expr{root}, func(e *Expr) bool {
+		stopped = append(stopped, e)
+		return e != shared
+	})
+	for _, e := range stopped {
+		if e == x || e == y || e == i {
+			t.Errorf("walked under a node whose enter returned false: %s", e)
+		}
+	}
+	if len(stopped) != 4 { // root, shared, shared*3, 3
+		t.Errorf("visited %d nodes, want 4: %v", len(stopped), stopped)
+	}
+}
