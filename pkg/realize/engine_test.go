@@ -2,7 +2,10 @@ package realize
 
 import (
 	"math"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
@@ -170,5 +173,40 @@ func TestKernelsDifferingInNameShareAProgram(t *testing.T) {
 	rowSums(256)
 	if e.Stats.Builds != builds || e.Stats.KernelLoads != loads {
 		t.Errorf("the 256-row sum ran %d compiler runs and %d cache loads, want none: its kernel is the 64-row one's", e.Stats.Builds-builds, e.Stats.KernelLoads-loads)
+	}
+}
+
+// TestChooserRunsAlone checks that a schedule's kernels, optimized on
+// every core, see a chooser of opts (BEAM, which times its candidates on
+// every core; the tracer's, which counts its misses) one kernel at a time.
+func TestChooserRunsAlone(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ctx, _, err := NewContext("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []*tensor.Node
+	for i := range 8 { // eight kernels of different structure
+		outs = append(outs, seq(ctx, 16, 8+i).Exp().Sum(false, 1).Node())
+	}
+	var running, most, calls atomic.Int32
+	tgt := ir.CPUTarget
+	tgt.Choose = func(k *ir.Kernel) []ir.Opt {
+		n := running.Add(1)
+		defer running.Add(-1)
+		calls.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(2 * time.Millisecond) // a search takes a while
+		return ir.HeuristicOpts(k)
+	}
+	if _, _, _, err := (pipeline{target: tgt}).lower(outs); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() < 8 {
+		t.Fatalf("the chooser saw %d kernels, want 8", calls.Load())
+	}
+	if most.Load() != 1 {
+		t.Errorf("the chooser ran for %d kernels at once, want 1", most.Load())
 	}
 }

@@ -53,9 +53,11 @@ func (p pipeline) lower(outs []*tensor.Node) (sched *fuse.Schedule, kernels []*i
 	}
 	// The kernels are independent (each its own builder), so they are
 	// optimized on every core: a training step's ~120 kernels took ~0.4 s
-	// of one core before its compile could start. DEBUG=5 dumps in order.
+	// of one core before its compile could start. DEBUG=5 dumps in order,
+	// and a chooser (BEAM) runs alone: it times candidates on every core,
+	// and the tracer's counts its misses.
 	workers := runtime.GOMAXPROCS(0)
-	if p.opts.Debug >= 5 {
+	if p.opts.Debug >= 5 || p.target.Choose != nil {
 		workers = 1
 	}
 	errs := make([]error, len(sched.Items))
