@@ -95,18 +95,25 @@ type HSum struct {
 // float32 OpAdd nodes rooted at e adds pairwise: the values of a level,
 // in order, are the sums of neighbours (2i and 2i+1) of the level below.
 func PairwiseLeaves(e *Expr, n int) ([]*Expr, bool) {
-	level := []*Expr{e}
-	for len(level) < n {
-		next := make([]*Expr, 0, 2*len(level))
-		for _, x := range level {
-			if x.Op != OpAdd || x.DType != Float32 {
-				return nil, false
-			}
-			next = append(next, x.Src[0], x.Src[1])
-		}
-		level = next
+	level, ok := []*Expr{e}, true
+	for ok && len(level) < n {
+		level, ok = addendsOf(level)
 	}
-	return level, true
+	return level, ok
+}
+
+// addendsOf is the level below a level of a pairwise tree: the two
+// addends of each of its float32 adds, in order (false where the tree
+// ends).
+func addendsOf(level []*Expr) ([]*Expr, bool) {
+	next := make([]*Expr, 0, 2*len(level))
+	for _, x := range level {
+		if x.Op != OpAdd || x.DType != Float32 {
+			return nil, false
+		}
+		next = append(next, x.Src[0], x.Src[1])
+	}
+	return next, true
 }
 
 // maxHSumVecs bounds the vectors of a horizontal sum (a row unrolled by
@@ -236,14 +243,10 @@ func (m *simdMatcher) hsums(widths []int) []HSum {
 func (m *simdMatcher) hsum(e *Expr, widths []int) (HSum, bool) {
 	level := []*Expr{e}
 	for len(level) < maxHSumVecs*widths[0] {
-		next := make([]*Expr, 0, 2*len(level))
-		for _, x := range level {
-			if x.Op != OpAdd || x.DType != Float32 {
-				return HSum{}, false // the tree ends here
-			}
-			next = append(next, x.Src[0], x.Src[1])
+		var ok bool
+		if level, ok = addendsOf(level); !ok {
+			return HSum{}, false // the tree ends here
 		}
-		level = next
 		for _, w := range widths {
 			if len(level)%w == 0 && len(level)/w <= maxHSumVecs {
 				if vecs, ok := m.hsumVecs(level, w); ok {

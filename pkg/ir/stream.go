@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Stream is the stream_stores pass's plan (CPU): the SIMD store runs the C
 // renderer writes with non-temporal stores, around the caches.
@@ -116,13 +119,5 @@ func (k *Kernel) Streams(st *Expr) bool {
 		return false
 	}
 	run, lane, ok := k.SIMD.Lane(st)
-	if !ok || lane != 0 {
-		return false
-	}
-	for _, r := range k.Stream.Runs {
-		if r == run {
-			return true
-		}
-	}
-	return false
+	return ok && lane == 0 && slices.Contains(k.Stream.Runs, run)
 }
