@@ -26,7 +26,7 @@ import (
 //   - the same op over isomorphic sources, for the ops the op table
 //     spells on vectors (+ - * neg max where < == exp2);
 //   - int32 lanes (+ - * & | ^ == < where, / and % by a positive constant,
-//     >> by a constant) and conversions: unguarded loads of int8, uint8
+//     >> by a constant or by one scalar within the width) and conversions: unguarded loads of int8, uint8
 //     (or uint8 bitcast to int8) and float16 at consecutive indices
 //     widened to int32 or float32 (int8 and uint8 to either: an image's
 //     bytes), int32 to float32 (a quantized weight's
@@ -463,10 +463,13 @@ func (m *simdMatcher) match1(t Lanes) bool {
 		case OpAdd, OpSub, OpMul, OpAnd, OpOr, OpXor, OpWhere, OpCmpLt, OpCmpEq:
 		case OpDiv, OpMod, OpShr:
 			// by a constant (gcc makes shifts and masks of / and %):
-			// no division by zero, no shift past the width
+			// no division by zero, no shift past the width; a shift
+			// also by one scalar for all lanes whose bounds are within
+			// the width (Q6_K's high bits, 0 to 6 by sub-block)
 			c := t.Src(1)
 			v, isInt := c.L[0].ConstInt()
-			if !c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr {
+			byScalar := e0.Op == OpShr && c.Uniform() && c.L[0].DType == Int32 && c.L[0].Min >= 0 && c.L[0].Max < 32
+			if !byScalar && (!c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr) {
 				return false
 			}
 		default:
