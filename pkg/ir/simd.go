@@ -235,8 +235,9 @@ func (m *simdMatcher) hsums(widths []int) []HSum {
 		if e.Op == OpAdd && e.DType == Float32 && !inside[e] {
 			if h, ok := m.hsum(e, widths); ok {
 				out = append(out, h)
-				// The lanes' own values may hold sums (packed ones).
-				for n := 1; n < len(h.Vecs)*h.Vecs[0].W; n *= 2 {
+				// Its adds and lanes are not roots of their own; the
+				// lanes' sources may hold sums (packed ones).
+				for n := 1; n <= len(h.Vecs)*h.Vecs[0].W; n *= 2 {
 					level, _ := PairwiseLeaves(e, n)
 					for _, x := range level {
 						inside[x] = true
