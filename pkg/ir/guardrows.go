@@ -51,7 +51,8 @@ const rowZerosMax = 4096
 const rowVecSlack = 64
 
 // PlanRows plans the loads read through row pointers (see the file
-// comment). A kept group's loop (the keep plan) is left alone.
+// comment). A kept group's loop (the keep plan) is left alone, and so is
+// a load whose guard the group's skip plan tests (it reads plainly).
 func PlanRows(k *Kernel, _ Target) (*Kernel, error) {
 	groups, order := reduceGroups(k)
 	var kept *Axis
@@ -70,11 +71,20 @@ func PlanRows(k *Kernel, _ Target) (*Kernel, error) {
 		for _, m := range groups[key] {
 			body = append(body, m.Src[0])
 		}
+		held := map[*Expr]bool{}
+		if k.Skip != nil {
+			for _, c := range k.Skip.Conds[key] {
+				held[c] = true
+			}
+		}
 		walkOutsideReduces(body, func(e *Expr) {
 			if e.Op != OpLoad {
 				return
 			}
 			found[e]++
+			if len(e.Src) > 1 && allHeld(e.Src[1], held) {
+				return // the skip plan tests its guard: read as it is
+			}
 			if rl, ok := rowLoad(k.B, e, last); ok {
 				loads = append(loads, rl)
 			}
@@ -92,6 +102,15 @@ func PlanRows(k *Kernel, _ Target) (*Kernel, error) {
 	nk := *k
 	nk.Rows = &Rows{Loads: loads, Zeros: zeros}
 	return &nk, nil
+}
+
+// allHeld says whether every conjunct of a guard is one of the held
+// conditions (a skip plan's, which the renderer tests before the loads).
+func allHeld(g *Expr, held map[*Expr]bool) bool {
+	if g.Op == OpAnd && g.DType == Bool {
+		return allHeld(g.Src[0], held) && allHeld(g.Src[1], held)
+	}
+	return held[g]
 }
 
 // walkOutsideReduces visits the expressions of roots in walk order, not
