@@ -242,7 +242,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed := 0, 0, 0, 0, 0, 0, 0, 0
+	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -283,6 +283,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Stream != nil {
 				streamed++
+			}
+			if ok.Rows != nil {
+				rowed++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -338,7 +341,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		ref.free()
 		onCPU.free()
 	}
-	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan, %d skipping zeros, %d streaming stores)", tested, unrolled, blocked, kept, skipped, streamed)
+	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan, %d skipping zeros, %d streaming stores, %d reading rows)", tested, unrolled, blocked, kept, skipped, streamed, rowed)
 	if batchBlocked == 0 {
 		t.Errorf("no heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)")
 	}
@@ -347,6 +350,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if skipped < 5 {
 		t.Errorf("only %d opt lists skip a padding's zeros", skipped)
+	}
+	if rowed < 5 {
+		t.Errorf("only %d opt lists read guarded rows through row pointers", rowed)
 	}
 	if streamed < 2 {
 		t.Errorf("only %d opt lists stream their stores", streamed)

@@ -44,7 +44,7 @@ func HoistInvariantReduces(k *Kernel) *Kernel {
 	}
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Stream = nil, nil, nil, nil
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Stream, nk.Rows = nil, nil, nil, nil, nil
 	h.b = nk.B
 	memo := map[*Expr]*Expr{}
 	var f func(e *Expr) *Expr

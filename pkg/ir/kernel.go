@@ -35,6 +35,9 @@ type Kernel struct {
 	Skip  *Skip // C: iterations of a SUM group that only add zeros (the skip_zeros pass)
 	// Stream: C, SIMD store runs written around the caches (stream_stores)
 	Stream *Stream
+	// Rows: C, guarded loads read through a row pointer chosen before the
+	// innermost loop (row_guards)
+	Rows *Rows
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -217,6 +220,11 @@ func (k *Kernel) Dump() string {
 			fmt.Fprintf(&sb, "  skip %s unless %s\n", a.Name(), lanes(k.Skip.Conds[a]...))
 		}
 	}
+	if k.Rows != nil {
+		for _, rl := range k.Rows.Loads {
+			fmt.Fprintf(&sb, "  row %s: %s = (%s) ? buf%d[%s] : zeros, then [%s]\n", rl.Axis.Name(), names[rl.Load], names[rl.Load.Src[1]], rl.Load.Arg, rl.Base, rl.Off)
+		}
+	}
 	if k.Stream != nil {
 		for _, r := range k.Stream.Runs {
 			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
@@ -333,7 +341,7 @@ func (k *Kernel) verifyExprs() error {
 // verifyPlans checks the renderers' plans (SIMD, Vec4, Keep, Skip, Group)
 // against the expressions.
 func (k *Kernel) verifyPlans() error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -363,6 +371,11 @@ func (k *Kernel) verifyPlans() error {
 	}
 	if k.Stream != nil {
 		if err := k.Stream.verify(k); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Rows != nil {
+		if err := k.Rows.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -514,6 +527,7 @@ var Passes = []Pass{
 	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
 	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
@@ -631,7 +645,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream = nil, nil, nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows = nil, nil, nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

@@ -372,6 +372,10 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 	}
 	if e0.Op == ir.OpLoad {
 		buf, idx := BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])
+		row, off, isRow := r.rowOf(e0)
+		if isRow { // its row pointer (ir.Rows): no guard
+			buf, idx = row, off
+		}
 		offs, ok := ir.WindowOffsets(t)
 		contiguous := ok
 		for i, o := range offs {
@@ -387,7 +391,7 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			return v.declare(r, t, "vval", fmt.Sprintf("(%s){%s}", vtype(t), strings.Join(lanes, ",")))
 		}
 		ld := fmt.Sprintf("tg_load(%s, &%s[%s])", vtype(t), buf, idx)
-		if len(e0.Src) > 1 && !r.guardHeld(e0.Src[1]) { // one guard for all lanes (the simd pass checks)
+		if len(e0.Src) > 1 && !isRow && !r.guardHeld(e0.Src[1]) { // one guard for all lanes (the simd pass checks)
 			ld = fmt.Sprintf("(%s)?%s:(%s){0}", r.expr(e0.Src[1]), ld, vtype(t))
 		}
 		return v.declare(r, t, "vval", ld)

@@ -120,6 +120,10 @@ type renderer struct {
 	// held are the conditions the open loops have tested (skip plans'
 	// `if (!c) continue;`): a load guarded by them alone reads plainly.
 	held map[*ir.Expr]bool
+	// rows are the row pointers declared for the open loop (ir.Rows): a
+	// planned load reads its row at its offset, with no guard.
+	rows map[*ir.Expr]string
+	nrow int
 	// wide: index arithmetic is 64-bit; idx spells its type.
 	wide bool
 	idx  string
@@ -171,6 +175,10 @@ func (r *renderer) kernel() string {
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
+	if r.k.Rows != nil {
+		// The row the row_guards plan's loads read where their guard fails.
+		r.line("static const float tg_zeros[%d];", r.k.Rows.Zeros)
+	}
 	for i, a := range r.k.Global {
 		// What does not use the loops still to open (ir.Program.Hoisted).
 		r.block(r.prog.Hoisted[i])
@@ -303,6 +311,9 @@ func (r *renderer) reduce(e *ir.Expr) {
 		skip = r.k.Skip.Conds[axes[0]]
 	}
 	for i, a := range axes {
+		if i == len(axes)-1 {
+			r.declareRows(a)
+		}
 		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
 		// Iterations that only add zeros (ir.Skip: a padded border), as
@@ -378,6 +389,11 @@ func (r *renderer) reduce(e *ir.Expr) {
 	for range axes {
 		r.indent--
 		r.line("}")
+	}
+	for e := range r.rows { // out of scope with the loops
+		if rl, _ := r.k.RowOf(e); rl.Axis == axes[len(axes)-1] {
+			delete(r.rows, e)
+		}
 	}
 	for i, m := range members {
 		r.names[m] = accs[i]
@@ -552,6 +568,9 @@ func (r *renderer) expr(e *ir.Expr) string {
 	case ir.OpParam:
 		return r.param(e.ParamIndex())
 	case ir.OpLoad:
+		if row, off, ok := r.rowOf(e); ok {
+			return fmt.Sprintf("%s[%s]", row, off)
+		}
 		ld := fmt.Sprintf("%s[%s]", BufName(r.k, e.Arg.(int)), r.expr(s[0]))
 		if g := r.lang.gpu; g != nil && g.load != nil {
 			ld = g.load(e.DType, BufName(r.k, e.Arg.(int)), r.expr(s[0]))
@@ -881,4 +900,46 @@ func (r *renderer) guardHeld(g *ir.Expr) bool {
 		return r.guardHeld(g.Src[0]) && r.guardHeld(g.Src[1])
 	}
 	return r.held[g]
+}
+
+// declareRows declares, before the innermost loop a of a reduce group, the
+// row pointers of the loads the row_guards pass planned along it (ir.Rows):
+// the buffer at the load's row where its guard holds, the kernel's row of
+// zeros where not. The guard and the row are written out in full (the
+// names of their parts may be declared inside the loop).
+func (r *renderer) declareRows(a *ir.Axis) {
+	if r.k.Rows == nil || r.lang.gpu != nil {
+		return
+	}
+	for _, rl := range r.k.Rows.Loads {
+		if rl.Axis != a {
+			continue
+		}
+		if r.rows == nil {
+			r.rows = map[*ir.Expr]string{}
+		}
+		name := fmt.Sprintf("row%d", r.nrow)
+		r.nrow++
+		ld := rl.Load
+		r.line("const float *%s = (%s) ? &%s[%s] : tg_zeros;", name, r.inline(ld.Src[1]), BufName(r.k, ld.Arg.(int)), r.inline(rl.Base))
+		r.rows[ld] = name
+	}
+}
+
+// rowOf is a planned load's row pointer and offset, while its loop is open.
+func (r *renderer) rowOf(e *ir.Expr) (row, off string, ok bool) {
+	row, ok = r.rows[e]
+	if !ok {
+		return "", "", false
+	}
+	rl, _ := r.k.RowOf(e)
+	return row, r.inline(rl.Off), true
+}
+
+// inline renders index arithmetic in full, without the names of its parts.
+func (r *renderer) inline(e *ir.Expr) string {
+	names := r.names
+	r.names = map[*ir.Expr]string{}
+	defer func() { r.names = names }()
+	return r.expr(e)
 }
