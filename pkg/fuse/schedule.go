@@ -131,9 +131,11 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			// Stored unless computed once where it is inlined; read at
 			// two indices in one kernel (a RoPE pair) it would be computed
 			// twice.
-			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1
+			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1 || rows.refused[n]
 			if isBuf[n] && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
 				isBuf[n] = false // its one consumer computes it once per row (rows.go)
+			} else if !isBuf[n] {
+				rows.inline(n, dest[n]) // a window reduce may be refused (rows.go)
 			}
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit || bc.tooDear(n)
