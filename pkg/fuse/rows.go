@@ -22,13 +22,14 @@ import (
 // rowKernels is Create's state across tries.
 type rowKernels struct {
 	on      bool
-	refused map[*tensor.Node]bool           // reduces a kernel could not compute once per row, or window reduces (below)
+	refused map[*tensor.Node]bool           // reduces a kernel could not compute once per row
+	stored  map[*tensor.Node]bool           // window reduces refused by a kernel with a long reduce (below)
 	joined  map[*tensor.Node][]*tensor.Node // per kernel root, this try: the reduces it took
 	windows map[*tensor.Node][]*tensor.Node // per kernel root, this try: the window reduces inlined into it
 }
 
 func newRowKernels(opts Options) *rowKernels {
-	return &rowKernels{on: opts.HoistReduces && !opts.NoFusion, refused: map[*tensor.Node]bool{}}
+	return &rowKernels{on: opts.HoistReduces && !opts.NoFusion, refused: map[*tensor.Node]bool{}, stored: map[*tensor.Node]bool{}}
 }
 
 // reset starts a try.
@@ -62,7 +63,7 @@ func reduceLen(n *tensor.Node) int {
 // join says whether reduce n, needed by the one kernel root only but
 // computed more than once there unless stored, tentatively joins it.
 func (r *rowKernels) join(n, root *tensor.Node) bool {
-	if !r.on || r.refused[n] {
+	if !r.on || r.refused[n] || r.stored[n] {
 		return false
 	}
 	r.joined[root] = append(r.joined[root], n)
@@ -79,7 +80,7 @@ func (r *rowKernels) refuse(root *tensor.Node, k *ir.Kernel) bool {
 	refused := false
 	if len(r.windows[root]) > 0 && windowBesideLong(k) {
 		for _, n := range r.windows[root] {
-			r.refused[n] = true
+			r.stored[n] = true
 		}
 		refused = true
 	}

@@ -131,7 +131,7 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			// Stored unless computed once where it is inlined; read at
 			// two indices in one kernel (a RoPE pair) it would be computed
 			// twice.
-			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1 || rows.refused[n]
+			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1 || rows.stored[n]
 			if isBuf[n] && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
 				isBuf[n] = false // its one consumer computes it once per row (rows.go)
 			} else if !isBuf[n] {
