@@ -67,6 +67,7 @@ func (r *rowKernels) join(n, root *tensor.Node) bool {
 		return false
 	}
 	r.joined[root] = append(r.joined[root], n)
+	r.inline(n, root)
 	return true
 }
 
