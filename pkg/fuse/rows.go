@@ -38,7 +38,7 @@ func (r *rowKernels) reset() {
 	r.windows = map[*tensor.Node][]*tensor.Node{}
 }
 
-// inline notes reduce n inlined into the kernel of root: a window reduce
+// inline notes reduce n inlined into (or joined to) the kernel of root: a window reduce
 // (at most windowMax elements per value) may be refused once the kernel
 // is lowered (windowBesideLong).
 func (r *rowKernels) inline(n, root *tensor.Node) {
@@ -186,6 +186,38 @@ func computedOnce(k *ir.Kernel) bool {
 		for _, a := range k.Global[:last+1] {
 			ok = ok && used[a]
 		}
+		// An axis read only through a division (a pool's gradient reading
+		// its window's value at (y/2, x/2)) repeats the value for
+		// consecutive outputs: it would be computed again for each.
+		for a := range used {
+			ok = ok && !dividedOnly(e, a)
+		}
 	})
 	return ok
+}
+
+// dividedOnly says whether axis a appears in e only inside the dividend of
+// an integer division by a constant greater than 1.
+func dividedOnly(e *ir.Expr, a *ir.Axis) bool {
+	direct := false
+	seen := map[*ir.Expr]bool{}
+	var visit func(x *ir.Expr)
+	visit = func(x *ir.Expr) {
+		if direct || seen[x] {
+			return
+		}
+		seen[x] = true
+		switch {
+		case x.Op == ir.OpVar:
+			direct = direct || x.Arg.(*ir.Axis) == a
+		case x.Op == ir.OpDiv && !x.DType.IsFloat() && len(x.Src) == 2 && x.Src[1].Op == ir.OpConst && x.Src[1].Arg.(int64) > 1:
+			// the dividend's axes are read divided
+		default:
+			for _, s := range x.Src {
+				visit(s)
+			}
+		}
+	}
+	visit(e)
+	return !direct
 }

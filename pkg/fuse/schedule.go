@@ -78,7 +78,8 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 // reduce whose value would be computed more than once (needed by more than
 // one kernel, broadcast by an EXPAND above it in its kernel, nested
 // inside another reduce's loop, or read at two indices in its kernel),
-// unless it joins a row kernel (rows.go);
+// unless it joins a row kernel (rows.go), or a window reduce that the
+// kernel of a long reduce refused (rows.go);
 // when it is an expensive elementwise node needed by more than one
 // kernel; or when it is an elementwise node (or a random number) that an
 // EXPAND inside a reduce's loop broadcasts and that costs more than the

@@ -166,10 +166,11 @@ func TestConvChannelsLast(t *testing.T) {
 // convolution of 72-long sums reads (the MNIST cnn's conv3 after its
 // pool) divides that convolution's input gradient by each window's count
 // of maxima. On the CPU's schedule (HoistReduces) the count is a kernel of
-// its own (fuse's window reduces: without the rule it joins the
-// convolution's kernel, as the schedule shows), and the gradients agree
-// with the GO interpreter's. The ReLU's zeros make ties on purpose, so
-// the count is not 1 everywhere.
+// its own (fuse's rows.go: without its window and division rules both the
+// count and the input gradient join the kernel of the pool's gradient,
+// which then computes the gradient again for each of a window's 4
+// outputs), and the gradients agree with the GO interpreter's. The ReLU's
+// zeros make ties on purpose, so the count is not 1 everywhere.
 func TestPoolCountStored(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	vals := func(n int) []float64 {
