@@ -38,9 +38,9 @@ func (r *rowKernels) reset() {
 	r.windows = map[*tensor.Node][]*tensor.Node{}
 }
 
-// inline notes reduce n inlined into (or joined to) the kernel of root: a window reduce
-// (at most windowMax elements per value) may be refused once the kernel
-// is lowered (windowBesideLong).
+// inline notes reduce n inlined into (or joined to) the kernel of root:
+// a window reduce (at most windowMax elements per value) may be refused
+// once the kernel is lowered (windowBesideLong).
 func (r *rowKernels) inline(n, root *tensor.Node) {
 	if !r.on || root == nil || reduceLen(n) > windowMax {
 		return
@@ -210,7 +210,7 @@ func dividedOnly(e *ir.Expr, a *ir.Axis) bool {
 		switch {
 		case x.Op == ir.OpVar:
 			direct = direct || x.Arg.(*ir.Axis) == a
-		case x.Op == ir.OpDiv && !x.DType.IsFloat() && len(x.Src) == 2 && x.Src[1].Op == ir.OpConst && x.Src[1].Arg.(int64) > 1:
+		case x.Op == ir.OpDiv && !x.DType.IsFloat() && len(x.Src) == 2 && bigConst(x.Src[1]):
 			// the dividend's axes are read divided
 		default:
 			for _, s := range x.Src {
@@ -220,4 +220,10 @@ func dividedOnly(e *ir.Expr, a *ir.Axis) bool {
 	}
 	visit(e)
 	return !direct
+}
+
+// bigConst says whether e is an integer constant greater than 1.
+func bigConst(e *ir.Expr) bool {
+	c, ok := e.Arg.(int64)
+	return e.Op == ir.OpConst && ok && c > 1
 }
