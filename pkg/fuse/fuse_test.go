@@ -182,6 +182,19 @@ func TestHoistedReduceCounts(t *testing.T) {
 		// The inner sum depends on the outer one's loop: nested, not hoisted.
 		{"sum of a sum", a.Sum(false, 1).Sum(false, 0), 2, 2},
 		{"matmul", a.Dot(input(32, 8)), 1, 1},
+		// A window reduce per output beside a long one (a max pool's count
+		// of its maxima dividing a conv's input gradient): stored on C.
+		{"matmul / window sum", input(16, 64).Dot(input(64, 8)).Div(input(16, 8, 4).Sum(false, 2)), 1, 2},
+		// A window too long (32 elements), or a long reduce too short (16
+		// iterations): inlined.
+		{"matmul / long sum", input(16, 64).Dot(input(64, 8)).Div(input(16, 8, 32).Sum(false, 2)), 1, 1},
+		{"short matmul / window sum", input(16, 16).Dot(input(16, 8)).Div(input(16, 8, 4).Sum(false, 2)), 1, 1},
+		// Sums read at (i, j/2) (a nearest upsample, a pool's gradient):
+		// inlined, each would be computed twice.
+		{"upsampled sums", input(16, 8, 64).Sum(false, 2).Reshape(16, 8, 1).Expand(16, 8, 2).Reshape(16, 16).Add(input(16, 16)), 2, 2},
+		// A window sum that does not read every output axis (one per row,
+		// broadcast over the columns) joins as a row reduce.
+		{"matmul / row window", input(16, 64).Dot(input(64, 8)).Div(input(16, 1, 4).Sum(false, 2)), 2, 1},
 	}
 	for _, cs := range cases {
 		for _, hoist := range []bool{false, true} {

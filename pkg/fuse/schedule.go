@@ -78,7 +78,8 @@ func Create(outputs []*tensor.Node, opts Options) (*Schedule, error) {
 // reduce whose value would be computed more than once (needed by more than
 // one kernel, broadcast by an EXPAND above it in its kernel, nested
 // inside another reduce's loop, or read at two indices in its kernel),
-// unless it joins a row kernel (rows.go);
+// unless it joins a row kernel (rows.go), or a window reduce that the
+// kernel of a long reduce refused (rows.go);
 // when it is an expensive elementwise node needed by more than one
 // kernel; or when it is an elementwise node (or a random number) that an
 // EXPAND inside a reduce's loop broadcasts and that costs more than the
@@ -131,9 +132,11 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			// Stored unless computed once where it is inlined; read at
 			// two indices in one kernel (a RoPE pair) it would be computed
 			// twice.
-			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1
+			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1 || rows.stored[n]
 			if isBuf[n] && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
 				isBuf[n] = false // its one consumer computes it once per row (rows.go)
+			} else if !isBuf[n] {
+				rows.inline(n, dest[n]) // a window reduce may be refused (rows.go)
 			}
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit || bc.tooDear(n)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tgc/pkg/autograd"
+	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -156,6 +157,79 @@ func TestConvChannelsLast(t *testing.T) {
 					t.Errorf("cin %d %dx%d: gradient %d element %d: CPU %v, GO %v", c.cin, c.k, c.k, i, j, got[i][j], want[i][j])
 					break
 				}
+			}
+		}
+	}
+}
+
+// TestPoolCountStored: the gradient of a max pool whose result a
+// convolution of 72-long sums reads (the MNIST cnn's conv3 after its
+// pool) divides that convolution's input gradient by each window's count
+// of maxima. On the CPU's schedule (HoistReduces) the count is a kernel of
+// its own (fuse's rows.go: without its window and division rules both the
+// count and the input gradient join the kernel of the pool's gradient,
+// which then computes the gradient again for each of a window's 4
+// outputs), and the gradients agree with the GO interpreter's. The ReLU's
+// zeros make ties on purpose, so the count is not 1 everywhere.
+func TestPoolCountStored(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	vals := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.Float64() - 0.5
+		}
+		return v
+	}
+	vx, vw1, vw2 := vals(2*2*12*12), vals(8*2*3*3), vals(8*8*3*3)
+	grads := func(ctx *tensor.Context) []*tensor.Tensor {
+		x, _ := ctx.FromFloats(ir.Float32, []int{2, 2, 12, 12}, vx)
+		w1, _ := ctx.FromFloats(ir.Float32, []int{8, 2, 3, 3}, vw1)
+		w2, _ := ctx.FromFloats(ir.Float32, []int{8, 8, 3, 3}, vw2)
+		h := x.Conv2d(w1, nil, tensor.ConvOpts{}).Relu().MaxPool2d(tensor.PoolOpts{})
+		y := h.Conv2d(w2, nil, tensor.ConvOpts{Padding: []int{1}}).Square().Sum(false)
+		gs, err := autograd.Gradient(y, []*tensor.Tensor{w1, x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gs
+	}
+	var nodes []*tensor.Node
+	for _, g := range grads(tensor.NewContext(nil)) {
+		nodes = append(nodes, g.Node())
+	}
+	s, err := fuse.Create(nodes, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := 0
+	for _, it := range s.Items {
+		if it.Out.DType == ir.Int32 {
+			counts++
+		}
+	}
+	if counts != 1 {
+		t.Errorf("%d kernels store a window's count, want 1:\n%s", counts, s.Dump())
+	}
+	var res [2][][]float64
+	for i, name := range []string{"GO", "CPU"} {
+		ctx, _, err := NewContext(name, Options{})
+		if err != nil {
+			t.Skipf("%s unavailable: %v", name, err)
+		}
+		for _, g := range grads(ctx) {
+			v, err := g.Floats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = append(res[i], v)
+		}
+	}
+	want, got := res[0], res[1]
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(want[i][j]-got[i][j]) > 1e-3*(1+math.Abs(want[i][j])) {
+				t.Errorf("gradient %d element %d: CPU %v, GO %v", i, j, got[i][j], want[i][j])
+				break
 			}
 		}
 	}
