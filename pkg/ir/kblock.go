@@ -248,8 +248,17 @@ func (t Target) matmulBlocks(m, k, mr, nr int64) (mc, kc int64) {
 // share a few cache sets), or 0 where the heuristic does not group the
 // rows (matmulBlocks).
 func (t Target) MatmulRowPanel(m, k, n int64) int64 {
-	mr, nr := t.Accs()/2, 2*t.Width()
-	if !t.Upcast || t.GPU != nil || m%mr != 0 || n%nr != 0 || k*n*4 <= t.L2/2 {
+	nr := 2 * t.Width()
+	// the heuristic's rows for a matmul's one-FMA body: the largest of
+	// its candidates that fits the accumulators and divides m
+	var cands []int64
+	for _, c := range []int64{16, 8, 6, 4, 2} {
+		if c*nr <= min(t.Accs()*t.Width(), MaxLanes) {
+			cands = append(cands, c)
+		}
+	}
+	mr := largestDivisor(m, cands...)
+	if !t.Upcast || t.GPU != nil || mr < 2 || n%nr != 0 || k*n*4 <= t.L2/2 {
 		return 0
 	}
 	if mc, _ := t.matmulBlocks(m, k, mr, nr); mc == 0 {

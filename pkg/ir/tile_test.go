@@ -29,6 +29,9 @@ func TestMatmulBlocks(t *testing.T) {
 	}{
 		{"2048, 8 lanes", 2048, 2048, 2048, zen4(8), "[UPCAST(1,16) UPCAST(0,8) OUTER(1) TILE(0,256) KBLOCK(0,256)]", 8},
 		{"4096x1024x512, 8 lanes", 4096, 1024, 512, zen4(8), "[UPCAST(1,16) UPCAST(0,8) OUTER(1) TILE(0,256) KBLOCK(0,256)]", 8},
+		// AVX2's 16 registers: 6x2-vector blocks, 4 rows where 6 do not divide
+		{"2048, AVX2", 2048, 2048, 2048, ir.Target{Upcast: true, VecWidth: 8, L1: 32 << 10, L2: 1 << 20}, "[UPCAST(1,16) UPCAST(0,4) OUTER(1) TILE(0,256) KBLOCK(0,256)]", 4},
+		{"1536, AVX2", 1536, 1536, 1536, ir.Target{Upcast: true, VecWidth: 8, L1: 32 << 10, L2: 1 << 20}, "[UPCAST(1,16) UPCAST(0,6) OUTER(1) TILE(0,192) KBLOCK(0,256)]", 6},
 		{"2048, 16 lanes", 2048, 2048, 2048, zen4(16), "[UPCAST(1,32) UPCAST(0,8) OUTER(1)]", 0},
 		// 64 x 2048 floats: 512 KiB, half of L2
 		{"left operand in L2", 64, 2048, 2048, zen4(8), "[UPCAST(1,16) UPCAST(0,8) OUTER(1)]", 0},
