@@ -204,7 +204,7 @@ func validate(e Entry, k *ir.Kernel, t ir.Target) error {
 			if o.Amt != 0 {
 				return fmt.Errorf("%s: an amount (%d) where none belongs", o, o.Amt)
 			}
-		case ir.OptKBlock, ir.OptGroup:
+		case ir.OptKBlock, ir.OptGroup, ir.OptTile:
 			if o.Amt < 2 {
 				return fmt.Errorf("%s: amount out of range", o)
 			}
@@ -280,11 +280,11 @@ type candidate struct {
 
 // canonical sorts an opts list into one form per resulting kernel: a
 // GROUP, one upcast per axis (amounts multiplied), then the outer axis,
-// then the blocked reduce axis.
+// the tiled axis, then the blocked reduce axis.
 func canonical(opts []ir.Opt) []ir.Opt {
 	amts := map[ir.OptKind]map[int]int64{ir.OptUpcast: {}, ir.OptUnroll: {}}
 	outer := -1
-	var kblock *ir.Opt
+	var kblock, tile *ir.Opt
 	for _, o := range opts {
 		if m, ok := amts[o.Kind]; ok {
 			m[o.Axis] = max(m[o.Axis], 1) * o.Amt
@@ -292,6 +292,8 @@ func canonical(opts []ir.Opt) []ir.Opt {
 			outer = o.Axis
 		} else if o.Kind == ir.OptKBlock {
 			kblock = &o
+		} else if o.Kind == ir.OptTile {
+			tile = &o
 		}
 	}
 	var out []ir.Opt
@@ -312,6 +314,9 @@ func canonical(opts []ir.Opt) []ir.Opt {
 	}
 	if outer >= 0 {
 		out = append(out, ir.Opt{Kind: ir.OptOuter, Axis: outer})
+	}
+	if tile != nil {
+		out = append(out, *tile)
 	}
 	if kblock != nil {
 		out = append(out, *kblock)

@@ -71,11 +71,14 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// long enough for the heuristic to block its reduce with a small
 		// L2 (KBLOCK 64), with an epilogue
 		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 64)).Relu(),
-		"conv2d pad 1":      floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
-		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
-		"max":               floats(r, 16, 48).Max(false, 1),
-		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
-		"softmax":           floats(r, 8, 64).Softmax(-1),
+		// both operands past half of the small L2 below, 8-lane panels:
+		// the heuristic's row groups (TILE) and reduce blocks (KBLOCK)
+		"matmul 32x128x32": floats(r, 32, 128).Dot(floats(r, 128, 32)),
+		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
+		"sum over rows":    floats(r, 32, 24).Sum(false, 0),
+		"max":              floats(r, 16, 48).Max(false, 1),
+		"argmax":           floats(r, 16, 48).Argmax(&axis, false),
+		"softmax":          floats(r, 8, 64).Softmax(-1),
 		// a conv weight gradient as the CPU computes it (tensor.convGrads):
 		// the output gradient stored with its channels last, vectors along
 		// them, the reduce over batch x image blocked along the batch
@@ -190,14 +193,15 @@ type optList struct {
 // heuristicTargets are the hosts the heuristic is tried for: both vector
 // widths, 16 and 32 vector registers (the register blocks' size), and
 // caches small enough for the test kernels' operands to need cache
-// blocking (column panels outermost, KBLOCK) and their outputs to be
+// blocking (column panels outermost, KBLOCK, row groups with TILE) and
+// their outputs to be
 // written around the caches (stream_stores; the CPU device's buffers are
 // page aligned).
 var heuristicTargets = []ir.Target{
 	{Upcast: true, VecWidth: 8},
 	{Upcast: true, VecWidth: 16},
-	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 4 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
-	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 4 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
+	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
+	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
 }
 
 // optLists are the heuristic's lists for each of heuristicTargets, and
@@ -360,7 +364,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
 	}
-	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock} {
+	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock, ir.OptTile} {
 		if heuristic[kind] == 0 {
 			t.Errorf("no heuristic list with %s tested", kind)
 		}

@@ -147,7 +147,7 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 }
 
 // blockOpts is the heuristic's cache blocking of a register-blocked
-// reduce (a matmul's rows x 2W columns), from the L2 size: when the
+// reduce (a matmul's rows x 2W columns), from the cache sizes: when the
 // operand read in vectors (K x N) does not fit in half of L2, the loop
 // over its column panels goes outermost (OUTER), so one panel (K x lanes)
 // stays in L2 while every row block streams past it; when a panel alone
@@ -156,7 +156,12 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 // OpenBLAS: panels outermost 1.23x/1.03x/1.10x at 1024/2048/4096, rows
 // outermost 1.18x/0.95x/0.75x; KBLOCK inside an L2-sized panel 0.79-0.92x
 // at 4096 (it pays only when the panel itself is too big).
-func (t Target) blockOpts(k *Kernel, inner *Axis, innerAmt, outerAmt int64, unrolled bool) []Opt {
+//
+// When the other operand (rows x K) does not fit in half of L2 either,
+// every panel would stream all of it from L3 or memory: then the rows are
+// grouped too (TILE) and the reduce blocked (KBLOCK), the full GotoBLAS
+// scheme (see matmulBlocks).
+func (t Target) blockOpts(k *Kernel, inner, outer *Axis, innerAmt, outerAmt int64, unrolled bool) []Opt {
 	raxes := k.ReduceAxes()
 	if t.L2 <= 0 || inner == nil || innerAmt < t.Width() || outerAmt < 2 || unrolled || len(raxes) == 0 {
 		return nil
@@ -187,8 +192,77 @@ func (t Target) blockOpts(k *Kernel, inner *Axis, innerAmt, outerAmt int64, unro
 	if i := axisIndex(k, inner); i > 0 && inner.Size/innerAmt >= 2 {
 		opts = append(opts, Opt{Kind: OptOuter, Axis: i})
 	}
+	if len(raxes) == 1 && kc == 0 && outer != nil && kblockable(k, r) == nil {
+		if mc, kb := t.matmulBlocks(outer.Size, r.Size, outerAmt, innerAmt); mc > 0 {
+			opts = append(opts, Opt{Kind: OptTile, Axis: axisIndex(k, outer), Amt: mc})
+			kc = kb
+		}
+	}
 	if kc > 0 {
 		opts = append(opts, Opt{Kind: OptKBlock, Axis: 0, Amt: kc})
 	}
 	return opts
+}
+
+// matmulBlocks sizes GotoBLAS's blocks for an m x k left operand read in
+// register blocks of mr rows against column panels of nr lanes: kc, the
+// reduce's block, keeps a panel's kc x nr slice in half of L1 (reused by
+// every row block of a group); mc, the row group, keeps the left
+// operand's mc x kc block in a quarter of L2 (reused by every panel).
+// Zero when the left operand fits in half of L2 as it is (the panels
+// then read it from L2 anyway), when the sizes do not divide, and when
+// the panels are two cache lines wide or more: streaming the left
+// operand costs 8/nr bytes per FMA, 25 GB/s at 200 GFLOP/s with 16-lane
+// panels (about DRAM's bandwidth on the Zen 4 host), half of that with
+// 32. Measured there, the blocked loops against streaming the left
+// operand, matmul 2048 / 4096: 8-lane vectors (16-lane panels) 86-102 /
+// 690-840 ms against 100-124 / 775-1021; 16-lane vectors (32-lane
+// panels) 93-101 / 706-818 against 80 / 649.
+func (t Target) matmulBlocks(m, k, mr, nr int64) (mc, kc int64) {
+	if t.L1 <= 0 || t.L2 <= 0 || m*k*4 <= t.L2/2 || nr*4 > 64 {
+		return 0, 0
+	}
+	for c := int64(64); c < k && c*nr*4 <= t.L1/2; c *= 2 {
+		if k%c == 0 {
+			kc = c
+		}
+	}
+	if kc == 0 {
+		return 0, 0
+	}
+	for c := mr; c <= m/2 && c*kc*4 <= t.L2/4; c += mr {
+		if m%c == 0 {
+			mc = c
+		}
+	}
+	if mc < 2*mr {
+		return 0, 0
+	}
+	return mc, kc
+}
+
+// MatmulRowPanel is the height of the row panels a matmul's left operand
+// (m x k, times k x n) is best packed in on this target (the register
+// block's rows, interleaved: the product's row groups then read their
+// block of it contiguously, where rows at a power-of-two stride would
+// share a few cache sets), or 0 where the heuristic does not group the
+// rows (matmulBlocks).
+func (t Target) MatmulRowPanel(m, k, n int64) int64 {
+	nr := 2 * t.Width()
+	// the heuristic's rows for a matmul's one-FMA body: the largest of
+	// its candidates that fits the accumulators and divides m
+	var cands []int64
+	for _, c := range []int64{16, 8, 6, 4, 2} {
+		if c*nr <= min(t.Accs()*t.Width(), MaxLanes) {
+			cands = append(cands, c)
+		}
+	}
+	mr := largestDivisor(m, cands...)
+	if !t.Upcast || t.GPU != nil || mr < 2 || n%nr != 0 || k*n*4 <= t.L2/2 {
+		return 0
+	}
+	if mc, _ := t.matmulBlocks(m, k, mr, nr); mc == 0 {
+		return 0
+	}
+	return mr
 }

@@ -29,6 +29,11 @@ const (
 	// OptKBlock blocks a reduce axis (Axis indexes ReduceAxes) into an
 	// outer loop over blocks of Amt, accumulating in the output (KBlock).
 	OptKBlock OptKind = "KBLOCK"
+	// OptTile blocks a global axis (cache blocking of an output axis,
+	// GotoBLAS's mc): an outermost loop over blocks of Amt of its elements
+	// (the loop split across cores) around the loop within a block, which
+	// keeps the axis's place (see Tile).
+	OptTile OptKind = "TILE"
 	// OptGroup splits each top-level reduce of a grid kernel across the
 	// Amt lanes of a work-group, one work-group per output (see gpu.go).
 	OptGroup OptKind = "GROUP"
@@ -43,7 +48,7 @@ type Opt struct {
 
 func (o Opt) String() string {
 	switch o.Kind {
-	case OptUpcast, OptUnroll, OptKBlock:
+	case OptUpcast, OptUnroll, OptKBlock, OptTile:
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
 	case OptGroup:
 		return fmt.Sprintf("%s(%d)", o.Kind, o.Amt)
@@ -77,6 +82,7 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	lanes := int64(1)
 	var kblock *Axis
 	var kc int64
+	tile, tileAmt := -1, int64(0)
 	group := int64(0)
 	for _, o := range opts {
 		switch o.Kind {
@@ -137,6 +143,14 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 				return nil, err
 			}
 			plan[a] = u
+		case OptTile:
+			if tile >= 0 {
+				return nil, fmt.Errorf("%s: axis %d is already tiled", o, tile)
+			}
+			if a.Sym != nil || o.Amt < 2 || o.Amt >= a.Size || a.Size%o.Amt != 0 {
+				return nil, fmt.Errorf("%s: blocks of %d do not divide axis size %d", o, o.Amt, a.Size)
+			}
+			tile, tileAmt = o.Axis, o.Amt
 		case OptOuter:
 			if outer >= 0 {
 				return nil, fmt.Errorf("%s: the outer axis is already %d", o, outer)
@@ -159,17 +173,34 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 		// A grouped reduce is rendered one member at a time.
 		return nil, fmt.Errorf("%s: GROUP does not combine with UPCAST, UNROLL or KBLOCK", FormatOpts(opts))
 	}
+	var tiled *Axis
+	if tile >= 0 {
+		u := max(plan[k.Global[tile]], 1)
+		if tileAmt%u != 0 || tileAmt/u < 2 {
+			return nil, fmt.Errorf("%s: blocks of %d are not a multiple of 2x its %d lanes", FormatOpts(opts), tileAmt, u)
+		}
+		tileAmt /= u // in steps of the upcast loop
+	}
+	if group > 0 && tile >= 0 {
+		return nil, fmt.Errorf("%s: GROUP does not combine with TILE", FormatOpts(opts))
+	}
 	if len(plan) > 0 {
 		k = UpcastAxes(k, plan)
 	}
 	if len(unroll) > 0 {
 		k = UnrollAxes(k, unroll)
 	}
+	if tile >= 0 {
+		tiled = k.Global[tile]
+	}
 	if outer > 0 {
 		nk := *k
 		nk.Global = append([]*Axis{k.Global[outer]}, k.Global[:outer]...)
 		nk.Global = append(nk.Global, k.Global[outer+1:]...)
 		k = &nk
+	}
+	if tiled != nil {
+		k = Tile(k, tiled, tileAmt)
 	}
 	if kblock != nil {
 		k = KBlock(k, kblock, kc)
@@ -187,11 +218,12 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 
 // ApplyOpts is ApplyOpts for the target: it also refuses the kinds of
 // opts the target cannot run. GROUP needs a work-group (a grid device);
-// KBLOCK needs its block loop to run in order within each core (a loop
-// target: on a grid, the blocks' partial sums would race).
+// KBLOCK needs its block loop to run in order within each core and TILE
+// its block loop outermost (loop targets: on a grid, KBLOCK's partial
+// sums would race, and a grid has no loop order to block).
 func (t Target) ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	for _, o := range opts {
-		if o.Kind == OptGroup && t.GPU == nil || o.Kind == OptKBlock && t.GPU != nil {
+		if o.Kind == OptGroup && t.GPU == nil || (o.Kind == OptKBlock || o.Kind == OptTile) && t.GPU != nil {
 			return nil, fmt.Errorf("%s: not an opt of this target", o)
 		}
 	}
@@ -260,8 +292,9 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}
 	lanes := int64(1)
-	hasOuter, hasKBlock := false, false
+	hasOuter, hasKBlock, hasTile := false, false, false
 	blocked := map[int]bool{}
+	tiled := map[int]int64{} // a tiled axis's block, in elements
 	for _, o := range opts {
 		switch o.Kind {
 		case OptUpcast:
@@ -275,12 +308,18 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 		case OptKBlock:
 			hasKBlock = true
 			blocked[o.Axis] = true
+		case OptTile:
+			hasTile = true
+			tiled[o.Axis] = o.Amt
 		}
 	}
 	var out []Opt
 	for i, a := range k.Global {
 		for _, amt := range []int64{2, 3, 4, 5, 6, 8, 16} {
 			u := max(upcast[i], 1) * amt
+			if n := tiled[i]; n > 0 && (n%u != 0 || n/u < 2) {
+				continue // the tile's block must stay whole register blocks
+			}
 			if a.Size%u == 0 && lanes*amt <= searchLanes {
 				out = append(out, Opt{Kind: OptUpcast, Axis: i, Amt: amt})
 			}
@@ -305,6 +344,22 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 			for _, kc := range []int64{64, 128, 256, 512} {
 				if kc < a.Size && a.Size%kc == 0 {
 					out = append(out, Opt{Kind: OptKBlock, Axis: i, Amt: kc})
+				}
+			}
+		}
+	}
+	if !hasTile {
+		// Row groups (GotoBLAS's mc) of 2 to 32 register blocks, for
+		// kernels with at least two global axes (one to group, one for
+		// the panels inside a group).
+		for i, a := range k.Global {
+			if len(k.Global) < 2 || a.Sym != nil {
+				break
+			}
+			u := max(upcast[i], 1)
+			for _, blocks := range []int64{2, 8, 32} {
+				if n := u * blocks; n < a.Size && a.Size%n == 0 {
+					out = append(out, Opt{Kind: OptTile, Axis: i, Amt: n})
 				}
 			}
 		}
@@ -477,7 +532,7 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 			opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: u})
 		}
 	}
-	opts = append(opts, t.blockOpts(k, inner, innerAmt, outerAmt, unrolled)...)
+	opts = append(opts, t.blockOpts(k, inner, outer, innerAmt, outerAmt, unrolled)...)
 	for i, r := range unrollRs {
 		var sizes []int64
 		bs := blockSizes(w)

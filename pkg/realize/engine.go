@@ -692,6 +692,13 @@ func (e *Engine) MatmulPanel() int {
 	return 0
 }
 
+// MatmulRowPanel is tensor.RowPanelEngine: the CPU packs a matmul's left
+// operand into row panels where the heuristic groups its rows
+// (ir.Target.MatmulRowPanel).
+func (e *Engine) MatmulRowPanel(m, k, n int) int {
+	return int(targetOf(e.Dev).MatmulRowPanel(int64(m), int64(k), int64(n)))
+}
+
 // Beam returns the engine's searcher (nil unless BEAM is on and used).
 func (e *Engine) Beam() *beam.Searcher { return e.beam }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tgc/pkg/autograd"
+	"tgc/pkg/backend"
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
@@ -271,4 +272,64 @@ func numelOf(shape []int) int {
 		p *= d
 	}
 	return p
+}
+
+// rowPanelDevice is the CPU device with the target of an 8-lane host
+// whose caches are small enough for a small matmul to be blocked the
+// GotoBLAS way (ir.Target.MatmulRowPanel).
+type rowPanelDevice struct{ backend.Device }
+
+func (d rowPanelDevice) Target() ir.Target {
+	return ir.Target{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 8 << 10, L2: 64 << 10}
+}
+
+// TestPackedRowsMatmul: where the heuristic groups a matmul's rows (both
+// operands past half of L2, one-line panels), the CPU packs the left
+// operand into row panels as well as the right one into column panels
+// (three kernels), and the product is the float64 product of the same
+// numbers.
+func TestPackedRowsMatmul(t *testing.T) {
+	dev, err := backend.Open("CPU")
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	e := New(rowPanelDevice{dev}, Options{})
+	const m, k, n = 128, 256, 256
+	if r := e.MatmulRowPanel(m, k, n); r != 8 {
+		t.Fatalf("row panels of %d, want 8", r)
+	}
+	r := rand.New(rand.NewPCG(6, 6))
+	va, vb := make([]float64, m*k), make([]float64, k*n)
+	for i := range va {
+		va[i] = r.Float64() - 0.5
+	}
+	for i := range vb {
+		vb[i] = r.Float64() - 0.5
+	}
+	ctx := tensor.NewContext(e)
+	a, _ := ctx.FromFloats(ir.Float32, []int{m, k}, va)
+	b, _ := ctx.FromFloats(ir.Float32, []int{k, n}, vb)
+	c := a.Dot(b)
+	s, err := fuse.Create([]*tensor.Node{c.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 3 {
+		t.Errorf("%d kernels for the product, want 3 (both packs and the product)", len(s.Items))
+	}
+	got, err := c.Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m {
+		for j := range n {
+			want := 0.0
+			for x := range k {
+				want += float64(float32(va[i*k+x])) * float64(float32(vb[x*n+j]))
+			}
+			if d := math.Abs(got[i*n+j] - want); d > 1e-4*(1+math.Abs(want)) {
+				t.Fatalf("product [%d,%d] = %v, want %v", i, j, got[i*n+j], want)
+			}
+		}
+	}
 }

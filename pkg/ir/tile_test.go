@@ -1,0 +1,121 @@
+package ir_test
+
+import (
+	"strings"
+	"testing"
+
+	"tgc/pkg/ir"
+)
+
+// zen4 is the Zen 4 host's caches (32 KiB L1d, 1 MiB L2 per core) with
+// AVX-512's 32 registers, at either vector width.
+func zen4(width int) ir.Target {
+	return ir.Target{Upcast: true, VecWidth: width, VecRegs: 32, L1: 32 << 10, L2: 1 << 20, L3: 32 << 20}
+}
+
+// TestMatmulBlocks: the heuristic groups a matmul's rows (TILE) and
+// blocks its sum (KBLOCK) where the left operand does not fit in half of
+// L2 and the column panels are one cache line wide (8-lane vectors); not
+// with 32-lane panels, nor for a left operand that fits, nor without
+// cache sizes. The CPU packs the left operand into row panels exactly
+// where the rows are grouped (MatmulRowPanel).
+func TestMatmulBlocks(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		m, k, n int
+		target  ir.Target
+		opts    string // the heuristic's list
+		rows    int64  // MatmulRowPanel
+	}{
+		{"2048, 8 lanes", 2048, 2048, 2048, zen4(8), "[UPCAST(1,16) UPCAST(0,8) OUTER(1) TILE(0,256) KBLOCK(0,256)]", 8},
+		{"4096x1024x512, 8 lanes", 4096, 1024, 512, zen4(8), "[UPCAST(1,16) UPCAST(0,8) OUTER(1) TILE(0,256) KBLOCK(0,256)]", 8},
+		// AVX2's 16 registers: 6x2-vector blocks, 4 rows where 6 do not divide
+		{"2048, AVX2", 2048, 2048, 2048, ir.Target{Upcast: true, VecWidth: 8, L1: 32 << 10, L2: 1 << 20}, "[UPCAST(1,16) UPCAST(0,4) OUTER(1) TILE(0,256) KBLOCK(0,256)]", 4},
+		{"1536, AVX2", 1536, 1536, 1536, ir.Target{Upcast: true, VecWidth: 8, L1: 32 << 10, L2: 1 << 20}, "[UPCAST(1,16) UPCAST(0,6) OUTER(1) TILE(0,192) KBLOCK(0,256)]", 6},
+		{"2048, 16 lanes", 2048, 2048, 2048, zen4(16), "[UPCAST(1,32) UPCAST(0,8) OUTER(1)]", 0},
+		// 64 x 2048 floats: 512 KiB, half of L2
+		{"left operand in L2", 64, 2048, 2048, zen4(8), "[UPCAST(1,16) UPCAST(0,8) OUTER(1)]", 0},
+		{"no cache sizes", 2048, 2048, 2048, ir.Target{Upcast: true, VecWidth: 8, VecRegs: 32}, "[UPCAST(1,16) UPCAST(0,8)]", 0},
+	} {
+		k := lastKernel(t, input(c.m, c.k).Dot(input(c.k, c.n)))
+		var got []ir.Opt
+		tg := c.target
+		tg.Choose = func(k *ir.Kernel) []ir.Opt {
+			got = c.target.HeuristicOpts(k)
+			return got
+		}
+		if _, err := ir.OptimizeFor(k, tg, nil); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s := ir.FormatOpts(got); s != c.opts {
+			t.Errorf("%s: heuristic %s, want %s", c.name, s, c.opts)
+		}
+		if r := c.target.MatmulRowPanel(int64(c.m), int64(c.k), int64(c.n)); r != c.rows {
+			t.Errorf("%s: row panels of %d, want %d", c.name, r, c.rows)
+		}
+	}
+}
+
+// TestTileOrder: TILE's block loop is outermost (the loop the cores
+// split), KBLOCK's right inside it, the tiled axis's loop within a block
+// in its place: GotoBLAS's rowgroup, kb, panel, rows.
+func TestTileOrder(t *testing.T) {
+	k := lastKernel(t, input(64, 128).Dot(input(128, 64)))
+	opts := []ir.Opt{{Kind: ir.OptUpcast, Axis: 1, Amt: 16}, {Kind: ir.OptUpcast, Axis: 0, Amt: 8}, {Kind: ir.OptOuter, Axis: 1}, {Kind: ir.OptTile, Axis: 0, Amt: 32}, {Kind: ir.OptKBlock, Axis: 0, Amt: 64}}
+	tg := zen4(8)
+	tg.Choose = func(*ir.Kernel) []ir.Opt { return opts }
+	got, err := ir.OptimizeFor(k, tg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int64
+	for _, a := range got.Global {
+		sizes = append(sizes, a.Size)
+	}
+	// 64 rows in groups of 32 (2), 128 in blocks of 64 (2), 4 panels of 16, 4 blocks of 8 rows per group
+	if want := []int64{2, 2, 4, 4}; !slicesEqual(sizes, want) {
+		t.Errorf("global loops %v, want %v:\n%s", sizes, want, got.Dump())
+	}
+}
+
+func slicesEqual(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTileRefused: a TILE whose blocks are not whole register blocks, or
+// do not divide the axis, or that a grid device would run, is an error.
+func TestTileRefused(t *testing.T) {
+	k := lastKernel(t, input(64, 128).Dot(input(128, 64)))
+	opt, err := ir.OptimizeFor(k, ir.Target{}, nil) // the kernel as the opts pass sees it
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := ir.Opt{Kind: ir.OptUpcast, Axis: 0, Amt: 8}
+	for _, c := range []struct {
+		opts []ir.Opt
+		want string
+	}{
+		{[]ir.Opt{up, {Kind: ir.OptTile, Axis: 0, Amt: 4}}, "not a multiple"},
+		{[]ir.Opt{up, {Kind: ir.OptTile, Axis: 0, Amt: 8}}, "not a multiple"},
+		{[]ir.Opt{{Kind: ir.OptTile, Axis: 0, Amt: 24}}, "do not divide"},
+		{[]ir.Opt{{Kind: ir.OptTile, Axis: 0, Amt: 64}}, "do not divide"},
+		{[]ir.Opt{{Kind: ir.OptTile, Axis: 2, Amt: 2}}, "out of range"},
+		{[]ir.Opt{{Kind: ir.OptTile, Axis: 0, Amt: 16}, {Kind: ir.OptTile, Axis: 1, Amt: 16}}, "already tiled"},
+	} {
+		if _, err := ir.ApplyOpts(opt, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", ir.FormatOpts(c.opts), err, c.want)
+		}
+	}
+	grid := ir.Target{GPU: &ir.GPU{}}
+	if _, err := grid.ApplyOpts(opt, []ir.Opt{{Kind: ir.OptTile, Axis: 0, Amt: 16}}); err == nil {
+		t.Errorf("a grid target took TILE")
+	}
+}
