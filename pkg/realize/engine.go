@@ -388,6 +388,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		c.outs = append(c.outs, j)
 	}
 	planAssigns(c, sched, g, itemIdx)
+	sinkLeafReaders(c, g)
 	return c, nil
 }
 
