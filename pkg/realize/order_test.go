@@ -2,6 +2,7 @@ package realize
 
 import (
 	"math"
+	"runtime/metrics"
 	"testing"
 
 	"tgc/pkg/backend"
@@ -121,4 +122,41 @@ func reads(it compiledItem, i int) bool {
 		}
 	}
 	return false
+}
+
+// TestReleaseAfterCompile: a compile that allocates more than
+// ReleaseAfterCompile bytes gives the freed heap back (a forced
+// collection, debug.FreeOSMemory) before its schedule runs; below the
+// threshold, or with the option off, nothing is forced. A cached schedule
+// compiles nothing and releases nothing.
+func TestReleaseAfterCompile(t *testing.T) {
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	for _, tc := range []struct {
+		release uint64
+		want    bool
+	}{{0, false}, {1, true}, {1 << 40, false}} {
+		ctx, _, err := NewContext("GO", Options{ReleaseAfterCompile: tc.release})
+		if err != nil {
+			t.Fatal(err)
+		}
+		build := func() *tensor.Tensor { return seq(ctx, 8, 8).Dot(seq(ctx, 8, 8)).Relu() }
+		before := forced()
+		if _, err := build().Floats(); err != nil {
+			t.Fatal(err)
+		}
+		if got := forced() > before; got != tc.want {
+			t.Errorf("ReleaseAfterCompile %d: a collection forced = %v, want %v", tc.release, got, tc.want)
+		}
+		before = forced()
+		if _, err := build().Floats(); err != nil { // the schedule is cached
+			t.Fatal(err)
+		}
+		if forced() != before {
+			t.Errorf("ReleaseAfterCompile %d: a cached schedule forced a collection", tc.release)
+		}
+	}
 }
