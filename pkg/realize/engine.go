@@ -303,7 +303,9 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 		}
 		e.cache[g.key] = c
 		if r := e.Opts.ReleaseAfterCompile; r > 0 && heapAllocated()-allocated > r {
+			start := time.Now()
 			debug.FreeOSMemory()
+			e.Stats.CompileTime += time.Since(start) // the compile's to clean up
 		}
 	}
 	return e.run(c, g, outs)
