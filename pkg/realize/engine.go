@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +37,14 @@ type Options struct {
 	// CacheDir holds compiled kernels and BEAM's results ("" = the
 	// backend's default, backend.CacheDir()).
 	CacheDir string
+	// ReleaseAfterCompile > 0: a compile that allocated more than this
+	// many bytes on the heap gives what scheduling and the pass table
+	// freed back to the system (debug.FreeOSMemory) before its schedule
+	// runs: a run whose memory is mostly its buffers (tgc generate) then
+	// does not hold the compiler's garbage and the schedule's scratch at
+	// once. It costs a collection per such compile; a schedule of a few
+	// kernels (a KV cache's fill) is not worth one.
+	ReleaseAfterCompile uint64
 }
 
 // beamDir is where BEAM's results live ("" = beam's default).
@@ -287,12 +297,25 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 		e.Stats.CacheHits++
 	} else {
 		var err error
+		allocated := heapAllocated()
 		if c, err = e.compile(outs, g); err != nil {
 			return err
 		}
 		e.cache[g.key] = c
+		if r := e.Opts.ReleaseAfterCompile; r > 0 && heapAllocated()-allocated > r {
+			start := time.Now()
+			debug.FreeOSMemory()
+			e.Stats.CompileTime += time.Since(start) // the compile's to clean up
+		}
 	}
 	return e.run(c, g, outs)
+}
+
+// heapAllocated is the bytes allocated on the heap since the start.
+func heapAllocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // compile schedules, optimizes and compiles a graph.
@@ -388,6 +411,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 		c.outs = append(c.outs, j)
 	}
 	planAssigns(c, sched, g, itemIdx)
+	sinkLeafReaders(c, g)
 	return c, nil
 }
 

@@ -45,6 +45,7 @@ func (p pipeline) lower(outs []*tensor.Node) (sched *fuse.Schedule, kernels []*i
 		key := structure(it.Kernel)
 		if j, ok := optimized[key]; ok && p.opts.Debug < 5 {
 			first[i] = j
+			it.Kernel.B = nil // never optimized: its intern table is garbage
 			continue
 		}
 		first[i] = i
@@ -69,6 +70,11 @@ func (p pipeline) lower(outs []*tensor.Node) (sched *fuse.Schedule, kernels []*i
 			defer wg.Done()
 			for i := range next {
 				kernels[i], errs[i] = p.optimize(sched.Items[i].Kernel)
+				// The lowered kernel stays in the schedule for its name
+				// and DEBUG's dump; the intern table of its builder (every
+				// expression lowering made, most of them dead) would stay
+				// in memory with it until the schedule is compiled.
+				sched.Items[i].Kernel.B = nil
 			}
 		}()
 	}
