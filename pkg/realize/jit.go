@@ -3,6 +3,7 @@ package realize
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -401,8 +402,38 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	defer ctx.MemoryWritten()
 	seed, base := ctx.RandState()
 	var total time.Duration
+	// The kernels between copies go to the device as one batch where it
+	// takes batches (backend.Batcher: the CPU's launcher runs a step's
+	// launches in one call), else one launch at a time.
+	batcher, _ := e.Dev.(backend.Batcher)
+	if os.Getenv("TGC_NOBATCH") != "" { // XXX experiment
+		batcher = nil
+	}
+	var pending []backend.Launch
+	var items []compiledItem
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		times := make([]time.Duration, len(pending))
+		if err := batcher.RunBatch(pending, times); err != nil {
+			return fmt.Errorf("kernels %s…%s: %w", items[0].name, items[len(items)-1].name, err)
+		}
+		for i, dt := range times {
+			total += dt
+			if e.Opts.Debug >= 2 {
+				e.launchLine(e.Stats.Kernels, items[i], dt)
+			}
+			e.Stats.Kernels++
+		}
+		pending, items = pending[:0], items[:0]
+		return nil
+	}
 	for _, st := range p.steps {
 		if st.copy {
+			if err := flush(); err != nil {
+				return nil, err
+			}
 			if err := copyBuffer(resolve(st.args[1]), resolve(st.args[0]), st.dtype, st.size); err != nil {
 				return nil, err
 			}
@@ -434,6 +465,11 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 				vars = append(vars, int64(r.fixed.Seed), int64(r.fixed.Counter))
 			}
 		}
+		if batcher != nil {
+			pending = append(pending, backend.Launch{Prog: st.item.prog, Bufs: args, Vars: vars})
+			items = append(items, st.item)
+			continue
+		}
 		dt, err := st.item.prog.Run(args, vars)
 		if err != nil {
 			return nil, fmt.Errorf("kernel %s: %w", st.item.name, err)
@@ -443,6 +479,9 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 			e.launchLine(e.Stats.Kernels, st.item, dt)
 		}
 		e.Stats.Kernels++
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	ctx.AdvanceRand(p.advance)
 	e.Stats.DeviceTime += total
