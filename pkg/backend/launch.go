@@ -3,9 +3,7 @@ package backend
 import (
 	_ "embed"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"time"
 	"unsafe"
 
@@ -61,14 +59,7 @@ func (d *cpuDevice) loadLauncher() (*launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CPU: launcher: %v", err)
 	}
-	l := &launcher{lib: lib, fn: fn, batch: batch, spin: spinFor, wait: waitFor}
-	if v, err := strconv.Atoi(os.Getenv("TGC_SPIN_US")); err == nil { // XXX experiment
-		l.spin = time.Duration(v) * time.Microsecond
-	}
-	if v, err := strconv.Atoi(os.Getenv("TGC_WAIT_US")); err == nil { // XXX experiment
-		l.wait = time.Duration(v) * time.Microsecond
-	}
-	return l, nil
+	return &launcher{lib: lib, fn: fn, batch: batch, spin: spinFor, wait: waitFor}, nil
 }
 
 // run calls kernel over [0, n) on every core, the caller's thread taking the
@@ -111,7 +102,7 @@ func (d *cpuDevice) RunBatch(ls []Launch, times []time.Duration) error {
 	if len(ls) > 0 && progs[0].launch != nil {
 		lc := progs[0].launch // the device's, every program's
 		items := make([]batchItem, len(ls))
-		ptrs := make([]uintptr, max(nbufs, 1))
+		ptrs := make([]uintptr, nbufs+1) // +1: &ptrs[bo] of a last launch without buffers
 		vars := make([]int64, nvars)
 		var pin runtime.Pinner
 		defer pin.Unpin()

@@ -3,7 +3,6 @@ package realize
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -406,9 +405,6 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	// takes batches (backend.Batcher: the CPU's launcher runs a step's
 	// launches in one call), else one launch at a time.
 	batcher, _ := e.Dev.(backend.Batcher)
-	if os.Getenv("TGC_NOBATCH") != "" { // XXX experiment
-		batcher = nil
-	}
 	var pending []backend.Launch
 	var items []compiledItem
 	flush := func() error {

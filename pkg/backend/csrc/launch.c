@@ -14,13 +14,21 @@
  * the pieces left in the others'. A worker held up (its core taken by
  * another process) then delays the launch by at most the piece it is in.
  *
+ * Waiting, both ways, is a short poll and then a futex: a worker polls for
+ * the next launch, the caller for the last pieces of its launch. On a host
+ * whose cores other processes share, a thread of ours that lost its core
+ * waits in the other core's run queue; a poller there would keep it
+ * waiting, a sleeper lets the scheduler move it over.
+ *
+ * tg_run runs a sequence of launches (a TinyJit replay's step) in one
+ * call: the Go side does not come between them.
+ *
  * Each range's claim word holds the launch's generation (high 32 bits) and
  * the next piece (low 32 bits): a worker that wakes late for a launch that
  * is over fails its claim and runs nothing, even when the ranges already
  * describe the next launch. */
 #include <stdint.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
