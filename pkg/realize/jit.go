@@ -406,26 +406,29 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	// launches in one call), else one launch at a time.
 	batcher, _ := e.Dev.(backend.Batcher)
 	var pending []backend.Launch
-	var items []compiledItem
+	var steps []int // pending's, in p.steps (a compiledItem is too big to copy per launch)
+	if batcher != nil {
+		pending, steps = make([]backend.Launch, 0, len(p.steps)), make([]int, 0, len(p.steps))
+	}
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
 		times := make([]time.Duration, len(pending))
 		if err := batcher.RunBatch(pending, times); err != nil {
-			return fmt.Errorf("kernels %s…%s: %w", items[0].name, items[len(items)-1].name, err)
+			return fmt.Errorf("kernels %s…%s: %w", p.steps[steps[0]].item.name, p.steps[steps[len(steps)-1]].item.name, err)
 		}
 		for i, dt := range times {
 			total += dt
 			if e.Opts.Debug >= 2 {
-				e.launchLine(e.Stats.Kernels, items[i], dt)
+				e.launchLine(e.Stats.Kernels, p.steps[steps[i]].item, dt)
 			}
 			e.Stats.Kernels++
 		}
-		pending, items = pending[:0], items[:0]
+		pending, steps = pending[:0], steps[:0]
 		return nil
 	}
-	for _, st := range p.steps {
+	for si, st := range p.steps {
 		if st.copy {
 			if err := flush(); err != nil {
 				return nil, err
@@ -463,7 +466,7 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 		}
 		if batcher != nil {
 			pending = append(pending, backend.Launch{Prog: st.item.prog, Bufs: args, Vars: vars})
-			items = append(items, st.item)
+			steps = append(steps, si)
 			continue
 		}
 		dt, err := st.item.prog.Run(args, vars)
