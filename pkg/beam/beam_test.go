@@ -748,3 +748,130 @@ func packedQ4K(t *testing.T, r *rand.Rand, rows, cols int) *tensor.Tensor {
 	}
 	return w
 }
+
+// TestMatvecMinsPerBlock: the row's terms that hoist_reduces adds for a
+// Q4_K product, -dmin*m(o) times the sum of x over sub-block o, are
+// multiplied by dmin (a float16 of the block) once per block of 256
+// weights, the sub-blocks' terms summed first, not once per sub-block.
+func TestMatvecMinsPerBlock(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const cols = 512
+	graphs := map[string]*tensor.Tensor{"Q4_K matvec": floats(r, 1, cols).Dot(packedQ4K(t, r, 16, cols).T())}
+	forHeuristicKernels(t, graphs, func(name, kn string, tg ir.Target, k *ir.Kernel) {
+		opts := tg.HeuristicOpts(k)
+		nk, err := tg.Apply(k, opts)
+		if err != nil {
+			t.Fatalf("%s (%s): %v", name, kn, err)
+		}
+		if n := halfProducts(nk.Stores); n == 0 || n > cols/256 {
+			t.Errorf("%s (%s), width %d, %s: %d products by a float16 outside the sums, want 1..%d (one per block)", name, kn, tg.VecWidth, ir.FormatOpts(opts), n, cols/256)
+		}
+	})
+}
+
+// halfProducts counts the multiplications outside any reduce that have a
+// float16 load (negated or converted) as an operand.
+func halfProducts(stores []*ir.Expr) int {
+	seen := map[*ir.Expr]bool{}
+	n := 0
+	var half func(e *ir.Expr) bool
+	half = func(e *ir.Expr) bool {
+		for e.Op == ir.OpNeg || e.Op == ir.OpCast {
+			e = e.Src[0]
+		}
+		return e.Op == ir.OpLoad && e.DType == ir.Float16
+	}
+	var walk func(e *ir.Expr)
+	walk = func(e *ir.Expr) {
+		if seen[e] || e.Op == ir.OpReduce {
+			return
+		}
+		seen[e] = true
+		if e.Op == ir.OpMul && (half(e.Src[0]) || half(e.Src[1])) {
+			n++
+		}
+		for _, s := range e.Src {
+			walk(s)
+		}
+	}
+	for _, s := range stores {
+		walk(s)
+	}
+	return n
+}
+
+// TestQuantizedMatvecsInVectors: the matrix-vector products of the
+// quantized types a Q4_K_M file holds (Q4_K, and Q6_K, whose high bits
+// are shifted by 0 to 6 by sub-block: a scalar shift for all lanes)
+// accumulate in vectors at both widths (the simd pass has runs), and the
+// optimized kernel agrees with the unoptimized one on the CPU and in the
+// GO interpreter.
+func TestQuantizedMatvecsInVectors(t *testing.T) {
+	cpu := cpuDevice(t)
+	gdev, err := backend.Open("GO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	graphs := map[string]*tensor.Tensor{
+		"Q4_K matvec": floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
+		"Q6_K matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T()),
+	}
+	for name, x := range graphs {
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range s.Items {
+			for _, w := range []int{8, 16} {
+				target := ir.CPUTarget
+				target.VecWidth = w
+				k, err := ir.OptimizeFor(it.Kernel, target, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if k.SIMD == nil || len(k.SIMD.Accs) == 0 {
+					t.Errorf("%s %s (width %d): no vector accumulators", name, k.Name, w)
+				}
+				for _, dev := range []backend.Device{cpu, gdev} {
+					ref, err := newBench(dev, target, it.Kernel)
+					if err != nil {
+						t.Fatal(err)
+					}
+					progs, err := dev.Compile([]*ir.Kernel{ref.rename(k)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := ref.check(progs[0]); err != nil {
+						t.Errorf("%s %s (width %d) on %s: %v", name, k.Name, w, dev.Name(), err)
+					}
+					ref.free()
+				}
+			}
+		}
+	}
+}
+
+// quantized is a rows x cols weight of type qt in the file's layout:
+// random values quantized and dequantized by the lazy expression
+// (nn.Dequant).
+func quantized(t *testing.T, r *rand.Rand, qt quant.Type, rows, cols int) *tensor.Tensor {
+	t.Helper()
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64())
+	}
+	q, err := quant.Quantize(qt, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tc.FromBytes(ir.Uint8, []int{len(q)}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := nn.Dequant(raw, qt, []int{rows, cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -241,6 +241,9 @@ func (h *hoister) tree(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr
 	}
 	var terms []*Expr
 	for _, g := range groups {
+		outer, inner := splitCoef(g.coef, g.axes)
+		per := values(g.axes[len(g.axes)-outer.axes:]) // values of o per outer coefficient
+		var run []*Expr
 		for at := range values(g.axes) {
 			sub := h.substituter(g.axes, at)
 			arg := h.loop(g.inner[0], sub)
@@ -248,15 +251,94 @@ func (h *hoister) tree(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr
 			for _, in := range g.inner {
 				s = append(s, h.hoist(in, arg, sub))
 			}
-			t := h.balanced(s)
-			if g.coef != nil {
-				t = h.b.Mul(h.b.Rebuild(g.coef, sub, map[*Expr]*Expr{}), t)
-			}
-			terms = append(terms, t)
+			run = append(run, h.scale(inner, sub, h.balanced(s)))
 			h.hoisted++
+			if int64(len(run)) == per {
+				terms = append(terms, h.scale(outer, sub, h.balanced(run)))
+				run = nil
+			}
 		}
 	}
 	return h.add(sum, h.balanced(terms))
+}
+
+// coefFactors is part of a coefficient: the product of factors, negated
+// when neg is set.
+type coefFactors struct {
+	factors []*Expr
+	neg     bool
+	axes    int // (outer part) the trailing axes of o it leaves out
+}
+
+// splitCoef splits a hoisted group's coefficient (a product, through
+// multiplications and negations) into the factors that read none of the
+// fastest axes of o, as many of them as any factor leaves out, and the
+// rest. The row's terms over those axes are summed with the rest as
+// their coefficients, then multiplied by the first part once: a Q4_K
+// row's -dmin*m(o) is -dmin per block of 256 weights times m(o) per
+// sub-block, one multiply per block instead of one per sub-block (the
+// float sum's order changes, as the hoisting's own does).
+func splitCoef(coef *Expr, axes []*Axis) (outer, inner coefFactors) {
+	var fs []*Expr
+	neg := false
+	var walk func(e *Expr)
+	walk = func(e *Expr) {
+		switch e.Op {
+		case OpMul:
+			walk(e.Src[0])
+			walk(e.Src[1])
+		case OpNeg:
+			neg = !neg
+			walk(e.Src[0])
+		default:
+			fs = append(fs, e)
+		}
+	}
+	if coef == nil {
+		return outer, inner
+	}
+	walk(coef)
+	n := len(axes)
+	for ; n > 0; n-- {
+		if slices.ContainsFunc(fs, func(f *Expr) bool { return !usesAxes(f, axes[len(axes)-n:]) }) {
+			break
+		}
+	}
+	if n == 0 {
+		return outer, coefFactors{factors: []*Expr{coef}}
+	}
+	outer.axes, outer.neg = n, neg
+	for _, f := range fs {
+		if usesAxes(f, axes[len(axes)-n:]) {
+			inner.factors = append(inner.factors, f)
+		} else {
+			outer.factors = append(outer.factors, f)
+		}
+	}
+	return outer, inner
+}
+
+// scale is t times c's factors at a value of o (sub).
+func (h *hoister) scale(c coefFactors, sub func(*Expr) *Expr, t *Expr) *Expr {
+	var p *Expr
+	for _, f := range c.factors {
+		x := h.b.Rebuild(f, sub, map[*Expr]*Expr{})
+		if p == nil {
+			p = x
+		} else {
+			p = h.b.Mul(p, x)
+		}
+	}
+	if c.neg {
+		if p == nil {
+			return h.b.Alu(OpNeg, t)
+		}
+		p = h.b.Alu(OpNeg, p)
+	}
+	if p == nil {
+		return t
+	}
+	return h.b.Mul(p, t)
 }
 
 // hoistGroup: the hoistable terms with one coefficient, of outer SUMs over

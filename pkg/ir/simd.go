@@ -21,10 +21,12 @@ import (
 //     i..i+w-1 (x[i/2] of a pool's gradient): the window's elements
 //     permuted into a vector;
 //   - lanes of one vector accumulator, in order (epilogues after the loop);
+//   - distinct float32 sums closed over their loops (Packed): values
+//     computed once before the kernel's loops, a vector packed from them;
 //   - the same op over isomorphic sources, for the ops the op table
 //     spells on vectors (+ - * neg max where < == exp2);
 //   - int32 lanes (+ - * & | ^ == < where, / and % by a positive constant,
-//     >> by a constant) and conversions: unguarded loads of int8, uint8
+//     >> by a constant or by one scalar within the width) and conversions: unguarded loads of int8, uint8
 //     (or uint8 bitcast to int8) and float16 at consecutive indices
 //     widened to int32 or float32 (int8 and uint8 to either: an image's
 //     bytes), int32 to float32 (a quantized weight's
@@ -34,7 +36,8 @@ import (
 // vector store. A float sum whose pairwise tree (Unroll's: neighbours
 // first) has as leaves, in order, the lanes of vectors isomorphic over
 // vector accumulators (a matrix-vector row's unrolled lanes) is a
-// horizontal sum of those vectors (HSum): the renderer adds the even and
+// horizontal sum of those vectors (HSum; also over vector loads: a Q4_K
+// row's mins times its hoisted sums of x): the renderer adds the even and
 // odd lanes as vectors, level by level, the tree's own additions, instead
 // of a scalar add per lane. The plan (Kernel.SIMD) is data over the scalar DAG, which
 // stays the kernel's meaning: the GO interpreter runs the scalars, Verify
@@ -196,7 +199,7 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 	// their members in walk order.
 	groups, keys := reduceGroups(k)
 	s := NewSIMD(widths[0], nil, nil)
-	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}}
+	m := &simdMatcher{k: k, s: s, ok: map[Lanes]bool{}, free: map[*Expr][]*Axis{}}
 	for _, key := range keys {
 		if len(groups[key]) < 4 {
 			continue
@@ -223,14 +226,23 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 }
 
 // hsums finds the horizontal sums (HSum) of k, outermost first (the
-// adds inside one are not searched again), each over the fewest vectors.
+// adds of one's tree are not searched again, its lanes' values are),
+// each over the fewest vectors.
 func (m *simdMatcher) hsums(widths []int) []HSum {
 	var out []HSum
+	inside := map[*Expr]bool{} // the adds of a tree matched already
 	WalkPre(m.k.Stores, func(e *Expr) bool {
-		if e.Op == OpAdd && e.DType == Float32 {
+		if e.Op == OpAdd && e.DType == Float32 && !inside[e] {
 			if h, ok := m.hsum(e, widths); ok {
 				out = append(out, h)
-				return false
+				// Its adds and lanes are not roots of their own; the
+				// lanes' sources may hold sums (packed ones).
+				for n := 1; n <= len(h.Vecs)*h.Vecs[0].W; n *= 2 {
+					level, _ := PairwiseLeaves(e, n)
+					for _, x := range level {
+						inside[x] = true
+					}
+				}
 			}
 		}
 		return true
@@ -259,13 +271,13 @@ func (m *simdMatcher) hsum(e *Expr, widths []int) (HSum, bool) {
 }
 
 // hsumVecs cuts leaves into vectors of w lanes, each a vector value over
-// at least one accumulator.
+// at least one accumulator or vector load.
 func (m *simdMatcher) hsumVecs(leaves []*Expr, w int) ([]Lanes, bool) {
 	var vecs []Lanes
 	for i := 0; i < len(leaves); i += w {
 		t := Lanes{W: w}
 		copy(t.L[:], leaves[i:i+w])
-		if t.Uniform() || t.L[0].DType != Float32 || !m.match(t) || !m.hasAcc(t) {
+		if t.Uniform() || t.L[0].DType != Float32 || !m.match(t) || !m.hasVector(t) {
 			return nil, false
 		}
 		vecs = append(vecs, t)
@@ -309,9 +321,10 @@ func pickRuns(xs []*Expr, widths []int, eligible func(*Expr) bool, ok func([]*Ex
 // simdMatcher decides which lane tuples are isomorphic, given the vector
 // accumulators known so far.
 type simdMatcher struct {
-	k  *Kernel
-	s  *SIMD
-	ok map[Lanes]bool
+	k    *Kernel
+	s    *SIMD
+	ok   map[Lanes]bool
+	free map[*Expr][]*Axis // freeAxes' answers
 }
 
 // storeRun: stores of one buffer at consecutive indices, whose values
@@ -324,6 +337,72 @@ func (m *simdMatcher) storeRun(ss []*Expr) bool {
 	}
 	t := LanesOf(ss, 1)
 	return m.match(t) && m.hasAcc(t)
+}
+
+// hasVector says whether t reads an accumulator or a vector load (not
+// only broadcasts and packed scalars): a sum of its lanes is worth a
+// vector.
+func (m *simdMatcher) hasVector(t Lanes) bool {
+	if t.Uniform() || m.s.Packed(t, m.free) {
+		return false
+	}
+	if m.isAcc(t) || t.L[0].Op == OpLoad {
+		return true
+	}
+	if _, _, ok := NarrowLoad(t); ok {
+		return true
+	}
+	for j := range t.L[0].Src {
+		if m.hasVector(t.Src(j)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *simdMatcher) isAcc(t Lanes) bool {
+	_, ok := m.s.AccOf(t)
+	return ok
+}
+
+// Packed says whether t is a vector packed from scalars: distinct float32
+// values, none a lane of the plan's runs, each closed over its loops (every
+// variable it reads is a reduce axis within it) and a sum: values the
+// kernel computes once per launch before its loops (a Q4_K row's hoisted
+// sums of x), which a vector is built from once. free caches freeAxes.
+func (s *SIMD) Packed(t Lanes, free map[*Expr][]*Axis) bool {
+	if t.Uniform() {
+		return false
+	}
+	for i, e := range t.L[:t.W] {
+		if e.DType != Float32 || e.Op != OpReduce && e.Op != OpAdd || slices.Contains(t.L[:i], e) {
+			return false
+		}
+		if _, ok := s.lane[e]; ok || len(freeAxes(e, free)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// freeAxes lists the loop variables e reads that no reduce within e binds.
+func freeAxes(e *Expr, memo map[*Expr][]*Axis) []*Axis {
+	if f, ok := memo[e]; ok {
+		return f
+	}
+	var f []*Axis
+	if e.Op == OpVar {
+		f = []*Axis{e.Arg.(*Axis)}
+	}
+	for _, s := range e.Src {
+		for _, a := range freeAxes(s, memo) {
+			if !slices.Contains(f, a) && !(e.Op == OpReduce && slices.Contains(e.Arg.(*ReduceArg).Axes, a)) {
+				f = append(f, a)
+			}
+		}
+	}
+	memo[e] = f
+	return f
 }
 
 func (m *simdMatcher) hasAcc(t Lanes) bool {
@@ -359,6 +438,9 @@ func (m *simdMatcher) match1(t Lanes) bool {
 	if _, ok := m.s.AccOf(t); ok {
 		return true
 	}
+	if m.s.Packed(t, m.free) {
+		return true
+	}
 	for _, e := range t.L[:t.W] {
 		if e.Op != e0.Op || e.DType != e0.DType || len(e.Src) != len(e0.Src) {
 			return false
@@ -382,10 +464,13 @@ func (m *simdMatcher) match1(t Lanes) bool {
 		case OpAdd, OpSub, OpMul, OpAnd, OpOr, OpXor, OpWhere, OpCmpLt, OpCmpEq:
 		case OpDiv, OpMod, OpShr:
 			// by a constant (gcc makes shifts and masks of / and %):
-			// no division by zero, no shift past the width
+			// no division by zero, no shift past the width; a shift
+			// also by one scalar for all lanes whose bounds are within
+			// the width (Q6_K's high bits, 0 to 6 by sub-block)
 			c := t.Src(1)
 			v, isInt := c.L[0].ConstInt()
-			if !c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr {
+			byScalar := e0.Op == OpShr && c.Uniform() && c.L[0].DType == Int32 && c.L[0].Min >= 0 && c.L[0].Max < 32
+			if !byScalar && (!c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr) {
 				return false
 			}
 		default:
@@ -516,7 +601,7 @@ func (s *SIMD) verify(k *Kernel, in map[*Expr]bool) error {
 	seen := map[*Expr]bool{}
 	width := func(n int) bool { return n >= 4 && n <= s.Width && n&(n-1) == 0 }
 	fresh := NewSIMD(s.Width, s.Accs, s.Stores)
-	m := &simdMatcher{k: k, s: fresh, ok: map[Lanes]bool{}}
+	m := &simdMatcher{k: k, s: fresh, ok: map[Lanes]bool{}, free: map[*Expr][]*Axis{}}
 	for _, ms := range s.Accs {
 		if !width(len(ms)) {
 			return fmt.Errorf("simd: a run of %d accumulators", len(ms))

@@ -161,9 +161,10 @@ type cVec struct {
 	narrow bool
 	hsum   map[*ir.Expr][]ir.Lanes // roots of horizontal sums (ir.HSum)
 
-	names map[ir.Lanes]string // rendered vector values in scope
-	added []ir.Lanes          // names in order, for leaving a scope
-	n     map[string]int      // names given, by prefix
+	free  map[*ir.Expr][]*ir.Axis // the plan's Packed cache
+	names map[ir.Lanes]string     // rendered vector values in scope
+	added []ir.Lanes              // names in order, for leaving a scope
+	n     map[string]int          // names given, by prefix
 }
 
 func (v *cVec) fresh(prefix string) string {
@@ -178,7 +179,7 @@ func newCVec(k *ir.Kernel) *cVec {
 		return nil
 	}
 	v := &cVec{k: k, plan: k.SIMD, acc: make([]string, len(k.SIMD.Accs)), skip: map[*ir.Expr]bool{},
-		uses: map[ir.Lanes]int{}, names: map[ir.Lanes]string{}, n: map[string]int{}, hsum: map[*ir.Expr][]ir.Lanes{}}
+		uses: map[ir.Lanes]int{}, free: map[*ir.Expr][]*ir.Axis{}, names: map[ir.Lanes]string{}, n: map[string]int{}, hsum: map[*ir.Expr][]ir.Lanes{}}
 	for _, h := range k.SIMD.HSums {
 		v.hsum[h.Root] = h.Vecs
 	}
@@ -234,6 +235,12 @@ func (v *cVec) absorb() {
 			return
 		}
 		if _, ok := v.plan.AccOf(t); ok {
+			return
+		}
+		if v.plan.Packed(t, v.free) {
+			for _, e := range t.L[:t.W] {
+				scalar[e] = true
+			}
 			return
 		}
 		for _, e := range t.L[:t.W] {
@@ -355,6 +362,13 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			return x
 		}
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", w), ",")+"}")
+	}
+	if v.plan.Packed(t, v.free) { // scalars computed before the loops
+		lanes := make([]string, w)
+		for i, e := range t.L[:w] {
+			lanes[i] = r.expr(e)
+		}
+		return v.declare(r, t, "vpk", fmt.Sprintf("(%s){%s}", vtype(t), strings.Join(lanes, ",")))
 	}
 	if e0.Op == ir.OpLoad {
 		buf, idx := BufName(r.k, e0.Arg.(int)), r.expr(e0.Src[0])
