@@ -26,7 +26,7 @@ test: vet
 # rest of the suite is sequential: -race over all of it takes minutes and
 # checks little more.
 race:
-	CGO_ENABLED=1 $(GO) test -race -run 'Parallel|Context|Concurrent|Steals' ./pkg/tensor ./pkg/script ./pkg/backend
+	CGO_ENABLED=1 $(GO) test -race -run 'Parallel|Context|Concurrent|Steals|RunBatch' ./pkg/tensor ./pkg/script ./pkg/backend
 
 # Short fuzzing runs of the parsers (seeds live in testdata/fuzz).
 fuzz:

@@ -276,6 +276,14 @@ func runGenerate(c *cobra.Command, args []string) error {
 			stoppedAtContext = true
 			break
 		}
+		if n == 2 {
+			// From here each step is a TinyJit replay: ~0.3 MB of garbage
+			// (most of it the logits) over a live heap of 2–3 MB. Under GOGC
+			// 20 that was a collection after nearly every step, its mark
+			// worker taking a core from the kernels' threads; the peak
+			// memory is the compile's, behind us.
+			debug.SetGCPercent(100)
+		}
 		t := time.Now()
 		if logits, err = s.Decode(next, pos); err != nil {
 			return err

@@ -171,3 +171,19 @@ func parallel(n int64, f func(start, end int64)) {
 		<-done
 	}
 }
+
+// Launch is one kernel launch of a batch.
+type Launch struct {
+	Prog Program
+	Bufs []Buffer
+	Vars []int64
+}
+
+// Batcher is a device that runs a sequence of launches in one call, each
+// after the one before has finished (a TinyJit replay's kernels, as
+// tinygrad's graph runners do): the per-launch costs of the host side, and
+// on the CPU the worker threads' hand-offs, are paid once.
+type Batcher interface {
+	// RunBatch runs ls in order and sets times[i] to launch i's time.
+	RunBatch(ls []Launch, times []time.Duration) error
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -18,12 +19,20 @@ import (
 //go:embed csrc/launch.c
 var launchSource string
 
-// spinFor is how long an idle worker polls before it sleeps. Kernels come
-// back to back, and waking a sleeping thread is slow where tgc often runs,
-// on a virtual machine: a 768×768 Q8_0 product whose two halves take 40 µs
-// took 120 µs with sleeping workers and 58 µs with spinning ones (OpenMP's
-// passive and active waits, same kernel).
-const spinFor = 300 * time.Microsecond
+// spinFor is how long an idle worker polls for the next launch before it
+// sleeps, and waitFor how long the caller polls for the last pieces of a
+// launch before it sleeps. Kernels come back to back, and waking a
+// sleeping thread is slow on a virtual machine (a 768×768 Q8_0 product
+// whose two halves take 40 µs took 120 µs with always-sleeping workers and
+// 58 µs with spinning ones), so both poll first; but only briefly: when
+// other processes share the cores, a thread of tgc's that lost its core
+// waits in the other core's run queue, and a poller there keeps it waiting
+// (a decode step at load 11: median 33 ms with 300 µs and no sleeping
+// caller, 24–26 ms with 20–50 µs each, steps alternated in one process).
+const (
+	spinFor = 50 * time.Microsecond
+	waitFor = 50 * time.Microsecond
+)
 
 // piecesPerRange is TG_PIECES in launch.c: each participant's range is run
 // in up to this many pieces, which the others take once done with theirs.
@@ -31,8 +40,10 @@ const piecesPerRange = 8
 
 // launcher calls tg_launch of the loaded launch library.
 type launcher struct {
-	lib *library
-	fn  uintptr // tg_launch
+	lib        *library
+	fn         uintptr // tg_launch
+	batch      uintptr // tg_run
+	spin, wait time.Duration
 }
 
 func (d *cpuDevice) loadLauncher() (*launcher, error) {
@@ -44,7 +55,11 @@ func (d *cpuDevice) loadLauncher() (*launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CPU: launcher: %v", err)
 	}
-	return &launcher{lib: lib, fn: fn}, nil
+	batch, err := purego.Dlsym(lib.handle, "tg_run")
+	if err != nil {
+		return nil, fmt.Errorf("CPU: launcher: %v", err)
+	}
+	return &launcher{lib: lib, fn: fn, batch: batch, spin: spinFor, wait: waitFor}, nil
 }
 
 // run calls kernel over [0, n) on every core, the caller's thread taking the
@@ -54,10 +69,79 @@ func (d *cpuDevice) loadLauncher() (*launcher, error) {
 func (l *launcher) run(kernel, bufs, vars uintptr, n int64) {
 	cores := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if l != nil && n >= 2 && cores >= 2 {
-		rc, _, _ := purego.SyscallN(l.fn, kernel, bufs, vars, uintptr(n), uintptr(cores), uintptr(spinFor.Nanoseconds()))
+		rc, _, _ := purego.SyscallN(l.fn, kernel, bufs, vars, uintptr(n), uintptr(cores), uintptr(l.spin.Nanoseconds()), uintptr(l.wait.Nanoseconds()))
 		if int32(rc) == 0 {
 			return
 		}
 	}
 	parallel(n, func(lo, hi int64) { purego.SyscallN(kernel, bufs, vars, uintptr(lo), uintptr(hi)) })
+}
+
+// batchItem is launch.c's struct tg_item.
+type batchItem struct {
+	fn, bufs, vars uintptr
+	n, split, ns   int64
+}
+
+// RunBatch runs the launches in one call into the launcher (tg_run): the
+// workers stay with the batch from its first launch to its last, and the
+// Go side does not come between them. Without the launcher, or while
+// another batch or launch holds its workers, the launches run one by one.
+func (d *cpuDevice) RunBatch(ls []Launch, times []time.Duration) error {
+	progs := make([]*cpuProgram, len(ls))
+	nbufs, nvars := 0, 0
+	for i, l := range ls {
+		p, ok := l.Prog.(*cpuProgram)
+		if !ok {
+			return fmt.Errorf("CPU: batch launch %d: %s is not a CPU program", i, l.Prog.Name())
+		}
+		progs[i] = p
+		nbufs += len(l.Bufs)
+		nvars += max(len(l.Vars), 1)
+	}
+	if len(ls) > 0 && progs[0].launch != nil {
+		lc := progs[0].launch // the device's, every program's
+		items := make([]batchItem, len(ls))
+		ptrs := make([]uintptr, nbufs+1) // +1: &ptrs[bo] of a last launch without buffers
+		vars := make([]int64, nvars)
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(&items[0])
+		pin.Pin(&ptrs[0])
+		pin.Pin(&vars[0])
+		bo, vo := 0, 0
+		for i, l := range ls {
+			for j, b := range l.Bufs {
+				if hb := b.(*hostBuffer); len(hb.data) > 0 {
+					ptrs[bo+j] = uintptr(unsafe.Pointer(unsafe.SliceData(hb.data)))
+				}
+			}
+			copy(vars[vo:], l.Vars)
+			v := vars[vo : vo+max(len(l.Vars), 1)]
+			items[i] = batchItem{fn: progs[i].fn, bufs: uintptr(unsafe.Pointer(&ptrs[bo])), vars: uintptr(unsafe.Pointer(&vars[vo])),
+				n: progs[i].outer.Trip(v)}
+			if !progs[i].small {
+				items[i].split = 1
+			}
+			bo += len(l.Bufs)
+			vo += len(v)
+		}
+		cores := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
+		rc, _, _ := purego.SyscallN(lc.batch, uintptr(unsafe.Pointer(&items[0])), uintptr(len(items)), uintptr(cores), uintptr(lc.spin.Nanoseconds()), uintptr(lc.wait.Nanoseconds()))
+		runtime.KeepAlive(ls)
+		if int32(rc) == 0 {
+			for i := range items {
+				times[i] = time.Duration(items[i].ns)
+			}
+			return nil
+		}
+	}
+	for i, l := range ls {
+		dt, err := l.Prog.Run(l.Bufs, l.Vars)
+		if err != nil {
+			return err
+		}
+		times[i] = dt
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -12,7 +13,8 @@ import (
 // BenchmarkLaunch is what a launch costs around its kernel: a kernel of 768
 // items that adds 1 to each (~nothing to compute) run through
 // cpuProgram.Run on the caller's thread (a small kernel) and split across
-// the cores (the launcher), and the bare purego call for scale.
+// the cores (the launcher), in a batch like a decode step's, and the bare
+// purego call for scale.
 func BenchmarkLaunch(b *testing.B) {
 	cc, err := findCompiler()
 	if err != nil {
@@ -39,6 +41,42 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			p := &cpuProgram{name: "add_one", fn: sym, lib: lib, small: small, launch: d.launch, outer: &ir.Axis{Size: 768}}
+			for range b.N {
+				if _, err := p.Run([]Buffer{buf}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	// a decode step's pattern: 184 launches, 97 split and 87 on the
+	// caller, as one batch (ns/op per launch), the threads polling and
+	// always sleeping (what a wake-up costs: futex both ways)
+	for _, sleep := range []bool{false, true} {
+		name := "batch"
+		l := *d.launch
+		if sleep {
+			name, l.spin, l.wait = "batch-sleeping", 0, 0
+		}
+		b.Run(name, func(b *testing.B) {
+			ls := make([]Launch, 184)
+			for i := range ls {
+				p := &cpuProgram{name: "add_one", fn: sym, lib: lib, small: i%2 == 1 && i < 174, launch: &l, outer: &ir.Axis{Size: 768}}
+				ls[i] = Launch{Prog: p, Bufs: []Buffer{buf}}
+			}
+			times := make([]time.Duration, len(ls))
+			b.ResetTimer()
+			for range b.N / len(ls) {
+				if err := d.RunBatch(ls, times); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	if d.launch != nil {
+		l := *d.launch
+		l.spin, l.wait = 0, 0
+		b.Run("split-sleeping", func(b *testing.B) {
+			p := &cpuProgram{name: "add_one", fn: sym, lib: lib, launch: &l, outer: &ir.Axis{Size: 768}}
 			for range b.N {
 				if _, err := p.Run([]Buffer{buf}, nil); err != nil {
 					b.Fatal(err)

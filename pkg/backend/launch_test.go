@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"encoding/binary"
 	"runtime"
 	"sync"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"tgc/pkg/ir"
 )
 
 // launchTestKernels count how often each item runs. steal's piece that
@@ -32,6 +35,19 @@ void steal(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
   for (int64_t i = start; i < end; i++) {
     __atomic_fetch_add(&h[i], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&counts[0], 1, __ATOMIC_RELEASE);
+  }
+}
+/* mix: out[i] from in[n-1-i], the element another core's range wrote in
+ * the launch before, through vars[1] rounds of an LCG (slow enough that a
+ * launch not waited for is still running when the next one reads) */
+void mix(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  uint32_t *out = (uint32_t *)bufs[0];
+  const uint32_t *in = (const uint32_t *)bufs[1];
+  int64_t n = vars[0];
+  for (int64_t i = start; i < end; i++) {
+    uint32_t v = in[n - 1 - i];
+    for (int64_t k = 0; k < vars[1]; k++) v = v * 1103515245u + 12345u;
+    out[i] = v + (uint32_t)i;
   }
 }
 `
@@ -177,6 +193,66 @@ func TestParallelLaunchIsOneCall(t *testing.T) {
 	for i, c := range hits {
 		if c != 6 {
 			t.Fatalf("element %d ran %d times, want 6", i, c)
+		}
+	}
+}
+
+// TestRunBatchWaitsForEachLaunch: a batch runs its launches in order, each
+// after the one before has finished on every core: a chain of launches
+// each reading what the other core's range of the one before wrote (a
+// missing or early barrier reads stale values), split and on the caller
+// alone, with the threads polling and with them always asleep (the
+// futex hand-offs both ways), against the same chain computed in Go.
+func TestRunBatchWaitsForEachLaunch(t *testing.T) {
+	d, lib := launchTestDevice(t)
+	mix := symbol(t, lib, "mix")
+	for _, sleep := range []bool{false, true} {
+		l := *d.launch
+		if sleep {
+			l.spin, l.wait = 0, 0
+		}
+		for _, n := range []int64{1, 2, 7, 1000, 20000} {
+			const rounds = 40
+			bufs := [2]*hostBuffer{{data: make([]byte, 4*n)}, {data: make([]byte, 4*n)}}
+			want := [2][]uint32{make([]uint32, n), make([]uint32, n)}
+			for i := range n {
+				v := uint32(i*2654435761 + 7)
+				binary.LittleEndian.PutUint32(bufs[0].data[4*i:], v)
+				want[0][i] = v
+			}
+			var ls []Launch
+			for k := range 24 {
+				src, dst := k%2, 1-k%2
+				p := &cpuProgram{name: "mix", fn: mix, lib: lib, small: k%5 == 3, launch: &l, outer: &ir.Axis{Size: n}}
+				ls = append(ls, Launch{Prog: p, Bufs: []Buffer{bufs[dst], bufs[src]}, Vars: []int64{n, rounds}})
+				for i := range n {
+					v := want[src][n-1-i]
+					for range rounds {
+						v = v*1103515245 + 12345
+					}
+					want[dst][i] = v + uint32(i)
+				}
+			}
+			times := make([]time.Duration, len(ls))
+			calls := runtime.NumCgoCall()
+			if err := d.RunBatch(ls, times); err != nil {
+				t.Fatal(err)
+			}
+			if c := runtime.NumCgoCall() - calls; c != 1 {
+				t.Errorf("sleep=%v n=%d: a batch of %d launches made %d calls into C, want 1", sleep, n, len(ls), c)
+			}
+			for i := range n {
+				if got := binary.LittleEndian.Uint32(bufs[0].data[4*i:]); got != want[0][i] {
+					t.Fatalf("sleep=%v n=%d: element %d is %d, want %d", sleep, n, i, got, want[0][i])
+				}
+			}
+			var total time.Duration
+			for _, dt := range times {
+				total += dt
+			}
+			if total <= 0 {
+				t.Errorf("sleep=%v n=%d: the launches' times add up to %v", sleep, n, total)
+			}
 		}
 	}
 }

@@ -401,8 +401,38 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	defer ctx.MemoryWritten()
 	seed, base := ctx.RandState()
 	var total time.Duration
-	for _, st := range p.steps {
+	// The kernels between copies go to the device as one batch where it
+	// takes batches (backend.Batcher: the CPU's launcher runs a step's
+	// launches in one call), else one launch at a time.
+	batcher, _ := e.Dev.(backend.Batcher)
+	var pending []backend.Launch
+	var steps []int // pending's, in p.steps (a compiledItem is too big to copy per launch)
+	if batcher != nil {
+		pending, steps = make([]backend.Launch, 0, len(p.steps)), make([]int, 0, len(p.steps))
+	}
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		times := make([]time.Duration, len(pending))
+		if err := batcher.RunBatch(pending, times); err != nil {
+			return fmt.Errorf("kernels %s…%s: %w", p.steps[steps[0]].item.name, p.steps[steps[len(steps)-1]].item.name, err)
+		}
+		for i, dt := range times {
+			total += dt
+			if e.Opts.Debug >= 2 {
+				e.launchLine(e.Stats.Kernels, p.steps[steps[i]].item, dt)
+			}
+			e.Stats.Kernels++
+		}
+		pending, steps = pending[:0], steps[:0]
+		return nil
+	}
+	for si, st := range p.steps {
 		if st.copy {
+			if err := flush(); err != nil {
+				return nil, err
+			}
 			if err := copyBuffer(resolve(st.args[1]), resolve(st.args[0]), st.dtype, st.size); err != nil {
 				return nil, err
 			}
@@ -434,6 +464,11 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 				vars = append(vars, int64(r.fixed.Seed), int64(r.fixed.Counter))
 			}
 		}
+		if batcher != nil {
+			pending = append(pending, backend.Launch{Prog: st.item.prog, Bufs: args, Vars: vars})
+			steps = append(steps, si)
+			continue
+		}
 		dt, err := st.item.prog.Run(args, vars)
 		if err != nil {
 			return nil, fmt.Errorf("kernel %s: %w", st.item.name, err)
@@ -443,6 +478,9 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 			e.launchLine(e.Stats.Kernels, st.item, dt)
 		}
 		e.Stats.Kernels++
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	ctx.AdvanceRand(p.advance)
 	e.Stats.DeviceTime += total

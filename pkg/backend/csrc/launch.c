@@ -14,13 +14,21 @@
  * the pieces left in the others'. A worker held up (its core taken by
  * another process) then delays the launch by at most the piece it is in.
  *
+ * Waiting, both ways, is a short poll and then a futex: a worker polls for
+ * the next launch, the caller for the last pieces of its launch. On a host
+ * whose cores other processes share, a thread of ours that lost its core
+ * waits in the other core's run queue; a poller there would keep it
+ * waiting, a sleeper lets the scheduler move it over.
+ *
+ * tg_run runs a sequence of launches (a TinyJit replay's step) in one
+ * call: the Go side does not come between them.
+ *
  * Each range's claim word holds the launch's generation (high 32 bits) and
  * the next piece (low 32 bits): a worker that wakes late for a launch that
  * is over fails its claim and runs nothing, even when the ranges already
  * describe the next launch. */
 #include <stdint.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +51,9 @@ static struct {
   int workers;        /* started */
   uint32_t gen;       /* the launch's generation; the futex word */
   int sleepers;
+  int64_t wait_ns;    /* the caller polls this long for the others' pieces before it sleeps */
+  uint32_t fin;       /* counts launches whose last piece has run: the caller's futex word */
+  int waiting;        /* the caller sleeps (or is about to) on fin */
   int64_t spin_ns;    /* an idle worker polls this long before it sleeps */
   int nranges;
   tg_kernel fn;
@@ -71,11 +82,12 @@ static int64_t tg_now(void) {
 static void tg_work(uint32_t gen, int self) {
   int nr = __atomic_load_n(&tg.nranges, __ATOMIC_ACQUIRE);
   if (self >= nr) return; /* a launch on fewer cores (GOMAXPROCS lowered) */
+  int64_t done = 0;
   for (int k = 0; k < nr; k++) {
     struct tg_range *r = &tg.ranges[(self + k) % nr];
     for (;;) {
       uint64_t c = __atomic_load_n(&r->claim, __ATOMIC_ACQUIRE);
-      if ((uint32_t)(c >> 32) != gen) return; /* that launch is over */
+      if ((uint32_t)(c >> 32) != gen) goto out; /* that launch is over */
       int64_t i = (int64_t)(uint32_t)c, pieces = r->pieces;
       if (i >= pieces) break;
       if (!__atomic_compare_exchange_n(&r->claim, &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
@@ -83,8 +95,18 @@ static void tg_work(uint32_t gen, int self) {
       pieces = r->pieces;
       int64_t n = r->end - r->start;
       tg.fn(tg.bufs, tg.vars, r->start + n * i / pieces, r->start + n * (i + 1) / pieces);
-      __atomic_fetch_sub(&tg.left, 1, __ATOMIC_RELEASE);
+      done++;
     }
+  }
+out:
+  /* one write to the shared count per participant, not one per piece: the
+   * caller spins on it, so every write is a cache line moved between cores */
+  if (done > 0 && __atomic_sub_fetch(&tg.left, done, __ATOMIC_SEQ_CST) == 0) {
+    /* the launch's last piece: wake the caller if it went to sleep (it
+     * announces it before its last look at left) */
+    __atomic_fetch_add(&tg.fin, 1, __ATOMIC_SEQ_CST);
+    if (self != 0 && __atomic_load_n(&tg.waiting, __ATOMIC_SEQ_CST))
+      syscall(SYS_futex, &tg.fin, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   }
 }
 
@@ -116,20 +138,9 @@ static void *tg_worker(void *arg) {
   return NULL;
 }
 
-/* tg_launch runs fn over [0, n) on up to cores participants (the caller
- * and cores-1 workers, started on first use). One launch at a time in the
- * process (every device that loads this library shares its workers):
- * returns 1 without running anything when another launch is in progress,
- * -1 when the workers could not be started, 0 when fn has run. */
-int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores, int64_t spin_ns) {
-  if (cores > TG_MAX) cores = TG_MAX;
-  if (cores > n) cores = (int)n;
-  if (cores < 2) {
-    if (n > 0) fn(bufs, vars, 0, n);
-    return 0;
-  }
-  if (pthread_mutex_trylock(&tg.mu) != 0) return 1;
-  tg.spin_ns = spin_ns;
+/* tg_start starts workers up to cores-1 (tg.mu held): 0, or -1 when one
+ * could not be started. */
+static int tg_start(int cores) {
   while (tg.workers < cores - 1) {
     pthread_t t;
     pthread_attr_t attr;
@@ -149,13 +160,15 @@ int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cor
     int err = pthread_create(&t, &attr, tg_worker, (void *)(uintptr_t)((uint64_t)(tg.workers + 1) << 32 | tg.gen));
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
-    if (err != 0) {
-      pthread_mutex_unlock(&tg.mu);
-      return -1;
-    }
+    if (err != 0) return -1;
     tg.workers++;
   }
+  return 0;
+}
 
+/* tg_split runs fn over [0, n) on cores participants, 2 <= cores <= n,
+ * the workers started (tg.mu held), and returns when every piece has run. */
+static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores) {
   uint32_t gen = tg.gen + 1;
   if (gen == 0) gen = 1;
   /* Every piece of the previous launch has been claimed and run. A late
@@ -184,12 +197,95 @@ int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cor
   if (__atomic_load_n(&tg.sleepers, __ATOMIC_SEQ_CST) > 0)
     syscall(SYS_futex, &tg.gen, FUTEX_WAKE_PRIVATE, TG_MAX, NULL, NULL, 0);
   tg_work(gen, 0);
-  /* wait for pieces others are in; yield now and then, in case the one
-   * running it waits for this core */
+  /* Wait for the pieces others are in: poll a while (they end within a
+   * piece's time unless their thread lost its core), then sleep. A thread
+   * that lost its core waits in another core's run queue: this one
+   * polling on would keep it there, this one asleep lets the scheduler
+   * move it here. */
+  if (__atomic_load_n(&tg.left, __ATOMIC_ACQUIRE) == 0) return;
+  int64_t deadline = tg_now() + tg.wait_ns;
   for (int i = 1; __atomic_load_n(&tg.left, __ATOMIC_ACQUIRE) > 0; i++) {
     tg_pause();
-    if ((i & 4095) == 0) sched_yield();
+    if ((i & 255) == 0 && tg_now() > deadline) {
+      __atomic_store_n(&tg.waiting, 1, __ATOMIC_SEQ_CST);
+      for (;;) {
+        /* fin changes after left reaches 0 (or for a late worker's
+         * earlier launch: then this looks again) */
+        uint32_t f = __atomic_load_n(&tg.fin, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&tg.left, __ATOMIC_SEQ_CST) == 0) break;
+        syscall(SYS_futex, &tg.fin, FUTEX_WAIT_PRIVATE, f, NULL, NULL, 0);
+      }
+      __atomic_store_n(&tg.waiting, 0, __ATOMIC_SEQ_CST);
+      break;
+    }
   }
+}
+
+/* tg_launch runs fn over [0, n) on up to cores participants (the caller
+ * and cores-1 workers, started on first use). One launch at a time in the
+ * process (every device that loads this library shares its workers):
+ * returns 1 without running anything when another launch is in progress,
+ * -1 when the workers could not be started, 0 when fn has run. */
+int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores, int64_t spin_ns, int64_t wait_ns) {
+  if (cores > TG_MAX) cores = TG_MAX;
+  if (cores > n) cores = (int)n;
+  if (cores < 2) {
+    if (n > 0) fn(bufs, vars, 0, n);
+    return 0;
+  }
+  if (pthread_mutex_trylock(&tg.mu) != 0) return 1;
+  tg.spin_ns = spin_ns;
+  tg.wait_ns = wait_ns;
+  if (tg_start(cores) != 0) {
+    pthread_mutex_unlock(&tg.mu);
+    return -1;
+  }
+  tg_split(fn, bufs, vars, n, cores);
   pthread_mutex_unlock(&tg.mu);
+  return 0;
+}
+
+/* One launch of a batch: fn over [0, n), split across the cores or run on
+ * the caller alone; ns is set to the time it took. */
+struct tg_item {
+  tg_kernel fn;
+  void **bufs;
+  const int64_t *vars;
+  int64_t n;
+  int64_t split;
+  int64_t ns;
+};
+
+/* tg_run runs count launches in order, each after the one before has
+ * finished, holding the workers for all of them: a TinyJit replay's step
+ * is one call from Go, and the workers do not go to sleep between its
+ * launches while the caller runs the small ones. Returns as tg_launch
+ * does (1: the workers are busy with another launch, nothing has run). */
+int tg_run(struct tg_item *items, int64_t count, int cores, int64_t spin_ns, int64_t wait_ns) {
+  if (cores > TG_MAX) cores = TG_MAX;
+  int locked = 0;
+  if (cores >= 2) {
+    if (pthread_mutex_trylock(&tg.mu) != 0) return 1;
+    locked = 1;
+    tg.spin_ns = spin_ns;
+  tg.wait_ns = wait_ns;
+    if (tg_start(cores) != 0) {
+      pthread_mutex_unlock(&tg.mu);
+      return -1;
+    }
+  }
+  int64_t t0 = tg_now();
+  for (int64_t i = 0; i < count; i++) {
+    struct tg_item *it = &items[i];
+    int c = it->n < cores ? (int)it->n : cores;
+    if (it->split && c >= 2) tg_split(it->fn, it->bufs, it->vars, it->n, c);
+    else if (it->n > 0) it->fn(it->bufs, it->vars, 0, it->n);
+    int64_t t1 = tg_now();
+    it->ns = t1 - t0;
+    t0 = t1;
+  }
+  if (locked) {
+    pthread_mutex_unlock(&tg.mu);
+  }
   return 0;
 }
