@@ -12,7 +12,8 @@ import (
 
 // HostCPU is what a CPU kernel's speed depends on besides its code: the
 // processor, its vector extensions and its caches. The cache sizes come
-// from sysfs, so the same code blocks for a 32 KiB L1d and a 1 MiB L2 on
+// from sysfs (from CPUID where a virtual machine has no sysfs cache
+// directory), so the same code blocks for a 32 KiB L1d and a 1 MiB L2 on
 // a Zen 4 and for 48 KiB and 2 MiB on a Xeon.
 type HostCPU struct {
 	Model          string   // /proc/cpuinfo "model name"
@@ -31,6 +32,7 @@ var hostCPU = sync.OnceValue(func() HostCPU {
 	h := parseCPUInfo(string(data))
 	h.Cores = runtime.NumCPU()
 	h.readCaches("/sys/devices/system/cpu/cpu0/cache")
+	h.cachesFromCPUID(hostCPUID)
 	return h
 })
 
