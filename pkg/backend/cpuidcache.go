@@ -1,5 +1,13 @@
 package backend
 
+// maxCCXL3 is the largest L3 one core complex has (AMD's V-Cache parts:
+// 96 MiB per CCD); ccxL3 the L3 of a Zen 3-5 CCD without it, what a core
+// is assumed to see where CPUID reports more than maxCCXL3 as one cache.
+const (
+	maxCCXL3 = 96 << 20
+	ccxL3    = 32 << 20
+)
+
 // cpuidFunc answers CPUID for a leaf and sub-leaf (EAX, ECX in; EAX, EBX,
 // ECX, EDX out); a parameter so the cache decoding is tested on fakes.
 type cpuidFunc func(leaf, sub uint32) (a, b, c, d uint32)
@@ -60,6 +68,14 @@ func (h *HostCPU) cachesFromCPUID(q cpuidFunc) {
 		l2 = int64(c6>>16) << 10
 		l3 = int64(d6>>18) << 19
 		shared = 0
+		if l3 > maxCCXL3 {
+			// No core complex has this much: the hypervisor reported the
+			// socket's L3 (a Zen 5 guest: 1016 × 512 KiB, 508 MiB, of
+			// sixteen 32 MiB CCDs). A core is served by its complex's
+			// L3; measured in that guest, one core reads 112 GB/s up to
+			// 8 MiB, 71 at 32 MiB and 37-40 (memory) from 128 MiB on.
+			l3 = ccxL3
+		}
 	}
 	if h.L1d <= 0 {
 		h.L1d = l1d

@@ -40,12 +40,20 @@ func TestCachesFromCPUID(t *testing.T) {
 			0x8000001d<<8 | 3: cacheLeaf(3, 3, 16, 64, 32768, 16),
 		}, [3]int64{}, 32 << 10, 1 << 20, 32 << 20, 16},
 		// A Zen 5 guest as a hypervisor showed it: leaf 4 and 0x8000001D
-		// empty, the legacy leaves filled (48 KiB, 1 MiB, 1016 × 512 KiB).
+		// empty, the legacy leaves filled (48 KiB, 1 MiB, 1016 × 512 KiB:
+		// the socket's L3, more than any core complex has; a core sees
+		// its CCD's 32 MiB).
 		{"amd legacy leaves", map[uint64][4]uint32{
 			0: {13}, ext << 8: {0x80000021},
 			0x80000005 << 8: {0, 0, 48 << 24, 0},
 			0x80000006 << 8: {0, 0, 1024 << 16, 1016 << 18},
-		}, [3]int64{}, 48 << 10, 1 << 20, 508 << 20, 0},
+		}, [3]int64{}, 48 << 10, 1 << 20, 32 << 20, 0},
+		// A V-Cache CCD's 96 MiB is one complex's: kept.
+		{"amd legacy leaves, 96 MiB", map[uint64][4]uint32{
+			0: {13}, ext << 8: {0x80000021},
+			0x80000005 << 8: {0, 0, 32 << 24, 0},
+			0x80000006 << 8: {0, 0, 1024 << 16, 192 << 18},
+		}, [3]int64{}, 32 << 10, 1 << 20, 96 << 20, 0},
 		{"sysfs wins", map[uint64][4]uint32{
 			0: {13}, ext << 8: {0x80000021},
 			0x80000005 << 8: {0, 0, 48 << 24, 0},
