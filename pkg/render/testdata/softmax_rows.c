@@ -45,18 +45,56 @@ typedef int tg_i4 __attribute__((vector_size(16)));
    the same results. The clamp is two float selects (vector selects are
    not branches), which keep NaN: it then runs through the float
    arithmetic and comes back as NaN, so the scalar's NaN mask is not
-   needed. p*2^n is AVX-512's vscalefps where the target has it (one
-   instruction for nine, rounded once as the scalar's two exact factors
-   are), else the scalar's two factors. */
+   needed. On x86 the selects are MAXPS and MINPS, which return their
+   second operand when either is NaN: max(lo, x) is exactly
+   x < lo ? lo : x, one instruction where the select is a compare and a
+   blend. The rounding to an integer is ROUNDPS / VRNDSCALEPS to nearest
+   even where the target has it, which the scalar's two adds also do in
+   the clamped range (only -0 for +0 differs, and 2^-0 = 2^0): one
+   instruction for two dependent adds. p*2^n is AVX-512's vscalefps where
+   the target has it (one instruction for nine, rounded once as the
+   scalar's two exact factors are), else the scalar's two factors. */
 #define tg_exp2v(TI, TF, x) ({ \
   TF x_ = (x), lo_ = (TF){} - 151.0f, hi_ = (TF){} + 129.0f; \
-  TF c_ = tg_sel(TI, TF, x_ < lo_, lo_, x_); \
-  c_ = tg_sel(TI, TF, c_ > hi_, hi_, c_); \
-  TF nf_ = (c_ + 12582912.0f) - 12582912.0f; \
+  TF c_ = tg_clamp_of(TF)(TI, TF, x_, lo_, hi_); \
+  TF nf_ = tg_rint_of(TF)(TF, c_); \
   TF f_ = c_ - nf_; \
   TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
           f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
   tg_scale_of(TF)(TI, TF, p_, nf_); })
+#define tg_clamp_of(TF) tg_clamp_of_(TF)
+#define tg_clamp_of_(TF) tg_clamp_##TF
+#define tg_clamp2(TI, TF, x, lo, hi) ({ \
+  TF cl_ = tg_sel(TI, TF, (x) < (lo), (lo), (x)); \
+  tg_sel(TI, TF, cl_ > (hi), (hi), cl_); })
+#define tg_rint_of(TF) tg_rint_of_(TF)
+#define tg_rint_of_(TF) tg_rint_##TF
+#define tg_rint2(TF, c) (((c) + 12582912.0f) - 12582912.0f)
+#ifdef __AVX512F__
+#define tg_clamp_tg_f16(TI, TF, x, lo, hi) \
+  __builtin_ia32_minps512_mask(hi, __builtin_ia32_maxps512_mask(lo, x, lo, (unsigned short)-1, 4), hi, (unsigned short)-1, 4)
+#define tg_rint_tg_f16(TF, c) __builtin_ia32_rndscaleps_mask(c, 8, c, (unsigned short)-1, 4)
+#else
+#define tg_clamp_tg_f16 tg_clamp2
+#define tg_rint_tg_f16 tg_rint2
+#endif
+#ifdef __AVX__
+#define tg_clamp_tg_f8(TI, TF, x, lo, hi) __builtin_ia32_minps256(hi, __builtin_ia32_maxps256(lo, x))
+#define tg_rint_tg_f8(TF, c) __builtin_ia32_roundps256(c, 8)
+#else
+#define tg_clamp_tg_f8 tg_clamp2
+#define tg_rint_tg_f8 tg_rint2
+#endif
+#ifdef __SSE__
+#define tg_clamp_tg_f4(TI, TF, x, lo, hi) __builtin_ia32_minps(hi, __builtin_ia32_maxps(lo, x))
+#else
+#define tg_clamp_tg_f4 tg_clamp2
+#endif
+#ifdef __SSE4_1__
+#define tg_rint_tg_f4(TF, c) __builtin_ia32_roundps(c, 8)
+#else
+#define tg_rint_tg_f4 tg_rint2
+#endif
 #define tg_scale_of(TF) tg_scale_of_(TF)
 #define tg_scale_of_(TF) tg_scale_##TF
 #define tg_scale2(TI, TF, p, nf) ({ \
