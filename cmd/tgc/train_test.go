@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/models"
 	"tgc/pkg/mnist"
 	"tgc/pkg/safetensors"
 )
@@ -134,6 +135,48 @@ for i in trange(config.get("steps", 10)):
 		if st != 2 || !strings.Contains(errs, c.err) {
 			t.Errorf("%v: status %d, stderr %q, want %q", c.args, st, errs, c.err)
 		}
+	}
+}
+
+// TestTrainCNNEvalChunks: beautiful_mnist's test accuracy, measured 500
+// images at a time (two jitted chunks and a remainder of 100 here), equals
+// the accuracy of tinygrad's one pass over all the test images after the
+// same training (the built-in script with that pass put back).
+func TestTrainCNNEvalChunks(t *testing.T) {
+	setup(t)
+	if !available("CPU") {
+		t.Skip("CPU device unavailable (no C compiler)")
+	}
+	data := writeMNIST(t, 300, 1100)
+	src, err := models.Script("beautiful_mnist.tg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked := regexp.MustCompile(`(?s)  # the test images 500 at a time.*?return Tensor\(correct\*100/n\)\n`)
+	if !chunked.Match(src) {
+		t.Fatal("no chunked evaluation in models/beautiful_mnist.tg")
+	}
+	onePass := chunked.ReplaceAll(src, []byte("  @TinyJit\n  @Tensor.test()\n"+
+		"  def get_test_acc() -> Tensor: return (model(X_test).argmax(axis=1) == Y_test).mean()*100\n"))
+	if err := os.WriteFile("one_pass.tg", onePass, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	accRE := regexp.MustCompile(`(?m)^test accuracy +(\d+\.\d\d)%$`)
+	var accs []string
+	for _, script := range []string{"mnist", "one_pass.tg"} {
+		args := []string{"train", script, "--data", data, "--device", "CPU", "--steps", "3", "--batch", "32"}
+		if script == "mnist" {
+			args = append(args, "--model", "cnn")
+		}
+		out, errs, st := tgc(t, args...)
+		m := accRE.FindStringSubmatch(out)
+		if st != 0 || m == nil {
+			t.Fatalf("%v: status %d\nstdout:\n%s\nstderr:\n%s", args, st, out, errs)
+		}
+		accs = append(accs, m[1])
+	}
+	if accs[0] != accs[1] {
+		t.Errorf("test accuracy %s%% in chunks of 500, %s%% in one pass", accs[0], accs[1])
 	}
 }
 
