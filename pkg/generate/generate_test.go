@@ -113,3 +113,31 @@ func TestDecodeCompilesOnce(t *testing.T) {
 		t.Errorf("%d of the 98 decode steps from token 3 were TinyJit replays", r)
 	}
 }
+
+// TestOneTokenPromptIsTheStep: a prompt of one token runs as the jitted
+// decode step at position 0, so the decode steps after it schedule and
+// compile nothing: the step after the prompt is the TinyJit's capture and
+// every later one a replay (a prompt through the batch path would be
+// one schedule and the first decode step another).
+func TestOneTokenPromptIsTheStep(t *testing.T) {
+	s, eng := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	logits, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, scheduled, replays := eng.Stats.Compiled, eng.Stats.Scheduled, eng.Stats.JitReplays
+	if compiled == 0 || scheduled == 0 {
+		t.Fatal("the prompt compiled nothing")
+	}
+	for pos := 1; pos <= 4; pos++ {
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if eng.Stats.Compiled != compiled || eng.Stats.Scheduled != scheduled {
+		t.Errorf("the decode steps after a one-token prompt compiled %d kernels in %d new schedules, want none", eng.Stats.Compiled-compiled, eng.Stats.Scheduled-scheduled)
+	}
+	if r := eng.Stats.JitReplays - replays; r != 3 {
+		t.Errorf("%d of the 4 decode steps after a one-token prompt were TinyJit replays, want 3 (the first captures)", r)
+	}
+}
