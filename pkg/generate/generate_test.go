@@ -141,3 +141,38 @@ func TestOneTokenPromptIsTheStep(t *testing.T) {
 		t.Errorf("%d of the 4 decode steps after a one-token prompt were TinyJit replays, want 3 (the first captures)", r)
 	}
 }
+
+// TestDecodeReusesLogits: a session reads every step's logits into one
+// buffer (the logits were most of a step's garbage); each step's values
+// are its own (a fresh session's logits at the same positions).
+func TestDecodeReusesLogits(t *testing.T) {
+	s, _ := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	ref, _ := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	first, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := Argmax(want)
+	for pos := 1; pos <= 3; pos++ {
+		got, err := s.Decode(id, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &got[0] != &first[0] {
+			t.Errorf("position %d: the logits are a new slice, not the session's buffer", pos)
+		}
+		if want, err = ref.Decode(id, pos); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("position %d: logit %d is %v, another session's %v", pos, i, got[i], want[i])
+			}
+		}
+		id = Argmax(want)
+	}
+}
