@@ -235,6 +235,10 @@ func (s *Session) Decode(id, pos int) ([]float32, error) {
 type Sampler struct {
 	Temperature, TopP float64
 	rng               *rand.Rand
+	// One step's probabilities and candidates, kept for the next: a
+	// vocabulary's worth of each was most of a decode step's garbage.
+	ps []float64
+	cs []int
 }
 
 // NewSampler checks the settings and seeds the stream.
@@ -257,7 +261,10 @@ func (s *Sampler) Next(logits []float32) int {
 	for _, x := range logits {
 		m = max(m, float64(x))
 	}
-	ps := make([]float64, len(logits))
+	if cap(s.ps) < len(logits) {
+		s.ps, s.cs = make([]float64, len(logits)), make([]int, 0, len(logits))
+	}
+	ps := s.ps[:len(logits)]
 	var sum float64
 	for i, x := range logits {
 		ps[i] = math.Exp((float64(x) - m) / s.Temperature)
@@ -272,7 +279,7 @@ func (s *Sampler) Next(logits []float32) int {
 	if n := len(ps); n > 1 {
 		cut = (1 - s.TopP) * sum / float64(n-1) / 2
 	}
-	cs := make([]int, 0, len(ps))
+	cs := s.cs[:0]
 	for i, p := range ps {
 		if p >= cut {
 			cs = append(cs, i)
