@@ -39,9 +39,10 @@ const (
 // partly served by that cache (AMD's L3 keeps part of a looping stream),
 // by a share that moves with what the cache's other users do: on a Zen 5
 // guest whose CPUID reports the socket's 508 MiB L3 (a core's CCD has 32
-// MiB), 128 MiB read 39–74 GB/s on both cores within minutes, 64 MiB up
-// to 95, and 512 MiB to 2 GiB agreed within the noise (docs/performance.md,
-// "decodez5"). Where the cache size is unknown (0) the floor is used.
+// MiB, two vCPUs ~64 MiB), 128 MiB read 39–74 GB/s on both cores within
+// minutes (main's measure, then), 64 MiB up to 95, and 116 MiB to 1 GiB
+// agreed within the noise (docs/performance.md, "decodez5"). Where the
+// cache size is unknown (0) the floor is used.
 func ReadBufferBytes(h backend.HostCPU) int {
 	n := 2 * h.L3
 	return int(min(max(n, minReadBuffer), maxReadBuffer))
