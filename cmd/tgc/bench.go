@@ -214,6 +214,9 @@ func runBench(c *cobra.Command, args []string) error {
 		if l, ok := limits["read_bandwidth"]; ok {
 			parts = append(parts, fmt.Sprintf("read bandwidth (tgc, Go; llama_decode's limit) %.1f–%.1f GB/s", l[0], l[1]))
 		}
+		if core := openblasCore(backend.HostVecWidth(), backend.Host()); core != "" {
+			parts = append(parts, fmt.Sprintf("OpenBLAS's %s kernels (%d lanes, as tgc's)", core, backend.HostVecWidth()))
+		}
 		fmt.Fprintf(stdout, "references measured before each workload: %s\n", strings.Join(parts, ", "))
 	}
 	if byCPU {
@@ -289,6 +292,28 @@ func refProgram() (string, error) {
 	return path, nil
 }
 
+// openblasCore is the OpenBLAS kernel family the reference runs with
+// (OPENBLAS_CORETYPE, replacing any in the environment): the one of the
+// vector width tgc's kernels get, so that each is compared with OpenBLAS at
+// the same width. OpenBLAS 0.3.21 takes a Zen 5 for a Haswell (AVX2: ~190
+// GFLOP/s at 2048 on two cores, against ~380 with its AVX-512 kernels),
+// and some machines set OPENBLAS_CORETYPE=Haswell for everything: either
+// would flatter every 16-lane ratio. "" keeps OpenBLAS's own choice (a
+// host with neither vector set).
+func openblasCore(width int, h backend.HostCPU) string {
+	has := map[string]bool{}
+	for _, f := range h.Flags {
+		has[f] = true
+	}
+	switch {
+	case width >= 16 && has["avx512f"] && has["avx512bw"] && has["avx512vl"] && has["avx512dq"] && has["avx512cd"]:
+		return "SkylakeX"
+	case width == 8 && has["avx2"] && has["fma"]:
+		return "Haswell"
+	}
+	return ""
+}
+
 // runReference runs the named parts of the reference program on two
 // threads and parses its JSON lines.
 func runReference(parts ...string) (map[string]bench.Result, error) {
@@ -296,7 +321,11 @@ func runReference(parts ...string) (map[string]bench.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(path, append([]string{"2"}, parts...)...).Output()
+	cmd := exec.Command(path, append([]string{"2"}, parts...)...)
+	if core := openblasCore(backend.HostVecWidth(), backend.Host()); core != "" {
+		cmd.Env = append(os.Environ(), "OPENBLAS_CORETYPE="+core)
+	}
+	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("running %s: %w", path, err)
 	}

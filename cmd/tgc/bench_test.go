@@ -156,3 +156,18 @@ func TestORTServerError(t *testing.T) {
 		t.Errorf("got %v, want the command and its stderr", err)
 	}
 }
+
+// The reference's OpenBLAS kernels follow tgc's vector width.
+func TestOpenBLASCore(t *testing.T) {
+	zen5 := backend.HostCPU{Flags: []string{"avx", "avx2", "fma", "avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl"}}
+	avx2 := backend.HostCPU{Flags: []string{"avx", "avx2", "fma"}}
+	for _, tc := range []struct {
+		width int
+		h     backend.HostCPU
+		want  string
+	}{{16, zen5, "SkylakeX"}, {8, zen5, "Haswell"}, {8, avx2, "Haswell"}, {16, avx2, ""}, {4, backend.HostCPU{}, ""}} {
+		if got := openblasCore(tc.width, tc.h); got != tc.want {
+			t.Errorf("width %d flags %v: %q, want %q", tc.width, tc.h.Flags, got, tc.want)
+		}
+	}
+}

@@ -360,11 +360,15 @@ func (b *Builder) Rebuild(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *E
 
 // Walk visits every expression reachable from roots once, sources first
 // (a topological order), in a deterministic order.
-func Walk(roots []*Expr, visit func(*Expr)) {
+func Walk(roots []*Expr, visit func(*Expr)) { walkPruned(roots, nil, visit) }
+
+// walkPruned is Walk that neither visits nor enters the expressions prune
+// accepts (nil prunes nothing).
+func walkPruned(roots []*Expr, prune func(*Expr) bool, visit func(*Expr)) {
 	seen := map[*Expr]bool{}
 	var rec func(*Expr)
 	rec = func(e *Expr) {
-		if seen[e] {
+		if seen[e] || (prune != nil && prune(e)) {
 			return
 		}
 		seen[e] = true

@@ -116,21 +116,7 @@ func allHeld(g *Expr, held map[*Expr]bool) bool {
 // walkOutsideReduces visits the expressions of roots in walk order, not
 // entering reduces (a nested reduce's body is its own group's).
 func walkOutsideReduces(roots []*Expr, visit func(*Expr)) {
-	seen := map[*Expr]bool{}
-	var rec func(*Expr)
-	rec = func(e *Expr) {
-		if seen[e] || e.Op == OpReduce {
-			return
-		}
-		seen[e] = true
-		for _, s := range e.Src {
-			rec(s)
-		}
-		visit(e)
-	}
-	for _, r := range roots {
-		rec(r)
-	}
+	walkPruned(roots, func(e *Expr) bool { return e.Op == OpReduce }, visit)
 }
 
 // rowLoad splits a guarded float32 load read along the loop a into the
