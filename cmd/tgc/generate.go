@@ -137,7 +137,11 @@ func runGenerate(c *cobra.Command, args []string) error {
 	// make short-lived garbage: collect it early (peak memory stays near
 	// the weights and the KV cache, docs/llama.md). 25, not 20: the pass
 	// table's live heap is smaller since lowered kernels drop their
-	// builders, and at 20 the extra collections cost start-up time.
+	// builders, and at 20 the extra collections cost start-up time. The
+	// decode keeps it: a replayed step makes ~75 KB of garbage over a live
+	// heap of 2–3 MB (the logits and the sampler's buffers are reused), a
+	// collection every ~8 steps; GOGC 100 there (with 0.34–0.85 MB a step
+	// before) held 5–6 MB more through the decode.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -275,14 +279,6 @@ func runGenerate(c *cobra.Command, args []string) error {
 		if pos >= s.Context {
 			stoppedAtContext = true
 			break
-		}
-		if n == 2 {
-			// From here each step is a TinyJit replay: ~0.3 MB of garbage
-			// (most of it the logits) over a live heap of 2–3 MB. Under GOGC
-			// 20 that was a collection after nearly every step, its mark
-			// worker taking a core from the kernels' threads; the peak
-			// memory is the compile's, behind us.
-			debug.SetGCPercent(100)
 		}
 		t := time.Now()
 		if logits, err = s.Decode(next, pos); err != nil {

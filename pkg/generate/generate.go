@@ -60,6 +60,10 @@ type Session struct {
 	// WeightBytes is the size of the weights as stored (what a decode
 	// step reads).
 	WeightBytes int64
+	// The logits of the last call, as read and decoded: one buffer of each
+	// for every step (a vocabulary's logits were most of a step's garbage).
+	raw    []byte
+	logits []float32
 }
 
 // Open loads the model (and the tokenizer) through the script.
@@ -141,24 +145,27 @@ func (s *Session) tokens(ids []int) (starlark.Value, error) {
 	return tensorlib.NewTensor(t), nil
 }
 
-func logitsOf(v starlark.Value) ([]float32, error) {
+// logitsOf reads the logits the model returned. F32 logits are read into
+// the session's buffers, decoded in place: the slice returned is valid
+// until the next Prefill or Decode.
+func (s *Session) logitsOf(v starlark.Value) ([]float32, error) {
 	t, ok := v.(*tensorlib.Tensor)
 	if !ok {
 		return nil, fmt.Errorf("the model returned a %s, not the logits", v.Type())
 	}
 	x := t.Tensor()
 	if x.DType() == ir.Float32 {
-		// the bytes as read, decoded in place: every token reads a vocabulary's
-		// worth of logits, and Floats' float64 copy was most of a step's garbage
-		data, err := x.Bytes()
-		if err != nil {
+		n := x.Numel()
+		if len(s.logits) != n {
+			s.raw, s.logits = make([]byte, 4*n), make([]float32, n)
+		}
+		if err := x.BytesInto(s.raw); err != nil {
 			return nil, err
 		}
-		out := make([]float32, len(data)/4)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		for i := range s.logits {
+			s.logits[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.raw[4*i:]))
 		}
-		return out, nil
+		return s.logits, nil
 	}
 	f, err := x.Floats()
 	if err != nil {
@@ -172,7 +179,7 @@ func logitsOf(v starlark.Value) ([]float32, error) {
 }
 
 // Prefill runs the prompt as one batch from position 0 and returns the
-// logits of the token after it.
+// logits of the token after it (valid until the next Prefill or Decode).
 func (s *Session) Prefill(ids []int) ([]float32, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("the prompt has no tokens")
@@ -188,7 +195,7 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	logits, err := logitsOf(v)
+	logits, err := s.logitsOf(v)
 	s.releasePooled()
 	return logits, err
 }
@@ -205,7 +212,8 @@ func (s *Session) releasePooled() {
 }
 
 // Decode runs one token at position pos (the tokens before it are in the
-// cache) and returns the logits of the next one.
+// cache) and returns the logits of the next one (valid until the next
+// Prefill or Decode: the session reads every step's into one buffer).
 func (s *Session) Decode(id, pos int) ([]float32, error) {
 	if pos < 1 || pos >= s.Context {
 		return nil, fmt.Errorf("position %d is outside the context (1..%d)", pos, s.Context-1)
@@ -218,7 +226,7 @@ func (s *Session) Decode(id, pos int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return logitsOf(v)
+	return s.logitsOf(v)
 }
 
 // Sampler picks the next token: greedy at temperature 0, else from the
@@ -227,6 +235,10 @@ func (s *Session) Decode(id, pos int) ([]float32, error) {
 type Sampler struct {
 	Temperature, TopP float64
 	rng               *rand.Rand
+	// One step's probabilities and candidates, kept for the next: a
+	// vocabulary's worth of each was most of a decode step's garbage.
+	ps []float64
+	cs []int
 }
 
 // NewSampler checks the settings and seeds the stream.
@@ -249,7 +261,10 @@ func (s *Sampler) Next(logits []float32) int {
 	for _, x := range logits {
 		m = max(m, float64(x))
 	}
-	ps := make([]float64, len(logits))
+	if cap(s.ps) < len(logits) {
+		s.ps, s.cs = make([]float64, len(logits)), make([]int, 0, len(logits))
+	}
+	ps := s.ps[:len(logits)]
 	var sum float64
 	for i, x := range logits {
 		ps[i] = math.Exp((float64(x) - m) / s.Temperature)
@@ -264,7 +279,7 @@ func (s *Sampler) Next(logits []float32) int {
 	if n := len(ps); n > 1 {
 		cut = (1 - s.TopP) * sum / float64(n-1) / 2
 	}
-	cs := make([]int, 0, len(ps))
+	cs := s.cs[:0]
 	for i, p := range ps {
 		if p >= cut {
 			cs = append(cs, i)

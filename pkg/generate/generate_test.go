@@ -113,3 +113,66 @@ func TestDecodeCompilesOnce(t *testing.T) {
 		t.Errorf("%d of the 98 decode steps from token 3 were TinyJit replays", r)
 	}
 }
+
+// TestOneTokenPromptIsTheStep: a prompt of one token runs as the jitted
+// decode step at position 0, so the decode steps after it schedule and
+// compile nothing: the step after the prompt is the TinyJit's capture and
+// every later one a replay (a prompt through the batch path would be
+// one schedule and the first decode step another).
+func TestOneTokenPromptIsTheStep(t *testing.T) {
+	s, eng := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	logits, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, scheduled, replays := eng.Stats.Compiled, eng.Stats.Scheduled, eng.Stats.JitReplays
+	if compiled == 0 || scheduled == 0 {
+		t.Fatal("the prompt compiled nothing")
+	}
+	for pos := 1; pos <= 4; pos++ {
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if eng.Stats.Compiled != compiled || eng.Stats.Scheduled != scheduled {
+		t.Errorf("the decode steps after a one-token prompt compiled %d kernels in %d new schedules, want none", eng.Stats.Compiled-compiled, eng.Stats.Scheduled-scheduled)
+	}
+	if r := eng.Stats.JitReplays - replays; r != 3 {
+		t.Errorf("%d of the 4 decode steps after a one-token prompt were TinyJit replays, want 3 (the first captures)", r)
+	}
+}
+
+// TestDecodeReusesLogits: a session reads every step's logits into one
+// buffer (the logits were most of a step's garbage); each step's values
+// are its own (a fresh session's logits at the same positions).
+func TestDecodeReusesLogits(t *testing.T) {
+	s, _ := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	ref, _ := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	first, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := Argmax(want)
+	for pos := 1; pos <= 3; pos++ {
+		got, err := s.Decode(id, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &got[0] != &first[0] {
+			t.Errorf("position %d: the logits are a new slice, not the session's buffer", pos)
+		}
+		if want, err = ref.Decode(id, pos); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("position %d: logit %d is %v, another session's %v", pos, i, got[i], want[i])
+			}
+		}
+		id = Argmax(want)
+	}
+}

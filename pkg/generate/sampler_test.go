@@ -75,6 +75,37 @@ func TestSamplerMatchesReference(t *testing.T) {
 	}
 }
 
+// TestSamplerReusesBuffers: one sampler, whose buffers serve every draw,
+// draws the reference's tokens across vocabularies that grow and shrink
+// and logits that change at every draw, and a draw after the first
+// allocates nothing.
+func TestSamplerReusesBuffers(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s, err := NewSampler(0.8, 0.9, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := rand.New(rand.NewPCG(7, 7^0x5851f42d4c957f2d))
+	for _, vocab := range []int{500, 7, 32000, 2, 500, 1, 32000} {
+		for draw := 0; draw < 4; draw++ {
+			logits := make([]float32, vocab)
+			for i := range logits {
+				logits[i] = float32(r.NormFloat64() * 2)
+			}
+			if got, want := s.Next(logits), nucleusReference(logits, 0.8, 0.9, ref); got != want {
+				t.Fatalf("vocabulary %d, draw %d: token %d, want %d", vocab, draw, got, want)
+			}
+		}
+	}
+	logits := make([]float32, 32000)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64())
+	}
+	if a := testing.AllocsPerRun(10, func() { s.Next(logits) }); a != 0 {
+		t.Errorf("a draw from 32000 logits allocates %v times, want 0", a)
+	}
+}
+
 func BenchmarkSampler32000(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	logits := make([]float32, 32000)

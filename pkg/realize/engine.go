@@ -659,28 +659,58 @@ func ColorName(name string) string {
 
 // Read returns the host bytes of a realized node.
 func (e *Engine) Read(n *tensor.Node) ([]byte, error) {
-	if e.noReadIn != "" {
-		return nil, fmt.Errorf("the TinyJit function %s reads a tensor's value (item, tolist, numpy), which is not allowed: the replays skip the function, so the value would be frozen; return the tensor from the function and read it after the call", e.noReadIn)
-	}
-	b := n.Realized()
-	if b == nil {
-		return nil, fmt.Errorf("read of an unrealized tensor %s", n)
-	}
-	if b.Stale() {
-		return nil, staleError(n)
+	b, db, err := e.readable(n)
+	if err != nil {
+		return nil, err
 	}
 	if b.Host != nil {
 		return b.Host, nil
-	}
-	db, ok := b.Device.(backend.Buffer)
-	if !ok {
-		return nil, fmt.Errorf("buffer of %s is not on %s", n, e.Dev.Name())
 	}
 	data := make([]byte, b.Size*b.DType.Size())
 	if err := db.CopyOut(data); err != nil {
 		return nil, err
 	}
 	return data, nil
+}
+
+// ReadInto copies the bytes of a realized node into dst, which holds them
+// exactly (tensor.ReaderInto): a read that allocates nothing.
+func (e *Engine) ReadInto(n *tensor.Node, dst []byte) error {
+	b, db, err := e.readable(n)
+	if err != nil {
+		return err
+	}
+	if size := b.Size * b.DType.Size(); len(dst) != size {
+		return fmt.Errorf("read of %s: %d bytes into a buffer of %d", n, size, len(dst))
+	}
+	if b.Host != nil {
+		copy(dst, b.Host)
+		return nil
+	}
+	return db.CopyOut(dst)
+}
+
+// readable is the buffer of a realized node that may be read now: its host
+// bytes, or else its device buffer.
+func (e *Engine) readable(n *tensor.Node) (*tensor.Buffer, backend.Buffer, error) {
+	if e.noReadIn != "" {
+		return nil, nil, fmt.Errorf("the TinyJit function %s reads a tensor's value (item, tolist, numpy), which is not allowed: the replays skip the function, so the value would be frozen; return the tensor from the function and read it after the call", e.noReadIn)
+	}
+	b := n.Realized()
+	if b == nil {
+		return nil, nil, fmt.Errorf("read of an unrealized tensor %s", n)
+	}
+	if b.Stale() {
+		return nil, nil, staleError(n)
+	}
+	if b.Host != nil {
+		return b, nil, nil
+	}
+	db, ok := b.Device.(backend.Buffer)
+	if !ok {
+		return nil, nil, fmt.Errorf("buffer of %s is not on %s", n, e.Dev.Name())
+	}
+	return b, db, nil
 }
 
 // plural formats a count with its noun: "1 kernel", "3 kernels".

@@ -210,3 +210,44 @@ func TestChooserRunsAlone(t *testing.T) {
 		t.Errorf("the chooser ran for %d kernels at once, want 1", most.Load())
 	}
 }
+
+// TestBytesInto: BytesInto copies a tensor's bytes into the caller's
+// buffer, the same bytes Bytes returns, for a result on the device and for
+// host data; a buffer of another size is an error and is left alone.
+func TestBytesInto(t *testing.T) {
+	for _, dev := range []string{"GO", "CPU"} {
+		ctx, _, err := NewContext(dev, Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		host := seq(ctx, 3, 5)
+		computed := host.Mul(host).Add(host) // a kernel's output, on the device
+		for _, x := range []*tensor.Tensor{host, computed} {
+			want, err := x.Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(want))
+			if err := x.BytesInto(got); err != nil {
+				t.Fatalf("%s: %v", dev, err)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s: byte %d is %d, Bytes has %d", dev, i, got[i], want[i])
+				}
+			}
+			vals, _ := x.Floats()
+			for i, v := range vals {
+				if f := float64(math.Float32frombits(uint32(got[4*i]) | uint32(got[4*i+1])<<8 | uint32(got[4*i+2])<<16 | uint32(got[4*i+3])<<24)); f != v {
+					t.Fatalf("%s: element %d reads %v, want %v", dev, i, f, v)
+				}
+			}
+			short := make([]byte, len(want)-4)
+			short[0] = 7
+			if err := x.BytesInto(short); err == nil || short[0] != 7 {
+				t.Errorf("%s: BytesInto a buffer of %d bytes for %d: err %v, first byte %d", dev, len(short), len(want), err, short[0])
+			}
+		}
+	}
+}

@@ -380,6 +380,40 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	return t.node.ctx.engine.Read(t.node)
 }
 
+// ReaderInto is an Engine that also reads a realized node into the
+// caller's buffer (the realize package's does).
+type ReaderInto interface {
+	ReadInto(n *Node, dst []byte) error
+}
+
+// BytesInto realizes the tensor and copies its elements, as little-endian
+// bytes, into dst, which must hold them exactly: a read that allocates
+// nothing on engines that are ReaderInto (tgc generate reads a
+// vocabulary's logits for every token).
+func (t *Tensor) BytesInto(dst []byte) error {
+	if t.err != nil {
+		return t.err
+	}
+	if want := t.Numel() * t.DType().Size(); len(dst) != want {
+		return &OpError{Op: "bytes", Msg: fmt.Sprintf("a tensor of shape %s (%s) has %d bytes, the buffer %d", FormatShape(t.node.Shape), t.DType(), want, len(dst))}
+	}
+	if r := t.Realize(); r.err != nil {
+		return r.err
+	}
+	if r, ok := t.node.ctx.engine.(ReaderInto); ok {
+		return r.ReadInto(t.node, dst)
+	}
+	data, err := t.node.ctx.engine.Read(t.node)
+	if err != nil {
+		return err
+	}
+	if len(data) != len(dst) {
+		return &OpError{Op: "bytes", Msg: fmt.Sprintf("read %d bytes for a buffer of %d", len(data), len(dst))}
+	}
+	copy(dst, data)
+	return nil
+}
+
 // Floats realizes the tensor and returns its elements as float64.
 func (t *Tensor) Floats() ([]float64, error) {
 	data, err := t.Bytes()
