@@ -125,6 +125,7 @@ func (d *cpuDevice) Target() ir.Target {
 	if HostHasAVX512() { // 32 vector registers at any width (EVEX encodings)
 		t.VecRegs = 32
 	}
+	t.FMAWidth = Host().FMAWidth()
 	return t
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 // a Zen 4 and for 48 KiB and 2 MiB on a Xeon.
 type HostCPU struct {
 	Model          string   // /proc/cpuinfo "model name"
+	Vendor         string   // "vendor_id": AuthenticAMD, GenuineIntel
 	Family, Number string   // "cpu family" and "model"
 	Flags          []string // all of /proc/cpuinfo's flags
 	Cores          int
@@ -51,6 +53,8 @@ func parseCPUInfo(s string) HostCPU {
 		switch strings.TrimSpace(k) {
 		case "model name":
 			h.Model = v
+		case "vendor_id":
+			h.Vendor = v
 		case "cpu family":
 			h.Family = v
 		case "model":
@@ -140,6 +144,26 @@ func (h HostCPU) VectorFlags() []string {
 		}
 	}
 	return out
+}
+
+// FMAWidth is the float32 lanes of the widest vector FMA the cores run
+// at full rate, where the processor is known (0: unknown; ir.Target's
+// FMAWidth). AMD's Zen 5 (family 26) has two 512-bit FMA units: 16. Zen 4
+// (family 25) runs a 512-bit FMA as two 256-bit halves, one per cycle:
+// 8, as wide as its two 256-bit FMAs. Other processors are not told
+// apart here (Intel's AVX-512 parts have one or two 512-bit FMA units by
+// model): 0, the heuristic's choices from before the field.
+func (h HostCPU) FMAWidth() int {
+	if h.Vendor != "AuthenticAMD" || !slices.Contains(h.Flags, "avx512f") {
+		return 0
+	}
+	switch fam, _ := strconv.Atoi(h.Family); {
+	case fam >= 26:
+		return 16
+	case fam == 25:
+		return 8
+	}
+	return 0
 }
 
 // CacheKey is the part of the host that blocking decisions depend on (in

@@ -30,6 +30,28 @@ func TestParseCPUInfo(t *testing.T) {
 	}
 }
 
+// TestFMAWidth: the full-rate FMA width by vendor and family: Zen 5's
+// two 512-bit units 16, Zen 4's halves 8; unknown (0) without AVX-512 and
+// for processors the table does not tell apart.
+func TestFMAWidth(t *testing.T) {
+	zen4 := parseCPUInfo(cpuinfoZen4)
+	zen5 := parseCPUInfo(strings.Replace(cpuinfoZen4, "cpu family	: 25", "cpu family	: 26", 1))
+	avx2 := parseCPUInfo(strings.Replace(strings.Replace(cpuinfoZen4, "cpu family	: 25", "cpu family	: 26", 1), " avx512f", "", 1))
+	intel := parseCPUInfo(strings.Replace(cpuinfoZen4, "AuthenticAMD", "GenuineIntel", 1))
+	if zen4.Vendor != "AuthenticAMD" {
+		t.Errorf("vendor %q", zen4.Vendor)
+	}
+	for _, c := range []struct {
+		name string
+		h    HostCPU
+		want int
+	}{{"Zen 4", zen4, 8}, {"Zen 5", zen5, 16}, {"Zen 5 without AVX-512", avx2, 0}, {"Intel", intel, 0}} {
+		if got := c.h.FMAWidth(); got != c.want {
+			t.Errorf("%s: FMAWidth %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // A fake sysfs cache directory: an Intel-like and an AMD-like layout.
 func TestReadCaches(t *testing.T) {
 	for _, tc := range []struct {

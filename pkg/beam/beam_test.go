@@ -75,10 +75,12 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// the heuristic's row groups (TILE) and reduce blocks (KBLOCK)
 		"matmul 32x128x32": floats(r, 32, 128).Dot(floats(r, 128, 32)),
 		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
-		"sum over rows":    floats(r, 32, 24).Sum(false, 0),
-		"max":              floats(r, 16, 48).Max(false, 1),
-		"argmax":           floats(r, 16, 48).Argmax(&axis, false),
-		"softmax":          floats(r, 8, 64).Softmax(-1),
+		// rows of 40 columns: 2x16+8 lanes where the FMA units run 16 (fullVectors)
+		"conv2d 40 columns": floats(r, 1, 2, 3, 40).Conv2d(floats(r, 8, 2, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
+		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
+		"max":               floats(r, 16, 48).Max(false, 1),
+		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
+		"softmax":           floats(r, 8, 64).Softmax(-1),
 		// a conv weight gradient as the CPU computes it (tensor.convGrads):
 		// the output gradient stored with its channels last, vectors along
 		// them, the reduce over batch x image blocked along the batch
@@ -202,6 +204,8 @@ var heuristicTargets = []ir.Target{
 	{Upcast: true, VecWidth: 16},
 	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
 	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
+	// two full-width FMA units (Zen 5): rows blocked in full vectors
+	{Upcast: true, VecWidth: 16, VecRegs: 32, FMAWidth: 16},
 }
 
 // optLists are the heuristic's lists for each of heuristicTargets, and
@@ -212,7 +216,7 @@ func optLists(k *ir.Kernel) []optList {
 	seen := map[string]bool{}
 	for _, t := range heuristicTargets {
 		if h := t.HeuristicOpts(k); len(h) > 0 && !seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] {
-			seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] = true
+			seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] = true // the same list at one width renders the same
 			lists = append(lists, optList{h, t, true})
 		}
 	}
@@ -248,6 +252,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
+	widened := 0
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
 		if err != nil {
@@ -340,6 +345,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				if l.heur {
 					heuristic[o.Kind]++
 				}
+				if l.heur && o.Kind == ir.OptUpcast && o.Amt == 40 && strings.HasPrefix(name, "conv2d 40 columns/") {
+					widened++ // a whole 40-column row: 2x16+8 lanes (Target.FMAWidth)
+				}
 			}
 		}
 		ref.free()
@@ -360,6 +368,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if streamed < 2 {
 		t.Errorf("only %d opt lists stream their stores", streamed)
+	}
+	if widened == 0 {
+		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)

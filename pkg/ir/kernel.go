@@ -468,6 +468,14 @@ type Target struct {
 	// with AVX-512, at any vector width). It sets the accumulator budget
 	// of a register block (Accs).
 	VecRegs int
+	// FMAWidth is the float32 lanes of the widest vector FMA the cores
+	// run at full rate (0: unknown). Where it reaches VecWidth (Zen 5 and
+	// AVX-512 Xeons: two 512-bit FMA units, 16), an FMA on a narrower
+	// vector leaves lanes of its unit idle, so the heuristic blocks a
+	// contiguous output axis into as many full vectors as it can (see
+	// fullVectors); where it is half of it (Zen 4, whose 512-bit FMAs are
+	// two 256-bit halves: 8) narrower vectors cost nothing.
+	FMAWidth int
 	// L1 and L2 are the data cache sizes of one core in bytes (0:
 	// unknown, no cache blocking): the heuristic blocks long reduces to
 	// keep a register block's slice of an operand in L1 (KBLOCK).
