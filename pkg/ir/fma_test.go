@@ -44,16 +44,7 @@ func TestFullVectors(t *testing.T) {
 		{"28 columns, Zen 5", 28, zen5(16), "[UPCAST(3,28) UPCAST(1,8)]"},
 	} {
 		k := lastKernel(t, conv(c.cols))
-		var got []ir.Opt
-		tg := c.target
-		tg.Choose = func(k *ir.Kernel) []ir.Opt {
-			got = c.target.HeuristicOpts(k)
-			return got
-		}
-		if _, err := ir.OptimizeFor(k, tg, nil); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if s := ir.FormatOpts(got); s != c.opts {
+		if s := heuristicOpts(t, k, c.target); s != c.opts {
 			t.Errorf("%s: heuristic %s, want %s", c.name, s, c.opts)
 		}
 	}

@@ -38,16 +38,7 @@ func TestMatmulBlocks(t *testing.T) {
 		{"no cache sizes", 2048, 2048, 2048, ir.Target{Upcast: true, VecWidth: 8, VecRegs: 32}, "[UPCAST(1,16) UPCAST(0,8)]", 0},
 	} {
 		k := lastKernel(t, input(c.m, c.k).Dot(input(c.k, c.n)))
-		var got []ir.Opt
-		tg := c.target
-		tg.Choose = func(k *ir.Kernel) []ir.Opt {
-			got = c.target.HeuristicOpts(k)
-			return got
-		}
-		if _, err := ir.OptimizeFor(k, tg, nil); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if s := ir.FormatOpts(got); s != c.opts {
+		if s := heuristicOpts(t, k, c.target); s != c.opts {
 			t.Errorf("%s: heuristic %s, want %s", c.name, s, c.opts)
 		}
 		if r := c.target.MatmulRowPanel(int64(c.m), int64(c.k), int64(c.n)); r != c.rows {
@@ -118,4 +109,20 @@ func TestTileRefused(t *testing.T) {
 	if _, err := grid.ApplyOpts(opt, []ir.Opt{{Kind: ir.OptTile, Axis: 0, Amt: 16}}); err == nil {
 		t.Errorf("a grid target took TILE")
 	}
+}
+
+// heuristicOpts is the opt list the target's heuristic chooses for k, as
+// it was chosen while k was optimized (after the passes before it).
+func heuristicOpts(t *testing.T, k *ir.Kernel, target ir.Target) string {
+	t.Helper()
+	var got []ir.Opt
+	tg := target
+	tg.Choose = func(k *ir.Kernel) []ir.Opt {
+		got = target.HeuristicOpts(k)
+		return got
+	}
+	if _, err := ir.OptimizeFor(k, tg, nil); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return ir.FormatOpts(got)
 }
