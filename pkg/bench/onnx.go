@@ -3,11 +3,14 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"tgc/pkg/onnx"
+	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
 )
 
@@ -76,22 +79,40 @@ func (o ONNXWorkload) workload() Workload {
 		for name, shape := range o.Inputs {
 			arrays[name] = pattern(name, shape)
 		}
+		run := jitRunner(ctx, o.Name, m)
 		return func() error {
-			// Fresh input buffers each step: the same graph on the same
-			// buffers is one interned, already computed node.
-			inputs := map[string]onnx.Input{}
-			for name, a := range arrays {
-				t, err := a.Tensor(ctx, name, false)
-				if err != nil {
-					return err
-				}
-				inputs[name] = onnx.Input{Tensor: t}
-			}
-			outs, err := m.Run(ctx, inputs, onnx.RunOptions{})
+			outs, err := run(arrays)
 			if err != nil {
 				return err
 			}
 			return tensor.RealizeAll(outs...)
 		}, nil
 	}}
+}
+
+// jitRunner runs the model under TinyJit, as a served model is run: the
+// first calls build the graph and capture its launches, the rest replay
+// them (onnxruntime's figure is a prepared session's run). Each call
+// uploads its inputs into fresh buffers, as a server's requests.
+func jitRunner(ctx *tensor.Context, name string, m *onnx.Model) func(map[string]*onnx.Array) ([]*tensor.Tensor, error) {
+	var names []string
+	jit := realize.NewJit(ctx, name, func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		inputs := map[string]onnx.Input{}
+		for i, n := range names {
+			inputs[n] = onnx.Input{Tensor: in[i]}
+		}
+		return m.Run(ctx, inputs, onnx.RunOptions{})
+	})
+	return func(arrays map[string]*onnx.Array) ([]*tensor.Tensor, error) {
+		names = slices.Sorted(maps.Keys(arrays))
+		in := make([]*tensor.Tensor, len(names))
+		for i, n := range names {
+			t, err := arrays[n].Tensor(ctx, n, false)
+			if err != nil {
+				return nil, err
+			}
+			in[i] = t
+		}
+		return jit.Call(in...)
+	}
 }
