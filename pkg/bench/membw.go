@@ -2,7 +2,6 @@ package bench
 
 import (
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -12,18 +11,15 @@ import (
 	"tgc/pkg/backend"
 )
 
-// ReadBandwidth measures the machine's memory read bandwidth in bytes/s,
-// as STREAM would with a read-only kernel: every core sums its share of
-// a buffer past the caches (ReadBufferBytes), eight independent 8-byte
-// loads per step, one sweep after the other as a decode step reads its
-// weights token after token, timed by chunks (MeasureReadBandwidthOf). It is the limit a
-// decode step, which reads every weight once per token, runs against
-// (the llama_decode workloads report their GB/s as a fraction of it).
-func ReadBandwidth() float64 { return MeasureReadBandwidth().GBPS * 1e9 }
-
-// MeasureReadBandwidth is ReadBandwidth as a bench result named
-// read_bandwidth: the clock time of the chunk it reports and that chunk's
-// CPU time per core (for tgc bench --cpu).
+// MeasureReadBandwidth measures the machine's memory read bandwidth, as
+// STREAM would with a read-only kernel: every core sums its share of a
+// buffer past the caches (ReadBufferBytes), eight independent 8-byte loads
+// per step, one sweep after the other as a decode step reads its weights
+// token after token, timed by chunks (MeasureReadBandwidthOf). It is the
+// limit a decode step, which reads every weight once per token, runs
+// against (the llama_decode workloads report their GB/s as a fraction of
+// it). The result, named read_bandwidth, has the clock time of the chunk
+// it reports and that chunk's CPU time per core (for tgc bench --cpu).
 func MeasureReadBandwidth() Result { return MeasureReadBandwidthOf(ReadBufferBytes(backend.Host())) }
 
 // Read buffer bounds: past any cache that serves one core, and within
@@ -38,11 +34,10 @@ const (
 // A stream repeated over a buffer only a few times the cache's size is
 // partly served by that cache (AMD's L3 keeps part of a looping stream),
 // by a share that moves with what the cache's other users do: on a Zen 5
-// guest whose CPUID reports the socket's 508 MiB L3 (a core's CCD has 32
-// MiB, two vCPUs ~64 MiB), 128 MiB read 39–74 GB/s on both cores within
-// minutes (main's measure, then), 64 MiB up to 95, and 116 MiB to 1 GiB
-// agreed within the noise (docs/performance.md, "decodez5"). Where the
-// cache size is unknown (0) the floor is used.
+// guest (a core's CCD has 32 MiB of L3, its two vCPUs ~64 MiB together),
+// 128 MiB read 39–74 GB/s on both cores within minutes, 64 MiB up to 95,
+// and 116 MiB to 1 GiB agreed within the noise (docs/performance.md,
+// "decodez5"). Where the cache size is unknown (0) the floor is used.
 func ReadBufferBytes(h backend.HostCPU) int {
 	n := 2 * h.L3
 	return int(min(max(n, minReadBuffer), maxReadBuffer))
@@ -110,7 +105,8 @@ func MeasureReadBandwidthOf(size int) Result {
 	var lo atomic.Int64
 	sums := make([]uint64, workers)
 	share := func(w int) {
-		part := buf[int(lo.Load()) : int(lo.Load())+chunk]
+		start := int(lo.Load())
+		part := buf[start : start+chunk]
 		sums[w] += sum8(part[chunk*w/workers : chunk*(w+1)/workers])
 		done.Add(1)
 	}
@@ -155,8 +151,12 @@ func MeasureReadBandwidthOf(size int) Result {
 	gen.Store(-1)
 	wg.Wait()
 	runtime.KeepAlive(sums)
-	sort.Slice(samples, func(i, j int) bool { return samples[i].secs < samples[j].secs })
 	s := samples[0]
+	for _, x := range samples[1:] {
+		if x.secs < s.secs {
+			s = x
+		}
+	}
 	return Result{Name: "read_bandwidth", Device: "host", Seconds: s.secs, CPUSeconds: s.cpu, GBPS: float64(chunk*8) / s.secs / 1e9}
 }
 

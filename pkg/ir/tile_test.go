@@ -1,6 +1,7 @@
 package ir_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,21 +65,9 @@ func TestTileOrder(t *testing.T) {
 		sizes = append(sizes, a.Size)
 	}
 	// 64 rows in groups of 32 (2), 128 in blocks of 64 (2), 4 panels of 16, 4 blocks of 8 rows per group
-	if want := []int64{2, 2, 4, 4}; !slicesEqual(sizes, want) {
+	if want := []int64{2, 2, 4, 4}; !slices.Equal(sizes, want) {
 		t.Errorf("global loops %v, want %v:\n%s", sizes, want, got.Dump())
 	}
-}
-
-func slicesEqual(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTileRefused: a TILE whose blocks are not whole register blocks, or

@@ -407,14 +407,16 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	batcher, _ := e.Dev.(backend.Batcher)
 	var pending []backend.Launch
 	var steps []int // pending's, in p.steps (a compiledItem is too big to copy per launch)
+	var times []time.Duration
 	if batcher != nil {
 		pending, steps = make([]backend.Launch, 0, len(p.steps)), make([]int, 0, len(p.steps))
+		times = make([]time.Duration, len(p.steps))
 	}
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		times := make([]time.Duration, len(pending))
+		times := times[:len(pending)]
 		if err := batcher.RunBatch(pending, times); err != nil {
 			return fmt.Errorf("kernels %s…%s: %w", p.steps[steps[0]].item.name, p.steps[steps[len(steps)-1]].item.name, err)
 		}
