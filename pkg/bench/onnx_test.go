@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/onnx"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
@@ -79,4 +80,57 @@ func floats(t *testing.T, x *tensor.Tensor) []float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// A served model's calls do not pile up device memory: each call's input
+// buffers go back to the device's pool when it returns (left to the garbage
+// collector, every call faulted in a fresh upload buffer and the process
+// grew by the inputs' size per call).
+func TestJitRunnerFreesInputs(t *testing.T) {
+	const path = "/usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d_groups/model.onnx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("ONNX test data not installed (Debian's libonnx-testdata)")
+	}
+	m, err := onnx.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, e, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	mc, ok := e.Dev.(backend.MemoryCounter)
+	if !ok {
+		t.Skip("the CPU device does not count its memory")
+	}
+	arrays := map[string]*onnx.Array{}
+	for _, v := range m.Inputs {
+		shape := make([]int, len(v.Dims))
+		for i, d := range v.Dims {
+			shape[i] = d.Value
+		}
+		arrays[v.Name] = pattern(v.Name, shape)
+	}
+	run := jitRunner(ctx, "conv", m)
+	var live []int64
+	var outBytes int64
+	for range 8 {
+		outs, err := run(arrays)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outBytes = 0
+		for _, o := range outs {
+			outBytes += int64(o.Numel() * o.DType().Size())
+		}
+		live = append(live, mc.Memory().Live)
+	}
+	// Calls 0 and 1 run the function (and capture it); from call 2 on the
+	// replays hold only their outputs, which the caller keeps (the
+	// garbage collector frees them later).
+	for i := 3; i < len(live); i++ {
+		if d := live[i] - live[i-1]; d != outBytes {
+			t.Fatalf("call %d: live device memory grew by %d bytes, the outputs are %d (live: %v): the inputs are not freed", i, d, outBytes, live)
+		}
+	}
 }
