@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/onnx"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
@@ -121,9 +122,17 @@ func jitRunner(ctx *tensor.Context, name string, m *onnx.Model) func(map[string]
 		// prompt), every call's upload would fault in fresh pages (~10 ms
 		// of a b8 inference on this host's VM) and the process would grow
 		// by the inputs' size per call.
+		// An output that is an input's buffer (an Identity model, a
+		// reshape of an input) stays with the caller.
 		if e, ok := ctx.Engine().(*realize.Engine); ok {
+			kept := map[backend.Buffer]bool{}
+			for _, o := range outs {
+				if b, berr := e.DeviceBuffer(o.Node()); berr == nil {
+					kept[b] = true
+				}
+			}
 			for _, t := range in {
-				if b, berr := e.DeviceBuffer(t.Node()); berr == nil {
+				if b, berr := e.DeviceBuffer(t.Node()); berr == nil && !kept[b] {
 					b.Free()
 				}
 			}

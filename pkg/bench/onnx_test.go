@@ -134,3 +134,56 @@ func TestJitRunnerFreesInputs(t *testing.T) {
 		}
 	}
 }
+
+// An output that is an input's own buffer (an Identity model) is not freed
+// with the call's inputs: each call's output keeps its values after the
+// calls that follow.
+func TestJitRunnerKeepsOutputsThatAreInputs(t *testing.T) {
+	const path = "/usr/share/libonnx-testdata/data/node/test_identity/model.onnx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("ONNX test data not installed (Debian's libonnx-testdata)")
+	}
+	m, err := onnx.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	run := jitRunner(ctx, "identity", m)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ins []*onnx.Array
+	var outs []*tensor.Tensor
+	for range 5 {
+		arrays := map[string]*onnx.Array{}
+		for _, v := range m.Inputs {
+			shape := make([]int, len(v.Dims))
+			for i, d := range v.Dims {
+				shape[i] = d.Value
+			}
+			a := onnx.NewArray(onnx.Float, shape)
+			for i := range a.Numel() {
+				a.SetFloat(i, rng.NormFloat64())
+			}
+			arrays[v.Name] = a
+			ins = append(ins, a)
+		}
+		got, err := run(arrays)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || len(arrays) != 1 {
+			t.Fatalf("%d outputs of %d inputs, want 1 of 1", len(got), len(arrays))
+		}
+		outs = append(outs, got[0])
+	}
+	for call, o := range outs {
+		g := floats(t, o)
+		for i := range g {
+			if w := ins[call].Float(i); g[i] != w {
+				t.Fatalf("call %d: output [%d] is %g after the later calls, want its input's %g", call, i, g[i], w)
+			}
+		}
+	}
+}
