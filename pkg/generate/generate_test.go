@@ -7,6 +7,7 @@ import (
 	"tgc/models"
 	"tgc/pkg/fileaccess"
 	"tgc/pkg/llamatest"
+	"tgc/pkg/quant"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
 	"tgc/pkg/testmodels"
@@ -185,15 +186,20 @@ func TestDecodeReusesLogits(t *testing.T) {
 // the softmax's max, sum and division, the values, wo, the residual with
 // the FFN's RMSNorm, the FFN's gate and up, its down with the residual;
 // then the final RMSNorm's sum and scale and the classifier. A model whose
-// v has another type (Q4_K_M's Q6_K) keeps three products (the v product
-// writes the cache itself).
+// v has another type (Q4_K_M's Q6_K), or whose q, k and v are of a packed
+// type (Q4_K), keeps three products (the v product writes the cache
+// itself).
 func TestDecodeStepLaunches(t *testing.T) {
 	stories := testmodels.Path(t, "stories260K.bin")
-	q4km, _ := writeRandom(t, t.TempDir(), randomCase{"Q4_K_M", "gguf", llamatest.MixQ4KM, 2, false}, 7)
+	dir := t.TempDir()
+	q4km, _ := writeRandom(t, dir, randomCase{"Q4_K_M", "gguf", llamatest.MixQ4KM, 2, false}, 7)
+	q8, _ := writeRandom(t, dir, randomCase{"Q8_0", "gguf", llamatest.AllAs(quant.Q8_0), 2, false}, 7)
+	q4k, _ := writeRandom(t, dir, randomCase{"Q4_K", "gguf", llamatest.AllAs(quant.Q4_K), 2, false}, 7)
 	for _, c := range []struct {
 		name, path     string
 		layers, launch int // launches per layer
-	}{{"stories260K", stories, 5, 14}, {"Q4_K_M", q4km, small.Layers, 15}} {
+	}{{"stories260K", stories, 5, 14}, {"Q4_K_M", q4km, small.Layers, 15},
+		{"Q8_0", q8, small.Layers, 14}, {"Q4_K", q4k, small.Layers, 15}} {
 		t.Run(c.name, func(t *testing.T) {
 			s, eng := open(t, "CPU", c.path, "", 0)
 			logits, err := s.Prefill([]int{1})

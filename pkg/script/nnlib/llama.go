@@ -141,7 +141,9 @@ func loadLlama(c *pyrt.Call, wantGGUF bool) (starlark.Value, error) {
 // (a decode step's 768x768 launches run well under the bus; one of three
 // times the size runs near it, docs/performance.md `decodeq8`). The three
 // names stay in the dict as row views of it, so a script that reads them
-// is unchanged. Types that differ (Q4_K_M's Q6_K attn_v) stay apart.
+// is unchanged (models/llama.tg's prompts use them: their kernels stay
+// those of separate weights). Types that differ (Q4_K_M's Q6_K attn_v) and
+// packed types (Q4_K, fusableQKV) stay apart.
 
 // qkvParts is the names of q, k, v of the layer whose attn_q is name
 // (nil for any other name).
@@ -177,9 +179,16 @@ func qkvOf(m *llama.Model, name string) *llama.Tensor {
 }
 
 // fusableQKV reports whether the named q, k, v tensors share a type and a
-// row length.
+// row length, in a type without a packed layout. (A prompt dequantizes a
+// packed Q4_K weight into scratch, fused or not: for the fused one, q, k
+// and v together, 7 MB at dim 768 instead of 2.4 MB at a time, which Q4_K's
+// peak memory cannot afford; and its decode kernels are compute-bound, where
+// the fusion saves little.)
 func fusableQKV(m *llama.Model, parts []string) bool {
 	q := m.Tensors[parts[0]]
+	if q == nil || quant.HasPacked(q.Type) {
+		return false
+	}
 	for _, p := range parts {
 		t := m.Tensors[p]
 		if t == nil || t.Type != q.Type || len(t.Shape) != 2 || t.Shape[1] != q.Shape[1] {
