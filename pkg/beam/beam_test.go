@@ -234,8 +234,12 @@ func optLists(k *ir.Kernel) []optList {
 	var lists []optList
 	seen := map[string]bool{}
 	for _, t := range heuristicTargets {
-		if h := t.HeuristicOpts(k); len(h) > 0 && !seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] {
-			seen[fmt.Sprint(t.VecWidth, ir.FormatOpts(h))] = true // the same list at one width renders the same
+		// The same list at one width renders the same, unless one target
+		// streams outputs (its L3 known) and the other does not.
+		h := t.HeuristicOpts(k)
+		key := fmt.Sprint(t.VecWidth, t.L3 > 0, ir.FormatOpts(h))
+		if len(h) > 0 && !seen[key] {
+			seen[key] = true
 			lists = append(lists, optList{h, t, true})
 		}
 	}
@@ -270,7 +274,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
-	streamedElementwise := 0
+	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened := 0
 	for name, k := range testKernels(t) {
@@ -306,6 +310,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			ks = append(ks, onCPU.rename(ok))
 			if ok.Keep != nil {
 				kept++
+				if ok.Keep.Scratch && ok.Stream != nil && ok.Stream.Cols {
+					scratchLines++
+				}
 			}
 			if ok.Skip != nil {
 				skipped++
@@ -391,6 +398,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if streamed < 2 {
 		t.Errorf("only %d opt lists stream their stores", streamed)
+	}
+	if scratchLines < 2 {
+		t.Errorf("only %d opt lists keep a row in scratch and stream the column loop's lines", scratchLines)
 	}
 	if streamedElementwise < 2 {
 		t.Errorf("only %d heuristic lists of elementwise kernels stream their stores", streamedElementwise)
