@@ -55,18 +55,6 @@ func TestGoldenCSoftmaxRows(t *testing.T) {
 	goldenCPUOpts(t, input(ir.Float32, 4, 64).Softmax(-1), ir.DefaultVecWidth, fuse.Options{HoistReduces: true}, "softmax_rows.c")
 }
 
-// TestGoldenCSoftmaxStream pins the same row kernel on an AVX-512 host
-// whose L3 its output exceeds a quarter of: the sum's loop keeps the
-// exponentials in a scratch row (tg_keep, ir.Keep.Scratch) instead of the
-// output, and the column loop writes the output 16 columns at a time,
-// each line with one non-temporal store (tg_stream_line, ir.Stream.Cols);
-// the kernel ends with tg_sfence.
-func TestGoldenCSoftmaxStream(t *testing.T) {
-	target := ir.CPUTarget
-	target.VecWidth, target.VecRegs, target.L3, target.BufAlign = 16, 32, 4<<10, 4096
-	goldenCPUTarget(t, input(ir.Float32, 4, 64).Softmax(-1), target, fuse.Options{HoistReduces: true}, "softmax_stream16.c")
-}
-
 // TestGoldenCElementwiseStream pins an elementwise kernel on that host:
 // blocked in lines (UPCAST 16, Target.streamedLines), its store run a
 // vector without accumulators, streamed.
