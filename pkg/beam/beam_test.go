@@ -123,7 +123,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	// searchable (BEAM leaves them to gcc), so added whatever Searchable says.
 	elementwise := map[string]*tensor.Tensor{
 		"elementwise streamed":   floats(r, 1024).Mul(floats(r, 1024)).Add(floats(r, 1024)).Relu(),
-		"broadcast add streamed": floats(r, 8, 64).Add(floats(r, 64)).Exp(),
+		"broadcast add streamed": floats(r, 16, 64).Add(floats(r, 64)).Exp(),
 	}
 	out := map[string]*ir.Kernel{}
 	for name, x := range graphs {

@@ -716,8 +716,9 @@ func splitOpts(k *Kernel) []Opt {
 // quarter of the L3, not read by the kernel): that pass streams the simd
 // pass's store runs, and a kernel without opts has none (gcc vectorizes
 // its loop itself, with plain stores, each of which reads its line from
-// memory first). Only where a line is one vector (16 lanes: AVX-512) and
-// every access is affine in the blocked axis. Measured on the Zen 5 host,
+// memory first). Only where a line is one vector (16 lanes: AVX-512),
+// every access is affine in the blocked axis, and the output is at least
+// the L3 (streamLines). Measured on the Zen 5 host,
 // a C harness of elementwise_16M's kernel, two threads, best of ten at
 // load 4: 2.38-2.95 ms plain, 1.54-2.39 ms streamed.
 func (t Target) streamedLines(k *Kernel) ([]Opt, bool) {
@@ -740,8 +741,8 @@ func (t Target) streamedLines(k *Kernel) ([]Opt, bool) {
 		case OpStore:
 			b, b0 := e.Arg.(int), NewBuilder()
 			s, lin := AxisStride(e.Src[0], a)
-			if e.DType == Float32 && k.Bufs[b].DType == Float32 && !read[b] && lin && s == 1 &&
-				k.Bufs[b].Size*4 >= t.L3/4 && alignedTo(substVar(b0, e.Src[0], a, b0.Int(0)), lanes) {
+			if e.DType == Float32 && streamLines(k, t, b, read) && lin && s == 1 &&
+				alignedTo(substVar(b0, e.Src[0], a, b0.Int(0)), lanes) {
 				any = true
 			}
 			ok = ok && affineIn(e.Src[0], a, lanes)

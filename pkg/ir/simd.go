@@ -229,7 +229,7 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 // accumulators (an elementwise kernel) only where the stream_stores pass
 // will write them around the caches: runs of a whole vector of the
 // target's width that is one cache line, of values that read vector loads
-// (hasVector), into an output streamOutput accepts. Elsewhere gcc's own
+// (hasVector), into an output streamLines accepts. Elsewhere gcc's own
 // vectorizer does as well with the scalar loop; a non-temporal store
 // needs the vector (Target.streamedLines blocks such kernels in lines).
 func planStreamedStores(k *Kernel, t Target, m *simdMatcher, w int) (*Kernel, error) {
@@ -239,7 +239,7 @@ func planStreamedStores(k *Kernel, t Target, m *simdMatcher, w int) (*Kernel, er
 	read := readBufs(k)
 	stores := pickRuns(k.Stores, []int{w}, func(st *Expr) bool {
 		b := st.Arg.(int)
-		return st.DType == Float32 && streamOutput(k, t, b, read)
+		return st.DType == Float32 && streamLines(k, t, b, read)
 	}, m.vectorStoreRun)
 	if len(stores) == 0 {
 		return k, nil

@@ -74,25 +74,23 @@ func TestStreamStores(t *testing.T) {
 // TestStreamedElementwise: the heuristic blocks an elementwise kernel in
 // cache lines where its output is streamed (16-lane vectors, a known L3,
 // aligned buffers), the simd pass plans its store runs without
-// accumulators and stream_stores streams them; at 8 lanes, with a large
-// L3 or a row length that is no multiple of a line, the kernel keeps its
+// accumulators and stream_stores streams them; at 8 lanes, with an output
+// smaller than the L3 or a row length that is no multiple of a line, the kernel keeps its
 // plain loop (gcc's vectorizer) and nothing is streamed.
 func TestStreamedElementwise(t *testing.T) {
 	narrow := streamTarget
 	narrow.VecWidth = 8
-	bigL3 := streamTarget
-	bigL3.L3 = 32 << 20
 	for _, c := range []struct {
 		name    string
 		out     *tensor.Tensor
 		target  ir.Target
 		streams int // streamed store runs (of the line-blocked loop's body)
 	}{
-		{"relu(a*b+a)", input(8192).Mul(input(8192)).Add(input(8192)).Relu(), streamTarget, 1},
-		{"broadcast add", input(64, 128).Add(input(128)), streamTarget, 1},
-		{"8 lanes", input(8192).Mul(input(8192)), narrow, 0},
-		{"output under L3/4", input(8192).Mul(input(8192)), bigL3, 0},
-		{"rows of 24", input(512, 24).Add(input(24)), streamTarget, 0},
+		{"relu(a*b+a)", input(16384).Mul(input(16384)).Add(input(16384)).Relu(), streamTarget, 1},
+		{"broadcast add", input(128, 128).Add(input(128)), streamTarget, 1},
+		{"8 lanes", input(16384).Mul(input(16384)), narrow, 0},
+		{"output under L3", input(8192).Mul(input(8192)), streamTarget, 0},
+		{"rows of 24", input(1024, 24).Add(input(24)), streamTarget, 0},
 	} {
 		got, err := ir.OptimizeFor(lastKernel(t, c.out), c.target, nil)
 		if err != nil {
