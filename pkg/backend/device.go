@@ -186,4 +186,9 @@ type Launch struct {
 type Batcher interface {
 	// RunBatch runs ls in order and sets times[i] to launch i's time.
 	RunBatch(ls []Launch, times []time.Duration) error
+	// Wake tells the device that a batch is coming: the host side calls it
+	// before it prepares one, so that the first launch's hand-off does not
+	// wait for a sleeping thread to wake (the CPU's workers sleep after a
+	// short poll, and a decode step's host side takes longer than that).
+	Wake()
 }

@@ -43,6 +43,7 @@ type launcher struct {
 	lib        *library
 	fn         uintptr // tg_launch
 	batch      uintptr // tg_run
+	wake       uintptr // tg_wake
 	spin, wait time.Duration
 }
 
@@ -59,7 +60,24 @@ func (d *cpuDevice) loadLauncher() (*launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CPU: launcher: %v", err)
 	}
-	return &launcher{lib: lib, fn: fn, batch: batch, spin: spinFor, wait: waitFor}, nil
+	wake, err := purego.Dlsym(lib.handle, "tg_wake")
+	if err != nil {
+		return nil, fmt.Errorf("CPU: launcher: %v", err)
+	}
+	return &launcher{lib: lib, fn: fn, batch: batch, wake: wake, spin: spinFor, wait: waitFor}, nil
+}
+
+// Wake wakes the launcher's sleeping workers (they poll for spinFor, then
+// sleep again): a TinyJit replay calls it before it prepares its batch.
+func (d *cpuDevice) Wake() {
+	if !d.mu.TryLock() { // compiling: no batch is that close
+		return
+	}
+	l := d.launch
+	d.mu.Unlock()
+	if l != nil {
+		purego.SyscallN(l.wake)
+	}
 }
 
 // run calls kernel over [0, n) on every core, the caller's thread taking the

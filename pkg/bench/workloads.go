@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
 )
@@ -24,6 +25,10 @@ type Workload struct {
 	// Setup, for training-step workloads instead of Build, returns one
 	// whole step, timed by the wall clock (see train.go).
 	Setup func(ctx *tensor.Context) (func() error, error)
+	// Cold: the caches are emptied of its data before each timed run
+	// (an evictor, untimed), so that it reads from memory as the STREAM
+	// triad it is compared with does: the memory-bound workloads.
+	Cold bool
 }
 
 // Result is one measured workload.
@@ -82,7 +87,7 @@ func matmul(n int) Workload {
 // unary is an elementwise function of 16M floats (one read, one write).
 func unary(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
 	const m16 = 16 << 20
-	return Workload{Name: name, Bytes: 2 * 4 * m16,
+	return Workload{Name: name, Bytes: 2 * 4 * m16, Cold: true,
 		Build: func(ctx *tensor.Context) *tensor.Tensor { return f(input(ctx, m16)) }}
 }
 
@@ -91,14 +96,14 @@ func Suite() []Workload {
 	const m16 = 16 << 20
 	return []Workload{
 		matmul(512), matmul(1024), matmul(2048),
-		{Name: "elementwise_16M", Bytes: 3 * 4 * m16, FLOPs: 3 * m16,
+		{Name: "elementwise_16M", Bytes: 3 * 4 * m16, FLOPs: 3 * m16, Cold: true,
 			Build: func(ctx *tensor.Context) *tensor.Tensor {
 				a, b := input(ctx, m16), input(ctx, m16)
 				return a.Mul(b).Add(a).Relu()
 			}},
-		{Name: "sum_16M", Bytes: 4 * m16, FLOPs: m16,
+		{Name: "sum_16M", Bytes: 4 * m16, FLOPs: m16, Cold: true,
 			Build: func(ctx *tensor.Context) *tensor.Tensor { return input(ctx, m16).Sum(false) }},
-		{Name: "softmax_4096", Bytes: 2 * 4 * 4096 * 4096, FLOPs: 5 * 4096 * 4096,
+		{Name: "softmax_4096", Bytes: 2 * 4 * 4096 * 4096, FLOPs: 5 * 4096 * 4096, Cold: true,
 			Build: func(ctx *tensor.Context) *tensor.Tensor { return input(ctx, 4096, 4096).Softmax(-1) }},
 		{Name: "conv2d_resnet", FLOPs: 2 * 32 * 64 * 56 * 56 * 64 * 9, Bytes: 4 * (2*32*64*56*56 + 64*64*9),
 			Build: func(ctx *tensor.Context) *tensor.Tensor {
@@ -160,6 +165,27 @@ func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	kernels := e.Stats.Kernels - before
+	if w.Cold {
+		// One run at a time, the caches emptied before each; only the
+		// runs' CPU time counted.
+		ev := newEvictor(backend.Host())
+		defer ev.free()
+		var times []time.Duration
+		var cpu time.Duration
+		for range max(iters, 1) {
+			ev.run()
+			c0 := cpuTime()
+			t, err := e.Time(1, out.Node())
+			if err != nil {
+				return Result{}, fmt.Errorf("%s: %w", w.Name, err)
+			}
+			cpu += cpuTime() - c0
+			times = append(times, t...)
+		}
+		r := summarize(w, e.Dev.Name(), times, kernels)
+		r.CPUSeconds = perCore(cpu, len(times))
+		return r, nil
+	}
 	c0 := cpuTime()
 	times, err := e.Time(max(iters, 1), out.Node())
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"go.starlark.net/starlark"
 
@@ -145,6 +146,9 @@ func (s *Session) tokens(ids []int) (starlark.Value, error) {
 	return tensorlib.NewTensor(t), nil
 }
 
+// littleEndian: the host stores a float32 as the tensor's bytes do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // logitsOf reads the logits the model returned. F32 logits are read into
 // the session's buffers, decoded in place: the slice returned is valid
 // until the next Prefill or Decode.
@@ -157,13 +161,19 @@ func (s *Session) logitsOf(v starlark.Value) ([]float32, error) {
 	if x.DType() == ir.Float32 {
 		n := x.Numel()
 		if len(s.logits) != n {
-			s.raw, s.logits = make([]byte, 4*n), make([]float32, n)
+			s.logits, s.raw = make([]float32, n), make([]byte, 4*n)
+			if littleEndian && n > 0 {
+				// the logits' own memory: the bytes need no decoding
+				s.raw = unsafe.Slice((*byte)(unsafe.Pointer(&s.logits[0])), 4*n)
+			}
 		}
 		if err := x.BytesInto(s.raw); err != nil {
 			return nil, err
 		}
-		for i := range s.logits {
-			s.logits[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.raw[4*i:]))
+		if !littleEndian {
+			for i := range s.logits {
+				s.logits[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.raw[4*i:]))
+			}
 		}
 		return s.logits, nil
 	}

@@ -6,6 +6,8 @@ import (
 
 	"tgc/models"
 	"tgc/pkg/fileaccess"
+	"tgc/pkg/llamatest"
+	"tgc/pkg/quant"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
 	"tgc/pkg/testmodels"
@@ -174,5 +176,45 @@ func TestDecodeReusesLogits(t *testing.T) {
 			}
 		}
 		id = Argmax(want)
+	}
+}
+
+// TestDecodeStepLaunches pins the decode step's launches: per layer the
+// RMSNorm, one matrix-vector product for q, k and v together (the loader
+// fuses their weights when they share a type: blk.N.attn_qkv.weight), the
+// RoPE of q, the RoPE of k and the copy of v into the caches, the scores,
+// the softmax's max, sum and division, the values, wo, the residual with
+// the FFN's RMSNorm, the FFN's gate and up, its down with the residual;
+// then the final RMSNorm's sum and scale and the classifier. A model whose
+// v has another type (Q4_K_M's Q6_K), or whose q, k and v are of a packed
+// type (Q4_K), keeps three products (the v product writes the cache
+// itself).
+func TestDecodeStepLaunches(t *testing.T) {
+	stories := testmodels.Path(t, "stories260K.bin")
+	dir := t.TempDir()
+	q4km, _ := writeRandom(t, dir, randomCase{"Q4_K_M", "gguf", llamatest.MixQ4KM, 2, false}, 7)
+	q8, _ := writeRandom(t, dir, randomCase{"Q8_0", "gguf", llamatest.AllAs(quant.Q8_0), 2, false}, 7)
+	q4k, _ := writeRandom(t, dir, randomCase{"Q4_K", "gguf", llamatest.AllAs(quant.Q4_K), 2, false}, 7)
+	for _, c := range []struct {
+		name, path     string
+		layers, launch int // launches per layer
+	}{{"stories260K", stories, 5, 14}, {"Q4_K_M", q4km, small.Layers, 15},
+		{"Q8_0", q8, small.Layers, 14}, {"Q4_K", q4k, small.Layers, 15}} {
+		t.Run(c.name, func(t *testing.T) {
+			s, eng := open(t, "CPU", c.path, "", 0)
+			logits, err := s.Prefill([]int{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for pos := 1; pos <= 3; pos++ {
+				before := eng.Stats.Kernels
+				if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+					t.Fatal(err)
+				}
+				if n, want := eng.Stats.Kernels-before, c.layers*c.launch+4; n != want {
+					t.Errorf("the step at %d ran %d launches, want %d (%d per layer)", pos, n, want, c.launch)
+				}
+			}
+		})
 	}
 }

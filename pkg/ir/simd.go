@@ -213,7 +213,7 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 		}
 	}
 	if len(s.Accs) == 0 {
-		return k, nil
+		return planStreamedStores(k, t, m, widths[0])
 	}
 	stores := pickRuns(k.Stores, widths, func(st *Expr) bool {
 		return k.Bufs[st.Arg.(int)].DType == Float32 && st.DType == Float32
@@ -222,6 +222,31 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 	s.HSums = m.hsums(widths)
 	nk := *k
 	nk.SIMD = s
+	return &nk, nil
+}
+
+// planStreamedStores plans the store runs of a kernel without reduce
+// accumulators (an elementwise kernel) only where the stream_stores pass
+// will write them around the caches: runs of a whole vector of the
+// target's width that is one cache line, of values that read vector loads
+// (hasVector), into an output streamLines accepts. Elsewhere gcc's own
+// vectorizer does as well with the scalar loop; a non-temporal store
+// needs the vector (Target.streamedLines blocks such kernels in lines).
+func planStreamedStores(k *Kernel, t Target, m *simdMatcher, w int) (*Kernel, error) {
+	if w*4 != streamLine {
+		return k, nil
+	}
+	read := readBufs(k)
+	stores := pickRuns(k.Stores, []int{w}, func(st *Expr) bool {
+		b := st.Arg.(int)
+		return st.DType == Float32 && streamLines(k, t, b, read)
+	}, m.vectorStoreRun)
+	if len(stores) == 0 {
+		return k, nil
+	}
+	m.s.setStores(stores)
+	nk := *k
+	nk.SIMD = m.s
 	return &nk, nil
 }
 
@@ -330,13 +355,32 @@ type simdMatcher struct {
 // storeRun: stores of one buffer at consecutive indices, whose values
 // are isomorphic over at least one vector accumulator.
 func (m *simdMatcher) storeRun(ss []*Expr) bool {
+	if !contiguousStores(ss) {
+		return false
+	}
+	t := LanesOf(ss, 1)
+	return m.match(t) && m.hasAcc(t)
+}
+
+// vectorStoreRun is a store run of a kernel without accumulators
+// (planStreamedStores): contiguous, its lanes isomorphic and reading a
+// vector load.
+func (m *simdMatcher) vectorStoreRun(ss []*Expr) bool {
+	if !contiguousStores(ss) {
+		return false
+	}
+	t := LanesOf(ss, 1)
+	return m.match(t) && m.hasVector(t)
+}
+
+// contiguousStores: stores to one buffer at consecutive indices.
+func contiguousStores(ss []*Expr) bool {
 	for i, st := range ss {
 		if st.Op != OpStore || st.Arg != ss[0].Arg || (i > 0 && !contiguous(ss[0].Src[0], st.Src[0], int64(i))) {
 			return false
 		}
 	}
-	t := LanesOf(ss, 1)
-	return m.match(t) && m.hasAcc(t)
+	return true
 }
 
 // hasVector says whether t reads an accumulator or a vector load (not
@@ -626,7 +670,7 @@ func (s *SIMD) verify(k *Kernel, in map[*Expr]bool) error {
 			}
 			seen[e] = true
 		}
-		if !m.storeRun(ss) {
+		if len(s.Accs) == 0 && !m.vectorStoreRun(ss) || len(s.Accs) > 0 && !m.storeRun(ss) {
 			return fmt.Errorf("simd: store run to buf%d at %s is not contiguous or not isomorphic over an accumulator", ss[0].Arg, ss[0].Src[0])
 		}
 	}

@@ -43,7 +43,7 @@ func PlanStream(k *Kernel, t Target) (*Kernel, error) {
 	var runs []int
 	for i, ss := range k.SIMD.Stores {
 		b := ss[0].Arg.(int)
-		if !read[b] && k.Bufs[b].Size*int64(k.Bufs[b].DType.Size()) >= t.L3/4 && streamable(k, ss) {
+		if streamOutput(k, t, b, read) && streamable(k, ss) {
 			runs = append(runs, i)
 		}
 	}
@@ -53,6 +53,26 @@ func PlanStream(k *Kernel, t Target) (*Kernel, error) {
 	nk := *k
 	nk.Stream = &Stream{Runs: runs}
 	return &nk, nil
+}
+
+// streamOutput says whether buffer b of k is an output stream_stores may
+// write around the caches: float32, at least a quarter of the last level
+// cache, not read by the kernel (read is readBufs(k)), on a target whose
+// buffers are line-aligned.
+func streamOutput(k *Kernel, t Target, b int, read map[int]bool) bool {
+	return t.L3 > 0 && t.BufAlign >= streamLine && t.BufAlign%streamLine == 0 && !read[b] &&
+		k.Bufs[b].DType == Float32 && k.Bufs[b].Size*int64(k.Bufs[b].DType.Size()) >= t.L3/4
+}
+
+// streamLines says whether an elementwise kernel's output b is one to
+// block in lines and stream (Target.streamedLines, planStreamedStores):
+// one stream_stores writes around the caches, and at least the whole L3.
+// Such an output is read by the next kernel, which finds it in the L3
+// where it fits: streamed, it reads it from memory. On the Zen 5 host the
+// cnn training step's elementwise kernels with outputs of 8-26 MB gained
+// nothing streamed (per-kernel minima at load 6).
+func streamLines(k *Kernel, t Target, b int, read map[int]bool) bool {
+	return streamOutput(k, t, b, read) && k.Bufs[b].Size*int64(k.Bufs[b].DType.Size()) >= t.L3
 }
 
 // streamable says whether a SIMD store run writes one whole aligned line

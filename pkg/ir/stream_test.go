@@ -70,3 +70,41 @@ func TestStreamStores(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedElementwise: the heuristic blocks an elementwise kernel in
+// cache lines where its output is streamed (16-lane vectors, a known L3,
+// aligned buffers), the simd pass plans its store runs without
+// accumulators and stream_stores streams them; at 8 lanes, with an output
+// smaller than the L3 or a row length that is no multiple of a line, the kernel keeps its
+// plain loop (gcc's vectorizer) and nothing is streamed.
+func TestStreamedElementwise(t *testing.T) {
+	narrow := streamTarget
+	narrow.VecWidth = 8
+	for _, c := range []struct {
+		name    string
+		out     *tensor.Tensor
+		target  ir.Target
+		streams int // streamed store runs (of the line-blocked loop's body)
+	}{
+		{"relu(a*b+a)", input(16384).Mul(input(16384)).Add(input(16384)).Relu(), streamTarget, 1},
+		{"broadcast add", input(128, 128).Add(input(128)), streamTarget, 1},
+		{"8 lanes", input(16384).Mul(input(16384)), narrow, 0},
+		{"output under L3", input(8192).Mul(input(8192)), streamTarget, 0},
+		{"rows of 24", input(1024, 24).Add(input(24)), streamTarget, 0},
+	} {
+		got, err := ir.OptimizeFor(lastKernel(t, c.out), c.target, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		n := 0
+		if got.Stream != nil {
+			n = len(got.Stream.Runs)
+		}
+		if n != c.streams {
+			t.Errorf("%s: %d streamed runs, want %d; opts %s:\n%s", c.name, n, c.streams, ir.FormatOpts(got.Opts), got.Dump())
+		}
+		if n > 0 && !strings.Contains(ir.FormatOpts(got.Opts), "UPCAST") {
+			t.Errorf("%s: streamed without the heuristic's UPCAST: %s", c.name, ir.FormatOpts(got.Opts))
+		}
+	}
+}

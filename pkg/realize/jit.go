@@ -18,9 +18,14 @@ import (
 // function: no graph building, scheduling, lowering or compiling.
 //
 // Each argument buffer of the capture is classified as jit input i, a
-// buffer produced earlier in the capture (allocated afresh on each replay),
-// or a persistent buffer from outside (parameters and optimizer state,
-// which in-place assign keeps at the same memory across steps). Random
+// buffer produced earlier in the capture (a slot), or a persistent buffer
+// from outside (parameters and optimizer state, which in-place assign
+// keeps at the same memory across steps). A slot the function returns is
+// allocated afresh on each replay; the others live only inside a call, so
+// the plan keeps them for the next replay (as tinygrad's TinyJit does).
+// The function's graph is built anew in calls 0 and 1: interning does not
+// hand it values realized before the call, whose kernels would be missing
+// from the capture. Random
 // tensors created inside the function draw new numbers on each replay (the
 // random stream advances as if the function had run); random tensors from
 // outside keep their values. Outputs are fresh buffers on each call.
@@ -62,7 +67,22 @@ func NewJit(ctx *tensor.Context, name string, fn JitFunc) *Jit {
 func (j *Jit) Captured() bool { return j.plan != nil }
 
 // Reset drops the capture: the next call runs the function again (as call 0).
-func (j *Jit) Reset() { j.calls, j.plan, j.sig, j.alias, j.eng = 0, nil, nil, nil, nil }
+func (j *Jit) Reset() {
+	if j.plan != nil {
+		j.plan.release()
+	}
+	j.calls, j.plan, j.sig, j.alias, j.eng = 0, nil, nil, nil, nil
+}
+
+// release frees the buffers the plan holds between calls.
+func (p *jitPlan) release() {
+	for i, b := range p.held {
+		if b != nil {
+			b.Free()
+			p.held[i] = nil
+		}
+	}
+}
 
 // capture is what the engine records while a Jit captures.
 type capture struct {
@@ -94,6 +114,21 @@ type jitPlan struct {
 	outs    []jitOut
 	seed    uint64 // the random stream's seed and counter when captured
 	advance uint64 // random tensors the function creates per call
+	// out marks the slots the function returns: they are allocated afresh
+	// on each call (the caller keeps them). The other slots live only
+	// inside a call, so held keeps them from one replay to the next, as
+	// tinygrad's TinyJit does: a decode step made ~100 allocations per
+	// token for them.
+	out  []bool
+	held []backend.Buffer
+	// One call's launch arguments, reused by the next (the engine's lock
+	// keeps calls apart): per launch two slices were most of a decode
+	// step's garbage.
+	args    []backend.Buffer
+	vars    []int64
+	pending []backend.Launch
+	batched []int // pending's steps
+	times   []time.Duration
 }
 
 const (
@@ -189,7 +224,7 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 		j.calls++
 		return outs, nil
 	case j.plan == nil:
-		if fmt.Sprint(alias) != fmt.Sprint(j.alias) {
+		if !slices.Equal(alias, j.alias) {
 			return nil, j.aliasError()
 		}
 		seed, ctr := j.ctx.RandState()
@@ -210,7 +245,7 @@ func (j *Jit) Call(inputs ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		return outs, nil
 	}
-	if fmt.Sprint(alias) != fmt.Sprint(j.alias) {
+	if !slices.Equal(alias, j.alias) {
 		return nil, j.aliasError()
 	}
 	j.calls++
@@ -238,6 +273,11 @@ func (j *Jit) guarded(e *Engine, inputs []*tensor.Tensor, cap *capture) ([]*tens
 	}
 	e.capture, e.noReadIn = cap, j.Name
 	e.mu.Unlock()
+	// A value realized before the call is not handed out by interning to
+	// the function's graph: its kernels must run (and be captured) now. A
+	// caller that computed f(x) before jit(f)(x) got a capture without
+	// them, and replays that returned stale values.
+	j.ctx.MemoryWritten()
 	defer func() {
 		e.mu.Lock()
 		e.capture, e.noReadIn = nil, ""
@@ -278,7 +318,7 @@ func (j *Jit) checkInputs(inputs []*tensor.Tensor) error {
 			}
 			return fmt.Errorf("TinyJit %s: input %d is the variable %s, but the function was captured with a tensor there", j.Name, i, v.Var)
 		}
-		if x.DType() != s.dtype || tensor.FormatShape(x.Shape()) != tensor.FormatShape(s.shape) {
+		if x.DType() != s.dtype || !slices.Equal(x.Shape(), s.shape) {
 			return fmt.Errorf("TinyJit %s: input %d is %s %s, but the function was captured with %s %s: a captured function replays fixed kernels, so every call needs the same input shapes and dtypes (use another TinyJit for the new shape)",
 				j.Name, i, x.DType(), tensor.FormatShape(x.Shape()), s.dtype, tensor.FormatShape(s.shape))
 		}
@@ -348,6 +388,19 @@ func buildPlan(e *Engine, cap *capture, inputs []backend.Buffer, outs []*tensor.
 		}
 		p.outs = append(p.outs, jitOut{ref: classify(b), dtype: o.DType(), shape: o.Shape()})
 	}
+	p.out, p.held = make([]bool, p.nslots), make([]backend.Buffer, p.nslots)
+	nargs, nvars := 0, 0
+	for _, st := range p.steps {
+		nargs += len(st.args)
+		nvars += len(st.vars) + 2*len(st.rands)
+	}
+	p.args, p.vars = make([]backend.Buffer, nargs), make([]int64, nvars)
+	p.pending, p.batched, p.times = make([]backend.Launch, 0, len(p.steps)), make([]int, 0, len(p.steps)), make([]time.Duration, len(p.steps))
+	for _, o := range p.outs {
+		if o.ref.kind == refSlot {
+			p.out[o.ref.idx] = true
+		}
+	}
 	return p, nil
 }
 
@@ -373,19 +426,7 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	slots := make([]backend.Buffer, p.nslots)
-	keep := make([]bool, p.nslots)
-	for _, o := range p.outs {
-		if o.ref.kind == refSlot {
-			keep[o.ref.idx] = true
-		}
-	}
-	defer func() {
-		for i, b := range slots {
-			if b != nil && !keep[i] {
-				b.Free()
-			}
-		}
-	}()
+	copy(slots, p.held)
 	resolve := func(r bufRef) backend.Buffer {
 		switch r.kind {
 		case refInput:
@@ -405,13 +446,13 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	// takes batches (backend.Batcher: the CPU's launcher runs a step's
 	// launches in one call), else one launch at a time.
 	batcher, _ := e.Dev.(backend.Batcher)
-	var pending []backend.Launch
-	var steps []int // pending's, in p.steps (a compiledItem is too big to copy per launch)
-	var times []time.Duration
 	if batcher != nil {
-		pending, steps = make([]backend.Launch, 0, len(p.steps)), make([]int, 0, len(p.steps))
-		times = make([]time.Duration, len(p.steps))
+		batcher.Wake()
 	}
+	// pending's steps in p.steps (a compiledItem is too big to copy per launch)
+	pending, steps, times := p.pending[:0], p.batched[:0], p.times
+	ao, vo := 0, 0      // the next launch's arguments in p.args, p.vars
+	defer clear(p.args) // no buffer kept alive by the scratch
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
@@ -440,30 +481,37 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 			}
 			continue
 		}
-		if st.alloc >= 0 {
+		if st.alloc >= 0 && (slots[st.alloc] == nil || p.out[st.alloc]) {
 			b, err := e.Dev.Alloc(st.dtype, st.size)
 			if err != nil {
 				return nil, fmt.Errorf("kernel %s: %w", st.item.name, err)
 			}
 			slots[st.alloc] = b
+			if !p.out[st.alloc] {
+				p.held[st.alloc] = b
+			}
 		}
-		args := make([]backend.Buffer, len(st.args))
+		args := p.args[ao : ao+len(st.args) : ao+len(st.args)]
+		ao += len(st.args)
 		for i, r := range st.args {
 			args[i] = resolve(r)
 		}
-		vars := make([]int64, 0, len(st.vars)+2*len(st.rands))
+		nv := len(st.vars) + 2*len(st.rands)
+		vars := p.vars[vo : vo+nv : vo+nv]
+		vo += nv
 		for k, v := range st.item.vars {
 			if val, ok := bind[v]; ok {
-				vars = append(vars, int64(val))
+				vars[k] = int64(val)
 			} else {
-				vars = append(vars, st.vars[k])
+				vars[k] = st.vars[k]
 			}
 		}
-		for _, r := range st.rands {
+		for k, r := range st.rands {
+			at := len(st.vars) + 2*k
 			if r.inside {
-				vars = append(vars, int64(seed), int64(base+r.offset))
+				vars[at], vars[at+1] = int64(seed), int64(base+r.offset)
 			} else {
-				vars = append(vars, int64(r.fixed.Seed), int64(r.fixed.Counter))
+				vars[at], vars[at+1] = int64(r.fixed.Seed), int64(r.fixed.Counter)
 			}
 		}
 		if batcher != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/ir"
 	"tgc/pkg/nn"
 	"tgc/pkg/tensor"
@@ -201,5 +202,65 @@ func TestJitValuesAfterReplay(t *testing.T) {
 	near(t, "W.sum() after each step", sums(true), want, 1e-5)
 	if want[4] == want[1] {
 		t.Fatalf("the weights did not change: %v", want)
+	}
+}
+
+// allocCounter counts a device's allocations.
+type allocCounter struct {
+	backend.Device
+	allocs int
+}
+
+func (d *allocCounter) Alloc(dt ir.DType, n int) (backend.Buffer, error) {
+	d.allocs++
+	return d.Device.Alloc(dt, n)
+}
+
+// TestJitReplayKeepsIntermediates: a replay allocates its outputs afresh
+// (a caller may keep them: earlier calls' outputs keep their values) and
+// reuses the buffers that live only inside a call. Each call follows the
+// plain function on the same inputs, whose realized values interning must
+// not hand to the capture (it then recorded no kernels).
+func TestJitReplayKeepsIntermediates(t *testing.T) {
+	for _, name := range []string{"GO", "CPU"} {
+		dev, err := backend.Open(name)
+		if err != nil {
+			t.Logf("skipping %s: %v", name, err)
+			continue
+		}
+		d := &allocCounter{Device: dev}
+		ctx := tensor.NewContext(New(d, Options{}))
+		// three kernels: two intermediates that stay inside, one output
+		f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			h := in[0].Dot(in[1]).Relu().Contiguous()
+			g := h.Sum(true).Sigmoid().Contiguous()
+			return []*tensor.Tensor{h.Mul(g).Sum(false)}, nil
+		}
+		j := NewJit(ctx, "f", f)
+		var outs []*tensor.Tensor
+		var want [][]float64
+		for i := range 6 {
+			x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
+			y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
+			ref, err := f([]*tensor.Tensor{x, y})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, vals(t, ref[0]))
+			before := d.allocs
+			out, err := j.Call(x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i >= 3 { // replays after the first
+				if n := d.allocs - before; n != 1 {
+					t.Errorf("%s: replay %d allocated %d buffers, want 1 (its output)", name, i, n)
+				}
+			}
+			outs = append(outs, out[0])
+		}
+		for i, o := range outs { // read after every call has run
+			near(t, name+" output", vals(t, o), want[i], 1e-5)
+		}
 	}
 }

@@ -55,6 +55,16 @@ func TestGoldenCSoftmaxRows(t *testing.T) {
 	goldenCPUOpts(t, input(ir.Float32, 4, 64).Softmax(-1), ir.DefaultVecWidth, fuse.Options{HoistReduces: true}, "softmax_rows.c")
 }
 
+// TestGoldenCElementwiseStream pins an elementwise kernel on that host:
+// blocked in lines (UPCAST 16, Target.streamedLines), its store run a
+// vector without accumulators, streamed.
+func TestGoldenCElementwiseStream(t *testing.T) {
+	target := ir.CPUTarget
+	target.VecWidth, target.VecRegs, target.L3, target.BufAlign = 16, 32, 4<<10, 4096
+	a, b := input(ir.Float32, 1024), input(ir.Float32, 1024)
+	goldenCPUTarget(t, a.Mul(b).Add(a).Relu(), target, fuse.Options{}, "elementwise_stream16.c")
+}
+
 func goldenCPU(t *testing.T, out *tensor.Tensor, file string) {
 	t.Helper()
 	goldenCPUWidth(t, out, ir.DefaultVecWidth, file)

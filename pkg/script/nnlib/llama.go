@@ -3,6 +3,7 @@ package nnlib
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -64,12 +65,19 @@ func loadLlama(c *pyrt.Call, wantGGUF bool) (starlark.Value, error) {
 	mapped := false // some weight still reads the mapped file (trace mode)
 	for _, w := range m.Config.Weights() {
 		t := m.Tensors[w.Name]
+		qkv := qkvOf(m, w.Name)
+		if qkv == nil && fusedQKVPart(m, w.Name) {
+			continue // set with its layer's attn_qkv.weight
+		}
+		if qkv != nil {
+			t = qkv
+		}
 		data, packed := t.Data, quant.HasPacked(t.Type)
 		if packed {
 			// The kernel layout (quant.Pack), a copy: the file's pages go now.
 			if data, err = quant.Pack(t.Type, t.Data); err != nil {
 				m.Close()
-				return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
+				return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, t.Name, err)
 			}
 			mmap.Release(t.Data)
 		}
@@ -79,15 +87,20 @@ func loadLlama(c *pyrt.Call, wantGGUF bool) (starlark.Value, error) {
 			return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
 		}
 		b := raw.Node().Realized()
-		b.Name, b.Weight = w.Name, true
+		b.Name, b.Weight = t.Name, true
 		if err := raw.Upload(); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
 		}
 		if raw.Node().Realized().Host == nil {
 			mmap.Release(t.Data) // on the device now: the file's pages may go
-		} else if !packed {
+		} else if !packed && qkv == nil {
 			mapped = true
+		}
+		if qkv != nil {
+			for _, part := range qkvParts(w.Name) {
+				mmap.Release(m.Tensors[part].Data) // copied into qkv
+			}
 		}
 		dequant := nn.Dequant
 		if packed {
@@ -96,16 +109,104 @@ func loadLlama(c *pyrt.Call, wantGGUF bool) (starlark.Value, error) {
 		x, err := dequant(raw, t.Type, t.Shape)
 		if err != nil {
 			m.Close()
-			return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, w.Name, err)
+			return nil, fmt.Errorf("%s: %s: tensor %q: %v", c.Name, path, t.Name, err)
 		}
-		if err := weights.SetKey(starlark.String(w.Name), tensorlib.NewTensor(x)); err != nil {
+		if err := weights.SetKey(starlark.String(t.Name), tensorlib.NewTensor(x)); err != nil {
 			return nil, err
+		}
+		if qkv != nil {
+			// q, k and v stay under their own names: views of the rows of qkv
+			row := 0
+			for _, part := range qkvParts(w.Name) {
+				rows := m.Tensors[part].Shape[0]
+				v := x.Shrink([][2]int{{row, row + rows}, {0, t.Shape[1]}})
+				if err := weights.SetKey(starlark.String(part), tensorlib.NewTensor(v)); err != nil {
+					return nil, err
+				}
+				row += rows
+			}
 		}
 	}
 	if !mapped {
 		m.Close()
 	}
 	return starlark.Tuple{kv, weights}, nil
+}
+
+// A layer's query, key and value projections read the same normalized
+// rows, so the loader stores their weights as one matrix when they share
+// a type: blk.N.attn_qkv.weight, q's rows then k's then v's (raw blocks
+// concatenated row by row, which is exact for every block format: a
+// block never spans rows). One matrix-vector launch then streams the three
+// (a decode step's 768x768 launches run well under the bus; one of three
+// times the size runs near it, docs/performance.md `decodeq8`). The three
+// names stay in the dict as row views of it, so a script that reads them
+// is unchanged (models/llama.tg's prompts use them: their kernels stay
+// those of separate weights). Types that differ (Q4_K_M's Q6_K attn_v) and
+// packed types (Q4_K, fusableQKV) stay apart.
+
+// qkvParts is the names of q, k, v of the layer whose attn_q is name
+// (nil for any other name).
+func qkvParts(name string) []string {
+	p, ok := strings.CutSuffix(name, "attn_q.weight")
+	if !ok || !strings.HasPrefix(p, "blk.") {
+		return nil
+	}
+	return []string{p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}
+}
+
+// qkvOf returns the fused attn_qkv tensor of the layer whose attn_q is
+// name, a copy of the three's blocks, or nil when name is not an attn_q
+// or the three's types or row lengths differ.
+func qkvOf(m *llama.Model, name string) *llama.Tensor {
+	parts := qkvParts(name)
+	if parts == nil || !fusableQKV(m, parts) {
+		return nil
+	}
+	q := m.Tensors[parts[0]]
+	t := &llama.Tensor{Name: strings.TrimSuffix(name, "attn_q.weight") + "attn_qkv.weight", Type: q.Type,
+		Shape: []int{0, q.Shape[1]}}
+	n := 0
+	for _, p := range parts {
+		n += len(m.Tensors[p].Data)
+	}
+	t.Data = make([]byte, 0, n)
+	for _, p := range parts {
+		t.Data = append(t.Data, m.Tensors[p].Data...)
+		t.Shape[0] += m.Tensors[p].Shape[0]
+	}
+	return t
+}
+
+// fusableQKV reports whether the named q, k, v tensors share a type and a
+// row length, in a type without a packed layout. (A prompt dequantizes a
+// packed Q4_K weight into scratch, fused or not: for the fused one, q, k
+// and v together, 7 MB at dim 768 instead of 2.4 MB at a time, which Q4_K's
+// peak memory cannot afford; and its decode kernels are compute-bound, where
+// the fusion saves little.)
+func fusableQKV(m *llama.Model, parts []string) bool {
+	q := m.Tensors[parts[0]]
+	if q == nil || quant.HasPacked(q.Type) {
+		return false
+	}
+	for _, p := range parts {
+		t := m.Tensors[p]
+		if t == nil || t.Type != q.Type || len(t.Shape) != 2 || t.Shape[1] != q.Shape[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// fusedQKVPart reports whether name is a layer's attn_k or attn_v that
+// the loader stores inside its attn_qkv.
+func fusedQKVPart(m *llama.Model, name string) bool {
+	for _, s := range []string{"attn_k.weight", "attn_v.weight"} {
+		if p, ok := strings.CutSuffix(name, s); ok && strings.HasPrefix(p, "blk.") {
+			return fusableQKV(m, qkvParts(p+"attn_q.weight"))
+		}
+	}
+	return false
 }
 
 // llamaKV is the metadata of a model as a dict, with the llama.* keys of

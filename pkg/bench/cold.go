@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"runtime"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"tgc/pkg/backend"
+)
+
+// An evictor pushes a workload's data out of the caches before each of its
+// timed runs (Workload.Cold): every core the Go runtime runs on sums a
+// buffer of its own, twice the last level cache, so that what the run
+// reads comes from memory, as the STREAM triad it is compared with reads
+// its three 256 MiB arrays. Without it a workload of 64 MiB repeated over
+// the same buffers is partly served by the L3s: on the Zen 5 guest (32 MiB
+// of L3 a CCD, each vCPU's half of sum_16M's 64 MiB as large as its CCD's
+// L3) sum_16M read 0.53-1.30x the triad with one kernel, by how much of
+// the input the L3s kept between runs, which moved with where the vCPUs
+// ran and what the neighbours did. AMD's L3 is filled by the lines its
+// cores' L2s evict: a core's own sweep is what replaces them.
+type evictor struct {
+	mem  [][]byte
+	bufs [][]uint64
+	sink []uint64
+}
+
+// minEvict is the least each core sweeps (the L3 may be unknown: 0).
+const minEvict = 64 << 20
+
+func newEvictor(h backend.HostCPU) *evictor {
+	size := max(2*int(h.L3), minEvict) &^ 63
+	workers := runtime.GOMAXPROCS(0)
+	ev := &evictor{sink: make([]uint64, workers*8)}
+	for range workers {
+		mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+		if err != nil {
+			mem = make([]byte, size)
+		} else {
+			ev.mem = append(ev.mem, mem)
+			_ = syscall.Madvise(mem, 14) // MADV_HUGEPAGE, as membw's buffer
+		}
+		buf := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(mem))), size/8)
+		for i := range buf { // written: untouched pages all read the one zero page
+			buf[i] = uint64(i)
+		}
+		ev.bufs = append(ev.bufs, buf)
+	}
+	return ev
+}
+
+// run sweeps every buffer, one goroutine each, and waits for all.
+func (ev *evictor) run() {
+	var wg sync.WaitGroup
+	for w, b := range ev.bufs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev.sink[w*8] += sum8(b) // 64 bytes apart: no shared line
+		}()
+	}
+	wg.Wait()
+}
+
+// free unmaps the buffers.
+func (ev *evictor) free() {
+	for _, m := range ev.mem {
+		_ = syscall.Munmap(m)
+	}
+	ev.mem, ev.bufs = nil, nil
+}
