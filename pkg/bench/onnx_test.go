@@ -15,18 +15,7 @@ import (
 // The ONNX workloads' jitted runs give, call after call (captures and
 // replays, new inputs each time), what the model's plain run gives.
 func TestJitRunnerMatchesPlainRun(t *testing.T) {
-	const path = "/usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d_groups/model.onnx"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip("ONNX test data not installed (Debian's libonnx-testdata)")
-	}
-	m, err := onnx.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, _, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skip(err)
-	}
+	m, ctx := onnxCase(t, "pytorch-converted/test_Conv2d_groups")
 	in := m.Inputs
 	run := jitRunner(ctx, "conv", m)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -87,18 +76,8 @@ func floats(t *testing.T, x *tensor.Tensor) []float64 {
 // collector, every call faulted in a fresh upload buffer and the process
 // grew by the inputs' size per call).
 func TestJitRunnerFreesInputs(t *testing.T) {
-	const path = "/usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d_groups/model.onnx"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip("ONNX test data not installed (Debian's libonnx-testdata)")
-	}
-	m, err := onnx.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, e, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skip(err)
-	}
+	m, ctx := onnxCase(t, "pytorch-converted/test_Conv2d_groups")
+	e := ctx.Engine().(*realize.Engine)
 	mc, ok := e.Dev.(backend.MemoryCounter)
 	if !ok {
 		t.Skip("the CPU device does not count its memory")
@@ -139,18 +118,7 @@ func TestJitRunnerFreesInputs(t *testing.T) {
 // with the call's inputs: each call's output keeps its values after the
 // calls that follow.
 func TestJitRunnerKeepsOutputsThatAreInputs(t *testing.T) {
-	const path = "/usr/share/libonnx-testdata/data/node/test_identity/model.onnx"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip("ONNX test data not installed (Debian's libonnx-testdata)")
-	}
-	m, err := onnx.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, _, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skip(err)
-	}
+	m, ctx := onnxCase(t, "node/test_identity")
 	run := jitRunner(ctx, "identity", m)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var ins []*onnx.Array
@@ -186,4 +154,23 @@ func TestJitRunnerKeepsOutputsThatAreInputs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// onnxCase loads a model of ONNX's test data (skipping the test where
+// Debian's libonnx-testdata is not installed) and a CPU context for it.
+func onnxCase(t *testing.T, name string) (*onnx.Model, *tensor.Context) {
+	t.Helper()
+	path := "/usr/share/libonnx-testdata/data/" + name + "/model.onnx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("ONNX test data not installed (Debian's libonnx-testdata)")
+	}
+	m, err := onnx.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	return m, ctx
 }
