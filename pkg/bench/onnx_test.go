@@ -20,18 +20,7 @@ func TestJitRunnerMatchesPlainRun(t *testing.T) {
 	run := jitRunner(ctx, "conv", m)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for call := range 5 {
-		arrays := map[string]*onnx.Array{}
-		for _, v := range in {
-			shape := make([]int, len(v.Dims))
-			for i, d := range v.Dims {
-				shape[i] = d.Value
-			}
-			a := onnx.NewArray(onnx.Float, shape)
-			for i := range a.Numel() {
-				a.SetFloat(i, rng.NormFloat64())
-			}
-			arrays[v.Name] = a
-		}
+		arrays := randomInputs(in, rng)
 		got, err := run(arrays)
 		if err != nil {
 			t.Fatal(err)
@@ -84,11 +73,7 @@ func TestJitRunnerFreesInputs(t *testing.T) {
 	}
 	arrays := map[string]*onnx.Array{}
 	for _, v := range m.Inputs {
-		shape := make([]int, len(v.Dims))
-		for i, d := range v.Dims {
-			shape[i] = d.Value
-		}
-		arrays[v.Name] = pattern(v.Name, shape)
+		arrays[v.Name] = pattern(v.Name, inputShape(v))
 	}
 	run := jitRunner(ctx, "conv", m)
 	var live []int64
@@ -124,18 +109,9 @@ func TestJitRunnerKeepsOutputsThatAreInputs(t *testing.T) {
 	var ins []*onnx.Array
 	var outs []*tensor.Tensor
 	for range 5 {
-		arrays := map[string]*onnx.Array{}
+		arrays := randomInputs(m.Inputs, rng)
 		for _, v := range m.Inputs {
-			shape := make([]int, len(v.Dims))
-			for i, d := range v.Dims {
-				shape[i] = d.Value
-			}
-			a := onnx.NewArray(onnx.Float, shape)
-			for i := range a.Numel() {
-				a.SetFloat(i, rng.NormFloat64())
-			}
-			arrays[v.Name] = a
-			ins = append(ins, a)
+			ins = append(ins, arrays[v.Name])
 		}
 		got, err := run(arrays)
 		if err != nil {
@@ -173,4 +149,25 @@ func onnxCase(t *testing.T, name string) (*onnx.Model, *tensor.Context) {
 		t.Skip(err)
 	}
 	return m, ctx
+}
+
+// randomInputs draws a float array of normal values for each input.
+func randomInputs(in []onnx.ValueInfo, rng *rand.Rand) map[string]*onnx.Array {
+	arrays := map[string]*onnx.Array{}
+	for _, v := range in {
+		a := onnx.NewArray(onnx.Float, inputShape(v))
+		for i := range a.Numel() {
+			a.SetFloat(i, rng.NormFloat64())
+		}
+		arrays[v.Name] = a
+	}
+	return arrays
+}
+
+func inputShape(v onnx.ValueInfo) []int {
+	shape := make([]int, len(v.Dims))
+	for i, d := range v.Dims {
+		shape[i] = d.Value
+	}
+	return shape
 }
