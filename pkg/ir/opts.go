@@ -712,8 +712,8 @@ func splitOpts(k *Kernel) []Opt {
 
 // streamedLines blocks an elementwise kernel's contiguous axis in cache
 // lines (UPCAST by 16 float32 lanes) when its outputs are ones the
-// stream_stores pass writes around the caches (PlanStream: at least a
-// quarter of the L3, not read by the kernel): that pass streams the simd
+// stream_stores pass writes around the caches (PlanStream: outputs the
+// kernel does not read): that pass streams the simd
 // pass's store runs, and a kernel without opts has none (gcc vectorizes
 // its loop itself, with plain stores, each of which reads its line from
 // memory first). Only where a line is one vector (16 lanes: AVX-512),
