@@ -3,8 +3,6 @@ package bench
 import (
 	"runtime"
 	"sync"
-	"syscall"
-	"unsafe"
 
 	"tgc/pkg/backend"
 )
@@ -21,9 +19,9 @@ import (
 // ran and what the neighbours did. AMD's L3 is filled by the lines its
 // cores' L2s evict: a core's own sweep is what replaces them.
 type evictor struct {
-	mem  [][]byte
-	bufs [][]uint64
-	sink []uint64
+	unmap []func()
+	bufs  [][]uint64
+	sink  []uint64
 }
 
 // minEvict is the least each core sweeps (the L3 may be unknown: 0).
@@ -34,14 +32,8 @@ func newEvictor(h backend.HostCPU) *evictor {
 	workers := runtime.GOMAXPROCS(0)
 	ev := &evictor{sink: make([]uint64, workers*8)}
 	for range workers {
-		mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
-		if err != nil {
-			mem = make([]byte, size)
-		} else {
-			ev.mem = append(ev.mem, mem)
-			_ = syscall.Madvise(mem, 14) // MADV_HUGEPAGE, as membw's buffer
-		}
-		buf := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(mem))), size/8)
+		buf, unmap := sweepBuffer(size)
+		ev.unmap = append(ev.unmap, unmap)
 		for i := range buf { // written: untouched pages all read the one zero page
 			buf[i] = uint64(i)
 		}
@@ -65,8 +57,8 @@ func (ev *evictor) run() {
 
 // free unmaps the buffers.
 func (ev *evictor) free() {
-	for _, m := range ev.mem {
-		_ = syscall.Munmap(m)
+	for _, unmap := range ev.unmap {
+		unmap()
 	}
-	ev.mem, ev.bufs = nil, nil
+	ev.unmap, ev.bufs = nil, nil
 }

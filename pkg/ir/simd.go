@@ -670,7 +670,7 @@ func (s *SIMD) verify(k *Kernel, in map[*Expr]bool) error {
 			}
 			seen[e] = true
 		}
-		if len(s.Accs) == 0 && !m.vectorStoreRun(ss) || len(s.Accs) > 0 && !m.storeRun(ss) {
+		if (len(s.Accs) == 0 && !m.vectorStoreRun(ss)) || (len(s.Accs) > 0 && !m.storeRun(ss)) {
 			return fmt.Errorf("simd: store run to buf%d at %s is not contiguous or not isomorphic over an accumulator", ss[0].Arg, ss[0].Src[0])
 		}
 	}
