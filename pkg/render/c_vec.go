@@ -156,26 +156,42 @@ func cNarrowPrelude(width int) string {
 		fmt.Fprintf(&sb, "typedef _Float16 tg_h%d __attribute__((vector_size(%d)));\n", w, 2*w)
 	}
 	sb.WriteString("#if defined(__AVX2__) && defined(__F16C__)\n#include <immintrin.h>\n")
-	type x86 struct{ load, ext, half string }
+	type x86 struct{ load, ext, half, bcvt, bset string }
 	forms := map[int]x86{
-		4:  {"_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))", "_mm_cvtep%s8_epi32", "_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p)))"},
-		8:  {"_mm_loadl_epi64((const __m128i *)(p))", "_mm256_cvtep%s8_epi32", "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))"},
-		16: {"_mm_loadu_si128((const __m128i *)(p))", "_mm512_cvtep%s8_epi32", "_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))"},
+		4:  {"_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))", "_mm_cvtep%s8_epi32", "_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p)))", "_mm_cvtph_ps", "_mm_set1_epi16"},
+		8:  {"_mm_loadl_epi64((const __m128i *)(p))", "_mm256_cvtep%s8_epi32", "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))", "_mm256_cvtph_ps", "_mm_set1_epi16"},
+		16: {"_mm_loadu_si128((const __m128i *)(p))", "_mm512_cvtep%s8_epi32", "_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))", "_mm512_cvtph_ps", "_mm256_set1_epi16"},
 	}
 	for w := width; w >= 4; w /= 2 {
 		f := forms[w]
 		fmt.Fprintf(&sb, "#define tg_wd_c%d(p) ((tg_i%d)%s(%s))\n", w, w, fmt.Sprintf(f.ext, "i"), f.load)
 		fmt.Fprintf(&sb, "#define tg_wd_uc%d(p) ((tg_i%d)%s(%s))\n", w, w, fmt.Sprintf(f.ext, "u"), f.load)
 		fmt.Fprintf(&sb, "#define tg_wd_h%d(p) ((tg_f%d)%s)\n", w, w, f.half)
+		fmt.Fprintf(&sb, "#define tg_bh%d(p) ((tg_f%d)%s(%s(({short s_; __builtin_memcpy(&s_, (p), 2); s_;}))))\n", w, w, f.bcvt, f.bset)
 	}
 	sb.WriteString("#else\n")
 	for w := width; w >= 4; w /= 2 {
 		fmt.Fprintf(&sb, "#define tg_wd_c%d(p) __builtin_convertvector(tg_load(tg_c%d, (p)), tg_i%d)\n", w, w, w)
 		fmt.Fprintf(&sb, "#define tg_wd_uc%d(p) __builtin_convertvector(tg_load(tg_uc%d, (p)), tg_i%d)\n", w, w, w)
 		fmt.Fprintf(&sb, "#define tg_wd_h%d(p) __builtin_convertvector(tg_load(tg_h%d, (p)), tg_f%d)\n", w, w, w)
+		fmt.Fprintf(&sb, "#define tg_bh%d(p) ({ float f_ = (float)*(p); (tg_f%d){%s}; })\n", w, w, strings.TrimSuffix(strings.Repeat("f_,", w), ","))
 	}
 	sb.WriteString("#endif\n#endif\n")
 	return sb.String()
+}
+
+// halfBroadcast says whether a uniform tuple is a float16 load converted
+// to float32 (a quantized block's scale, the same in every lane of a
+// row's vectors). The renderer prints it as tg_bh, the half broadcast
+// from memory and converted as a vector (vpbroadcastw, vcvtph2ps: two
+// instructions on x86 instead of an insert, a scalar conversion and a
+// broadcast; the value is the same, a float16 converts exactly). On the
+// Zen 5 host, a C harness of the Q8_0 matrix-vector kernel with the
+// matrix in L2, one core: 37 -> 40 GB/s with two block chains.
+func halfBroadcast(t ir.Lanes) bool {
+	e := t.L[0]
+	return e.Op == ir.OpCast && e.DType == ir.Float32 && len(e.Src) == 1 &&
+		e.Src[0].Op == ir.OpLoad && e.Src[0].DType == ir.Float16 && len(e.Src[0].Src) == 1
 }
 
 // narrowMacro is the widening load macro's prefix for an element type.
@@ -269,6 +285,14 @@ func (v *cVec) absorb() {
 		}
 		visited[t] = true
 		if t.Uniform() {
+			if halfBroadcast(t) {
+				// printed as a conversion of the half broadcast from
+				// memory (tg_bh): its scalar load and cast only where
+				// another use needs them
+				lanes[t.L[0]], lanes[t.L[0].Src[0]] = true, true
+				v.narrow = true
+				return
+			}
 			scalar[t.L[0]] = true
 			return
 		}
@@ -389,6 +413,14 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 	}
 	e0 := t.L[0]
 	w := t.W
+	if _, named := r.names[e0]; t.Uniform() && halfBroadcast(t) && !named {
+		ld := e0.Src[0]
+		buf, idx := BufName(r.k, ld.Arg.(int)), r.expr(ld.Src[0])
+		if row, off, isRow := r.rowOf(ld); isRow {
+			buf, idx = row, off
+		}
+		return v.declare(r, t, "vbc", fmt.Sprintf("tg_bh%d(&%s[%s])", w, buf, idx))
+	}
 	if t.Uniform() {
 		x := r.expr(e0)
 		if _, named := r.names[e0]; !named && !e0.IsConst() {

@@ -110,22 +110,28 @@ typedef _Float16 tg_h4 __attribute__((vector_size(8)));
 #define tg_wd_c16(p) ((tg_i16)_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p))))
 #define tg_wd_uc16(p) ((tg_i16)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p))))
 #define tg_wd_h16(p) ((tg_f16)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p))))
+#define tg_bh16(p) ((tg_f16)_mm512_cvtph_ps(_mm256_set1_epi16(({short s_; __builtin_memcpy(&s_, (p), 2); s_;}))))
 #define tg_wd_c8(p) ((tg_i8)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p))))
 #define tg_wd_uc8(p) ((tg_i8)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p))))
 #define tg_wd_h8(p) ((tg_f8)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p))))
+#define tg_bh8(p) ((tg_f8)_mm256_cvtph_ps(_mm_set1_epi16(({short s_; __builtin_memcpy(&s_, (p), 2); s_;}))))
 #define tg_wd_c4(p) ((tg_i4)_mm_cvtepi8_epi32(_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))))
 #define tg_wd_uc4(p) ((tg_i4)_mm_cvtepu8_epi32(_mm_cvtsi32_si128(({int v_; __builtin_memcpy(&v_, (p), 4); v_;}))))
 #define tg_wd_h4(p) ((tg_f4)_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(p))))
+#define tg_bh4(p) ((tg_f4)_mm_cvtph_ps(_mm_set1_epi16(({short s_; __builtin_memcpy(&s_, (p), 2); s_;}))))
 #else
 #define tg_wd_c16(p) __builtin_convertvector(tg_load(tg_c16, (p)), tg_i16)
 #define tg_wd_uc16(p) __builtin_convertvector(tg_load(tg_uc16, (p)), tg_i16)
 #define tg_wd_h16(p) __builtin_convertvector(tg_load(tg_h16, (p)), tg_f16)
+#define tg_bh16(p) ({ float f_ = (float)*(p); (tg_f16){f_,f_,f_,f_,f_,f_,f_,f_,f_,f_,f_,f_,f_,f_,f_,f_}; })
 #define tg_wd_c8(p) __builtin_convertvector(tg_load(tg_c8, (p)), tg_i8)
 #define tg_wd_uc8(p) __builtin_convertvector(tg_load(tg_uc8, (p)), tg_i8)
 #define tg_wd_h8(p) __builtin_convertvector(tg_load(tg_h8, (p)), tg_f8)
+#define tg_bh8(p) ({ float f_ = (float)*(p); (tg_f8){f_,f_,f_,f_,f_,f_,f_,f_}; })
 #define tg_wd_c4(p) __builtin_convertvector(tg_load(tg_c4, (p)), tg_i4)
 #define tg_wd_uc4(p) __builtin_convertvector(tg_load(tg_uc4, (p)), tg_i4)
 #define tg_wd_h4(p) __builtin_convertvector(tg_load(tg_h4, (p)), tg_f4)
+#define tg_bh4(p) ({ float f_ = (float)*(p); (tg_f4){f_,f_,f_,f_}; })
 #endif
 #endif
 void r_32_256(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
