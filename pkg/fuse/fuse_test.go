@@ -175,6 +175,11 @@ func TestHoistedReduceCounts(t *testing.T) {
 		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tc.Const(1.0/32, ir.Float32))), 2, 1},
 		{"logsumexp", a.Sub(a.Max(true, 1)).Exp2().Sum(false, 1).Log2(), 2, 1},
 		{"layernorm", layernorm(a), 3, 1},
+		// A decode step's attention: the scores (a sum per position and
+		// head) read at (head, position) would be computed once per
+		// value, not per row: they alone are stored, the max and sum
+		// join the softmax's kernel.
+		{"softmax of scores", softmax(input(64, 4, 8).Mul(input(1, 4, 8)).Sum(false, 2).Transpose(0, 1)), 4, 2},
 		// Column sums broadcast over rows: the outer axis is not used.
 		{"x - x.sum(0)", a.Sub(a.Sum(true, 0)), 2, 2},
 		// BatchNorm's per-channel mean: the batch axis comes first.

@@ -72,8 +72,11 @@ func (r *rowKernels) join(n, root *tensor.Node) bool {
 }
 
 // refuse checks the kernel lowered for root: if it took reduces that it
-// would not compute once per value, they are refused (buffers from the
-// next try on) and refuse says so.
+// would not compute once per value, those of them with the most values
+// are refused (buffers from the next try on; the next try checks the
+// rest) and refuse says so. A decode step's softmax joins its max and
+// sum, one per head, while its scores, one per head and position, are
+// stored: 3 kernels a layer become 1.
 //
 // It also refuses the window reduces inlined into a kernel that computes
 // one per output value next to a long reduce (windowBesideLong).
@@ -88,8 +91,17 @@ func (r *rowKernels) refuse(root *tensor.Node, k *ir.Kernel) bool {
 	if len(r.joined[root]) == 0 || computedOnce(k) {
 		return refused
 	}
+	// Refuse the joined reduces with the most values (softmax's scores,
+	// one per position, beside its max and sum, one per row): the others
+	// may be computed once per row without them (the next try says).
+	most := 0
 	for _, n := range r.joined[root] {
-		r.refused[n] = true
+		most = max(most, n.Numel())
+	}
+	for _, n := range r.joined[root] {
+		if n.Numel() == most {
+			r.refused[n] = true
+		}
 	}
 	return true
 }
