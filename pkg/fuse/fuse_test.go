@@ -175,11 +175,12 @@ func TestHoistedReduceCounts(t *testing.T) {
 		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tc.Const(1.0/32, ir.Float32))), 2, 1},
 		{"logsumexp", a.Sub(a.Max(true, 1)).Exp2().Sum(false, 1).Log2(), 2, 1},
 		{"layernorm", layernorm(a), 3, 1},
-		// A decode step's attention: the scores (a sum per position and
-		// head) read at (head, position) would be computed once per
-		// value, not per row: they alone are stored, the max and sum
-		// join the softmax's kernel.
-		{"softmax of scores", softmax(input(64, 4, 8).Mul(input(1, 4, 8)).Sum(false, 2).Transpose(0, 1)), 4, 2},
+		// Attention scores (a sum per position and head) read at (head,
+		// position) would be computed once per value, not per row: with
+		// a fixed length every reduce is stored (rows of a fixed length
+		// run in vectors across rows); over the positions of a decode
+		// step (symbolic), the scores alone (TestSymbolicSoftmaxJoins).
+		{"softmax of scores", softmax(input(64, 4, 8).Mul(input(1, 4, 8)).Sum(false, 2).Transpose(0, 1)), 4, 4},
 		// Column sums broadcast over rows: the outer axis is not used.
 		{"x - x.sum(0)", a.Sub(a.Sum(true, 0)), 2, 2},
 		// BatchNorm's per-channel mean: the batch axis comes first.
@@ -214,6 +215,38 @@ func TestHoistedReduceCounts(t *testing.T) {
 			if len(s.Items) != want {
 				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", cs.name, hoist, len(s.Items), want, s.Dump())
 			}
+		}
+	}
+}
+
+// TestSymbolicSoftmaxJoins: a decode step's softmax over the positions
+// attended so far (a symbolic length) of scores computed per (position,
+// head): the scores are stored, the max and sum join the softmax's kernel
+// (2 kernels; all four stored on main before).
+func TestSymbolicSoftmaxJoins(t *testing.T) {
+	v, err := tensor.NewVariable("start_pos", 0, 63)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := v.Bind(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := input(64, 4, 8).ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(1)}, {tensor.Int(0), tensor.Int(4)}, {tensor.Int(0), tensor.Int(8)}})
+	scores := keys.Mul(input(1, 4, 8)).Sum(false, 2).Transpose(0, 1) // (head, position)
+	e := scores.Sub(scores.Max(true, 1)).Exp2()
+	out := e.Div(e.Sum(true, 1))
+	for _, hoist := range []bool{false, true} {
+		s, err := Create([]*tensor.Node{out.Node()}, Options{HoistReduces: hoist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 4
+		if hoist {
+			want = 2
+		}
+		if len(s.Items) != want {
+			t.Errorf("hoist %v: %d kernels, want %d:\n%s", hoist, len(s.Items), want, s.Dump())
 		}
 	}
 }

@@ -186,8 +186,8 @@ func TestDecodeReusesLogits(t *testing.T) {
 // the softmax (its max, sum and division in one kernel, a row per head:
 // fuse's row kernels), the values, wo, the residual with
 // the FFN's RMSNorm, the FFN's gate and up, its down with the residual;
-// then the final RMSNorm (its sum and scale in one kernel) and the
-// classifier; before the layers, the token's embedding row. A model whose
+// then the final RMSNorm's sum and scale and the classifier; before the
+// layers, the token's embedding row. A model whose
 // v has another type (Q4_K_M's Q6_K), or whose q, k and v are of a packed
 // type (Q4_K), keeps three products (the v product writes the cache
 // itself).
@@ -213,7 +213,7 @@ func TestDecodeStepLaunches(t *testing.T) {
 				if logits, err = s.Decode(Argmax(logits), pos); err != nil {
 					t.Fatal(err)
 				}
-				if n, want := eng.Stats.Kernels-before, c.layers*c.launch+3; n != want {
+				if n, want := eng.Stats.Kernels-before, c.layers*c.launch+4; n != want {
 					t.Errorf("the step at %d ran %d launches, want %d (%d per layer)", pos, n, want, c.launch)
 				}
 			}
