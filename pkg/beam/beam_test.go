@@ -277,6 +277,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	streamedElementwise := 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened := 0
+	chained := 0 // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
 		if err != nil {
@@ -375,6 +376,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				if l.heur && o.Kind == ir.OptUpcast && o.Amt == 40 && strings.HasPrefix(name, "conv2d 40 columns/") {
 					widened++ // a whole 40-column row: 2x16+8 lanes (Target.FMAWidth)
 				}
+				if l.heur && o.Kind == ir.OptUnroll && o.Amt == 2 && strings.Contains(name, "block") && strings.Contains(name, "matvec") {
+					chained++ // two accumulators over a row's blocks (ir blockChains)
+				}
 			}
 		}
 		ref.free()
@@ -401,6 +405,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if widened == 0 {
 		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
+	}
+	if chained == 0 {
+		t.Errorf("no heuristic list unrolls a block-scaled matrix-vector row's blocks by 2")
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
