@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"tgc/pkg/fuse"
@@ -12,6 +13,7 @@ import (
 	"tgc/pkg/nn"
 	"tgc/pkg/quant"
 	"tgc/pkg/realize"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -182,6 +184,40 @@ func fusesIntoMatmul(t *testing.T, ctx *tensor.Context, typ quant.Type, w *tenso
 				t.Errorf("%s: the matmul reads a float32 weight %s", typ, a)
 			}
 		}
+	}
+}
+
+// TestQ8MatvecBlockLoop: a Q8_0 matrix-vector row, as the CPU heuristic
+// blocks it with AVX-512, sums its blocks in two accumulators (even and
+// odd: the block axis unrolled by 2, ir's blockChains) and broadcasts each
+// block's float16 scale as a vector conversion (tg_bh16). The results
+// are TestDequantMatmul's.
+func TestQ8MatvecBlockLoop(t *testing.T) {
+	ctx := tensor.NewContext(nil)
+	n, k := 64, 768
+	w, err := dequant(ctx, quant.Q8_0, make([]byte, n*k/32*34), []int{n, k}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ctx.Full([]int{1, k}, 1, ir.Float32)
+	s, err := fuse.Create([]*tensor.Node{x.Reshape(1, 1, k).Mul(w).Sum(false, -1).Node()}, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 1 {
+		t.Fatalf("%d kernels, want 1:\n%s", len(s.Items), s.Dump())
+	}
+	target := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, FMAWidth: 16}
+	kern, err := ir.OptimizeFor(s.Items[0].Kernel, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ir.FormatOpts(kern.Opts); !strings.Contains(got, "UNROLL(0,2)") {
+		t.Errorf("opts %s: the block axis is not unrolled by 2", got)
+	}
+	src := render.Render(render.C, kern)
+	if c := strings.Count(src, "tg_bh16(&"); c != 2 {
+		t.Errorf("%d scales broadcast as tg_bh16, want 2 (one per accumulator):\n%s", c, src)
 	}
 }
 
