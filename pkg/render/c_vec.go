@@ -187,7 +187,8 @@ func cNarrowPrelude(width int) string {
 // instructions on x86 instead of an insert, a scalar conversion and a
 // broadcast; the value is the same, a float16 converts exactly). On the
 // Zen 5 host, a C harness of the Q8_0 matrix-vector kernel with the
-// matrix in L2, one core: 37 -> 40 GB/s with two block chains.
+// matrix in L2, one core: 37 -> 39.8 GB/s, and 39.6 -> 41.0 with the
+// block axis unrolled by 2 (ir's blockChains).
 func halfBroadcast(t ir.Lanes) bool {
 	e := t.L[0]
 	return e.Op == ir.OpCast && e.DType == ir.Float32 && len(e.Src) == 1 &&
