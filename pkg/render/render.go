@@ -348,11 +348,11 @@ func (r *renderer) reduce(e *ir.Expr) {
 		if l, ok := r.vecLane(m); ok {
 			src, acc := r.vec.src(l.run), r.vec.acc[l.run]
 			if l.lane == 0 && m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
-				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins).
+				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins): tg_max.
 				v := r.vec.fresh("vmax")
 				r.line("%s %s = %s;", vtype(src), v, r.vexpr(src))
 				w := src.W
-				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", acc, w, w, v, acc, v, acc)
+				r.line("%s = tg_max(tg_i%d, tg_f%d, %s, %s);", acc, w, w, v, acc)
 			} else if l.lane == 0 {
 				v := r.vexpr(src)
 				if idx := r.keptAt(m); idx != nil { // the lanes' indices are contiguous (Verify)
