@@ -274,7 +274,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
-	streamedElementwise := 0
+	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened := 0
 	for name, k := range testKernels(t) {
@@ -310,6 +310,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			ks = append(ks, onCPU.rename(ok))
 			if ok.Keep != nil {
 				kept++
+				if ok.Keep.Scratch && ok.Stream != nil && ok.Stream.Cols {
+					scratchLines++
+				}
 			}
 			if ok.Skip != nil {
 				skipped++
@@ -395,6 +398,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if streamed < 2 {
 		t.Errorf("only %d opt lists stream their stores", streamed)
+	}
+	if scratchLines < 2 {
+		t.Errorf("only %d opt lists keep a row in scratch and stream the column loop's lines", scratchLines)
 	}
 	if streamedElementwise < 2 {
 		t.Errorf("only %d heuristic lists of elementwise kernels stream their stores", streamedElementwise)

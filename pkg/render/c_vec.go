@@ -34,6 +34,18 @@ const cStreamDef = `#if defined(__AVX512F__)
 #define tg_sfence() ((void)0)
 #endif`
 
+// cStreamLineDef writes a line of 16 floats (an aligned array) to p, an
+// aligned line of the output, around the caches (ir.Stream.Cols); the
+// kernel ends with tg_sfence. Without AVX-512 a plain copy.
+const cStreamLineDef = `typedef float tg_line16 __attribute__((vector_size(64)));
+#if defined(__AVX512F__)
+#define tg_stream_line(p, l) ({ tg_line16 sl_; __builtin_memcpy(&sl_, (l), 64); __asm__ volatile("vmovntps %1, %0" : "=m"(*(tg_line16 *)(p)) : "v"(sl_)); })
+#define tg_sfence() __asm__ volatile("sfence" ::: "memory")
+#else
+#define tg_stream_line(p, l) __builtin_memcpy((p), (l), 64)
+#define tg_sfence() ((void)0)
+#endif`
+
 func cVecPrelude(width int) string {
 	var sb strings.Builder
 	sb.WriteString("#ifndef TG_VEC\n#define TG_VEC\n")
