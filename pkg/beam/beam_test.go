@@ -114,7 +114,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
 	rows := map[string]*tensor.Tensor{
-		"softmax rows":   floats(r, 8, 64).Softmax(-1),
+		"softmax rows":   floats(r, 16, 64).Softmax(-1), // 4 KiB: the small-L3 targets keep it in scratch and stream it
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
 	}
 	// Elementwise kernels whose outputs the small-L3 targets write around

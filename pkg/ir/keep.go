@@ -61,11 +61,13 @@ const maxScratch = 16 << 10
 
 // keepScratch says whether a keep plan for store st keeps its values in
 // scratch: where its output is one stream_stores writes around the caches
-// (streamOutput) and its column loop can run in whole aligned lines
-// (lineCols), and the row fits maxScratch.
+// and at least the whole L3, as elementwise outputs are streamed
+// (streamLines: a smaller one is read back from the L3 by its consumer),
+// its column loop can run in whole aligned lines (lineCols), and the row
+// fits maxScratch.
 func keepScratch(k *Kernel, t Target, st *Expr) bool {
 	col := k.Global[len(k.Global)-1]
-	return col.Size*4 <= maxScratch && streamOutput(k, t, st.Arg.(int), readBufs(k)) && lineCols(k, st)
+	return col.Size*4 <= maxScratch && streamLines(k, t, st.Arg.(int), readBufs(k)) && lineCols(k, st)
 }
 
 // keepCandidates are the subexpressions of a store's value that may be
