@@ -55,8 +55,8 @@ func TestBenchJSONAndRatios(t *testing.T) {
 			t.Errorf("reference line %q (%v)", l, err)
 		}
 	}
-	if args, err := os.ReadFile(filepath.Join(dir, "args")); err != nil || strings.TrimSpace(string(args)) != "2 triad" {
-		t.Errorf("reference run with %q (%v), want the triad part right before sum_16M", args, err)
+	if args, err := os.ReadFile(filepath.Join(dir, "args")); err != nil || strings.TrimSpace(string(args)) != "2 triad read" {
+		t.Errorf("reference run with %q (%v), want the triad and read parts right before sum_16M", args, err)
 	}
 	if got := refParts("matmul_1024"); strings.Join(got, " ") != "sgemm1024 peak" {
 		t.Errorf("matmul_1024's references: %v", got)
@@ -73,6 +73,10 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}})
 	if row[5] != "0.50× triad" {
 		t.Errorf("bandwidth ratio %v", row)
+	}
+	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}, "stream_read": {GBPS: 25}})
+	if row[5] != "0.50× triad, 0.80× read" {
+		t.Errorf("a sum's ratios %v", row)
 	}
 }
 

@@ -114,7 +114,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
 	rows := map[string]*tensor.Tensor{
-		"softmax rows":   floats(r, 8, 64).Softmax(-1),
+		"softmax rows":   floats(r, 16, 64).Softmax(-1), // 4 KiB: the small-L3 targets keep it in scratch and stream it
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
 	}
 	// Elementwise kernels whose outputs the small-L3 targets write around
@@ -274,7 +274,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
-	streamedElementwise := 0
+	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened := 0
 	chained := 0 // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -311,6 +311,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			ks = append(ks, onCPU.rename(ok))
 			if ok.Keep != nil {
 				kept++
+				if ok.Keep.Scratch && ok.Stream != nil && ok.Stream.Cols {
+					scratchLines++
+				}
 			}
 			if ok.Skip != nil {
 				skipped++
@@ -399,6 +402,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if streamed < 2 {
 		t.Errorf("only %d opt lists stream their stores", streamed)
+	}
+	if scratchLines < 2 {
+		t.Errorf("only %d opt lists keep a row in scratch and stream the column loop's lines", scratchLines)
 	}
 	if streamedElementwise < 2 {
 		t.Errorf("only %d heuristic lists of elementwise kernels stream their stores", streamedElementwise)

@@ -43,6 +43,31 @@ type Keep struct {
 	// idle during it, and the next row's first pass would wait for it.
 	// A hint only (no value depends on it; an x86 prefetch never faults).
 	Next map[*Expr]int64
+	// Scratch: the values are kept in a row of scratch (the C renderer's
+	// tg_keep, one float32 per column, at Col) instead of the output
+	// buffer, and the column loop reads them back from there. A store
+	// to an output line in no cache reads the line from memory first;
+	// with the values in scratch the output is written once, by the
+	// column loop, which stream_stores then writes around the caches in
+	// whole lines (Stream.Cols): softmax_4096 moved 3 x 64 MiB for the 2
+	// it needs. Chosen where that streaming will happen (keepScratch).
+	Scratch bool
+}
+
+// maxScratch is the largest row of scratch (bytes) a keep plan takes: a
+// row of the input and its scratch stay in L1 (48 KiB on Zen 5, 32 on
+// Zen 4, the smallest L1d tgc meets: half of it).
+const maxScratch = 16 << 10
+
+// keepScratch says whether a keep plan for store st keeps its values in
+// scratch: where its output is one stream_stores writes around the caches
+// and at least the whole L3, as elementwise outputs are streamed
+// (streamLines: a smaller one is read back from the L3 by its consumer),
+// its column loop can run in whole aligned lines (lineCols), and the row
+// fits maxScratch.
+func keepScratch(k *Kernel, t Target, st *Expr) bool {
+	col := k.Global[len(k.Global)-1]
+	return col.Size*4 <= maxScratch && streamLines(k, t, st.Arg.(int), readBufs(k)) && lineCols(k, st)
 }
 
 // keepCandidates are the subexpressions of a store's value that may be
@@ -85,7 +110,7 @@ func keepCandidates(val *Expr, col *Axis) []*Expr {
 
 // PlanKeep is the keep pass: it finds one value to keep (Kernel.Keep;
 // none: k unchanged).
-func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
+func PlanKeep(k *Kernel, t Target) (*Kernel, error) {
 	if len(k.Global) == 0 || !mayHoist(k) {
 		return k, nil
 	}
@@ -123,6 +148,7 @@ func PlanKeep(k *Kernel, _ Target) (*Kernel, error) {
 		for _, v := range keepCandidates(st.Src[1], col) {
 			for _, l := range leaders {
 				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col, usesCol); plan != nil && readsOnlyKept(st, v) {
+					plan.Scratch = keepScratch(nk, t, st)
 					nk.Keep = plan
 					return nk, nil
 				}
@@ -362,7 +388,11 @@ func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
 			return fmt.Errorf("keep: prefetch of %s one row (%d) ahead, but it reads the row at stride %d", ld, s, got)
 		}
 	}
-	// Vector accumulators store vectors: their lanes' indices are contiguous.
+	if kp.Scratch && col.Size*4 > maxScratch {
+		return fmt.Errorf("keep: a scratch row of %d floats, more than %d bytes", col.Size, maxScratch)
+	}
+	// Vector accumulators store vectors: their lanes' indices (and, in
+	// scratch, their columns) are contiguous.
 	if k.SIMD != nil {
 		for _, ms := range k.SIMD.Accs {
 			if _, ok := kp.Index[ms[0]]; !ok {
@@ -371,6 +401,9 @@ func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
 			for i, m := range ms {
 				if idx, ok := kp.Index[m]; !ok || !contiguous(kp.Index[ms[0]], idx, int64(i)) {
 					return fmt.Errorf("keep: the vector accumulator of %s stores at indices that are not contiguous", ms[0])
+				}
+				if kp.Scratch && !contiguous(kp.Col[ms[0]], kp.Col[m], int64(i)) {
+					return fmt.Errorf("keep: the vector accumulator of %s keeps columns that are not contiguous", ms[0])
 				}
 			}
 		}
@@ -393,6 +426,10 @@ func (kp *Keep) dump(names map[*Expr]string) string {
 		sort.Strings(ss)
 		next = fmt.Sprintf(", prefetching its %d loads one row (%s) ahead", len(kp.Next), strings.Join(ss, ", "))
 	}
-	return fmt.Sprintf("  keep %s in buf%d, stored by the %d members of %s (columns %d*%s + lane)%s\n",
-		names[kp.Value], kp.Store.Arg, len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name(), next)
+	where := fmt.Sprintf("buf%d", kp.Store.Arg)
+	if kp.Scratch {
+		where = "a scratch row"
+	}
+	return fmt.Sprintf("  keep %s in %s, stored by the %d members of %s (columns %d*%s + lane)%s\n",
+		names[kp.Value], where, len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name(), next)
 }

@@ -229,6 +229,9 @@ func (k *Kernel) Dump() string {
 		for _, r := range k.Stream.Runs {
 			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
 		}
+		if k.Stream.Cols {
+			fmt.Fprintf(&sb, "  stream     %s in lines of the column loop\n", names[k.Keep.Store])
+		}
 	}
 	if k.Vec4 != nil {
 		for _, g := range k.Vec4.Loads {

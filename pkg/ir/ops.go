@@ -272,7 +272,7 @@ var opTable = [numOps]OpInfo{
 			}
 			return max(a, b)
 		},
-		C: "(($0>$1)?$0:$1)", SIMD: "tg_sel(tg_i$w, tg_f$w, ($0>$1), $0, $1)", Grad: "max"},
+		C: "(($0>$1)?$0:$1)", SIMD: "tg_max(tg_i$w, tg_f$w, $0, $1)", Grad: "max"},
 	OpCmpLt: {Name: "CMPLT", Kind: KindALU, Arity: 2, Types: TAny, Result: BoolResult,
 		Cmp: func(a, b float64) bool { return a < b }, CmpInt: func(a, b int64) bool { return a < b },
 		C: "($0<$1)", SIMD: "($0<$1)"},

@@ -26,6 +26,12 @@ import (
 // a read at the memory controller).
 type Stream struct {
 	Runs []int // indices of SIMD.Stores, ascending
+	// Cols: the column loop of a kernel whose keep plan keeps its values
+	// in scratch (Keep.Scratch) runs in lines of 16 columns, and its
+	// store, the kernel's only one to that buffer, is one streamed line
+	// each (lineCols: float32, at stride 1 along the columns, aligned
+	// at column 0, the row a whole number of lines).
+	Cols bool
 }
 
 // streamLine is the bytes of a cache line; a streamed run writes one.
@@ -36,23 +42,46 @@ const streamLine = 64
 // last level cache (Target.L3) that the kernel does not read (a KBLOCK
 // kernel's partial sums are read back from the output).
 func PlanStream(k *Kernel, t Target) (*Kernel, error) {
-	if k.SIMD == nil || t.L3 <= 0 || t.BufAlign < streamLine || t.BufAlign%streamLine != 0 {
+	if t.L3 <= 0 || t.BufAlign < streamLine || t.BufAlign%streamLine != 0 {
 		return k, nil
 	}
 	read := readBufs(k)
 	var runs []int
-	for i, ss := range k.SIMD.Stores {
-		b := ss[0].Arg.(int)
-		if streamOutput(k, t, b, read) && streamable(k, ss) {
-			runs = append(runs, i)
+	if k.SIMD != nil {
+		for i, ss := range k.SIMD.Stores {
+			b := ss[0].Arg.(int)
+			if streamOutput(k, t, b, read) && streamable(k, ss) {
+				runs = append(runs, i)
+			}
 		}
 	}
-	if len(runs) == 0 {
+	// The keep pass chose scratch only where this holds (keepScratch).
+	cols := k.Keep != nil && k.Keep.Scratch && streamOutput(k, t, k.Keep.Store.Arg.(int), read) && lineCols(k, k.Keep.Store)
+	if len(runs) == 0 && !cols {
 		return k, nil
 	}
 	nk := *k
-	nk.Stream = &Stream{Runs: runs}
+	nk.Stream = &Stream{Runs: runs, Cols: cols}
 	return &nk, nil
+}
+
+// lineCols says whether the column loop of k can write store st in whole
+// aligned lines: st is a float32 store, its buffer's only one, at stride 1
+// along the innermost global axis (the columns), aligned to a line at
+// column 0 for every value of the other variables, and the columns are a
+// whole number of lines. With 64-byte aligned buffers each line of 16
+// columns is then one aligned 64-byte line of the output.
+func lineCols(k *Kernel, st *Expr) bool {
+	lanes := int64(streamLine / Float32.Size())
+	col := k.Global[len(k.Global)-1]
+	if !keepStore(k, st) || col.Size%lanes != 0 || col.Sym != nil {
+		return false
+	}
+	if s, ok := AxisStride(st.Src[0], col); !ok || s != 1 {
+		return false
+	}
+	b := NewBuilder()
+	return alignedTo(substVar(b, st.Src[0], col, b.Int(0)), lanes)
 }
 
 // streamOutput says whether buffer b of k is an output stream_stores may
@@ -112,6 +141,17 @@ func alignedTo(e *Expr, n int64) bool {
 // store run, once, of a whole aligned line, into a buffer the kernel does
 // not read.
 func (s *Stream) verify(k *Kernel) error {
+	if s.Cols {
+		if k.Keep == nil || !k.Keep.Scratch {
+			return fmt.Errorf("stream: columns in lines without a keep plan in scratch")
+		}
+		if !lineCols(k, k.Keep.Store) || readBufs(k)[k.Keep.Store.Arg.(int)] {
+			return fmt.Errorf("stream: the column loop's store to buf%d is not in whole aligned lines of an output the kernel does not read", k.Keep.Store.Arg)
+		}
+	}
+	if len(s.Runs) == 0 {
+		return nil
+	}
 	if k.SIMD == nil {
 		return fmt.Errorf("stream: no SIMD store runs")
 	}

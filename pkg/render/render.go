@@ -175,6 +175,11 @@ func (r *renderer) kernel() string {
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
+	if r.keep != nil && r.keep.Scratch {
+		// The row of kept values (ir.Keep.Scratch), one float a column.
+		r.line("float tg_keep[%d] __attribute__((aligned(64)));", r.k.Global[len(r.k.Global)-1].Size)
+	}
+	lines := r.k.Stream != nil && r.k.Stream.Cols // the column loop in lines (ir.Stream.Cols)
 	if r.k.Rows != nil {
 		// The row the row_guards plan's loads read where their guard fails.
 		r.line("static const float tg_zeros[%d];", r.k.Rows.Zeros)
@@ -182,15 +187,32 @@ func (r *renderer) kernel() string {
 	for i, a := range r.k.Global {
 		// What does not use the loops still to open (ir.Program.Hoisted).
 		r.block(r.prog.Hoisted[i])
-		if i == 0 {
+		switch {
+		case i == 0:
 			r.line("%s", r.lang.OuterLoop(a, r.idx))
-		} else {
+		case lines && i == len(r.k.Global)-1:
+			// 16 columns at a time into a line, written around the
+			// caches as one: gcc makes the inner loop one vector.
+			r.line("for (%s %s_line = 0; %s_line < %s; %s_line += 16) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
+			r.indent++
+			r.line("float tg_line[16] __attribute__((aligned(64)));")
+			r.line("float *tg_dst = 0;")
+			r.line("for (int tg_l = 0; tg_l < 16; tg_l++) {")
+			r.indent++
+			r.line("%s %s = %s_line + tg_l;", r.idx, a.Name(), a.Name())
+			continue
+		default:
 			r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		}
 		r.indent++
 	}
 	r.block(r.prog.Innermost)
 	for _, s := range r.prog.Stores {
+		if lines && s == r.keep.Store {
+			r.line("tg_line[tg_l] = %s;", r.storeExpr(s))
+			r.line("tg_dst = &%s[%s] - tg_l;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]))
+			continue
+		}
 		if run := r.vecStore(s); run != nil {
 			if run[0] == s {
 				store := "tg_store"
@@ -204,11 +226,17 @@ func (r *renderer) kernel() string {
 		}
 		r.line("%s[%s] = %s;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]), r.storeExpr(s))
 	}
-	for range r.k.Global {
+	for i := range r.k.Global {
+		if lines && i == 0 {
+			r.indent--
+			r.line("}")
+			r.need("tg_stream_line", cStreamLineDef)
+			r.line("tg_stream_line(tg_dst, tg_line);")
+		}
 		r.indent--
 		r.line("}")
 	}
-	if r.k.Stream != nil && r.vec != nil {
+	if r.k.Stream != nil && (r.vec != nil || lines) {
 		// Non-temporal stores are weakly ordered: they must reach memory
 		// before the launch reports this range done.
 		r.need("tg_stream", cStreamDef)
@@ -348,18 +376,18 @@ func (r *renderer) reduce(e *ir.Expr) {
 		if l, ok := r.vecLane(m); ok {
 			src, acc := r.vec.src(l.run), r.vec.acc[l.run]
 			if l.lane == 0 && m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
-				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins).
+				// The scalar form's (v>acc)?v:acc, lane by lane (a NaN never wins): tg_max.
 				v := r.vec.fresh("vmax")
 				r.line("%s %s = %s;", vtype(src), v, r.vexpr(src))
 				w := src.W
-				r.line("%s = tg_sel(tg_i%d, tg_f%d, (%s>%s), %s, %s);", acc, w, w, v, acc, v, acc)
+				r.line("%s = tg_max(tg_i%d, tg_f%d, %s, %s);", acc, w, w, v, acc)
 			} else if l.lane == 0 {
 				v := r.vexpr(src)
 				if idx := r.keptAt(m); idx != nil { // the lanes' indices are contiguous (Verify)
 					r.prefetchNext(m)
 					name := r.vec.fresh("vkeep")
 					r.line("%s %s = %s;", vtype(src), name, v)
-					r.line("tg_store(&%s[%s], %s);", BufName(r.k, r.keep.Store.Arg.(int)), r.expr(idx), name)
+					r.line("tg_store(&%s, %s);", r.keptRef(m, idx), name)
 					v = name
 				}
 				r.line("%s += %s;", acc, v)
@@ -371,7 +399,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 			name := fmt.Sprintf("alu%d", r.nalu)
 			r.nalu++
 			r.line("%s %s = %s;", r.typ(m.DType), name, v)
-			r.line("%s[%s] = %s;", BufName(r.k, r.keep.Store.Arg.(int)), r.expr(idx), name)
+			r.line("%s = %s;", r.keptRef(m, idx), name)
 			v = name
 		}
 		switch {
@@ -501,6 +529,15 @@ func (r *renderer) keptAt(m *ir.Expr) *ir.Expr {
 	return r.keep.Index[m]
 }
 
+// keptRef is the element member m keeps its value in: the output at idx,
+// or the scratch row at m's column (ir.Keep.Scratch).
+func (r *renderer) keptRef(m, idx *ir.Expr) string {
+	if r.keep.Scratch {
+		return fmt.Sprintf("tg_keep[%s]", r.expr(r.keep.Col[m]))
+	}
+	return fmt.Sprintf("%s[%s]", BufName(r.k, r.keep.Store.Arg.(int)), r.expr(idx))
+}
+
 // prefetchNext prefetches, for the loads of a kept vector's first lane,
 // the same element of the next row (ir.Keep.Next); the last row of a
 // chunk prefetches its own.
@@ -551,6 +588,9 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if vecs, ok := r.vec.hsum[e]; ok {
 			return r.hsum(vecs)
 		}
+	}
+	if r.keep != nil && e == r.keep.Value && r.keep.Scratch { // kept in scratch by the reduce (ir.Keep)
+		return fmt.Sprintf("tg_keep[%s]", r.k.Global[len(r.k.Global)-1].Name())
 	}
 	if r.keep != nil && e == r.keep.Value { // stored by the reduce (ir.Keep)
 		st := r.keep.Store
