@@ -125,7 +125,26 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"elementwise streamed":   floats(r, 1024).Mul(floats(r, 1024)).Add(floats(r, 1024)).Relu(),
 		"broadcast add streamed": floats(r, 16, 64).Add(floats(r, 64)).Exp(),
 	}
+	// Short reduces (not searchable): a channels-last max pool over its
+	// padding, read in place under the padding's guard (fuse's
+	// smallWindow), which the heuristic blocks along the channels
+	// (Target.windowOpts) so the simd pass makes vector accumulators.
+	windows := map[string]*tensor.Tensor{
+		"max pool channels last": floats(r, 2, 7, 7, 32).Permute(0, 3, 1, 2).
+			MaxPool2d(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{2, 2}, Padding: []int{1}}).Permute(0, 2, 3, 1),
+	}
 	out := map[string]*ir.Kernel{}
+	for name, x := range windows {
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		if err != nil || len(s.Items) != 1 {
+			t.Fatalf("%s: %d kernels, %v", name, len(s.Items), err)
+		}
+		k, err := ir.Optimize(s.Items[0].Kernel, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name+"/0"] = k
+	}
 	for name, x := range graphs {
 		add(t, out, name, x, fuse.Options{})
 	}
@@ -276,7 +295,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise := 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
-	widened := 0
+	widened, pooled := 0, 0
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
 		if err != nil {
@@ -322,6 +341,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Rows != nil {
 				rowed++
+			}
+			if l.heur && strings.HasPrefix(name, "max pool") && ok.SIMD != nil {
+				pooled++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -401,6 +423,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if widened == 0 {
 		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
+	}
+	if pooled == 0 {
+		t.Errorf("no heuristic list makes a max pool's window vectors (Target.windowOpts)")
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
