@@ -533,6 +533,7 @@ var Passes = []Pass{
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
 	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
 	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "merge_outer", Run: plain(MergeOuter), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
