@@ -74,6 +74,9 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// both operands past half of the small L2 below, 8-lane panels:
 		// the heuristic's row groups (TILE) and reduce blocks (KBLOCK)
 		"matmul 32x128x32": floats(r, 32, 128).Dot(floats(r, 128, 32)),
+		// a left operand past the small L2 whose elements feed 32 outputs
+		// each (a 1x1 conv's input rows): prefetched a row block ahead
+		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
 		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		// rows of 40 columns: 2x16+8 lanes where the FMA units run 16 (fullVectors)
 		"conv2d 40 columns": floats(r, 1, 2, 3, 40).Conv2d(floats(r, 8, 2, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
@@ -295,7 +298,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise := 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
-	widened, pooled := 0, 0
+	widened, pooled, prefetched := 0, 0, 0
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
 		if err != nil {
@@ -344,6 +347,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if l.heur && strings.HasPrefix(name, "max pool") && ok.SIMD != nil {
 				pooled++
+			}
+			if ok.Prefetch != nil {
+				prefetched++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -423,6 +429,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if widened == 0 {
 		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
+	}
+	if prefetched == 0 {
+		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
 	}
 	if pooled == 0 {
 		t.Errorf("no heuristic list makes a max pool's window vectors (Target.windowOpts)")
