@@ -154,13 +154,13 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			// many times larger (the repeated windows of an overlapping
 			// pool) with div/mod index math on every element.
 			//
-			// Not for a window of at most smallWindow elements (a pool's
-			// 3x3): such a reduce reads each element about once, so the
+			// Not for a window of fewer than smallWindow elements (a
+			// pool's 3x3): such a reduce reads each element about once, so the
 			// copy would double its traffic, and its loads vectorize along
 			// the channels under a guard that is the same for every lane
 			// (ResNet's stem pool: a 26.6 MB padded copy, 1.7 ms, before a
 			// 2 ms pool).
-			isBuf[n] = inReduce[n] && window[n] > smallWindow && !constOnly(n.Src[0]) && !viewOfReduce(n.Src[0])
+			isBuf[n] = inReduce[n] && window[n] >= smallWindow && !constOnly(n.Src[0]) && !viewOfReduce(n.Src[0])
 			// A stored pad of a reduce's elementwise epilogue (a conv's
 			// BatchNorm and ReLU before the next, padded conv) stores the
 			// epilogue at its own size first: otherwise the reduce runs
@@ -211,10 +211,12 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 	return isBuf
 }
 
-// smallWindow is the largest reduce (elements per output) whose padded
-// input is read in place, under the padding's guard, rather than stored
-// padded: a pool's window. Longer ones (a convolution's kh·kw·Cin) are
-// register-blocked sums that read each element many times.
+// smallWindow bounds the reduces (elements per output) whose padded input
+// is read in place, under the padding's guard, rather than stored padded:
+// a pool's window, fewer than 16. Longer ones (a convolution's kh·kw·Cin)
+// are register-blocked sums (ir's searchable kernels) that read each
+// element many times, and whose blocked guarded loads Verify cannot always
+// bound.
 const smallWindow = 16
 
 // viewOfReduce reports whether n is an unrealized reduce seen through

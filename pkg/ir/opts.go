@@ -682,7 +682,12 @@ func (t Target) windowOpts(k *Kernel) []Opt {
 	if u < 4 {
 		return nil
 	}
-	return []Opt{{Kind: OptUpcast, Axis: axisIndex(k, inner), Amt: u}}
+	opts := []Opt{{Kind: OptUpcast, Axis: axisIndex(k, inner), Amt: u}}
+	// Lanes of a guarded load whose bounds Verify cannot prove: the plain loop.
+	if nk, err := t.ApplyOpts(k, opts); err != nil || nk.Verify() != nil {
+		return nil
+	}
+	return opts
 }
 
 // splitOpts upcasts the innermost axis of a kernel without a long reduce
