@@ -239,6 +239,7 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 		p.name = k.Name
 		flops, _ := k.Cost()
 		p.small = flops < 1<<16 && k.GlobalSize() < 1<<14
+		p.flops = flops
 		outer := *k.Global[0]
 		p.outer = &outer
 		out[i] = &p
@@ -530,6 +531,7 @@ type cpuProgram struct {
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
 	small  bool
+	flops  int64     // the kernel's (Kernel.Cost): a long one runs in more pieces (piecesFor)
 	launch *launcher // the device's worker threads
 }
 
@@ -560,7 +562,7 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	if p.small {
 		purego.SyscallN(p.fn, pb, pv, 0, uintptr(n))
 	} else {
-		p.launch.run(p.fn, pb, pv, n)
+		p.launch.run(p.fn, pb, pv, n, p.flops)
 	}
 	runtime.KeepAlive(ptrs)
 	runtime.KeepAlive(vars)

@@ -83,6 +83,12 @@ func symbol(t *testing.T, lib *library, name string) uintptr {
 // counts when not nil) with vars, the memory pinned as cpuProgram.Run pins
 // it (a slice on a goroutine's stack may move).
 func launchPinned(d *cpuDevice, kernel uintptr, ints [][]int32, counts, vars []int64, n int64) {
+	launchPinnedCost(d, kernel, ints, counts, vars, n, 0)
+}
+
+// launchPinnedCost is launchPinned for a kernel of flops (a long one runs
+// in more pieces, piecesFor).
+func launchPinnedCost(d *cpuDevice, kernel uintptr, ints [][]int32, counts, vars []int64, n, flops int64) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	bufs := make([]uintptr, 0, len(ints)+1)
@@ -97,7 +103,7 @@ func launchPinned(d *cpuDevice, kernel uintptr, ints [][]int32, counts, vars []i
 	vars = append(vars, 0)
 	pin.Pin(&bufs[0])
 	pin.Pin(&vars[0])
-	d.launch.run(kernel, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n)
+	d.launch.run(kernel, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n, flops)
 }
 
 // TestLaunchConcurrent: every launch covers [0, n) exactly once, whether
@@ -107,12 +113,15 @@ func TestLaunchConcurrent(t *testing.T) {
 	d, lib := launchTestDevice(t)
 	hit := symbol(t, lib, "hit")
 	check := func(n int64) {
-		hits := make([]int32, n)
-		launchPinned(d, hit, [][]int32{hits}, nil, nil, n)
-		for i, c := range hits {
-			if c != 1 {
-				t.Errorf("n=%d: element %d ran %d times", n, i, c)
-				return
+		// a short kernel (8 pieces a range) and a long one (32)
+		for _, flops := range []int64{0, 1 << 40} {
+			hits := make([]int32, n)
+			launchPinnedCost(d, hit, [][]int32{hits}, nil, nil, n, flops)
+			for i, c := range hits {
+				if c != 1 {
+					t.Errorf("n=%d, %d flops: element %d ran %d times", n, flops, i, c)
+					return
+				}
 			}
 		}
 	}
@@ -134,6 +143,27 @@ func TestLaunchConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestPiecesFor: short kernels (a decode step's matrix-vector products)
+// keep TG_PIECES pieces a range, a long one (a ResNet-50 conv's 0.8 GFLOP
+// on 2 cores) gets pieces of ~16 MFLOP, up to maxPiecesPerRange.
+func TestPiecesFor(t *testing.T) {
+	for _, c := range []struct {
+		flops int64
+		cores int
+		want  int64
+	}{
+		{0, 2, piecesPerRange},
+		{2 * 768 * 768, 2, piecesPerRange},
+		{822 << 20, 2, 25},
+		{822 << 20, 64, piecesPerRange},
+		{1 << 40, 2, maxPiecesPerRange},
+	} {
+		if got := piecesFor(c.flops, c.cores); got != c.want {
+			t.Errorf("piecesFor(%d, %d) = %d, want %d", c.flops, c.cores, got, c.want)
+		}
+	}
 }
 
 // TestLaunchSteals: a participant held up inside one piece of its range

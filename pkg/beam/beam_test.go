@@ -74,6 +74,9 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// both operands past half of the small L2 below, 8-lane panels:
 		// the heuristic's row groups (TILE) and reduce blocks (KBLOCK)
 		"matmul 32x128x32": floats(r, 32, 128).Dot(floats(r, 128, 32)),
+		// a left operand past the small L2 whose elements feed 32 outputs
+		// each (a 1x1 conv's input rows): prefetched a row block ahead
+		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
 		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		// rows of 40 columns: 2x16+8 lanes where the FMA units run 16 (fullVectors)
 		"conv2d 40 columns": floats(r, 1, 2, 3, 40).Conv2d(floats(r, 8, 2, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
@@ -125,7 +128,26 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"elementwise streamed":   floats(r, 1024).Mul(floats(r, 1024)).Add(floats(r, 1024)).Relu(),
 		"broadcast add streamed": floats(r, 16, 64).Add(floats(r, 64)).Exp(),
 	}
+	// Short reduces (not searchable): a channels-last max pool over its
+	// padding, read in place under the padding's guard (fuse's
+	// smallWindow), which the heuristic blocks along the channels
+	// (Target.windowOpts) so the simd pass makes vector accumulators.
+	windows := map[string]*tensor.Tensor{
+		"max pool channels last": floats(r, 2, 7, 7, 32).Permute(0, 3, 1, 2).
+			MaxPool2d(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{2, 2}, Padding: []int{1}}).Permute(0, 2, 3, 1),
+	}
 	out := map[string]*ir.Kernel{}
+	for name, x := range windows {
+		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+		if err != nil || len(s.Items) != 1 {
+			t.Fatalf("%s: %d kernels, %v", name, len(s.Items), err)
+		}
+		k, err := ir.Optimize(s.Items[0].Kernel, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name+"/0"] = k
+	}
 	for name, x := range graphs {
 		add(t, out, name, x, fuse.Options{})
 	}
@@ -276,7 +298,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
-	widened := 0
+	widened, pooled, prefetched := 0, 0, 0
 	chained := 0 // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -326,6 +348,12 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Rows != nil {
 				rowed++
+			}
+			if l.heur && strings.HasPrefix(name, "max pool") && ok.SIMD != nil {
+				pooled++
+			}
+			if ok.Prefetch != nil {
+				prefetched++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -414,6 +442,12 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if chained == 0 {
 		t.Errorf("no heuristic list unrolls a block-scaled matrix-vector row's blocks by 2")
+	}
+	if prefetched == 0 {
+		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
+	}
+	if pooled == 0 {
+		t.Errorf("no heuristic list makes a max pool's window vectors (Target.windowOpts)")
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)

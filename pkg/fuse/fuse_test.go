@@ -310,3 +310,30 @@ func TestKernelCost(t *testing.T) {
 		}
 	}
 }
+
+// A max pool's 3x3 window over a stored conv output (ONNX's rows, with
+// their BatchNorm and ReLU) reads it in place under the padding's guard:
+// two kernels (the conv with its epilogue, the pool), no padded copy
+// (smallWindow); an average pool of an input is one kernel.
+func TestPoolReadsPaddingInPlace(t *testing.T) {
+	x, w1 := input(2, 4, 6, 6), input(8, 4, 1, 1)
+	scale, shift := input(1, 8, 1, 1), input(1, 8, 1, 1)
+	h := relu(x.Conv2d(w1, nil, tensor.ConvOpts{}).Mul(scale).Add(shift)).Contiguous()
+	pool := h.MaxPool2d(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{2, 2}, Padding: []int{1}})
+	s, err := Create([]*tensor.Node{pool.Node()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []string
+	for _, it := range s.Items {
+		shapes = append(shapes, it.Kernel.Name+tensor.FormatShape(it.Out.Shape))
+	}
+	if len(s.Items) != 2 || s.Items[0].Out.Shape[2] != 6 || s.Items[1].Out.Shape[2] != 3 {
+		t.Errorf("kernels %v, want the 1x1 conv with its epilogue at 6x6 and the pool at 3x3", shapes)
+	}
+	// an average pool of a plain input: one kernel
+	avg := input(2, 4, 6, 6).AvgPool2d(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{1}}, true)
+	if s, err := Create([]*tensor.Node{avg.Node()}, Options{}); err != nil || len(s.Items) != 1 {
+		t.Errorf("avg pool: %v kernels, %v; want 1", s, err)
+	}
+}

@@ -38,6 +38,9 @@ type Kernel struct {
 	// Rows: C, guarded loads read through a row pointer chosen before the
 	// innermost loop (row_guards)
 	Rows *Rows
+	// Prefetch: C, streamed loads prefetched one iteration of a global
+	// loop ahead (the prefetch pass)
+	Prefetch *Prefetch
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -225,6 +228,9 @@ func (k *Kernel) Dump() string {
 			fmt.Fprintf(&sb, "  row %s: %s = (%s) ? buf%d[%s] : zeros, then [%s]\n", rl.Axis.Name(), names[rl.Load], names[rl.Load.Src[1]], rl.Load.Arg, rl.Base, rl.Off)
 		}
 	}
+	if k.Prefetch != nil {
+		sb.WriteString(k.Prefetch.dump(names))
+	}
 	if k.Stream != nil {
 		for _, r := range k.Stream.Runs {
 			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
@@ -344,7 +350,7 @@ func (k *Kernel) verifyExprs() error {
 // verifyPlans checks the renderers' plans (SIMD, Vec4, Keep, Skip, Group)
 // against the expressions.
 func (k *Kernel) verifyPlans() error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -379,6 +385,11 @@ func (k *Kernel) verifyPlans() error {
 	}
 	if k.Rows != nil {
 		if err := k.Rows.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Prefetch != nil {
+		if err := k.Prefetch.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -536,10 +547,12 @@ var Passes = []Pass{
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
 	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
 	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "merge_outer", Run: plain(MergeOuter), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+	{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
@@ -656,7 +669,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows = nil, nil, nil, nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows, nk.Prefetch = nil, nil, nil, nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

@@ -300,7 +300,26 @@ func (r *renderer) block(b *ir.Block) {
 		}
 		r.line("%s %s = %s;", r.typ(e.DType), name, r.expr(e))
 		r.names[e] = name
+		if e.Op == ir.OpLoad && r.k.Prefetch != nil {
+			r.prefetch(e)
+		}
 	}
+}
+
+// prefetch writes the prefetch the plan has for load e (ir.Prefetch): once
+// a line along its reduce loop, the element it reads in the next iteration
+// of its global loop (its own in the last one of the range).
+func (r *renderer) prefetch(e *ir.Expr) {
+	at, ok := r.k.Prefetch.Loads[e]
+	if !ok {
+		return
+	}
+	last := r.trip(at.Next)
+	if at.Next == r.k.Global[0] {
+		last = "end"
+	}
+	r.line("if ((%s & %d) == 0) __builtin_prefetch(&%s[%s + (%s + 1 < %s ? %d : 0)]);", at.Loop.Name(), ir.PrefetchLine-1,
+		BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), at.Next.Name(), last, at.Dist)
 }
 
 // reduce renders a reduce's group: one accumulator per member, one loop

@@ -10,9 +10,11 @@
  * the workers' polling, as in OpenMP's active wait.
  *
  * A launch splits [0, n) into one contiguous range per participant, each
- * in up to TG_PIECES pieces run in order; one done with its own range takes
- * the pieces left in the others'. A worker held up (its core taken by
- * another process) then delays the launch by at most the piece it is in.
+ * in up to the launch's number of pieces (TG_PIECES unless the host asks
+ * for more: a long kernel's) run in order; one done with its own range
+ * takes the pieces left in the others'. A worker held up (its core taken
+ * by another process) then delays the launch by at most the piece it is
+ * in, and the participants end at most a piece apart.
  *
  * Waiting, both ways, is a short poll and then a futex: a worker polls for
  * the next launch, the caller for the last pieces of its launch. On a host
@@ -38,7 +40,8 @@
 typedef void (*tg_kernel)(void **bufs, const int64_t *vars, int64_t start, int64_t end);
 
 #define TG_MAX 64     /* participants (the caller and the workers) */
-#define TG_PIECES 8   /* pieces per range */
+#define TG_PIECES 8   /* pieces per range, the least a launch asks for */
+#define TG_MAX_PIECES 256
 
 struct tg_range {
   uint64_t claim;     /* generation << 32 | next piece */
@@ -167,8 +170,11 @@ static int tg_start(int cores) {
 }
 
 /* tg_split runs fn over [0, n) on cores participants, 2 <= cores <= n,
- * the workers started (tg.mu held), and returns when every piece has run. */
-static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores) {
+ * each range in up to pieces pieces, the workers started (tg.mu held), and
+ * returns when every piece has run. */
+static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores, int64_t pieces) {
+  if (pieces < TG_PIECES) pieces = TG_PIECES;
+  if (pieces > TG_MAX_PIECES) pieces = TG_MAX_PIECES;
   uint32_t gen = tg.gen + 1;
   if (gen == 0) gen = 1;
   /* Every piece of the previous launch has been claimed and run. A late
@@ -183,7 +189,7 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
     struct tg_range *r = &tg.ranges[i];
     r->start = n * i / cores;
     r->end = n * (i + 1) / cores;
-    r->pieces = r->end - r->start < TG_PIECES ? r->end - r->start : TG_PIECES;
+    r->pieces = r->end - r->start < pieces ? r->end - r->start : pieces;
     total += r->pieces;
   }
   tg.fn = fn;
@@ -222,11 +228,12 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
 }
 
 /* tg_launch runs fn over [0, n) on up to cores participants (the caller
- * and cores-1 workers, started on first use). One launch at a time in the
+ * and cores-1 workers, started on first use), each range in up to pieces
+ * pieces (at least TG_PIECES). One launch at a time in the
  * process (every device that loads this library shares its workers):
  * returns 1 without running anything when another launch is in progress,
  * -1 when the workers could not be started, 0 when fn has run. */
-int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores, int64_t spin_ns, int64_t wait_ns) {
+int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cores, int64_t spin_ns, int64_t wait_ns, int64_t pieces) {
   if (cores > TG_MAX) cores = TG_MAX;
   if (cores > n) cores = (int)n;
   if (cores < 2) {
@@ -240,7 +247,7 @@ int tg_launch(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, int cor
     pthread_mutex_unlock(&tg.mu);
     return -1;
   }
-  tg_split(fn, bufs, vars, n, cores);
+  tg_split(fn, bufs, vars, n, cores, pieces);
   pthread_mutex_unlock(&tg.mu);
   return 0;
 }
@@ -255,8 +262,9 @@ void tg_wake(void) {
     syscall(SYS_futex, &tg.gen, FUTEX_WAKE_PRIVATE, TG_MAX, NULL, NULL, 0);
 }
 
-/* One launch of a batch: fn over [0, n), split across the cores or run on
- * the caller alone; ns is set to the time it took. */
+/* One launch of a batch: fn over [0, n), split across the cores in up to
+ * split pieces per range, or run on the caller alone (split 0); ns is set
+ * to the time it took. */
 struct tg_item {
   tg_kernel fn;
   void **bufs;
@@ -288,7 +296,7 @@ int tg_run(struct tg_item *items, int64_t count, int cores, int64_t spin_ns, int
   for (int64_t i = 0; i < count; i++) {
     struct tg_item *it = &items[i];
     int c = it->n < cores ? (int)it->n : cores;
-    if (it->split && c >= 2) tg_split(it->fn, it->bufs, it->vars, it->n, c);
+    if (it->split && c >= 2) tg_split(it->fn, it->bufs, it->vars, it->n, c, it->split);
     else if (it->n > 0) it->fn(it->bufs, it->vars, 0, it->n);
     int64_t t1 = tg_now();
     it->ns = t1 - t0;

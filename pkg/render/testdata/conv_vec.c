@@ -120,63 +120,59 @@ void r_2_16_8_8_8_5_5(void **bufs, const int64_t *vars, int64_t start, int64_t e
   const float *restrict in2 = (const float *)bufs[2];
   (void)vars;
   for (int gidx0 = start; gidx0 < end; gidx0++) {
-    for (int gidx1 = 0; gidx1 < 2; gidx1++) {
-      for (int gidx2 = 0; gidx2 < 8; gidx2++) {
-        for (int gidx3 = 0; gidx3 < 1; gidx3++) {
-          int alu0 = (((gidx0*1024)+(gidx1*512))+(gidx2*8));
-          tg_f8 vacc0 = {0};
-          tg_f8 vacc1 = {0};
-          tg_f8 vacc2 = {0};
-          tg_f8 vacc3 = {0};
-          tg_f8 vacc4 = {0};
-          tg_f8 vacc5 = {0};
-          tg_f8 vacc6 = {0};
-          tg_f8 vacc7 = {0};
-          for (int ridx0 = 0; ridx0 < 8; ridx0++) {
-            for (int ridx1 = 0; ridx1 < 5; ridx1++) {
-              for (int ridx2 = 0; ridx2 < 5; ridx2++) {
-                int alu1 = (((((gidx0*1152)+(ridx0*144))+(ridx1*12))+(gidx2*12))+ridx2);
-                int alu2 = ((((gidx1*1600)+(ridx0*25))+(ridx1*5))+ridx2);
-                float val0 = in2[alu2];
-                float val1 = in2[(alu2+200)];
-                float val2 = in2[(alu2+400)];
-                float val3 = in2[(alu2+600)];
-                float val4 = in2[(alu2+800)];
-                float val5 = in2[(alu2+1000)];
-                float val6 = in2[(alu2+1200)];
-                float val7 = in2[(alu2+1400)];
-                tg_f8 vbc0 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
-                tg_f8 vval0 = tg_load(tg_f8, &in1[alu1]);
-                tg_f8 valu0 = tg_sel(tg_i8, tg_f8, (vbc0<vval0), vval0, vbc0);
-                tg_f8 vbc1 = {val0,val0,val0,val0,val0,val0,val0,val0};
-                vacc0 += (valu0*vbc1);
-                tg_f8 vbc2 = {val1,val1,val1,val1,val1,val1,val1,val1};
-                vacc1 += (valu0*vbc2);
-                tg_f8 vbc3 = {val2,val2,val2,val2,val2,val2,val2,val2};
-                vacc2 += (valu0*vbc3);
-                tg_f8 vbc4 = {val3,val3,val3,val3,val3,val3,val3,val3};
-                vacc3 += (valu0*vbc4);
-                tg_f8 vbc5 = {val4,val4,val4,val4,val4,val4,val4,val4};
-                vacc4 += (valu0*vbc5);
-                tg_f8 vbc6 = {val5,val5,val5,val5,val5,val5,val5,val5};
-                vacc5 += (valu0*vbc6);
-                tg_f8 vbc7 = {val6,val6,val6,val6,val6,val6,val6,val6};
-                vacc6 += (valu0*vbc7);
-                tg_f8 vbc8 = {val7,val7,val7,val7,val7,val7,val7,val7};
-                vacc7 += (valu0*vbc8);
-              }
-            }
-          }
-          tg_store(&out0[alu0], vacc0);
-          tg_store(&out0[(alu0+64)], vacc1);
-          tg_store(&out0[(alu0+128)], vacc2);
-          tg_store(&out0[(alu0+192)], vacc3);
-          tg_store(&out0[(alu0+256)], vacc4);
-          tg_store(&out0[(alu0+320)], vacc5);
-          tg_store(&out0[(alu0+384)], vacc6);
-          tg_store(&out0[(alu0+448)], vacc7);
+    int alu0 = (gidx0/8);
+    int alu1 = (gidx0%8);
+    int alu2 = ((alu0*512)+(alu1*8));
+    tg_f8 vacc0 = {0};
+    tg_f8 vacc1 = {0};
+    tg_f8 vacc2 = {0};
+    tg_f8 vacc3 = {0};
+    tg_f8 vacc4 = {0};
+    tg_f8 vacc5 = {0};
+    tg_f8 vacc6 = {0};
+    tg_f8 vacc7 = {0};
+    for (int ridx0 = 0; ridx0 < 8; ridx0++) {
+      for (int ridx1 = 0; ridx1 < 5; ridx1++) {
+        for (int ridx2 = 0; ridx2 < 5; ridx2++) {
+          int alu3 = ((((((gidx0/16)*1152)+(ridx0*144))+(ridx1*12))+(alu1*12))+ridx2);
+          int alu4 = (((((alu0%2)*1600)+(ridx0*25))+(ridx1*5))+ridx2);
+          float val0 = in2[alu4];
+          float val1 = in2[(alu4+200)];
+          float val2 = in2[(alu4+400)];
+          float val3 = in2[(alu4+600)];
+          float val4 = in2[(alu4+800)];
+          float val5 = in2[(alu4+1000)];
+          float val6 = in2[(alu4+1200)];
+          float val7 = in2[(alu4+1400)];
+          tg_f8 vbc0 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
+          tg_f8 vval0 = tg_load(tg_f8, &in1[alu3]);
+          tg_f8 valu0 = tg_sel(tg_i8, tg_f8, (vbc0<vval0), vval0, vbc0);
+          tg_f8 vbc1 = {val0,val0,val0,val0,val0,val0,val0,val0};
+          vacc0 += (valu0*vbc1);
+          tg_f8 vbc2 = {val1,val1,val1,val1,val1,val1,val1,val1};
+          vacc1 += (valu0*vbc2);
+          tg_f8 vbc3 = {val2,val2,val2,val2,val2,val2,val2,val2};
+          vacc2 += (valu0*vbc3);
+          tg_f8 vbc4 = {val3,val3,val3,val3,val3,val3,val3,val3};
+          vacc3 += (valu0*vbc4);
+          tg_f8 vbc5 = {val4,val4,val4,val4,val4,val4,val4,val4};
+          vacc4 += (valu0*vbc5);
+          tg_f8 vbc6 = {val5,val5,val5,val5,val5,val5,val5,val5};
+          vacc5 += (valu0*vbc6);
+          tg_f8 vbc7 = {val6,val6,val6,val6,val6,val6,val6,val6};
+          vacc6 += (valu0*vbc7);
+          tg_f8 vbc8 = {val7,val7,val7,val7,val7,val7,val7,val7};
+          vacc7 += (valu0*vbc8);
         }
       }
     }
+    tg_store(&out0[alu2], vacc0);
+    tg_store(&out0[(alu2+64)], vacc1);
+    tg_store(&out0[(alu2+128)], vacc2);
+    tg_store(&out0[(alu2+192)], vacc3);
+    tg_store(&out0[(alu2+256)], vacc4);
+    tg_store(&out0[(alu2+320)], vacc5);
+    tg_store(&out0[(alu2+384)], vacc6);
+    tg_store(&out0[(alu2+448)], vacc7);
   }
 }

@@ -124,49 +124,47 @@ void r_8_64_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
   const float *restrict in2 = (const float *)bufs[2];
   (void)vars;
   for (int gidx0 = start; gidx0 < end; gidx0++) {
-    for (int gidx1 = 0; gidx1 < 2; gidx1++) {
-      int alu0 = (gidx0*256);
-      int alu1 = (gidx1*32);
-      int alu2 = (alu0+alu1);
-      tg_f16 vacc0 = {0};
-      tg_f16 vacc1 = {0};
-      tg_f16 vacc2 = {0};
-      tg_f16 vacc3 = {0};
-      tg_f16 vacc4 = {0};
-      tg_f16 vacc5 = {0};
-      tg_f16 vacc6 = {0};
-      tg_f16 vacc7 = {0};
-      for (int ridx0 = 0; ridx0 < 64; ridx0++) {
-        int alu3 = (alu0+ridx0);
-        float val0 = in1[alu3];
-        int alu4 = ((ridx0*64)+alu1);
-        float val1 = in1[(alu3+64)];
-        float val2 = in1[(alu3+128)];
-        float val3 = in1[(alu3+192)];
-        tg_f16 vbc0 = {val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0};
-        tg_f16 vval0 = tg_load(tg_f16, &in2[alu4]);
-        vacc0 += (vbc0*vval0);
-        tg_f16 vval1 = tg_load(tg_f16, &in2[(alu4+16)]);
-        vacc1 += (vbc0*vval1);
-        tg_f16 vbc1 = {val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1};
-        vacc2 += (vbc1*vval0);
-        vacc3 += (vbc1*vval1);
-        tg_f16 vbc2 = {val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2};
-        vacc4 += (vbc2*vval0);
-        vacc5 += (vbc2*vval1);
-        tg_f16 vbc3 = {val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3};
-        vacc6 += (vbc3*vval0);
-        vacc7 += (vbc3*vval1);
-      }
-      tg_f16 vbc4 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
-      tg_store(&out0[alu2], tg_sel(tg_i16, tg_f16, (vbc4<vacc0), vacc0, vbc4));
-      tg_store(&out0[(alu2+16)], tg_sel(tg_i16, tg_f16, (vbc4<vacc1), vacc1, vbc4));
-      tg_store(&out0[(alu2+64)], tg_sel(tg_i16, tg_f16, (vbc4<vacc2), vacc2, vbc4));
-      tg_store(&out0[(alu2+80)], tg_sel(tg_i16, tg_f16, (vbc4<vacc3), vacc3, vbc4));
-      tg_store(&out0[(alu2+128)], tg_sel(tg_i16, tg_f16, (vbc4<vacc4), vacc4, vbc4));
-      tg_store(&out0[(alu2+144)], tg_sel(tg_i16, tg_f16, (vbc4<vacc5), vacc5, vbc4));
-      tg_store(&out0[(alu2+192)], tg_sel(tg_i16, tg_f16, (vbc4<vacc6), vacc6, vbc4));
-      tg_store(&out0[(alu2+208)], tg_sel(tg_i16, tg_f16, (vbc4<vacc7), vacc7, vbc4));
+    int alu0 = ((gidx0/2)*256);
+    int alu1 = ((gidx0%2)*32);
+    int alu2 = (alu0+alu1);
+    tg_f16 vacc0 = {0};
+    tg_f16 vacc1 = {0};
+    tg_f16 vacc2 = {0};
+    tg_f16 vacc3 = {0};
+    tg_f16 vacc4 = {0};
+    tg_f16 vacc5 = {0};
+    tg_f16 vacc6 = {0};
+    tg_f16 vacc7 = {0};
+    for (int ridx0 = 0; ridx0 < 64; ridx0++) {
+      int alu3 = (alu0+ridx0);
+      float val0 = in1[alu3];
+      int alu4 = ((ridx0*64)+alu1);
+      float val1 = in1[(alu3+64)];
+      float val2 = in1[(alu3+128)];
+      float val3 = in1[(alu3+192)];
+      tg_f16 vbc0 = {val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0,val0};
+      tg_f16 vval0 = tg_load(tg_f16, &in2[alu4]);
+      vacc0 += (vbc0*vval0);
+      tg_f16 vval1 = tg_load(tg_f16, &in2[(alu4+16)]);
+      vacc1 += (vbc0*vval1);
+      tg_f16 vbc1 = {val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1,val1};
+      vacc2 += (vbc1*vval0);
+      vacc3 += (vbc1*vval1);
+      tg_f16 vbc2 = {val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2,val2};
+      vacc4 += (vbc2*vval0);
+      vacc5 += (vbc2*vval1);
+      tg_f16 vbc3 = {val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3,val3};
+      vacc6 += (vbc3*vval0);
+      vacc7 += (vbc3*vval1);
     }
+    tg_f16 vbc4 = {0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f,0.0f};
+    tg_store(&out0[alu2], tg_sel(tg_i16, tg_f16, (vbc4<vacc0), vacc0, vbc4));
+    tg_store(&out0[(alu2+16)], tg_sel(tg_i16, tg_f16, (vbc4<vacc1), vacc1, vbc4));
+    tg_store(&out0[(alu2+64)], tg_sel(tg_i16, tg_f16, (vbc4<vacc2), vacc2, vbc4));
+    tg_store(&out0[(alu2+80)], tg_sel(tg_i16, tg_f16, (vbc4<vacc3), vacc3, vbc4));
+    tg_store(&out0[(alu2+128)], tg_sel(tg_i16, tg_f16, (vbc4<vacc4), vacc4, vbc4));
+    tg_store(&out0[(alu2+144)], tg_sel(tg_i16, tg_f16, (vbc4<vacc5), vacc5, vbc4));
+    tg_store(&out0[(alu2+192)], tg_sel(tg_i16, tg_f16, (vbc4<vacc6), vacc6, vbc4));
+    tg_store(&out0[(alu2+208)], tg_sel(tg_i16, tg_f16, (vbc4<vacc7), vacc7, vbc4));
   }
 }
