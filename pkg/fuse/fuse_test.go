@@ -337,3 +337,44 @@ func TestPoolReadsPaddingInPlace(t *testing.T) {
 		t.Errorf("avg pool: %v kernels, %v; want 1", s, err)
 	}
 }
+
+// rmsnorm is LLaMA's RMSNorm of the rows of x, scaled by g.
+func rmsnorm(x, g *tensor.Tensor) *tensor.Tensor {
+	n := float64(x.Shape()[len(x.Shape())-1])
+	ms := x.Mul(x).Sum(true, len(x.Shape())-1).Mul(tc.Const(1/n, ir.Float32))
+	return x.Mul(ms.Add(tc.Const(1e-5, ir.Float32)).Rsqrt()).Mul(g)
+}
+
+// TestPrologueCounts: with HoistReduces a one-row RMSNorm read by the
+// matrix-vector product after it joins the product's kernel (a prologue,
+// prologue.go); several rows (a prompt) keep it in a kernel of its own.
+func TestPrologueCounts(t *testing.T) {
+	x, g := input(1, 64), input(64)
+	w1, w3 := input(96, 64), input(96, 64)
+	xs := input(4, 64)
+	cases := []struct {
+		name       string
+		out        *tensor.Tensor
+		plain, row int
+	}{
+		{"rmsnorm @ w.T", rmsnorm(x, g).Dot(w1.Transpose(0, 1)), 3, 1},
+		{"silu(n @ w1.T) * (n @ w3.T)", rmsnorm(x, g).Dot(w1.Transpose(0, 1)).Silu().Mul(rmsnorm(x, g).Dot(w3.Transpose(0, 1))), 3, 1},
+		{"(x + y) normed @ w.T", rmsnorm(x.Add(input(1, 64)), g).Dot(w1.Transpose(0, 1)), 3, 1},
+		{"four rows", rmsnorm(xs, g).Dot(w1.Transpose(0, 1)), 4, 4},
+	}
+	for _, cs := range cases {
+		for _, hoist := range []bool{false, true} {
+			s, err := Create([]*tensor.Node{cs.out.Node()}, Options{HoistReduces: hoist})
+			if err != nil {
+				t.Fatalf("%s: %v", cs.name, err)
+			}
+			want := cs.plain
+			if hoist {
+				want = cs.row
+			}
+			if len(s.Items) != want {
+				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", cs.name, hoist, len(s.Items), want, s.Dump())
+			}
+		}
+	}
+}

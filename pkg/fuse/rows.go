@@ -26,16 +26,19 @@ type rowKernels struct {
 	stored  map[*tensor.Node]bool           // window reduces refused by a kernel with a long reduce (below)
 	joined  map[*tensor.Node][]*tensor.Node // per kernel root, this try: the reduces it took
 	windows map[*tensor.Node][]*tensor.Node // per kernel root, this try: the window reduces inlined into it
+	pro     map[*tensor.Node][]*tensor.Node // per kernel root, this try: the vectors joined as prologues (prologue.go)
+	noPro   map[*tensor.Node]bool           // vectors a kernel could not compute as a prologue
 }
 
 func newRowKernels(opts Options) *rowKernels {
-	return &rowKernels{on: opts.HoistReduces && !opts.NoFusion, refused: map[*tensor.Node]bool{}, stored: map[*tensor.Node]bool{}}
+	return &rowKernels{on: opts.HoistReduces && !opts.NoFusion, refused: map[*tensor.Node]bool{}, stored: map[*tensor.Node]bool{}, noPro: map[*tensor.Node]bool{}}
 }
 
 // reset starts a try.
 func (r *rowKernels) reset() {
 	r.joined = map[*tensor.Node][]*tensor.Node{}
 	r.windows = map[*tensor.Node][]*tensor.Node{}
+	r.pro = map[*tensor.Node][]*tensor.Node{}
 }
 
 // inline notes reduce n inlined into (or joined to) the kernel of root:
@@ -95,7 +98,7 @@ func (r *rowKernels) join(n, root *tensor.Node) bool {
 // It also refuses the window reduces inlined into a kernel that computes
 // one per output value next to a long reduce (windowBesideLong).
 func (r *rowKernels) refuse(root *tensor.Node, k *ir.Kernel) bool {
-	refused := false
+	refused := r.refusePrologues(root, k)
 	if len(r.windows[root]) > 0 && windowBesideLong(k) {
 		for _, n := range r.windows[root] {
 			r.stored[n] = true

@@ -121,6 +121,11 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		return p
 	}
 	bc := newBroadcasts() // what an EXPAND inside a reduce's loop reads (cost.go)
+	// pro: the node is computed in its kernel's prologue (prologue.go),
+	// once per launch, with what it reads down to buffers: not recomputed
+	// by the reduce whose loop reads it.
+	pro := map[*tensor.Node]bool{}
+	proExpanded := map[*tensor.Node]bool{} // read in a prologue through an EXPAND in it
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if n.Realized() != nil {
@@ -134,13 +139,22 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			// two indices in one kernel (a RoPE pair) it would be computed
 			// twice.
 			isBuf[n] = multi[n] || expanded[n] || inReduce[n] || paths(n) > 1 || rows.stored[n]
-			if isBuf[n] && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
+			// In a prologue only the reduces broadcast over its vector
+			// (RMSNorm's mean) join: one with a value per element (a
+			// product the vector adds to the residual) is stored.
+			joins := !pro[n] || proExpanded[n]
+			if isBuf[n] && joins && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
 				isBuf[n] = false // its one consumer computes it once per row (rows.go)
 			} else if !isBuf[n] {
 				rows.inline(n, dest[n]) // a window reduce may be refused (rows.go)
 			}
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit || bc.tooDear(n)
+			if isBuf[n] && !multi[n] && !pro[n] && rows.prologue(n, dest[n]) {
+				// a small vector computed once per launch before the
+				// rows that read it (prologue.go)
+				isBuf[n], pro[n] = false, true
+			}
 		case n.Op == ir.OpRand:
 			isBuf[n] = bc.tooDear(n) // a hash of ~24 integer ops
 		case n.Op == ir.OpPad:
@@ -205,7 +219,11 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			} else if !isBuf[n] {
 				window[s] = max(window[s], window[n])
 			}
-			bc.see(n, s, isBuf[n], inReduce[n])
+			if pro[n] && !isBuf[n] {
+				pro[s] = true
+				proExpanded[s] = proExpanded[s] || proExpanded[n] && !n.Op.IsReduce() || n.Op == ir.OpExpand
+			}
+			bc.see(n, s, isBuf[n] || pro[n], inReduce[n])
 		}
 	}
 	return isBuf

@@ -40,9 +40,10 @@ func factorReduces(k *Kernel) (*Kernel, int) {
 	nk.B = NewBuilder()
 	nk.SIMD, nk.Vec4 = nil, nil
 	b := nk.B
-	f := &factorer{b: b, args: map[*ReduceArg][2]*ReduceArg{}, dep: map[*Expr]bool{}}
+	f := &factorer{b: b, args: map[*ReduceArg][2]*ReduceArg{}, dep: map[*Expr]bool{}, atoms: map[*Expr]bool{}}
 	memo := map[*Expr]*Expr{}
 	factored := 0
+	vals := PrologueValues(k)
 	var g func(e *Expr) *Expr
 	g = func(e *Expr) *Expr {
 		if e.Op != OpReduce {
@@ -50,6 +51,11 @@ func factorReduces(k *Kernel) (*Kernel, int) {
 		}
 		arg := e.Arg.(*ReduceArg)
 		body := b.Rebuild(e.Src[0], g, memo)
+		for _, v := range vals {
+			if nv, ok := memo[v]; ok {
+				f.atoms[nv] = true
+			}
+		}
 		if r := f.factor(arg, body); r != nil {
 			factored++
 			return r
@@ -73,6 +79,10 @@ type factorer struct {
 	// of a group so that they stay groups (one loop nest each).
 	args map[*ReduceArg][2]*ReduceArg
 	dep  map[*Expr]bool // depends on inner (reset per axis)
+	// atoms: a prologue's values (PrologueValues), one factor each: the
+	// reduce they read is computed before the loops, the rest of them
+	// once per launch by the prologue.
+	atoms map[*Expr]bool
 }
 
 // term is coef*rest; nil stands for 1.
@@ -89,7 +99,10 @@ func (f *factorer) factor(arg *ReduceArg, body *Expr) *Expr {
 		}
 	}
 	nested := false
-	Walk([]*Expr{body}, func(e *Expr) { nested = nested || e.Op == OpReduce })
+	WalkPre([]*Expr{body}, func(e *Expr) bool {
+		nested = nested || e.Op == OpReduce
+		return !nested && !f.atoms[e]
+	})
 	if nested {
 		return nil
 	}
@@ -168,7 +181,7 @@ func (f *factorer) expand(e *Expr) ([]factorTerm, bool) {
 		return []factorTerm{{coef: e}}, true
 	}
 	atom := []factorTerm{{rest: e}}
-	if !e.DType.IsFloat() {
+	if !e.DType.IsFloat() || f.atoms[e] {
 		return atom, true
 	}
 	switch e.Op {

@@ -41,6 +41,9 @@ type Kernel struct {
 	// Prefetch: C, streamed loads prefetched one iteration of a global
 	// loop ahead (the prefetch pass)
 	Prefetch *Prefetch
+	// Pro: C, a vector computed once per launch piece into a scratch row
+	// that the rows read (the prologue pass)
+	Pro *Prologue
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -218,6 +221,9 @@ func (k *Kernel) Dump() string {
 	if k.Keep != nil {
 		sb.WriteString(k.Keep.dump(names))
 	}
+	if k.Pro != nil {
+		sb.WriteString(k.Pro.dump(names))
+	}
 	if k.Skip != nil {
 		for _, a := range k.Skip.axes() {
 			fmt.Fprintf(&sb, "  skip %s unless %s\n", a.Name(), lanes(k.Skip.Conds[a]...))
@@ -350,7 +356,7 @@ func (k *Kernel) verifyExprs() error {
 // verifyPlans checks the renderers' plans (SIMD, Vec4, Keep, Skip, Group)
 // against the expressions.
 func (k *Kernel) verifyPlans() error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -370,6 +376,11 @@ func (k *Kernel) verifyPlans() error {
 	}
 	if k.Keep != nil {
 		if err := k.Keep.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Pro != nil {
+		if err := k.Pro.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -549,6 +560,7 @@ var Passes = []Pass{
 	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "merge_outer", Run: plain(MergeOuter), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "prologue", Run: PlanPrologue, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
@@ -669,7 +681,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows, nk.Prefetch = nil, nil, nil, nil, nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows, nk.Prefetch, nk.Pro = nil, nil, nil, nil, nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

@@ -11,12 +11,19 @@ package ir
 // cache at once, and the reduces share no loads between rows.
 
 // hoistsRows reports whether some reduce of k is hoisted out of an inner
-// global loop.
+// global loop and read outside every reduce's loop (a reduce read only
+// inside other reduces' loops, a prologue's mean of a matrix-vector
+// product's x, is computed once before a kernel that is not a row kernel).
 func hoistsRows(k *Kernel) bool {
 	p := Linearize(k)
+	outside := map[*Expr]bool{} // read outside every reduce's loop
+	WalkPre(k.Stores, func(e *Expr) bool {
+		outside[e] = true
+		return e.Op != OpReduce
+	})
 	for _, b := range p.Hoisted {
 		for _, e := range b.Nodes {
-			if e.Op == OpReduce {
+			if e.Op == OpReduce && outside[e] {
 				return true
 			}
 		}

@@ -450,6 +450,27 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 	}
 	e0 := t.L[0]
 	w := t.W
+	if c0, ok := r.proCol(e0); ok && !t.Uniform() {
+		// occurrences of the prologue's value (ir.Prologue): lanes of the
+		// scratch row, contiguous ones one vector load
+		lanes := make([]string, w)
+		contiguous := true
+		for i, e := range t.L[:w] {
+			c, ok := r.proCol(e)
+			if !ok {
+				contiguous = false
+				break
+			}
+			lanes[i] = fmt.Sprintf("tg_pro[%s]", r.expr(c))
+			contiguous = contiguous && ir.Contiguous(c0, c, int64(i))
+		}
+		if contiguous {
+			return v.declare(r, t, "vpro", fmt.Sprintf("tg_load(%s, &tg_pro[%s])", vtype(t), r.expr(c0)))
+		}
+		if lanes[w-1] != "" {
+			return v.declare(r, t, "vpro", fmt.Sprintf("(%s){%s}", vtype(t), strings.Join(lanes, ",")))
+		}
+	}
 	if _, named := r.names[e0]; t.Uniform() && halfBroadcast(t) && !named {
 		ld := e0.Src[0]
 		buf, idx := BufName(r.k, ld.Arg.(int)), r.expr(ld.Src[0])

@@ -117,6 +117,10 @@ type renderer struct {
 	// the read-back value needed (not rendered).
 	keep *ir.Keep
 	dead map[*ir.Expr]bool
+	// pro, when set, is the kernel's prologue plan (ir.Prologue): its
+	// value's occurrences read the scratch row tg_pro, and the nodes only
+	// they read are dead too.
+	pro *ir.Prologue
 	// held are the conditions the open loops have tested (skip plans'
 	// `if (!c) continue;`): a load guarded by them alone reads plainly.
 	held map[*ir.Expr]bool
@@ -173,6 +177,10 @@ func (r *renderer) kernel() string {
 		r.keep = r.k.Keep
 		r.dead = keptOnly(r.k)
 	}
+	if r.k.Pro != nil && r.lang.gpu == nil {
+		r.pro = r.k.Pro
+		r.dead = proOnly(r.k)
+	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
 	if r.keep != nil && r.keep.Scratch {
@@ -186,7 +194,11 @@ func (r *renderer) kernel() string {
 	}
 	for i, a := range r.k.Global {
 		// What does not use the loops still to open (ir.Program.Hoisted).
-		r.block(r.prog.Hoisted[i])
+		if i == 0 && r.pro != nil {
+			r.prologue()
+		} else {
+			r.block(r.prog.Hoisted[i])
+		}
 		switch {
 		case i == 0:
 			r.line("%s", r.lang.OuterLoop(a, r.idx))
@@ -598,10 +610,71 @@ func keptOnly(k *ir.Kernel) map[*ir.Expr]bool {
 	return dead
 }
 
+// prologue renders what is computed before the row loop with the
+// prologue plan (ir.Prologue): the values the plan's value reads, the
+// scratch row, then the rest (which may read the row: Q4_K's sums of x).
+func (r *renderer) prologue() {
+	need := map[*ir.Expr]bool{}
+	ir.Walk([]*ir.Expr{r.pro.Value}, func(e *ir.Expr) { need[e] = true })
+	var first, rest ir.Block
+	for _, e := range r.prog.Hoisted[0].Nodes {
+		if need[e] {
+			first.Nodes = append(first.Nodes, e)
+		} else {
+			rest.Nodes = append(rest.Nodes, e)
+		}
+	}
+	r.block(&first)
+	p := r.pro.Axis
+	r.line("float tg_pro[%d] __attribute__((aligned(64)));", p.Size)
+	r.line("for (%s %s = 0; %s < %d; %s++) tg_pro[%s] = %s;", r.idx, p.Name(), p.Name(), p.Size, p.Name(), p.Name(), r.expr(r.pro.Value))
+	r.block(&rest)
+}
+
+// proOnly lists the nodes of k that only the prologue plan's occurrences
+// read: the rows read the scratch row instead.
+func proOnly(k *ir.Kernel) map[*ir.Expr]bool {
+	live := map[*ir.Expr]bool{}
+	var rec func(e *ir.Expr)
+	rec = func(e *ir.Expr) {
+		if live[e] {
+			return
+		}
+		live[e] = true
+		if _, occ := k.Pro.Col[e]; occ {
+			return
+		}
+		for _, s := range e.Src {
+			rec(s)
+		}
+	}
+	for _, s := range k.Stores {
+		rec(s)
+	}
+	rec(k.Pro.Value)
+	for _, c := range k.Pro.Col {
+		rec(c)
+	}
+	dead := map[*ir.Expr]bool{}
+	for e := range k.Pro.Col {
+		ir.Walk(e.Src, func(x *ir.Expr) {
+			if !live[x] {
+				dead[x] = true
+			}
+		})
+	}
+	return dead
+}
+
 // expr renders an expression: a name if it has one, else inline.
 func (r *renderer) expr(e *ir.Expr) string {
 	if n, ok := r.names[e]; ok {
 		return n
+	}
+	if r.pro != nil {
+		if c, ok := r.pro.Col[e]; ok { // computed by the prologue (ir.Prologue)
+			return fmt.Sprintf("tg_pro[%s]", r.expr(c))
+		}
 	}
 	if r.vec != nil {
 		if vecs, ok := r.vec.hsum[e]; ok {
@@ -1001,4 +1074,14 @@ func (r *renderer) inline(e *ir.Expr) string {
 	r.names = map[*ir.Expr]string{}
 	defer func() { r.names = names }()
 	return r.expr(e)
+}
+
+// proCol is e's column in the prologue's scratch row, if e is an
+// occurrence of its value (ir.Prologue).
+func (r *renderer) proCol(e *ir.Expr) (*ir.Expr, bool) {
+	if r.pro == nil {
+		return nil, false
+	}
+	c, ok := r.pro.Col[e]
+	return c, ok
 }
