@@ -119,6 +119,18 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	rows := map[string]*tensor.Tensor{
 		"softmax rows":   floats(r, 16, 64).Softmax(-1), // 4 KiB: the small-L3 targets keep it in scratch and stream it
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
+		// a decode step's RMSNorm in the prologue of the matrix-vector
+		// products that read it (fuse's prologues, ir.Prologue): plain,
+		// block-scaled (factor_reduces keeps the norm one factor), and the
+		// FFN's gate and up, one with a block offset (hoist_reduces' sums
+		// of the normed x read the scratch row)
+		"rmsnorm matvec": rmsNorm(floats(r, 1, 128), floats(r, 128)).Dot(floats(r, 24, 128).T()),
+		"rmsnorm block-scaled matvec": rmsNorm(floats(r, 1, 128).Add(floats(r, 1, 128)), floats(r, 128)).
+			Dot(blockScaled(r, 16, 128, false).T()),
+		"rmsnorm gated block matvecs": func() *tensor.Tensor {
+			x := rmsNorm(floats(r, 1, 128), floats(r, 128))
+			return x.Dot(blockScaled(r, 16, 128, false).T()).Silu().Mul(x.Dot(blockScaled(r, 16, 128, true).T()))
+		}(),
 	}
 	// Elementwise kernels whose outputs the small-L3 targets write around
 	// the caches: the heuristic blocks them in lines (Target.streamedLines)
@@ -178,6 +190,14 @@ func poolGradSums(r *rand.Rand, n int) *tensor.Tensor {
 	m := up(x.Reshape(n, 2, 8, 2, 8, 2).Max(false, 3, 5))
 	g := x.Eq(m).Where(up(floats(r, n, 2, 8, 8)), x.Context().Const(0, ir.Float32))
 	return g.Mul(x).Sum(false, 0, 2, 3)
+}
+
+// rmsNorm is LLaMA's RMSNorm of x's rows, scaled by g.
+func rmsNorm(x, g *tensor.Tensor) *tensor.Tensor {
+	c := x.Context()
+	n := float64(x.Shape()[1])
+	ms := x.Mul(x).Sum(true, 1).Mul(c.Const(1/n, ir.Float32))
+	return x.Mul(ms.Add(c.Const(1e-5, ir.Float32)).Rsqrt()).Mul(g)
 }
 
 // blockScaled is a rows x cols weight made of blocks of 32 columns with a
@@ -300,6 +320,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched := 0, 0, 0
 	chained := 0 // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
+	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
 		if err != nil {
@@ -354,6 +375,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Prefetch != nil {
 				prefetched++
+			}
+			if ok.Pro != nil {
+				prologued[name]++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -448,6 +472,11 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if pooled == 0 {
 		t.Errorf("no heuristic list makes a max pool's window vectors (Target.windowOpts)")
+	}
+	for _, name := range []string{"rmsnorm matvec/0", "rmsnorm block-scaled matvec/0", "rmsnorm gated block matvecs/0"} {
+		if prologued[name] < 3 {
+			t.Errorf("%s: only %d opt lists compute the norm in a prologue (%d kernels tested)", name, prologued[name], len(prologued))
+		}
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
