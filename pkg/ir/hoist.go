@@ -146,21 +146,25 @@ func (h *hoister) split(outer *Expr) (terms []hoistTerm, rest []*Expr, ok bool) 
 }
 
 // invariant: inner is a float SUM over one loop whose body reads no
-// global axis and no reduce axis but its own and outer's.
+// global axis and no reduce axis but its own and outer's, and no reduce
+// but those that read no loop around them (a prologue's mean of x,
+// computed before the loops).
 func (h *hoister) invariant(inner *Expr, outer *ReduceArg) bool {
 	arg := inner.Arg.(*ReduceArg)
 	if arg.Op != OpSum || !inner.DType.IsFloat() || len(arg.Axes) != 1 || arg.Axes[0].Sym != nil || h.usesGlobal(inner.Src[0]) {
 		return false
 	}
 	ok := true
-	Walk([]*Expr{inner.Src[0]}, func(e *Expr) {
+	WalkPre([]*Expr{inner.Src[0]}, func(e *Expr) bool {
 		switch {
 		case e.Op == OpReduce:
-			ok = false
+			ok = ok && len(freeVars([]*Expr{e})[e]) == 0
+			return false
 		case e.Op == OpVar && e.Arg.(*Axis).Kind == AxisReduce:
 			a := e.Arg.(*Axis)
 			ok = ok && (a == arg.Axes[0] || slices.Contains(outer.Axes, a))
 		}
+		return ok
 	})
 	return ok
 }
