@@ -319,7 +319,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched := 0, 0, 0
-	chained := 0 // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
+	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
