@@ -110,12 +110,24 @@ func (k *Kernel) GlobalSize() int64 {
 // one launch, for DEBUG's GFLOP/s and GB/s columns.
 func (k *Kernel) Cost() (flops, bytes int64) {
 	inner := map[*Expr]int64{} // iterations of the reduce loops around e (and visited)
+	once := map[*Expr]bool{}   // reads no loop around it: computed once per launch
+	fv := freeVars(k.Stores)
 	var rec func(e *Expr, mult int64)
 	rec = func(e *Expr, mult int64) {
 		if _, seen := inner[e]; seen {
 			return
 		}
+		if k.Pro != nil && k.Pro.Col[e] != nil {
+			inner[e] = 0 // read from the prologue's scratch row (below)
+			return
+		}
 		m := mult
+		if len(fv[e]) == 0 && e.Op == OpReduce {
+			// a reduce that reads no loop around it (a prologue's mean,
+			// Linearize hoists it before the loops): once, not once per
+			// iteration of the loops it sits in
+			m, once[e] = 1, true
+		}
 		if e.Op == OpReduce {
 			for _, a := range e.Arg.(*ReduceArg).Axes {
 				m *= a.Size
@@ -131,10 +143,32 @@ func (k *Kernel) Cost() (flops, bytes int64) {
 	for _, s := range k.Stores {
 		rec(s, 1)
 	}
+	if k.Pro != nil {
+		// the prologue computes its value once per element of its row
+		WalkPre([]*Expr{k.Pro.Value}, func(e *Expr) bool {
+			if e.Op == OpReduce {
+				return false
+			}
+			if e.Op.IsALU() && e.DType.IsFloat() && e.Op != OpCast {
+				flops += k.Pro.Axis.Size
+			}
+			return true
+		})
+	}
 	g := k.GlobalSize()
 	for e, m := range inner {
+		if m == 0 {
+			continue
+		}
 		if e.Op.IsALU() && e.Op != OpCast && e.DType.IsFloat() || e.Op == OpReduce || (e.Op.IsALU() && len(e.Src) > 0 && e.Src[0].DType.IsFloat() && e.Op.IsCompare()) {
-			flops += g * m
+			switch {
+			case once[e]:
+				flops += m // its own loops
+			case len(fv[e]) == 0:
+				flops++ // computed once from such reduces
+			default:
+				flops += g * m
+			}
 		}
 	}
 	for _, b := range k.Bufs {
