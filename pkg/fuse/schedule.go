@@ -103,9 +103,9 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		}
 		cost[n] = min(c, 1<<20)
 	}
-	dest := map[*tensor.Node]*tensor.Node{}    // the one kernel (root) a node is inlined into
+	dest := map[*tensor.Node]*tensor.Node{} // the one kernel (root) a node is inlined into
 	dests := map[*tensor.Node][]*tensor.Node{} // every kernel (root) a node is inlined into
-	multi := map[*tensor.Node]bool{}           // inlined into more than one kernel
+	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
 	window := map[*tensor.Node]int{} // the most elements a reduce whose loop reads the node sums per output
