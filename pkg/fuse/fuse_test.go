@@ -361,10 +361,6 @@ func TestPrologueCounts(t *testing.T) {
 		{"silu(n @ w1.T) * (n @ w3.T)", rmsnorm(x, g).Dot(w1.Transpose(0, 1)).Silu().Mul(rmsnorm(x, g).Dot(w3.Transpose(0, 1))), 3, 1},
 		{"(x + y) normed @ w.T", rmsnorm(x.Add(input(1, 64)), g).Dot(w1.Transpose(0, 1)), 3, 1},
 		{"four rows", rmsnorm(xs, g).Dot(w1.Transpose(0, 1)), 4, 4},
-		// products of one norm in two kernels (Q4_K's q, k and v): each computes
-		// it in its prologue, its mean too
-		{"products of one norm", rmsnorm(x, g).Dot(w1.Transpose(0, 1)).Add(rmsnorm(x, g).Dot(w3.Transpose(0, 1)).Exp2()).
-			Add(rmsnorm(x, g).Dot(input(96, 64).Transpose(0, 1)).Contiguous()), 4, 2},
 	}
 	for _, cs := range cases {
 		for _, hoist := range []bool{false, true} {

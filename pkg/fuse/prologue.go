@@ -25,42 +25,15 @@ import (
 const maxPrologue = ir.MaxPrologue
 
 // prologue says whether elementwise node n, which an EXPAND inside a
-// reduce's loop in the kernels of roots would recompute for every row,
-// joins those kernels as a prologue: it is small, computed from a reduce
-// (else storing it is as cheap), and not refused before. Several kernels
-// (Q4_K's q, k and v, three products of one norm) each compute it.
-func (r *rowKernels) prologue(n *tensor.Node, roots []*tensor.Node) bool {
-	if !r.on || len(roots) == 0 || r.noPro[n] || n.Numel() > maxPrologue || !fromReduce(n) {
+// reduce's loop in root's kernel would recompute for every row, joins
+// that kernel as a prologue: it is small, computed from a reduce (else
+// storing it is as cheap), and not refused before.
+func (r *rowKernels) prologue(n, root *tensor.Node) bool {
+	if !r.on || root == nil || r.noPro[n] || n.Numel() > maxPrologue || !fromReduce(n) {
 		return false
 	}
-	for _, root := range roots {
-		r.pro[root] = append(r.pro[root], n)
-	}
+	r.pro[root] = append(r.pro[root], n)
 	return true
-}
-
-// joinPrologues says whether reduce n, the mean of a prologue that the
-// kernels of roots compute (so needed by several kernels), joins each of
-// them: it sums at most maxPrologue elements, so each computes it once
-// per launch piece rather than a kernel of its own storing it.
-func (r *rowKernels) joinPrologues(n *tensor.Node, roots []*tensor.Node) bool {
-	if !r.on || r.refused[n] || r.stored[n] || reduceLen(n) > maxPrologue {
-		return false
-	}
-	for _, root := range roots {
-		r.joined[root] = append(r.joined[root], n)
-	}
-	return true
-}
-
-// addRoot adds root to roots once.
-func addRoot(roots []*tensor.Node, root *tensor.Node) []*tensor.Node {
-	for _, x := range roots {
-		if x == root {
-			return roots
-		}
-	}
-	return append(roots, root)
 }
 
 // fromReduce says whether n is computed, through elementwise and movement

@@ -104,7 +104,6 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		cost[n] = min(c, 1<<20)
 	}
 	dest := map[*tensor.Node]*tensor.Node{} // the one kernel (root) a node is inlined into
-	dests := map[*tensor.Node][]*tensor.Node{} // every kernel (root) a node is inlined into
 	multi := map[*tensor.Node]bool{}        // inlined into more than one kernel
 	expanded := map[*tensor.Node]bool{}
 	inReduce := map[*tensor.Node]bool{}
@@ -146,14 +145,12 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 			joins := !pro[n] || proExpanded[n]
 			if isBuf[n] && joins && !multi[n] && paths(n) <= 1 && rows.join(n, dest[n]) {
 				isBuf[n] = false // its one consumer computes it once per row (rows.go)
-			} else if isBuf[n] && pro[n] && proExpanded[n] && multi[n] && paths(n) <= 1 && rows.joinPrologues(n, dests[n]) {
-				isBuf[n] = false // the mean of a prologue several kernels compute (prologue.go)
 			} else if !isBuf[n] {
 				rows.inline(n, dest[n]) // a window reduce may be refused (rows.go)
 			}
 		case n.Op.IsALU():
 			isBuf[n] = multi[n] && cost[n] > recomputeLimit || bc.tooDear(n)
-			if isBuf[n] && !pro[n] && rows.prologue(n, dests[n]) {
+			if isBuf[n] && !multi[n] && !pro[n] && rows.prologue(n, dest[n]) {
 				// a small vector computed once per launch before the
 				// rows that read it (prologue.go)
 				isBuf[n], pro[n] = false, true
@@ -214,13 +211,6 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 				multi[s] = true
 			}
 			dest[s] = myDest
-			if isBuf[n] {
-				dests[s] = addRoot(dests[s], n)
-			} else {
-				for _, r := range dests[n] {
-					dests[s] = addRoot(dests[s], r)
-				}
-			}
 			multi[s] = multi[s] || myMulti
 			expanded[s] = expanded[s] || n.Op == ir.OpExpand || (!isBuf[n] && expanded[n])
 			inReduce[s] = inReduce[s] || n.Op.IsReduce() || (!isBuf[n] && inReduce[n])
