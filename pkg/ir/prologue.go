@@ -317,7 +317,11 @@ func (pp *Prologue) dump(names map[*Expr]string) string {
 		occ = append(occ, names[e])
 	}
 	sort.Strings(occ)
-	return fmt.Sprintf("  prologue %s < %d: a scratch row of the value %s, read by %s\n", pp.Axis.Name(), pp.Axis.Size, pp.Value, strings.Join(occ, " "))
+	val := pp.Value.String()
+	if len(val) > 160 {
+		val = val[:160] + "…"
+	}
+	return fmt.Sprintf("  prologue %s < %d: a scratch row of %s, read by %s\n", pp.Axis.Name(), pp.Axis.Size, val, strings.Join(occ, " "))
 }
 
 // Contiguous says whether index b is index a plus d (for the renderers'
