@@ -36,10 +36,13 @@ func TestProloguePlan(t *testing.T) {
 		f          func(p *ir.Prologue, b *ir.Builder)
 	}{
 		{"column moved", "is not the value at column", func(p *ir.Prologue, b *ir.Builder) {
+			var first *ir.Expr // the occurrence of the lowest columns: one more stays in the row
 			for e, c := range p.Col {
-				p.Col[e] = b.Add(c, b.Int(1))
-				return
+				if first == nil || c.Max < p.Col[first].Max {
+					first = e
+				}
 			}
+			p.Col[first] = b.Add(p.Col[first], b.Int(1))
 		}},
 		{"row short", "outside the scratch row", func(p *ir.Prologue, b *ir.Builder) {
 			old := p.Axis
