@@ -3,6 +3,8 @@ package backend
 import (
 	_ "embed"
 	"fmt"
+	"os"
+	"strings"
 	"runtime"
 	"time"
 	"unsafe"
@@ -67,7 +69,15 @@ type launcher struct {
 }
 
 func (d *cpuDevice) loadLauncher() (*launcher, error) {
-	lib, err := d.buildIn("runtime", launchSource, false)
+	src := launchSource
+	if os.Getenv("TGC_LAUNCHSTATS") != "" { // a debugging aid: per-launch times appended to that file
+		src = "#define TG_STATS 1\n" + src
+	}
+	for _, def := range strings.Fields(os.Getenv("TGC_LAUNCHDEFS")) { // EXPERIMENT
+		name, val, _ := strings.Cut(def, "=")
+		src = "#define " + name + " " + val + "\n" + src
+	}
+	lib, err := d.buildIn("runtime", src, false)
 	if err != nil {
 		return nil, fmt.Errorf("CPU: building the launcher: %w", err)
 	}

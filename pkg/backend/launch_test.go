@@ -37,6 +37,11 @@ void steal(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
     __atomic_fetch_add(&counts[0], 1, __ATOMIC_RELEASE);
   }
 }
+/* span: each piece's length at its first item */
+void span(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  int32_t *h = (int32_t *)bufs[0];
+  h[start] = (int32_t)(end - start);
+}
 /* mix: out[i] from in[n-1-i], the element another core's range wrote in
  * the launch before, through vars[1] rounds of an LCG (slow enough that a
  * launch not waited for is still running when the next one reads) */
@@ -282,6 +287,48 @@ func TestRunBatchWaitsForEachLaunch(t *testing.T) {
 			}
 			if total <= 0 {
 				t.Errorf("sleep=%v n=%d: the launches' times add up to %v", sleep, n, total)
+			}
+		}
+	}
+}
+
+// TestLaunchPiecesShrink: a range of at least pieces² items is cut in
+// pieces that shrink towards its end (the last piece of a range of 500 in
+// 8 about a 64th of it, the first 15/64), so that the cores, each taking the
+// other's pieces once done with its own, end at most a short piece apart;
+// a shorter range keeps pieces of equal length. Every item is in exactly
+// one piece.
+func TestLaunchPiecesShrink(t *testing.T) {
+	d, lib := launchTestDevice(t)
+	span := symbol(t, lib, "span")
+	cores := int64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	for _, c := range []struct {
+		n           int64 // items per range
+		first, last int32 // the pieces' lengths, first and last
+	}{
+		{500, 118, 7},          // 500 - (500*7/8)*7/8 = 118 (integer division), ..., 500 - (500*1/8)*1/8 = 493: 7
+		{64, 15, 1},            // 64 - 56*7/8 = 15, ..., 64 - 8*1/8 = 63: 1
+		{63, 7, 8},             // shorter than 8²: 63*i/8
+		{piecesPerRange, 1, 1}, // one item a piece
+	} {
+		n := cores * c.n
+		lens := make([]int32, n)
+		launchPinned(d, span, [][]int32{lens}, nil, nil, n)
+		for r := range cores {
+			lo, hi := r*n/cores, (r+1)*n/cores
+			var pieces []int32
+			for i := lo; i < hi; {
+				if lens[i] <= 0 {
+					t.Fatalf("n=%d: item %d is in no piece", n, i)
+				}
+				pieces = append(pieces, lens[i])
+				i += int64(lens[i])
+				if i > hi {
+					t.Fatalf("n=%d: a piece of range %d ends at %d, past its end %d", n, r, i, hi)
+				}
+			}
+			if len(pieces) != piecesPerRange || pieces[0] != c.first || pieces[len(pieces)-1] != c.last {
+				t.Errorf("n=%d: range %d in pieces %v, want %d from %d to %d", n, r, pieces, piecesPerRange, c.first, c.last)
 			}
 		}
 	}
