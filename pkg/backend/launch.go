@@ -4,8 +4,8 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"strings"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 

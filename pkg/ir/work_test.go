@@ -18,7 +18,7 @@ func TestWork(t *testing.T) {
 		t.Errorf("one row's layernorm: Work %d (want at most %d), Cost %d (want at least %d):\n%s", w, 8*768, flops, 768*768, one.Dump())
 	}
 	for name, k := range map[string]*ir.Kernel{
-		"six rows' layernorm":    rowKernel(t, input(6, 768).Layernorm(1e-5, -1), tg),
+		"six rows' layernorm":   rowKernel(t, input(6, 768).Layernorm(1e-5, -1), tg),
 		"matrix-vector product": rowKernel(t, input(1, 768).Matmul(input(768, 64)), tg),
 	} {
 		if flops, _ := k.Cost(); k.Work() != flops {
