@@ -292,24 +292,25 @@ func TestRunBatchWaitsForEachLaunch(t *testing.T) {
 	}
 }
 
-// TestLaunchPiecesShrink: a range of at least pieces² items is cut in
-// pieces that shrink towards its end (the last piece of a range of 500 in
-// 8 about a 64th of it, the first 15/64), so that the cores, each taking the
-// other's pieces once done with its own, end at most a short piece apart;
-// a shorter range keeps pieces of equal length. Every item is in exactly
-// one piece.
+// TestLaunchPiecesShrink: a range of at least 4·pieces² items is cut in
+// twice the pieces, which shrink towards its end (a range of 500 items,
+// 8 pieces asked for: 16 pieces from 62 items, no longer than a uniform
+// piece, down to 1), so that the cores, each taking the other's pieces
+// once done with its own, end at most a short piece apart; a shorter range
+// keeps pieces of equal length. Every item is in exactly one piece.
 func TestLaunchPiecesShrink(t *testing.T) {
 	d, lib := launchTestDevice(t)
 	span := symbol(t, lib, "span")
 	cores := int64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
 	for _, c := range []struct {
 		n           int64 // items per range
+		pieces      int
 		first, last int32 // the pieces' lengths, first and last
 	}{
-		{500, 118, 7},          // 500 - (500*7/8)*7/8 = 118 (integer division), ..., 500 - (500*1/8)*1/8 = 493: 7
-		{64, 15, 1},            // 64 - 56*7/8 = 15, ..., 64 - 8*1/8 = 63: 1
-		{63, 7, 8},             // shorter than 8²: 63*i/8
-		{piecesPerRange, 1, 1}, // one item a piece
+		{500, 2 * piecesPerRange, 62, 1},       // 500 - (500*15/16)*15/16 = 62, ..., 500 - (500*1/16)*1/16 = 499: 1
+		{256, 2 * piecesPerRange, 31, 1},       // 256 - 240*15/16 = 31, ..., 256 - 16/16 = 255: 1
+		{255, piecesPerRange, 31, 32},          // shorter than 4·8²: 255*i/8
+		{piecesPerRange, piecesPerRange, 1, 1}, // one item a piece
 	} {
 		n := cores * c.n
 		lens := make([]int32, n)
@@ -327,8 +328,8 @@ func TestLaunchPiecesShrink(t *testing.T) {
 					t.Fatalf("n=%d: a piece of range %d ends at %d, past its end %d", n, r, i, hi)
 				}
 			}
-			if len(pieces) != piecesPerRange || pieces[0] != c.first || pieces[len(pieces)-1] != c.last {
-				t.Errorf("n=%d: range %d in pieces %v, want %d from %d to %d", n, r, pieces, piecesPerRange, c.first, c.last)
+			if len(pieces) != c.pieces || pieces[0] != c.first || pieces[len(pieces)-1] != c.last {
+				t.Errorf("n=%d: range %d in pieces %v, want %d from %d to %d", n, r, pieces, c.pieces, c.first, c.last)
 			}
 		}
 	}
