@@ -55,30 +55,46 @@ typedef void (*tg_kernel)(void **bufs, const int64_t *vars, int64_t start, int64
 #define TG_PIECES 8   /* pieces per range, the least a launch asks for */
 #define TG_MAX_PIECES 256
 
+#define TG_LINE __attribute__((aligned(64)))
+
 struct tg_range {
   uint64_t claim;     /* generation << 32 | next piece */
   int64_t start, end, pieces;
   int64_t guided;     /* its pieces shrink towards its end (tg_cut) */
-  char pad[24];       /* one cache line per range */
-};
+} TG_LINE;            /* one cache line per range */
 
+/* The fields are grouped by who writes them when, one cache line per
+ * group: a line one core writes while another reads it moves between the
+ * cores on every write. Before, the first range's claim word (the caller's
+ * claims, one per piece) shared a line with bufs and vars (read by the
+ * worker for each of its pieces) and with left: every piece on either
+ * side took the line from the other core. */
 static struct {
-  pthread_mutex_t mu; /* one launch at a time */
-  int workers;        /* started */
-  uint32_t gen;       /* the launch's generation; the futex word */
-  int sleepers;
-  int64_t wait_ns;    /* the caller polls this long for the others' pieces before it sleeps */
-  uint32_t fin;       /* counts launches whose last piece has run: the caller's futex word */
-  int waiting;        /* the caller sleeps (or is about to) on fin */
-  int64_t spin_ns;    /* an idle worker polls this long before it sleeps */
-  int nranges;
-  int used;           /* the most ranges a launch has had */
-  tg_kernel fn;
-  void **bufs;
-  const int64_t *vars;
-  int64_t left;       /* pieces not yet run */
+  /* the launch: the caller writes it once per launch, the workers read it */
+  struct {
+    uint32_t gen;     /* the launch's generation; the workers' futex word */
+    int nranges;
+    tg_kernel fn;
+    void **bufs;
+    const int64_t *vars;
+  } TG_LINE;
+  /* its end: the participants' counts */
+  struct {
+    int64_t left;     /* pieces not yet run */
+    uint32_t fin;     /* counts launches whose last piece has run: the caller's futex word */
+    int waiting;      /* the caller sleeps (or is about to) on fin */
+  } TG_LINE;
+  /* the rest: set per batch or rarely written */
+  struct {
+    pthread_mutex_t mu; /* one launch at a time */
+    int workers;      /* started */
+    int sleepers;
+    int used;         /* the most ranges a launch has had */
+    int64_t wait_ns;  /* the caller polls this long for the others' pieces before it sleeps */
+    int64_t spin_ns;  /* an idle worker polls this long before it sleeps */
+  } TG_LINE;
   struct tg_range ranges[TG_MAX];
-} tg = {PTHREAD_MUTEX_INITIALIZER};
+} tg TG_LINE = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static inline void tg_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
