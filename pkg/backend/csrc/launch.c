@@ -14,7 +14,10 @@
  * for more: a long kernel's) run in order; one done with its own range
  * takes the pieces left in the others'. A worker held up (its core taken
  * by another process) then delays the launch by at most the piece it is
- * in, and the participants end at most a piece apart.
+ * in, and the participants end at most a piece apart. A range long
+ * enough is cut in twice the pieces, shrinking towards its end (tg_cut):
+ * none longer than the launch's uniform piece, the last ones short, so
+ * that the participants end closer together.
  *
  * Waiting, both ways, is a short poll and then a futex: a worker polls for
  * the next launch, the caller for the last pieces of its launch. On a host
