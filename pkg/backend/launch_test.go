@@ -3,6 +3,7 @@ package backend
 import (
 	"encoding/binary"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,18 @@ void steal(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
     __atomic_fetch_add(&h[i], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&counts[0], 1, __ATOMIC_RELEASE);
   }
+}
+/* order: logs each piece's first item (log[0] counts them); the piece that
+ * starts at vars[0] first waits (up to 5 s) until the other vars[1] - 1
+ * pieces are logged */
+void order(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  int64_t *log = (int64_t *)bufs[0];
+  (void)end;
+  if (start == vars[0]) {
+    double deadline = now() + 5;
+    while (__atomic_load_n(&log[0], __ATOMIC_ACQUIRE) < vars[1] - 1 && now() < deadline) {}
+  }
+  log[1 + __atomic_fetch_add(&log[0], 1, __ATOMIC_ACQ_REL)] = start;
 }
 /* span: each piece's length at its first item */
 void span(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
@@ -332,5 +345,48 @@ func TestLaunchPiecesShrink(t *testing.T) {
 				t.Errorf("n=%d: range %d in pieces %v, want %d from %d to %d", n, r, pieces, c.pieces, c.first, c.last)
 			}
 		}
+	}
+}
+
+// TestLaunchStealsFromTheEnd: a participant done with its own range takes
+// the other ranges' pieces from their ends, last piece first, so the
+// owner's pass through its range stays in order (one stream through
+// memory). The second range's owner is held in its first piece until every
+// other piece has run; the first range's owner runs its own pieces in
+// order, then the second range's from the last one down.
+func TestLaunchStealsFromTheEnd(t *testing.T) {
+	d, lib := launchTestDevice(t)
+	if runtime.GOMAXPROCS(0) != 2 || runtime.NumCPU() != 2 {
+		t.Skip("the order below is for two participants")
+	}
+	order := symbol(t, lib, "order")
+	const n = 2 * piecesPerRange // one item a piece
+	log := make([]int64, 1+n)
+	done := make(chan struct{})
+	go func() {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(&log[0])
+		bufs := []uintptr{uintptr(unsafe.Pointer(&log[0]))}
+		vars := []int64{piecesPerRange, n}
+		pin.Pin(&bufs[0])
+		pin.Pin(&vars[0])
+		d.launch.run(order, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n, 0)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the launch did not finish")
+	}
+	var want []int64
+	for i := range int64(piecesPerRange) {
+		want = append(want, i)
+	}
+	for i := int64(n - 1); i >= piecesPerRange; i-- {
+		want = append(want, i)
+	}
+	if log[0] != n || !slices.Equal(log[1:], want) {
+		t.Errorf("%d pieces ran, first items in order %v, want %v", log[0], log[1:], want)
 	}
 }

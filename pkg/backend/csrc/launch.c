@@ -28,10 +28,12 @@
  * tg_run runs a sequence of launches (a TinyJit replay's step) in one
  * call: the Go side does not come between them.
  *
- * Each range's claim word holds the launch's generation (high 32 bits) and
- * the next piece (low 32 bits): a worker that wakes late for a launch that
- * is over fails its claim and runs nothing, even when the ranges already
- * describe the next launch. */
+ * Each range's claim word holds the launch's generation (high 32 bits),
+ * the owner's next piece (16 bits) and the pieces not yet taken from the
+ * range's end (16 bits; the others take its last pieces, the owner its
+ * first): a worker that wakes late for a launch that is over fails its
+ * claim and runs nothing, even when the ranges already describe the next
+ * launch. */
 #include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
@@ -61,7 +63,7 @@ typedef void (*tg_kernel)(void **bufs, const int64_t *vars, int64_t start, int64
 #define TG_LINE __attribute__((aligned(64)))
 
 struct tg_range {
-  uint64_t claim;     /* generation << 32 | next piece */
+  uint64_t claim;     /* generation << 32 | next piece << 16 | pieces not taken from the end */
   int64_t start, end, pieces;
   int64_t guided;     /* its pieces shrink towards its end (tg_cut) */
 } TG_LINE;            /* one cache line per range */
@@ -116,6 +118,12 @@ static int64_t tg_now(void) {
 #ifndef TG_GUIDED
 #define TG_GUIDED 1
 #endif
+#ifndef TG_GX
+#define TG_GX 2
+#endif
+#ifndef TG_BACK
+#define TG_BACK 1
+#endif
 /* tg_cut is where piece i of a range of n items starts. Uniform: n/pieces
  * each. Guided (a range of at least pieces² items, in twice the pieces the
  * launch asks for, 2p): the pieces shrink towards the range's end, piece i
@@ -143,11 +151,16 @@ static void tg_work(uint32_t gen, int self) {
     for (;;) {
       uint64_t c = __atomic_load_n(&r->claim, __ATOMIC_ACQUIRE);
       if ((uint32_t)(c >> 32) != gen) goto out; /* that launch is over */
-      int64_t i = (int64_t)(uint32_t)c, pieces = r->pieces;
-      if (i >= pieces) break;
-      if (!__atomic_compare_exchange_n(&r->claim, &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+      int64_t front = (int64_t)(c >> 16 & 0xffff), back = (int64_t)(c & 0xffff);
+      if (front >= back) break;
+      /* the range's owner takes its next piece, the others its last one:
+       * the owner's stream through memory stays in order, and a piece
+       * taken from it is one of its shortest (the guided pieces') */
+      int own = k == 0 || !TG_BACK;
+      int64_t i = own ? front : back - 1;
+      if (!__atomic_compare_exchange_n(&r->claim, &c, own ? c + (1 << 16) : c - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
       /* claimed: the launch is not over, so its fields are still this launch's */
-      pieces = r->pieces;
+      int64_t pieces = r->pieces;
       int64_t n = r->end - r->start;
 #ifdef TG_STATS
       int64_t ks = tg_now();
@@ -256,7 +269,7 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
    * then the ranges change, then their pieces open. */
   if (cores > tg.used) tg.used = cores;
   for (int i = 0; i < tg.used; i++) /* the others' claim words hold generation 0, never a launch's */
-    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | 0xffffffffu, __ATOMIC_RELEASE);
+    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | 0xffff0000u, __ATOMIC_RELEASE);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   int64_t total = 0;
   for (int i = 0; i < cores; i++) {
@@ -264,8 +277,8 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
     r->start = n * i / cores;
     r->end = n * (i + 1) / cores;
     int64_t len = r->end - r->start;
-    r->guided = TG_GUIDED && len >= 4 * pieces * pieces;
-    r->pieces = r->guided ? 2 * pieces : len < pieces ? len : pieces;
+    r->guided = TG_GUIDED && len >= TG_GX * TG_GX * pieces * pieces;
+    r->pieces = r->guided ? TG_GX * pieces : len < pieces ? len : pieces;
     total += r->pieces;
   }
   tg.fn = fn;
@@ -274,7 +287,7 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
   __atomic_store_n(&tg.left, total, __ATOMIC_RELEASE);
   __atomic_store_n(&tg.nranges, cores, __ATOMIC_RELEASE);
   for (int i = 0; i < cores; i++)
-    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
+    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | (uint64_t)tg.ranges[i].pieces, __ATOMIC_RELEASE);
 #ifdef TG_STATS
   if (tg_cur) tg_cur->post = tg_now() - tg_t0;
 #endif
