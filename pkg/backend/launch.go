@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -74,10 +73,6 @@ func (d *cpuDevice) loadLauncher() (*launcher, error) {
 	src := launchSource
 	if os.Getenv("TGC_LAUNCHSTATS") != "" { // a debugging aid: per-launch times appended to that file
 		src = "#define TG_STATS 1\n" + src
-	}
-	for _, def := range strings.Fields(os.Getenv("TGC_LAUNCHDEFS")) { // EXPERIMENT
-		name, val, _ := strings.Cut(def, "=")
-		src = "#define " + name + " " + val + "\n" + src
 	}
 	lib, err := d.buildIn("runtime", src, false)
 	if err != nil {

@@ -115,15 +115,6 @@ static int64_t tg_now(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-#ifndef TG_GUIDED
-#define TG_GUIDED 1
-#endif
-#ifndef TG_GX
-#define TG_GX 2
-#endif
-#ifndef TG_BACK
-#define TG_BACK 1
-#endif
 /* tg_cut is where piece i of a range of n items starts. Uniform: n/pieces
  * each. Guided (a range of at least pieces² items, in twice the pieces the
  * launch asks for, 2p): the pieces shrink towards the range's end, piece i
@@ -156,7 +147,7 @@ static void tg_work(uint32_t gen, int self) {
       /* the range's owner takes its next piece, the others its last one:
        * the owner's stream through memory stays in order, and a piece
        * taken from it is one of its shortest (the guided pieces') */
-      int own = k == 0 || !TG_BACK;
+      int own = k == 0;
       int64_t i = own ? front : back - 1;
       if (!__atomic_compare_exchange_n(&r->claim, &c, own ? c + (1 << 16) : c - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
       /* claimed: the launch is not over, so its fields are still this launch's */
@@ -277,8 +268,8 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
     r->start = n * i / cores;
     r->end = n * (i + 1) / cores;
     int64_t len = r->end - r->start;
-    r->guided = TG_GUIDED && len >= TG_GX * TG_GX * pieces * pieces;
-    r->pieces = r->guided ? TG_GX * pieces : len < pieces ? len : pieces;
+    r->guided = len >= 4 * pieces * pieces;
+    r->pieces = r->guided ? 2 * pieces : len < pieces ? len : pieces;
     total += r->pieces;
   }
   tg.fn = fn;
