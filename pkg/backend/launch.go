@@ -37,9 +37,7 @@ const (
 
 // piecesPerRange is TG_PIECES in launch.c: each participant's range is run
 // in up to this many pieces, which the others take once done with theirs.
-// A long kernel asks for more (piecesFor). A range of at least 4·pieces²
-// items runs in twice the pieces asked for, shrinking towards its end
-// (launch.c's tg_cut).
+// A long kernel asks for more (piecesFor).
 const piecesPerRange = 8
 
 // pieceFLOPs and maxPiecesPerRange size a long kernel's pieces: the

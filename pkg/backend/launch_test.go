@@ -3,7 +3,6 @@ package backend
 import (
 	"encoding/binary"
 	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,23 +36,6 @@ void steal(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
     __atomic_fetch_add(&h[i], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&counts[0], 1, __ATOMIC_RELEASE);
   }
-}
-/* order: logs each piece's first item (log[0] counts them); the piece that
- * starts at vars[0] first waits (up to 5 s) until the other vars[1] - 1
- * pieces are logged */
-void order(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
-  int64_t *log = (int64_t *)bufs[0];
-  (void)end;
-  if (start == vars[0]) {
-    double deadline = now() + 5;
-    while (__atomic_load_n(&log[0], __ATOMIC_ACQUIRE) < vars[1] - 1 && now() < deadline) {}
-  }
-  log[1 + __atomic_fetch_add(&log[0], 1, __ATOMIC_ACQ_REL)] = start;
-}
-/* span: each piece's length at its first item */
-void span(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
-  int32_t *h = (int32_t *)bufs[0];
-  h[start] = (int32_t)(end - start);
 }
 /* mix: out[i] from in[n-1-i], the element another core's range wrote in
  * the launch before, through vars[1] rounds of an LCG (slow enough that a
@@ -302,91 +284,5 @@ func TestRunBatchWaitsForEachLaunch(t *testing.T) {
 				t.Errorf("sleep=%v n=%d: the launches' times add up to %v", sleep, n, total)
 			}
 		}
-	}
-}
-
-// TestLaunchPiecesShrink: a range of at least 4·pieces² items is cut in
-// twice the pieces, which shrink towards its end (a range of 500 items,
-// 8 pieces asked for: 16 pieces from 62 items, no longer than a uniform
-// piece, down to 1), so that the cores, each taking the other's pieces
-// once done with its own, end at most a short piece apart; a shorter range
-// keeps pieces of equal length. Every item is in exactly one piece.
-func TestLaunchPiecesShrink(t *testing.T) {
-	d, lib := launchTestDevice(t)
-	span := symbol(t, lib, "span")
-	cores := int64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
-	for _, c := range []struct {
-		n           int64 // items per range
-		pieces      int
-		first, last int32 // the pieces' lengths, first and last
-	}{
-		{500, 2 * piecesPerRange, 62, 1},       // 500 - (500*15/16)*15/16 = 62, ..., 500 - (500*1/16)*1/16 = 499: 1
-		{256, 2 * piecesPerRange, 31, 1},       // 256 - 240*15/16 = 31, ..., 256 - 16/16 = 255: 1
-		{255, piecesPerRange, 31, 32},          // shorter than 4·8²: 255*i/8
-		{piecesPerRange, piecesPerRange, 1, 1}, // one item a piece
-	} {
-		n := cores * c.n
-		lens := make([]int32, n)
-		launchPinned(d, span, [][]int32{lens}, nil, nil, n)
-		for r := range cores {
-			lo, hi := r*n/cores, (r+1)*n/cores
-			var pieces []int32
-			for i := lo; i < hi; {
-				if lens[i] <= 0 {
-					t.Fatalf("n=%d: item %d is in no piece", n, i)
-				}
-				pieces = append(pieces, lens[i])
-				i += int64(lens[i])
-				if i > hi {
-					t.Fatalf("n=%d: a piece of range %d ends at %d, past its end %d", n, r, i, hi)
-				}
-			}
-			if len(pieces) != c.pieces || pieces[0] != c.first || pieces[len(pieces)-1] != c.last {
-				t.Errorf("n=%d: range %d in pieces %v, want %d from %d to %d", n, r, pieces, c.pieces, c.first, c.last)
-			}
-		}
-	}
-}
-
-// TestLaunchStealsFromTheEnd: a participant done with its own range takes
-// the other ranges' pieces from their ends, last piece first, so the
-// owner's pass through its range stays in order (one stream through
-// memory). The second range's owner is held in its first piece until every
-// other piece has run; the first range's owner runs its own pieces in
-// order, then the second range's from the last one down.
-func TestLaunchStealsFromTheEnd(t *testing.T) {
-	d, lib := launchTestDevice(t)
-	if runtime.GOMAXPROCS(0) != 2 || runtime.NumCPU() != 2 {
-		t.Skip("the order below is for two participants")
-	}
-	order := symbol(t, lib, "order")
-	const n = 2 * piecesPerRange // one item a piece
-	log := make([]int64, 1+n)
-	done := make(chan struct{})
-	go func() {
-		var pin runtime.Pinner
-		defer pin.Unpin()
-		pin.Pin(&log[0])
-		bufs := []uintptr{uintptr(unsafe.Pointer(&log[0]))}
-		vars := []int64{piecesPerRange, n}
-		pin.Pin(&bufs[0])
-		pin.Pin(&vars[0])
-		d.launch.run(order, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n, 0)
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the launch did not finish")
-	}
-	var want []int64
-	for i := range int64(piecesPerRange) {
-		want = append(want, i)
-	}
-	for i := int64(n - 1); i >= piecesPerRange; i-- {
-		want = append(want, i)
-	}
-	if log[0] != n || !slices.Equal(log[1:], want) {
-		t.Errorf("%d pieces ran, first items in order %v, want %v", log[0], log[1:], want)
 	}
 }

@@ -14,10 +14,7 @@
  * for more: a long kernel's) run in order; one done with its own range
  * takes the pieces left in the others'. A worker held up (its core taken
  * by another process) then delays the launch by at most the piece it is
- * in, and the participants end at most a piece apart. A range long
- * enough is cut in twice the pieces, shrinking towards its end (tg_cut):
- * none longer than the launch's uniform piece, the last ones short, so
- * that the participants end closer together.
+ * in, and the participants end at most a piece apart.
  *
  * Waiting, both ways, is a short poll and then a futex: a worker polls for
  * the next launch, the caller for the last pieces of its launch. On a host
@@ -28,12 +25,10 @@
  * tg_run runs a sequence of launches (a TinyJit replay's step) in one
  * call: the Go side does not come between them.
  *
- * Each range's claim word holds the launch's generation (high 32 bits),
- * the owner's next piece (16 bits) and the pieces not yet taken from the
- * range's end (16 bits; the others take its last pieces, the owner its
- * first): a worker that wakes late for a launch that is over fails its
- * claim and runs nothing, even when the ranges already describe the next
- * launch. */
+ * Each range's claim word holds the launch's generation (high 32 bits) and
+ * the next piece (low 32 bits): a worker that wakes late for a launch that
+ * is over fails its claim and runs nothing, even when the ranges already
+ * describe the next launch. */
 #include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
@@ -63,17 +58,13 @@ typedef void (*tg_kernel)(void **bufs, const int64_t *vars, int64_t start, int64
 #define TG_LINE __attribute__((aligned(64)))
 
 struct tg_range {
-  uint64_t claim;     /* generation << 32 | next piece << 16 | pieces not taken from the end */
+  uint64_t claim;     /* generation << 32 | next piece */
   int64_t start, end, pieces;
-  int64_t guided;     /* its pieces shrink towards its end (tg_cut) */
 } TG_LINE;            /* one cache line per range */
 
 /* The fields are grouped by who writes them when, one cache line per
- * group: a line one core writes while another reads it moves between the
- * cores on every write. Before, the first range's claim word (the caller's
- * claims, one per piece) shared a line with bufs and vars (read by the
- * worker for each of its pieces) and with left: every piece on either
- * side took the line from the other core. */
+ * group (a line one core writes while another reads it moves between the
+ * cores on every write), and each range has a line of its own. */
 static struct {
   /* the launch: the caller writes it once per launch, the workers read it */
   struct {
@@ -115,22 +106,6 @@ static int64_t tg_now(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* tg_cut is where piece i of a range of n items starts. Uniform: n/pieces
- * each. Guided (a range of at least pieces² items, in twice the pieces the
- * launch asks for, 2p): the pieces shrink towards the range's end, piece i
- * ending at n(1 - (1 - (i+1)/2p)²): the first is no longer than a uniform
- * piece (n/p), the last n/4p². The participants take the pieces left in
- * the others' ranges once done with their own, so they end at most that
- * last, short piece apart (a uniform piece apart before: a decode step's
- * classifier, 26 MB in 16 pieces, ended ~40 µs apart at the median). */
-static inline int64_t tg_cut(int64_t n, int64_t i, int64_t pieces, int guided) {
-  if (guided) {
-    int64_t r = pieces - i;
-    return n - n * r / pieces * r / pieces;
-  }
-  return n * i / pieces;
-}
-
 /* tg_work runs pieces of launch gen, its own range's first, until none is
  * left to claim. */
 static void tg_work(uint32_t gen, int self) {
@@ -142,16 +117,11 @@ static void tg_work(uint32_t gen, int self) {
     for (;;) {
       uint64_t c = __atomic_load_n(&r->claim, __ATOMIC_ACQUIRE);
       if ((uint32_t)(c >> 32) != gen) goto out; /* that launch is over */
-      int64_t front = (int64_t)(c >> 16 & 0xffff), back = (int64_t)(c & 0xffff);
-      if (front >= back) break;
-      /* the range's owner takes its next piece, the others its last one:
-       * the owner's stream through memory stays in order, and a piece
-       * taken from it is one of its shortest (the guided pieces') */
-      int own = k == 0;
-      int64_t i = own ? front : back - 1;
-      if (!__atomic_compare_exchange_n(&r->claim, &c, own ? c + (1 << 16) : c - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+      int64_t i = (int64_t)(uint32_t)c, pieces = r->pieces;
+      if (i >= pieces) break;
+      if (!__atomic_compare_exchange_n(&r->claim, &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
       /* claimed: the launch is not over, so its fields are still this launch's */
-      int64_t pieces = r->pieces;
+      pieces = r->pieces;
       int64_t n = r->end - r->start;
 #ifdef TG_STATS
       int64_t ks = tg_now();
@@ -159,8 +129,7 @@ static void tg_work(uint32_t gen, int self) {
       int who = self > 0;
       if (st && done == 0) st->first[who] = ks - tg_t0;
 #endif
-      int guided = r->guided;
-      tg.fn(tg.bufs, tg.vars, r->start + tg_cut(n, i, pieces, guided), r->start + tg_cut(n, i + 1, pieces, guided));
+      tg.fn(tg.bufs, tg.vars, r->start + n * i / pieces, r->start + n * (i + 1) / pieces);
       done++;
 #ifdef TG_STATS
       if (st) {
@@ -260,16 +229,14 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
    * then the ranges change, then their pieces open. */
   if (cores > tg.used) tg.used = cores;
   for (int i = 0; i < tg.used; i++) /* the others' claim words hold generation 0, never a launch's */
-    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | 0xffff0000u, __ATOMIC_RELEASE);
+    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | 0xffffffffu, __ATOMIC_RELEASE);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   int64_t total = 0;
   for (int i = 0; i < cores; i++) {
     struct tg_range *r = &tg.ranges[i];
     r->start = n * i / cores;
     r->end = n * (i + 1) / cores;
-    int64_t len = r->end - r->start;
-    r->guided = len >= 4 * pieces * pieces;
-    r->pieces = r->guided ? 2 * pieces : len < pieces ? len : pieces;
+    r->pieces = r->end - r->start < pieces ? r->end - r->start : pieces;
     total += r->pieces;
   }
   tg.fn = fn;
@@ -278,7 +245,7 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
   __atomic_store_n(&tg.left, total, __ATOMIC_RELEASE);
   __atomic_store_n(&tg.nranges, cores, __ATOMIC_RELEASE);
   for (int i = 0; i < cores; i++)
-    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | (uint64_t)tg.ranges[i].pieces, __ATOMIC_RELEASE);
+    __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
 #ifdef TG_STATS
   if (tg_cur) tg_cur->post = tg_now() - tg_t0;
 #endif
