@@ -237,9 +237,13 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	for i, k := range ks {
 		p := *d.progs[keys[i]]
 		p.name = k.Name
-		flops, _ := k.Cost()
-		p.small = flops < 1<<16 && k.GlobalSize() < 1<<14
-		p.flops = flops
+		// by the work its code does: an RMSNorm's sum of squares runs
+		// once per call, not once per output (its Cost's 1.2 MFLOP are
+		// ~2300 operations), and split it paid a launch's hand-off and
+		// wait (~4 µs a decode step's RMSNorm) for ~1 µs of work
+		work := k.Work()
+		p.small = work < 1<<16 && k.GlobalSize() < 1<<14
+		p.flops = work
 		outer := *k.Global[0]
 		p.outer = &outer
 		out[i] = &p
@@ -531,7 +535,7 @@ type cpuProgram struct {
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
 	small  bool
-	flops  int64     // the kernel's (Kernel.Cost): a long one runs in more pieces (piecesFor)
+	flops  int64     // the kernel's (Kernel.Work): a long one runs in more pieces (piecesFor)
 	launch *launcher // the device's worker threads
 }
 

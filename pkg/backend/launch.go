@@ -3,6 +3,7 @@ package backend
 import (
 	_ "embed"
 	"fmt"
+	"os"
 	"runtime"
 	"time"
 	"unsafe"
@@ -67,7 +68,11 @@ type launcher struct {
 }
 
 func (d *cpuDevice) loadLauncher() (*launcher, error) {
-	lib, err := d.buildIn("runtime", launchSource, false)
+	src := launchSource
+	if os.Getenv("TGC_LAUNCHSTATS") != "" { // a debugging aid: per-launch times appended to that file
+		src = "#define TG_STATS 1\n" + src
+	}
+	lib, err := d.buildIn("runtime", src, false)
 	if err != nil {
 		return nil, fmt.Errorf("CPU: building the launcher: %w", err)
 	}

@@ -2,7 +2,11 @@ package backend
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,6 +287,58 @@ func TestRunBatchWaitsForEachLaunch(t *testing.T) {
 			if total <= 0 {
 				t.Errorf("sleep=%v n=%d: the launches' times add up to %v", sleep, n, total)
 			}
+		}
+	}
+}
+
+// TestLaunchStats: with TGC_LAUNCHSTATS set the launcher is built with its
+// timeline and a batch appends one line per launch (index, items, pieces
+// asked for, … , the launch's time) after a "batch N" line; the launches'
+// results are unchanged.
+func TestLaunchStats(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 {
+		t.Skip("one core: launches run on the caller")
+	}
+	path := filepath.Join(t.TempDir(), "stats")
+	t.Setenv("TGC_LAUNCHSTATS", path)
+	d, lib := launchTestDevice(t)
+	hit := symbol(t, lib, "hit")
+	const n = 1000
+	buf := &hostBuffer{data: make([]byte, 4*n)}
+	var ls []Launch
+	for k := range 3 {
+		p := &cpuProgram{name: "hit", fn: hit, lib: lib, small: k == 1, launch: d.launch, outer: &ir.Axis{Size: n}}
+		ls = append(ls, Launch{Prog: p, Bufs: []Buffer{buf}})
+	}
+	times := make([]time.Duration, len(ls))
+	if err := d.RunBatch(ls, times); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if c := binary.LittleEndian.Uint32(buf.data[4*i:]); c != 3 {
+			t.Fatalf("element %d ran %d times, want 3", i, c)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 4 || lines[0] != "batch 3" {
+		t.Fatalf("stats file:\n%s\nwant a batch line and 3 launch lines", data)
+	}
+	for k, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) != 15 || f[0] != strconv.Itoa(k) || f[1] != strconv.Itoa(n) {
+			t.Errorf("launch %d: line %q", k, l)
+			continue
+		}
+		split := k != 1
+		if pieces, _ := strconv.Atoi(f[11]); split && pieces == 0 && f[12] == "0" {
+			t.Errorf("launch %d, split: no pieces counted: %q", k, l)
+		}
+		if ns, _ := strconv.ParseInt(f[14], 10, 64); ns != times[k].Nanoseconds() {
+			t.Errorf("launch %d: time %d ns in the file, %v in the batch's times", k, ns, times[k])
 		}
 	}
 }

@@ -37,34 +37,60 @@
 #include <sys/syscall.h>
 #include <linux/futex.h>
 
+#ifdef TG_STATS
+#include <stdio.h>
+#include <stdlib.h>
+/* per launch of a batch: times (ns from the launch's start) and pieces */
+struct tg_stat {
+  int64_t post, seen[2], first[2], done[2], kern[2], end;
+  int64_t pieces[2], n, split;
+};
+static struct tg_stat *tg_cur; /* the launch being timed, or NULL */
+static int64_t tg_t0;
+#endif
+
 typedef void (*tg_kernel)(void **bufs, const int64_t *vars, int64_t start, int64_t end);
 
 #define TG_MAX 64     /* participants (the caller and the workers) */
 #define TG_PIECES 8   /* pieces per range, the least a launch asks for */
 #define TG_MAX_PIECES 256
 
+#define TG_LINE __attribute__((aligned(64)))
+
 struct tg_range {
   uint64_t claim;     /* generation << 32 | next piece */
   int64_t start, end, pieces;
-  char pad[32];       /* one cache line per range */
-};
+} TG_LINE;            /* one cache line per range */
 
+/* The fields are grouped by who writes them when, one cache line per
+ * group (a line one core writes while another reads it moves between the
+ * cores on every write), and each range has a line of its own. */
 static struct {
-  pthread_mutex_t mu; /* one launch at a time */
-  int workers;        /* started */
-  uint32_t gen;       /* the launch's generation; the futex word */
-  int sleepers;
-  int64_t wait_ns;    /* the caller polls this long for the others' pieces before it sleeps */
-  uint32_t fin;       /* counts launches whose last piece has run: the caller's futex word */
-  int waiting;        /* the caller sleeps (or is about to) on fin */
-  int64_t spin_ns;    /* an idle worker polls this long before it sleeps */
-  int nranges;
-  tg_kernel fn;
-  void **bufs;
-  const int64_t *vars;
-  int64_t left;       /* pieces not yet run */
+  /* the launch: the caller writes it once per launch, the workers read it */
+  struct {
+    uint32_t gen;     /* the launch's generation; the workers' futex word */
+    int nranges;
+    tg_kernel fn;
+    void **bufs;
+    const int64_t *vars;
+  } TG_LINE;
+  /* its end: the participants' counts */
+  struct {
+    int64_t left;     /* pieces not yet run */
+    uint32_t fin;     /* counts launches whose last piece has run: the caller's futex word */
+    int waiting;      /* the caller sleeps (or is about to) on fin */
+  } TG_LINE;
+  /* the rest: set per batch or rarely written */
+  struct {
+    pthread_mutex_t mu; /* one launch at a time */
+    int workers;      /* started */
+    int sleepers;
+    int used;         /* the most ranges a launch has had */
+    int64_t wait_ns;  /* the caller polls this long for the others' pieces before it sleeps */
+    int64_t spin_ns;  /* an idle worker polls this long before it sleeps */
+  } TG_LINE;
   struct tg_range ranges[TG_MAX];
-} tg = {PTHREAD_MUTEX_INITIALIZER};
+} tg TG_LINE = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static inline void tg_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -97,8 +123,22 @@ static void tg_work(uint32_t gen, int self) {
       /* claimed: the launch is not over, so its fields are still this launch's */
       pieces = r->pieces;
       int64_t n = r->end - r->start;
+#ifdef TG_STATS
+      int64_t ks = tg_now();
+      struct tg_stat *st = __atomic_load_n(&tg_cur, __ATOMIC_ACQUIRE);
+      int who = self > 0;
+      if (st && done == 0) st->first[who] = ks - tg_t0;
+#endif
       tg.fn(tg.bufs, tg.vars, r->start + n * i / pieces, r->start + n * (i + 1) / pieces);
       done++;
+#ifdef TG_STATS
+      if (st) {
+        int64_t ke = tg_now();
+        st->kern[who] += ke - ks;
+        st->pieces[who]++;
+        st->done[who] = ke - tg_t0;
+      }
+#endif
     }
   }
 out:
@@ -136,6 +176,12 @@ static void *tg_worker(void *arg) {
       }
     }
     seen = g;
+#ifdef TG_STATS
+    {
+      struct tg_stat *st = __atomic_load_n(&tg_cur, __ATOMIC_ACQUIRE);
+      if (st) st->seen[1] = tg_now() - tg_t0;
+    }
+#endif
     tg_work(g, self);
   }
   return NULL;
@@ -181,7 +227,8 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
    * worker may still look at the ranges: first every claim word gets the
    * new generation with no piece to claim (its claims fail from here on),
    * then the ranges change, then their pieces open. */
-  for (int i = 0; i < TG_MAX; i++)
+  if (cores > tg.used) tg.used = cores;
+  for (int i = 0; i < tg.used; i++) /* the others' claim words hold generation 0, never a launch's */
     __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32 | 0xffffffffu, __ATOMIC_RELEASE);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   int64_t total = 0;
@@ -199,6 +246,9 @@ static void tg_split(tg_kernel fn, void **bufs, const int64_t *vars, int64_t n, 
   __atomic_store_n(&tg.nranges, cores, __ATOMIC_RELEASE);
   for (int i = 0; i < cores; i++)
     __atomic_store_n(&tg.ranges[i].claim, (uint64_t)gen << 32, __ATOMIC_RELEASE);
+#ifdef TG_STATS
+  if (tg_cur) tg_cur->post = tg_now() - tg_t0;
+#endif
   __atomic_store_n(&tg.gen, gen, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&tg.sleepers, __ATOMIC_SEQ_CST) > 0)
     syscall(SYS_futex, &tg.gen, FUTEX_WAKE_PRIVATE, TG_MAX, NULL, NULL, 0);
@@ -293,15 +343,49 @@ int tg_run(struct tg_item *items, int64_t count, int cores, int64_t spin_ns, int
     }
   }
   int64_t t0 = tg_now();
+#ifdef TG_STATS
+  static struct tg_stat stats[4096];
+  static FILE *sf;
+  if (!sf) {
+    const char *path = getenv("TGC_LAUNCHSTATS");
+    sf = path ? fopen(path, "a") : NULL;
+  }
+#endif
   for (int64_t i = 0; i < count; i++) {
     struct tg_item *it = &items[i];
+#ifdef TG_STATS
+    struct tg_stat *stp = i < 4096 ? &stats[i] : NULL;
+    if (stp) {
+      *stp = (struct tg_stat){0};
+      stp->n = it->n;
+      stp->split = it->split;
+    }
+    tg_t0 = t0;
+    __atomic_store_n(&tg_cur, stp, __ATOMIC_RELEASE);
+#endif
     int c = it->n < cores ? (int)it->n : cores;
     if (it->split && c >= 2) tg_split(it->fn, it->bufs, it->vars, it->n, c, it->split);
     else if (it->n > 0) it->fn(it->bufs, it->vars, 0, it->n);
     int64_t t1 = tg_now();
+#ifdef TG_STATS
+    __atomic_store_n(&tg_cur, NULL, __ATOMIC_RELEASE);
+    if (stp) stp->end = t1 - t0;
+#endif
     it->ns = t1 - t0;
     t0 = t1;
   }
+#ifdef TG_STATS
+  if (sf) {
+    fprintf(sf, "batch %ld\n", (long)count);
+    for (int64_t i = 0; i < count && i < 4096; i++) {
+      struct tg_stat *q = &stats[i];
+      fprintf(sf, "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld\n", (long)i, (long)q->n, (long)q->split, (long)q->post,
+              (long)q->seen[1], (long)q->first[0], (long)q->first[1], (long)q->done[0], (long)q->done[1],
+              (long)q->kern[0], (long)q->kern[1], (long)q->pieces[0], (long)q->pieces[1], (long)q->end, (long)items[i].ns);
+    }
+    fflush(sf);
+  }
+#endif
   if (locked) {
     pthread_mutex_unlock(&tg.mu);
   }
