@@ -148,14 +148,21 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 
 // blockOpts is the heuristic's cache blocking of a register-blocked
 // reduce (a matmul's rows x 2W columns), from the cache sizes: when the
-// operand read in vectors (K x N) does not fit in half of L2, the loop
-// over its column panels goes outermost (OUTER), so one panel (K x lanes)
-// stays in L2 while every row block streams past it; when a panel alone
-// does not fit, the reduce is blocked too (KBLOCK), into pieces of a
-// quarter of L2. Measured on a Zen 4 (1 MiB L2), 8x32 blocks against
-// OpenBLAS: panels outermost 1.23x/1.03x/1.10x at 1024/2048/4096, rows
-// outermost 1.18x/0.95x/0.75x; KBLOCK inside an L2-sized panel 0.79-0.92x
-// at 4096 (it pays only when the panel itself is too big).
+// operand read in vectors (K x N) does not fit in L2, the loop over its
+// column panels goes outermost (OUTER), so one panel (K x lanes) stays in
+// L2 while every row block streams past it; when a panel alone does not
+// fit, the reduce is blocked too (KBLOCK), into pieces of a quarter of
+// L2. Measured on a Zen 4 (1 MiB L2), 8x32 blocks against OpenBLAS:
+// panels outermost 1.23x/1.03x/1.10x at 1024/2048/4096, rows outermost
+// 1.18x/0.95x/0.75x; KBLOCK inside an L2-sized panel 0.79-0.92x at 4096
+// (it pays only when the panel itself is too big). An operand of up to
+// the whole L2 keeps the rows outermost: each row block then reads it
+// from L2, where the panels outermost read the whole other operand again
+// for every panel, and write each output row in pieces of a panel's
+// width (ResNet-50 b8 on the Zen 5, 1 MiB L2: the stage-3 expand convs
+// with the residual, r_1568_1024_256 x6, 256 x 1024 weights, 14.9-15.2
+// -> 13.3-13.5 ms of CPU time per core; r_1568_256_1024 x5 the same
+// within 4 %).
 //
 // When the other operand (rows x K) does not fit in half of L2 either,
 // every panel would stream all of it from L3 or memory: then the rows are
@@ -171,7 +178,7 @@ func (t Target) blockOpts(k *Kernel, inner, outer *Axis, innerAmt, outerAmt int6
 	for _, a := range raxes[1:] {
 		rest *= a.Size
 	}
-	if r.Size*rest*inner.Size*4 <= t.L2/2 {
+	if r.Size*rest*inner.Size*4 <= t.L2 {
 		return nil
 	}
 	kc := int64(0)
