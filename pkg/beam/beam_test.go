@@ -71,9 +71,9 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// long enough for the heuristic to block its reduce with a small
 		// L2 (KBLOCK 64), with an epilogue
 		"matmul k=256 relu": floats(r, 8, 256).Dot(floats(r, 256, 64)).Relu(),
-		// both operands past the small L2 below, 8-lane panels:
+		// both operands past half of the small L2 below, 8-lane panels:
 		// the heuristic's row groups (TILE) and reduce blocks (KBLOCK)
-		"matmul 32x128x64": floats(r, 32, 128).Dot(floats(r, 128, 64)),
+		"matmul 32x128x32": floats(r, 32, 128).Dot(floats(r, 128, 32)),
 		// a left operand past the small L2 whose elements feed 32 outputs
 		// each (a 1x1 conv's input rows): prefetched a row block ahead
 		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
