@@ -77,7 +77,10 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// a left operand past the small L2 whose elements feed 32 outputs
 		// each (a 1x1 conv's input rows): prefetched a row block ahead
 		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
-		"conv2d pad 1":     floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
+		// with a residual past the small L2 added (a 1x1 conv's
+		// epilogue): its lines prefetched before the sum
+		"matmul 512x64x32+residual": floats(r, 512, 64).Dot(floats(r, 64, 32)).Add(floats(r, 512, 32)),
+		"conv2d pad 1":              floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		// rows of 40 columns: 2x16+8 lanes where the FMA units run 16 (fullVectors)
 		"conv2d 40 columns": floats(r, 1, 2, 3, 40).Conv2d(floats(r, 8, 2, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
@@ -318,7 +321,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
-	widened, pooled, prefetched := 0, 0, 0
+	widened, pooled, prefetched, epilogues := 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
 	for name, k := range testKernels(t) {
@@ -375,6 +378,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Prefetch != nil {
 				prefetched++
+				if len(ok.Prefetch.Epilogue) > 0 {
+					epilogues++
+				}
 			}
 			if ok.Pro != nil {
 				prologued[name]++
@@ -469,6 +475,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if prefetched == 0 {
 		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
+	}
+	if epilogues == 0 {
+		t.Errorf("no opt list prefetches an epilogue's residual (ir.Prefetch.Epilogue)")
 	}
 	if pooled == 0 {
 		t.Errorf("no heuristic list makes a max pool's window vectors (Target.windowOpts)")

@@ -154,8 +154,22 @@ func KBlock(k *Kernel, r *Axis, kc int64) *Kernel {
 // does not fit, the reduce is blocked too (KBLOCK), into pieces of a
 // quarter of L2. Measured on a Zen 4 (1 MiB L2), 8x32 blocks against
 // OpenBLAS: panels outermost 1.23x/1.03x/1.10x at 1024/2048/4096, rows
-// outermost 1.18x/0.95x/0.75x; KBLOCK inside an L2-sized panel 0.79-0.92x
-// at 4096 (it pays only when the panel itself is too big).
+// outermost 1.18x/0.95x/0.75x; KBLOCK inside an L2-sized panel
+// 0.79-0.92x at 4096 (it pays only when the panel itself is too big).
+//
+// An operand of up to twice the L2 whose rows are wider than the sum
+// (N > K) keeps the rows outermost when the other operand (M x K) is past
+// the L2 too: the panels outermost would write each output row in pieces
+// of a panel's width, and read all of the other operand again, from L3,
+// for every panel (with few rows, M x K in cache, the rows outermost
+// would read the weights again for every row block instead). ResNet-50 b8
+// on the Zen 5 (1 MiB L2), two threads, CPU time per core relative to the
+// stage-3 3x3 convs of the same run: the stage-3 expand convs with the
+// residual (r_1568_1024_256 x6, 1 MiB of weights) 14.9-15.2 -> 13.3-13.5
+// ms, the stride-2 shortcut r_1568_1024_512 (2 MiB) -10 %; with N <= K
+// little or no gain (r_1568_256_1024 -3 %, r_1568_512_1024 -1.5 %,
+// matmul_512 within the noise) and at 4 MiB none (r_392_2048_512,
+// r_392_512_2048), so those keep their panels.
 //
 // When the other operand (rows x K) does not fit in half of L2 either,
 // every panel would stream all of it from L3 or memory: then the rows are
@@ -171,8 +185,9 @@ func (t Target) blockOpts(k *Kernel, inner, outer *Axis, innerAmt, outerAmt int6
 	for _, a := range raxes[1:] {
 		rest *= a.Size
 	}
-	if r.Size*rest*inner.Size*4 <= t.L2/2 {
-		return nil
+	kn := r.Size * rest * inner.Size * 4
+	if kn <= t.L2/2 || kn <= 2*t.L2 && inner.Size > r.Size*rest && outer != nil && outer.Size*r.Size*rest*4 > t.L2 {
+		return nil // in L2, or rows outermost (wider outputs than sums, see above)
 	}
 	kc := int64(0)
 	if r.Size*rest*innerAmt*4 > t.L2/2 && kblockable(k, r) == nil {

@@ -599,6 +599,7 @@ var Passes = []Pass{
 	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
 	{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "prefetch_epilogue", Run: PlanEpiloguePrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }

@@ -6,6 +6,7 @@ import (
 
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -63,5 +64,68 @@ func TestPrefetchPlan(t *testing.T) {
 	}
 	if err := k.Verify(); err == nil || !strings.Contains(err.Error(), "prefetch") {
 		t.Errorf("a prefetch one element off its stride: Verify says %v", err)
+	}
+}
+
+// TestEpiloguePrefetch: a product with a residual added (a 1x1 conv's
+// epilogue) past the small L2 prefetches the residual's lines before the
+// sum, one per line of each register block (8 rows x 2 lines of 16
+// columns); the renderer writes them ahead of the reduce's loop. A bias
+// in cache, an unknown L2 and a sum too short to hide a line's latency
+// prefetch nothing; Verify refuses a plan that names a load inside the
+// reduce.
+func TestEpiloguePrefetch(t *testing.T) {
+	res := input(512, 32)
+	k := matmulKernel(t, input(512, 64).Dot(input(64, 32)).Add(res), smallCaches)
+	if k.Prefetch == nil || len(k.Prefetch.Epilogue) == 0 {
+		t.Fatalf("no epilogue prefetch:\n%s", k.Dump())
+	}
+	if n := len(k.Prefetch.Epilogue); n != 8*2 {
+		t.Errorf("%d epilogue prefetches, want 16 (8 rows x 2 lines)", n)
+	}
+	resBuf := -1
+	for i, b := range k.Bufs {
+		if b.Size == 512*32 && !b.Output {
+			resBuf = i
+		}
+	}
+	for _, ld := range k.Prefetch.Epilogue {
+		if ld.Arg.(int) != resBuf {
+			t.Errorf("prefetch of buffer %d, want the residual's (%d)", ld.Arg.(int), resBuf)
+		}
+	}
+	if !strings.Contains(k.Dump(), "before the reduce") {
+		t.Errorf("the dump does not show the plan:\n%s", k.Dump())
+	}
+	src := render.Render(render.C, k)
+	pf, loop := strings.Index(src, "__builtin_prefetch(&in"), strings.Index(src, "for (int ridx")
+	if pf < 0 || loop < 0 || pf > loop || strings.Count(src, "__builtin_prefetch(&in") < 16 {
+		t.Errorf("the C source does not prefetch the residual before the reduce's loop:\n%s", src)
+	}
+	for name, x := range map[string]struct {
+		x  *tensor.Tensor
+		tg ir.Target
+	}{
+		"bias in cache": {input(512, 64).Dot(input(64, 32)).Add(input(32)), smallCaches},
+		"L2 unknown":    {input(512, 64).Dot(input(64, 32)).Add(input(512, 32)), ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32}},
+		"short sum":     {input(512, 16).Dot(input(16, 32)).Add(input(512, 32)), smallCaches},
+	} {
+		if k := matmulKernel(t, x.x, x.tg); k.Prefetch != nil && len(k.Prefetch.Epilogue) > 0 {
+			t.Errorf("%s: prefetches the epilogue:\n%s", name, k.Dump())
+		}
+	}
+	var inner *ir.Expr
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpReduce && inner == nil {
+			ir.Walk(e.Src, func(x *ir.Expr) {
+				if x.Op == ir.OpLoad && inner == nil {
+					inner = x
+				}
+			})
+		}
+	})
+	k.Prefetch.Epilogue[0] = inner
+	if err := k.Verify(); err == nil || !strings.Contains(err.Error(), "prefetch") {
+		t.Errorf("an epilogue prefetch of a load inside the reduce: Verify says %v", err)
 	}
 }

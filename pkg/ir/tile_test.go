@@ -115,3 +115,29 @@ func heuristicOpts(t *testing.T, k *ir.Kernel, target ir.Target) string {
 	}
 	return ir.FormatOpts(got)
 }
+
+// TestRowsOutermost: weights of up to twice the L2 (K x N) whose rows are
+// wider than the sum (N > K), against a left operand past the L2 too (a
+// 1x1 conv's 1568 pixels: ResNet-50 b8's stage-3 expand convs), keep the
+// rows outermost; a square product of the same size, a left operand in
+// L2 (few rows) and weights past twice the L2 keep the column panels
+// outermost.
+func TestRowsOutermost(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		m, k, n int
+		opts    string
+	}{
+		{"1568x256x1024 (1 MiB of weights)", 1568, 256, 1024, "[UPCAST(1,32) UPCAST(0,8)]"},
+		{"1568x512x1024 (2 MiB)", 1568, 512, 1024, "[UPCAST(1,32) UPCAST(0,8)]"},
+		{"1568x1024x256 (N < K)", 1568, 1024, 256, "[UPCAST(1,32) UPCAST(0,8) OUTER(1)]"},
+		{"512 (N = K)", 512, 512, 512, "[UPCAST(1,32) UPCAST(0,8) OUTER(1)]"},
+		{"16x512x1024 (left operand in L2)", 16, 512, 1024, "[UPCAST(1,32) UPCAST(0,8) OUTER(1)]"},
+		{"1568x1024x2048 (8 MiB)", 1568, 1024, 2048, "[UPCAST(1,32) UPCAST(0,8) OUTER(1)]"},
+	} {
+		k := lastKernel(t, input(c.m, c.k).Dot(input(c.k, c.n)))
+		if s := heuristicOpts(t, k, zen4(16)); s != c.opts {
+			t.Errorf("%s: heuristic %s, want %s", c.name, s, c.opts)
+		}
+	}
+}

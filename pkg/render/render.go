@@ -102,6 +102,8 @@ type renderer struct {
 	nalu   int
 	nval   int
 	nacc   int
+	// epiloguePrefetched: the epilogue's prefetches are written (before the first reduce loop)
+	epiloguePrefetched bool
 	// group, when set, renders the top-level reduces of a GPU kernel split
 	// across the lanes of a work-group (gpu.go).
 	group func(e *ir.Expr)
@@ -365,6 +367,13 @@ func (r *renderer) reduce(e *ir.Expr) {
 		r.line("%s %s = %s;", typ, accs[i], r.constant(m.DType, ir.ReduceIdentity(m.Arg.(*ir.ReduceArg).Op, m.DType)))
 	}
 	axes := leader.Arg.(*ir.ReduceArg).Axes
+	if p := r.k.Prefetch; p != nil && r.lang.gpu == nil && !r.epiloguePrefetched {
+		// the epilogue's lines, while the reduce runs (ir.Prefetch.Epilogue)
+		r.epiloguePrefetched = true
+		for _, ld := range p.Epilogue {
+			r.line("__builtin_prefetch(&%s[%s]);", BufName(r.k, ld.Arg.(int)), r.inline(ld.Src[0]))
+		}
+	}
 	var skip []*ir.Expr
 	if r.k.Skip != nil && r.lang.gpu == nil {
 		skip = r.k.Skip.Conds[axes[0]]
