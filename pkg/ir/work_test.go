@@ -14,8 +14,10 @@ func TestWork(t *testing.T) {
 	tg := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32}
 	one := rowKernel(t, input(1, 768).Layernorm(1e-5, -1), tg)
 	flops, _ := one.Cost()
-	if w := one.Work(); w <= 0 || w > 8*768 || flops < 768*768 {
-		t.Errorf("one row's layernorm: Work %d (want at most %d), Cost %d (want at least %d):\n%s", w, 8*768, flops, 768*768, one.Dump())
+	// Cost counts a reduce that reads no loop around it once too (not
+	// once per output: 768×768 multiply-adds)
+	if w := one.Work(); w <= 0 || w > 8*768 || flops > 64*768 {
+		t.Errorf("one row's layernorm: Work %d (want at most %d), Cost %d (want at most %d):\n%s", w, 8*768, flops, 64*768, one.Dump())
 	}
 	for name, k := range map[string]*ir.Kernel{
 		"six rows' layernorm":   rowKernel(t, input(6, 768).Layernorm(1e-5, -1), tg),
