@@ -465,6 +465,18 @@ func (k *Kernel) checkIndex(e *Expr) error {
 			lo, hi = max(lo, dlo), min(hi, dhi)
 		}
 	}
+	if lo < 0 || hi >= n { // a small loop space: at every point
+		var valid *Expr
+		if e.Op == OpLoad && len(e.Src) > 1 {
+			valid = e.Src[1]
+		}
+		if elo, ehi, never, ok := enumerateBounds(idx, valid); ok {
+			if never {
+				return nil
+			}
+			lo, hi = elo, ehi
+		}
+	}
 	if lo < 0 || hi >= n {
 		what := "load from"
 		if e.Op == OpStore {

@@ -536,6 +536,7 @@ func isIndex(dt DType) bool { return dt == Index }
 
 // ltLinear moves constants across an integer comparison so that guards read
 // plainly: x+c < d → x < d-c; c < x+d → c-d < x; -x < d → -d < x;
+// c < -x → x < -c;
 // x*k < d → x < ceil(d/k) for k > 0.
 func (b *Builder) ltLinear(x, y *Expr) *Expr {
 	dt := x.DType
@@ -557,6 +558,9 @@ func (b *Builder) ltLinear(x, y *Expr) *Expr {
 	}
 	if c, ok := x.ConstInt(); ok {
 		ts, k := normalize(addTerms(nil, y, 1))
+		if len(ts) == 1 && ts[0].k == -1 { // c < -e + k  ⇔  e < k - c
+			return b.Lt(ts[0].e, b.raw(OpConst, dt, k-c))
+		}
 		if k != 0 {
 			return b.Lt(b.raw(OpConst, dt, c-k), b.buildLinear(ts, 0, dt))
 		}

@@ -102,6 +102,8 @@ func TestSimplifyComparisons(t *testing.T) {
 		{b.Lt(c(4), b.Add(i, c(2))), "(2<gidx0)"},
 		{b.Lt(b.Mul(i, c(4)), c(10)), "(gidx0<3)"},
 		{b.Lt(b.Mul(i, c(4)), c(12)), "(gidx0<3)"},
+		{b.Lt(c(-4), b.Mul(i, c(-1))), "(gidx0<4)"}, // a flipped pad's guard
+		{b.Lt(c(1), b.Sub(c(5), i)), "(gidx0<4)"},
 	} {
 		if got := tc.got.String(); got != tc.want {
 			t.Errorf("case %d: got %s, want %s", n, got, tc.want)

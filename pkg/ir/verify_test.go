@@ -123,6 +123,13 @@ func TestVerifyCatchesBrokenPasses(t *testing.T) {
 	}
 }
 
+// relate is -4 < -g && c < r+MAX(3-g, 0), as a reversed exclusive
+// cumsum's lowering writes it: for c = 3, r > g.
+func relate(b *ir.Builder, g, r *ir.Expr, c int64) *ir.Expr {
+	neg := b.Mul(g, b.Int(-1))
+	return b.And(b.Lt(b.Int(-4), neg), b.Lt(b.Int(c), b.Add(r, b.Alu(ir.OpMax, b.Add(neg, b.Int(3)), b.Int(0)))))
+}
+
 // TestVerifyBounds checks the in-bounds proof on hand-built kernels: a
 // guarded load may leave its buffer only where its guard is false.
 func TestVerifyBounds(t *testing.T) {
@@ -146,6 +153,12 @@ func TestVerifyBounds(t *testing.T) {
 		{"guard on a scaled sum", b.Load(1, ir.Float32, b.Add(b.Mul(b.Add(vi, vj), b.Int(3)), b.Int(-3)),
 			b.And(b.Lt(b.Int(0), b.Add(vi, vj)), b.Lt(b.Add(vi, vj), b.Int(14)))), nil, ""},
 		{"never valid", b.Load(1, ir.Float32, b.Add(vi, b.Int(100)), b.And(b.Lt(vi, b.Int(3)), b.Lt(b.Int(5), vi))), nil, ""},
+		// a reversed exclusive cumsum's read of x[n+g-r] (i as g, j as r):
+		// in bounds only because the guard relates the loops (r > g),
+		// which enumeration proves; with r >= g it reads one past the end
+		{"loops related by the guard", b.Load(1, ir.Float32, b.Add(b.Sub(vi, vj), b.Int(40)), relate(b, vi, vj, 3)), nil, ""},
+		{"g < r", b.Load(1, ir.Float32, b.Add(b.Sub(vi, vj), b.Int(40)), b.Lt(vi, vj)), nil, ""},
+		{"related, one too many", b.Load(1, ir.Float32, b.Add(b.Sub(vi, vj), b.Int(40)), relate(b, vi, vj, 2)), nil, "index [36..40] outside its 40 elements"},
 		{"store past the end", b.Const(ir.Float32, 1), b.Store(0, b.Add(b.Mul(vi, b.Int(5)), b.Add(vj, b.Int(1))), b.Const(ir.Float32, 1)), "store to buf0 at index [1..60] outside its 60 elements"},
 		{"negative store", b.Const(ir.Float32, 1), b.Store(0, b.Add(b.Mul(vi, b.Int(5)), b.Add(vj, b.Int(-1))), b.Const(ir.Float32, 1)), "store to buf0 at index [-1..58]"},
 	}

@@ -133,3 +133,43 @@ func ExampleContext() {
 	// [8 11 16 23] <nil>
 	// tensors of different contexts (runs) cannot be combined; make them in one context
 }
+
+// TestReverseExclusiveCumsum: ONNX's reverse exclusive CumSum, a flipped
+// scan shifted by a pad, reads x[n+g-r] under a guard that relates the
+// output loop and the scan's (r > g); the kernel verifier must prove it
+// in bounds (it refused sizes 3 to 15 once).
+func TestReverseExclusiveCumsum(t *testing.T) {
+	for _, dev := range []string{"GO", "CPU"} {
+		ctx, _, err := realize.NewContext(dev, realize.Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		for _, n := range []int{2, 3, 5, 9, 15, 16, 517} {
+			vals := make([]float64, n)
+			want := make([]float64, n)
+			for i := range vals {
+				vals[i] = float64((i*5)%7) - 2
+			}
+			for i := range n {
+				for j := i + 1; j < n; j++ {
+					want[i] += vals[j]
+				}
+			}
+			for _, dt := range []ir.DType{ir.Float32, ir.Float64} {
+				x := buf(t, ctx, dt, []int{n}, vals...)
+				got, err := x.Flip(0).Cumsum(0).Pad([][2]int{{1, 0}}, 0).Shrink([][2]int{{0, n}}).Flip(0).Floats()
+				if err != nil {
+					t.Errorf("%s %s n=%d: %v", dev, dt, n, err)
+					continue
+				}
+				for i := range want {
+					if got[i] != want[i] { // small integers: exact
+						t.Errorf("%s %s n=%d: got %v, want %v", dev, dt, n, got, want)
+						break
+					}
+				}
+			}
+		}
+	}
+}
