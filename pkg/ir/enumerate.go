@@ -2,7 +2,7 @@ package ir
 
 // enumLimit is the most points of a load's loop space enumerateBounds
 // walks (a few milliseconds); larger spaces keep the symbolic bounds.
-const enumLimit = 1 << 18
+const enumLimit = 1 << 16
 
 // enumerateBounds bounds idx where valid holds by evaluating both at every
 // value of the loop variables they read: the proof for a guard that
