@@ -166,11 +166,7 @@ func TestConvInputGradient(t *testing.T) {
 func TestHoistedReduceCounts(t *testing.T) {
 	a := input(16, 32)
 	x4 := input(4, 3, 8, 8)
-	cases := []struct {
-		name       string
-		out        *tensor.Tensor
-		plain, row int // kernels without and with HoistReduces
-	}{
+	cases := []kernelCount{
 		{"softmax", softmax(a), 3, 1},
 		{"x - x.mean(1)", a.Sub(a.Sum(true, 1).Mul(tc.Const(1.0/32, ir.Float32))), 2, 1},
 		{"logsumexp", a.Sub(a.Max(true, 1)).Exp2().Sum(false, 1).Log2(), 2, 1},
@@ -202,21 +198,7 @@ func TestHoistedReduceCounts(t *testing.T) {
 		// broadcast over the columns) joins as a row reduce.
 		{"matmul / row window", input(16, 64).Dot(input(64, 8)).Div(input(16, 1, 4).Sum(false, 2)), 2, 1},
 	}
-	for _, cs := range cases {
-		for _, hoist := range []bool{false, true} {
-			s, err := Create([]*tensor.Node{cs.out.Node()}, Options{HoistReduces: hoist})
-			if err != nil {
-				t.Fatalf("%s: %v", cs.name, err)
-			}
-			want := cs.plain
-			if hoist {
-				want = cs.row
-			}
-			if len(s.Items) != want {
-				t.Errorf("%s (hoist %v): %d kernels, want %d:\n%s", cs.name, hoist, len(s.Items), want, s.Dump())
-			}
-		}
-	}
+	checkKernelCounts(t, cases)
 }
 
 // TestSymbolicSoftmaxJoins: a decode step's softmax over the positions
@@ -352,16 +334,25 @@ func TestPrologueCounts(t *testing.T) {
 	x, g := input(1, 64), input(64)
 	w1, w3 := input(96, 64), input(96, 64)
 	xs := input(4, 64)
-	cases := []struct {
-		name       string
-		out        *tensor.Tensor
-		plain, row int
-	}{
+	cases := []kernelCount{
 		{"rmsnorm @ w.T", rmsnorm(x, g).Dot(w1.Transpose(0, 1)), 3, 1},
 		{"silu(n @ w1.T) * (n @ w3.T)", rmsnorm(x, g).Dot(w1.Transpose(0, 1)).Silu().Mul(rmsnorm(x, g).Dot(w3.Transpose(0, 1))), 3, 1},
 		{"(x + y) normed @ w.T", rmsnorm(x.Add(input(1, 64)), g).Dot(w1.Transpose(0, 1)), 3, 1},
 		{"four rows", rmsnorm(xs, g).Dot(w1.Transpose(0, 1)), 4, 4},
 	}
+	checkKernelCounts(t, cases)
+}
+
+// kernelCount is a graph and the kernels it schedules into without and
+// with HoistReduces (row kernels).
+type kernelCount struct {
+	name       string
+	out        *tensor.Tensor
+	plain, row int
+}
+
+func checkKernelCounts(t *testing.T, cases []kernelCount) {
+	t.Helper()
 	for _, cs := range cases {
 		for _, hoist := range []bool{false, true} {
 			s, err := Create([]*tensor.Node{cs.out.Node()}, Options{HoistReduces: hoist})
