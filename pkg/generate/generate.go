@@ -158,6 +158,10 @@ func (s *Session) logitsOf(v starlark.Value) ([]float32, error) {
 		return nil, fmt.Errorf("the model returned a %s, not the logits", v.Type())
 	}
 	x := t.Tensor()
+	// The logits are copied out: a jitted step's output memory goes back
+	// to the device now, for the next step to write (not a fresh mapping,
+	// whose pages would fault inside the classifier's kernel).
+	defer x.Release()
 	if x.DType() == ir.Float32 {
 		n := x.Numel()
 		if len(s.logits) != n {

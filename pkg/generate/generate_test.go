@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"tgc/models"
+	"tgc/pkg/backend"
 	"tgc/pkg/fileaccess"
 	"tgc/pkg/llamatest"
 	"tgc/pkg/quant"
@@ -176,6 +177,34 @@ func TestDecodeReusesLogits(t *testing.T) {
 			}
 		}
 		id = Argmax(want)
+	}
+}
+
+// TestDecodeReleasesLogits: a replayed decode step's logits, once copied
+// out, go back to the device (Tensor.Release), so the next step writes
+// that memory again: the device's live bytes do not grow by the logits
+// from step to step. A fresh mapping per step cost ~20 page faults inside the
+// classifier's kernel on the 110M model (docs/performance.md, `cls`).
+func TestDecodeReleasesLogits(t *testing.T) {
+	s, eng := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
+	mem, ok := eng.Dev.(backend.MemoryCounter)
+	if !ok {
+		t.Skip("the device keeps no account of its buffers")
+	}
+	logits, err := s.Prefill([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live int64
+	for pos := 1; pos <= 8; pos++ {
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+		// (the step's token id, a 4-byte input, waits for the collector)
+		if got := mem.Memory().Live; pos > 3 && got-live >= int64(4*len(logits)) {
+			t.Errorf("position %d: %d bytes live on the device, %d after the step before (the logits are %d)", pos, got, live, 4*len(logits))
+		}
+		live = mem.Memory().Live
 	}
 }
 

@@ -203,5 +203,8 @@ func copyBuffer(dst, src backend.Buffer, dt ir.DType, size int) error {
 }
 
 func staleError(n *tensor.Node) error {
+	if b := n.Realized(); b != nil && b.Released() {
+		return fmt.Errorf("this tensor (%s) reads memory that was given back to the device (Tensor.Release)", n)
+	}
 	return fmt.Errorf("this tensor (%s) was computed from a buffer that an in-place assign (an optimizer step or .assign) has overwritten since: realize it before the assign (call .realize() on it, or compute it before opt.step())", n)
 }

@@ -121,6 +121,9 @@ type jitPlan struct {
 	// token for them.
 	out  []bool
 	held []backend.Buffer
+	// owned marks the outputs that are such a slot returned once: the
+	// replay's tensor for it alone holds the memory (FromDeviceOwned).
+	owned []bool
 	// One call's launch arguments, reused by the next (the engine's lock
 	// keeps calls apart): per launch two slices were most of a decode
 	// step's garbage.
@@ -396,10 +399,16 @@ func buildPlan(e *Engine, cap *capture, inputs []backend.Buffer, outs []*tensor.
 	}
 	p.args, p.vars = make([]backend.Buffer, nargs), make([]int64, nvars)
 	p.pending, p.batched, p.times = make([]backend.Launch, 0, len(p.steps)), make([]int, 0, len(p.steps)), make([]time.Duration, len(p.steps))
+	returned := map[int]int{} // outputs per slot
 	for _, o := range p.outs {
 		if o.ref.kind == refSlot {
 			p.out[o.ref.idx] = true
+			returned[o.ref.idx]++
 		}
+	}
+	p.owned = make([]bool, len(p.outs))
+	for i, o := range p.outs {
+		p.owned[i] = o.ref.kind == refSlot && returned[o.ref.idx] == 1
 	}
 	return p, nil
 }
@@ -537,6 +546,12 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 	e.Stats.JitReplays++
 	outs := make([]*tensor.Tensor, len(p.outs))
 	for i, o := range p.outs {
+		if p.owned[i] {
+			// allocated in this replay for this output alone: the caller
+			// may give it back (Tensor.Release) for the next replay
+			outs[i] = ctx.FromDeviceOwned(o.dtype, o.shape, resolve(o.ref))
+			continue
+		}
 		outs[i] = ctx.FromDevice(o.dtype, o.shape, resolve(o.ref))
 	}
 	if e.Opts.Debug >= 1 {

@@ -1,6 +1,7 @@
 package realize
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -262,5 +263,85 @@ func TestJitReplayKeepsIntermediates(t *testing.T) {
 		for i, o := range outs { // read after every call has run
 			near(t, name+" output", vals(t, o), want[i], 1e-5)
 		}
+	}
+}
+
+// TestJitReleaseOutput: a replay's output, which the replay allocated for
+// it alone, can be given back (Tensor.Release): the device's live bytes
+// fall by its size, the next replay's output is that memory again, and
+// the released tensor is an error to read. The capture's output, and an
+// output that is the function's input or is returned twice, are not the
+// replay's alone: Release refuses them.
+func TestJitReleaseOutput(t *testing.T) {
+	dev, err := backend.Open("CPU")
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	mem, ok := dev.(backend.MemoryCounter)
+	if !ok {
+		t.Fatal("the CPU device keeps no account of its buffers")
+	}
+	ctx := tensor.NewContext(New(dev, Options{}))
+	f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return []*tensor.Tensor{in[0].Dot(in[1]).Relu()}, nil
+	}
+	j := NewJit(ctx, "f", f)
+	for i := range 6 {
+		x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
+		y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
+		ref, err := f([]*tensor.Tensor{x, y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := vals(t, ref[0])
+		if err := errors.Join(x.Upload(), y.Upload()); err != nil {
+			t.Fatal(err)
+		}
+		start := mem.Memory().Live
+		out, err := j.Call(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "output", vals(t, out[0]), want, 1e-5)
+		before := mem.Memory().Live
+		released := out[0].Release()
+		if i < 2 { // the function's calls: their outputs are ordinary tensors
+			if released {
+				t.Errorf("call %d: Release gave back a captured call's output", i)
+			}
+			continue
+		}
+		if !released {
+			t.Fatalf("replay %d: Release refused the replay's output", i)
+		}
+		if got := before - mem.Memory().Live; got != 3*2*4 {
+			t.Errorf("replay %d: Release gave back %d bytes, want 24", i, got)
+		}
+		if got := mem.Memory().Live; got != start {
+			t.Errorf("replay %d: %d bytes live after the release, %d before the call", i, got, start)
+		}
+		if _, err := out[0].Floats(); err == nil || !strings.Contains(err.Error(), "Release") {
+			t.Errorf("replay %d: reading a released output: %v, want the release named", i, err)
+		}
+		if out[0].Release() {
+			t.Errorf("replay %d: released twice", i)
+		}
+	}
+	shared := NewJit(ctx, "g", func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		h := in[0].Add(in[0]).Contiguous()
+		return []*tensor.Tensor{h, h, in[0]}, nil
+	})
+	for i := range 4 {
+		x := mkVec(t, ctx, []int{4}, seqVals(4, i+1)...)
+		out, err := shared.Call(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, o := range out {
+			if o.Release() {
+				t.Errorf("call %d: output %d (returned twice, or the input) was released", i, k)
+			}
+		}
+		near(t, "input after the calls", vals(t, x), seqVals(4, i+1), 0)
 	}
 }

@@ -87,6 +87,7 @@ type Buffer struct {
 	Weight bool // loaded from a file (a "weight" in launch plans)
 
 	store   atomic.Pointer[storage] // shared by the Buffers on the same memory (jit.go)
+	owned   atomic.Bool             // its device memory is this Buffer's alone (FromDeviceOwned)
 	version uint64                  // the storage version this Buffer's value is
 }
 
