@@ -584,7 +584,11 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 // by side then reuse nothing: each is a stream of its own. Up to 4 rows
 // go side by side (UPCAST), each summing 2 vectors along the reduce
 // (UNROLL), whose lanes read consecutive vectors: 8 accumulators in 4
-// streams. Measured on the Zen 5 host, sum_16M's kernel in a C harness
+// streams (fewer rows where the accumulators or the lanes run out).
+// Only where the rows are whole vectors and every buffer the loop reads
+// is at least the L3 (it streams from memory): the MNIST step's
+// batch-norm partial sums (rows of 20 and 24 lanes, 26-38 MB inputs,
+// mostly in L3) were 5-15 % slower so, by per-kernel minima. Measured on the Zen 5 host, sum_16M's kernel in a C harness
 // (two threads, huge pages, cold, 9 forms alternated, medians of 40):
 // 16 rows (the usual block) 0.81-0.92 ms, 8 rows 0.76-0.86, 1 row of 8
 // vectors 0.81-0.83, 2 rows 0.71-0.77, 4 rows of 2 vectors 0.67-0.72
@@ -592,10 +596,11 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 // was slower (0.90-0.97).
 func (t Target) streamOpts(k *Kernel, outer *Axis, innerAmt int64) []Opt {
 	raxes := k.ReduceAxes()
-	if len(raxes) == 0 || scalarMath(k) {
+	if len(raxes) == 0 || scalarMath(k) || t.L3 <= 0 || innerAmt%t.Width() != 0 {
 		return nil
 	}
 	var idxs []*Expr
+	inMemory := true
 	Walk(k.Stores, func(e *Expr) {
 		if e.Op != OpLoad {
 			return
@@ -603,11 +608,12 @@ func (t Target) streamOpts(k *Kernel, outer *Axis, innerAmt int64) []Opt {
 		for _, r := range raxes {
 			if usesVar(e.Src[0], r) {
 				idxs = append(idxs, e.Src[0])
+				inMemory = inMemory && k.Bufs[e.Arg.(int)].Size*int64(e.DType.Size()) >= t.L3
 				return
 			}
 		}
 	})
-	if len(idxs) == 0 {
+	if len(idxs) == 0 || !inMemory {
 		return nil
 	}
 	for _, idx := range idxs {
@@ -615,18 +621,21 @@ func (t Target) streamOpts(k *Kernel, outer *Axis, innerAmt int64) []Opt {
 			return nil
 		}
 	}
-	rows := largestDivisor(outer.Size, 4, 2)
 	for i := len(raxes) - 1; i >= 0; i-- {
 		if slices.ContainsFunc(idxs, func(idx *Expr) bool { s, _ := laneStride(idx, raxes[i]); return s != innerAmt }) {
 			continue
 		}
-		for u := 8 / rows; u >= 2; u /= 2 {
-			if raxes[i].Size%u == 0 && rows*innerAmt*u <= min(MaxLanes, laneBudget(k)) && rows*u*vecRuns(innerAmt, t.Width()) <= t.Accs() {
-				var opts []Opt
-				if rows > 1 {
-					opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: rows})
+		// the most rows up to 4, then the most vectors up to 8 in all
+		for rows := int64(4); rows >= 1; rows /= 2 {
+			for u := 8 / rows; u >= 2; u /= 2 {
+				if outer.Size%rows == 0 && raxes[i].Size%u == 0 && rows*innerAmt*u <= min(MaxLanes, laneBudget(k)) &&
+					rows*u*vecRuns(innerAmt, t.Width()) <= t.Accs() {
+					var opts []Opt
+					if rows > 1 {
+						opts = append(opts, Opt{Kind: OptUpcast, Axis: axisIndex(k, outer), Amt: rows})
+					}
+					return append(opts, Opt{Kind: OptUnroll, Axis: i, Amt: u})
 				}
-				return append(opts, Opt{Kind: OptUnroll, Axis: i, Amt: u})
 			}
 		}
 		return nil
