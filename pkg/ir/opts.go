@@ -514,8 +514,8 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 			// the loop reads along outer at a stride past a page, so rows
 			// of outer side by side reuse nothing and are as many streams
 			// (16M floats summed: 16 accumulators 1 MiB apart per core).
-			// The accumulators go along the reduce instead, the loop
-			// reading consecutive vectors in address order.
+			// Most of the accumulators go along the reduce instead, 4
+			// streams of consecutive vectors per core.
 			return append(opts, o...)
 		}
 	}
@@ -579,21 +579,22 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 
 // streamOpts blocks a streaming reduce (nil for any other kernel): one
 // whose every load inside the reduce loops reads along outer at a stride
-// of 4 KiB or more, while the reduce axis with the smallest stride
-// continues inner's innerAmt lanes (stride innerAmt). Rows of outer side
-// by side then reuse nothing: each is a stream of its own. Up to 4 rows
-// go side by side (UPCAST), each summing 2 vectors along the reduce
-// (UNROLL), whose lanes read consecutive vectors: 8 accumulators in 4
-// streams (fewer rows where the accumulators or the lanes run out).
-// Only where the rows are whole vectors and every buffer the loop reads
-// is at least the L3 (it streams from memory): the MNIST step's
-// batch-norm partial sums (rows of 20 and 24 lanes, 26-38 MB inputs,
-// mostly in L3) were 5-15 % slower so, by per-kernel minima. Measured on the Zen 5 host, sum_16M's kernel in a C harness
-// (two threads, huge pages, cold, 9 forms alternated, medians of 40):
-// 16 rows (the usual block) 0.81-0.92 ms, 8 rows 0.76-0.86, 1 row of 8
-// vectors 0.81-0.83, 2 rows 0.71-0.77, 4 rows of 2 vectors 0.67-0.72
-// (of 4: the same); software prefetch on the 1-row form 4 or 16 KiB ahead
-// was slower (0.90-0.97).
+// of 4 KiB or more, while a reduce axis (the innermost such) continues
+// inner's innerAmt lanes (stride innerAmt). Rows of outer side by side
+// then reuse nothing: each is a stream of its own. Up to 4 rows go side
+// by side (UPCAST), each summing 2 vectors along the reduce (UNROLL),
+// whose lanes read consecutive vectors: 8 accumulators in 4 streams
+// (fewer rows where the accumulators or the lanes run out). Measured on
+// the Zen 5 host, sum_16M's kernel in a C harness (two threads, huge
+// pages, cold, 9 forms alternated, medians of 40): 16 rows (the usual
+// block) 0.81-0.92 ms, 8 rows 0.76-0.86, 1 row of 8 vectors 0.81-0.83,
+// 2 rows 0.71-0.77, 4 rows of 2 vectors 0.67-0.72 (of 4: the same);
+// software prefetch on the 1-row form 4 or 16 KiB ahead was slower
+// (0.90-0.97). Only where the rows are whole vectors and every buffer
+// the loop reads is at least the L3 (it streams from memory): the MNIST
+// step's batch-norm partial sums (rows of 20 and 24 lanes, 26-38 MB
+// inputs, mostly in L3) were slower so or no faster, by per-kernel
+// minima.
 func (t Target) streamOpts(k *Kernel, outer *Axis, innerAmt int64) []Opt {
 	raxes := k.ReduceAxes()
 	if len(raxes) == 0 || scalarMath(k) || t.L3 <= 0 || innerAmt%t.Width() != 0 {
