@@ -111,6 +111,10 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"conv2d of bytes": imageBytes(r, 2, 12, 12).Conv2d(floats(r, 8, 1, 5, 5), nil, tensor.ConvOpts{}),
 		// the same split in two stages (many elements per channel)
 		"pool gradient split sums": poolGradSums(r, 128),
+		// a sum split in two (64 partials of 16 lanes) whose input the
+		// small-L3 targets read from memory: 4 partials side by side, 2
+		// vectors each along the sum (ir's streamOpts)
+		"split sum": floats(r, 1<<16).Sum(false),
 		// a conv's input gradient as tensor.convGrads computes it: the
 		// output gradient padded by kernel-1 and convolved with the
 		// flipped weight; the border rows' windows skip the padding's
@@ -323,6 +327,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues := 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
+	streamReduced := 0            // heuristic lists of a streaming reduce's rows and vectors (streamOpts)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
 	for name, k := range testKernels(t) {
 		ref, err := newBench(gdev, ir.Target{}, k)
@@ -437,6 +442,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				if l.heur && o.Kind == ir.OptUpcast && o.Amt == 40 && strings.HasPrefix(name, "conv2d 40 columns/") {
 					widened++ // a whole 40-column row: 2x16+8 lanes (Target.FMAWidth)
 				}
+				if l.heur && o.Kind == ir.OptUnroll && name == "split sum/0" && strings.Contains(ir.FormatOpts(l.opts), "UPCAST(0,4)") {
+					streamReduced++
+				}
 				if l.heur && o.Kind == ir.OptUnroll && o.Amt == 2 && strings.Contains(name, "block") && strings.Contains(name, "matvec") {
 					chained++ // two accumulators over a row's blocks (ir blockChains)
 				}
@@ -472,6 +480,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if chained == 0 {
 		t.Errorf("no heuristic list unrolls a block-scaled matrix-vector row's blocks by 2")
+	}
+	if streamReduced == 0 {
+		t.Errorf("no heuristic list reads a streaming reduce's partials 4 at a time along the sum (ir streamOpts)")
 	}
 	if prefetched == 0 {
 		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
