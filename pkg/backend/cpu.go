@@ -47,16 +47,38 @@ func init() {
 		}})
 }
 
-// CFlags are the compiler flags. No -ffast-math: results stay reproducible
-// on a machine (FMA contraction still differs from GO in the last bit).
+// baseCFlags are the compiler flags on every host (compilerFlags adds to
+// them). No -ffast-math: results stay reproducible on a machine (FMA
+// contraction still differs from GO in the last bit).
 // -fno-trapping-math changes no value (tgc never reads the FP exception
 // flags) but lets gcc compute both arms of a select whose arm divides
 // (where(mask, g/n, 0) in a pool's gradient): with trapping math the
 // division stays behind a branch and the loop is not vectorized.
-var CFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition"}
+var baseCFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition"}
+
+// noHalfArith keeps float16 arithmetic off where the host has it
+// (AVX512-FP16): kernels compute float16 in float registers and round each
+// result with tg_round_half, but gcc narrows float ops on rounded halves to
+// half ops and then contracts a half multiply and add into one FMA,
+// skipping a rounding (x*y+x in float16 gave 19.140625, not 19.125, on a
+// Xeon with avx512_fp16). Without the extension the conversions stay
+// (F16C, AVX-512F) and nothing else in a kernel uses it.
+const noHalfArith = "-mno-avx512fp16"
+
+// compilerFlags are baseCFlags plus noHalfArith where the host has AVX512-FP16
+// and the compiler takes the flag (one too old to take it cannot emit half
+// arithmetic either).
+func compilerFlags(hostFlags []string, accepts func(flag string) bool) []string {
+	flags := slices.Clone(baseCFlags)
+	if slices.Contains(hostFlags, "avx512_fp16") && accepts(noHalfArith) {
+		flags = append(flags, noHalfArith)
+	}
+	return flags
+}
 
 type compiler struct {
 	path, version string
+	flags         []string // compilerFlags for this compiler and host
 }
 
 var (
@@ -90,7 +112,13 @@ func probeCompiler() (compiler, error) {
 			tried = append(tried, c+" (does not run)")
 			continue
 		}
-		return compiler{path: path, version: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])}, nil
+		accepts := func(flag string) bool {
+			cmd := exec.Command(path, flag, "-fsyntax-only", "-x", "c", "-")
+			cmd.Stdin = strings.NewReader("int x;\n")
+			return cmd.Run() == nil
+		}
+		return compiler{path: path, version: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0]),
+			flags: compilerFlags(Host().Flags, accepts)}, nil
 	}
 	return compiler{}, fmt.Errorf("no C compiler found (tried %s on PATH; set CC or install gcc)", strings.Join(tried, ", "))
 }
@@ -133,7 +161,7 @@ func (d *cpuDevice) Target() ir.Target {
 // its flags, the processor and its cache sizes (the key of BEAM's stored
 // results).
 func (d *cpuDevice) Fingerprint() string {
-	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), Host().CacheKey(), fmt.Sprintf("vec%d", d.width)}, "\x00")
+	return strings.Join([]string{"CPU", d.cc.path, d.cc.version, strings.Join(d.cc.flags, " "), cpuModel(), Host().CacheKey(), fmt.Sprintf("vec%d", d.width)}, "\x00")
 }
 func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C, k) }
 
@@ -437,7 +465,7 @@ func (d *cpuDevice) compile(src, dir, key string, counted bool) (path string, b 
 		b.Close()
 		return "", nil, nil, err
 	}
-	args := append(append([]string{}, CFlags...), "-o", sofile, cfile, "-lm")
+	args := append(slices.Clone(d.cc.flags), "-o", sofile, cfile, "-lm")
 	cmd := exec.Command(d.cc.path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -500,7 +528,7 @@ func (d *cpuDevice) TakeWarnings() []string {
 // entries of hosts that differ only in caches apart, as BEAM's does).
 func (d *cpuDevice) cacheKey(src string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "kcache v1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(CFlags, " "), cpuModel(), Host().CacheKey())
+	fmt.Fprintf(h, "kcache v1\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", src, d.cc.path, d.cc.version, strings.Join(d.cc.flags, " "), cpuModel(), Host().CacheKey())
 	return hex.EncodeToString(h.Sum(nil))
 }
 
