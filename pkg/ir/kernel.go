@@ -551,7 +551,11 @@ type Target struct {
 	// unknown, no cache blocking): the heuristic blocks long reduces to
 	// keep a register block's slice of an operand in L1 (KBLOCK).
 	L1, L2 int64
-	// L3 is the last level cache in bytes (0: unknown), BufAlign the
+	// L3 is the last cache that keeps a kernel's output for the next
+	// kernel, in bytes (0: unknown; the CPU backend's HostCPU.OutputCache:
+	// the L3, or the L2s where the L3 reads back at memory's speed), and
+	// what the heuristic compares a buffer with to tell "in cache" from
+	// "in memory"; BufAlign the
 	// alignment in bytes the device gives every buffer's base (0:
 	// unknown): stream_stores writes outputs of at least L3/4 around
 	// the caches, with stores that need 64-byte alignment.
