@@ -141,3 +141,41 @@ func TestRowsOutermost(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowedWeightsPanelsOutermost: a product whose sum runs over two
+// axes (a 3x3 conv's kernel rows and kw·Cin, channels-last windows of its
+// input) keeps its rows outermost while the weights stay in a cache, but
+// takes its column panels outermost when they pass the L2 and half of
+// the output cache, where every row block would read them from memory:
+// ResNet-50 b8's stage-4 3x3 convs (4608x512, 9.4 MB) on a Xeon guest
+// whose L3 keeps nothing (Target.L3 the two L2s); on the Zen 4 target
+// (32 MiB L3) they stay as they were.
+func TestWindowedWeightsPanelsOutermost(t *testing.T) {
+	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+	conv := func(m, kw, n int) *ir.Kernel {
+		// windows: rows of 3 pieces of kw elements, 2*kw apart (not mergeable)
+		x := input(m, 3, 2*kw).Shrink([][2]int{{0, m}, {0, 3}, {0, kw}}).Reshape(m, 3, kw, 1)
+		w := input(3, kw, n).Reshape(1, 3, kw, n)
+		return lastKernel(t, x.Mul(w).Sum(false, 1, 2))
+	}
+	for _, c := range []struct {
+		name     string
+		m, kw, n int
+		target   ir.Target
+		outer    bool
+	}{
+		{"9.4 MB of weights, Xeon", 392, 1536, 512, xeon, true},
+		{"2.4 MB, Xeon", 1568, 768, 256, xeon, true},
+		{"1.2 MB, Xeon (in L2)", 1568, 384, 256, xeon, false},
+		{"9.4 MB, Zen 4 (in its L3)", 392, 1536, 512, zen4(16), false},
+	} {
+		k := conv(c.m, c.kw, c.n)
+		if got := len(k.ReduceAxes()); got != 2 {
+			t.Fatalf("%s: %d reduce axes, want 2 (a windowed sum)", c.name, got)
+		}
+		s := heuristicOpts(t, k, c.target)
+		if got := strings.Contains(s, "OUTER"); got != c.outer {
+			t.Errorf("%s: heuristic %s, OUTER %v, want %v", c.name, s, got, c.outer)
+		}
+	}
+}
