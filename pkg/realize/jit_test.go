@@ -2,8 +2,11 @@ package realize
 
 import (
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"tgc/pkg/backend"
 	"tgc/pkg/ir"
@@ -286,6 +289,9 @@ func TestJitReleaseOutput(t *testing.T) {
 		return []*tensor.Tensor{in[0].Dot(in[1]).Relu()}, nil
 	}
 	j := NewJit(ctx, "f", f)
+	// The counts below are exact: no collection runs (a finalizer
+	// freeing an earlier graph's buffers during a call would move them).
+	stopGC(t)
 	for i := range 6 {
 		x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
 		y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
@@ -343,5 +349,23 @@ func TestJitReleaseOutput(t *testing.T) {
 			}
 		}
 		near(t, "input after the calls", vals(t, x), seqVals(4, i+1), 0)
+	}
+}
+
+// stopGC turns the garbage collector off for the rest of the test, after
+// a collection whose finalizers have run: device buffers freed by
+// finalizers then change no count the test reads.
+func stopGC(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	for range 2 { // a finalizer may free what frees more in the next cycle
+		done := make(chan struct{})
+		func() { runtime.SetFinalizer(new([16]byte), func(*[16]byte) { close(done) }) }()
+		runtime.GC()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the finalizers did not run")
+		}
 	}
 }
