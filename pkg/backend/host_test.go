@@ -38,6 +38,7 @@ func TestFMAWidth(t *testing.T) {
 	zen5 := parseCPUInfo(strings.Replace(cpuinfoZen4, "cpu family	: 25", "cpu family	: 26", 1))
 	avx2 := parseCPUInfo(strings.Replace(strings.Replace(cpuinfoZen4, "cpu family	: 25", "cpu family	: 26", 1), " avx512f", "", 1))
 	intel := parseCPUInfo(strings.Replace(cpuinfoZen4, "AuthenticAMD", "GenuineIntel", 1))
+	xeonAMX := parseCPUInfo(strings.Replace(strings.Replace(cpuinfoZen4, "AuthenticAMD", "GenuineIntel", 1), " avx512f", " avx512f amx_tile", 1))
 	if zen4.Vendor != "AuthenticAMD" {
 		t.Errorf("vendor %q", zen4.Vendor)
 	}
@@ -45,7 +46,7 @@ func TestFMAWidth(t *testing.T) {
 		name string
 		h    HostCPU
 		want int
-	}{{"Zen 4", zen4, 8}, {"Zen 5", zen5, 16}, {"Zen 5 without AVX-512", avx2, 0}, {"Intel", intel, 0}} {
+	}{{"Zen 4", zen4, 8}, {"Zen 5", zen5, 16}, {"Zen 5 without AVX-512", avx2, 0}, {"Intel", intel, 0}, {"Xeon with AMX", xeonAMX, 16}} {
 		if got := c.h.FMAWidth(); got != c.want {
 			t.Errorf("%s: FMAWidth %d, want %d", c.name, got, c.want)
 		}

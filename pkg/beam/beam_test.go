@@ -15,6 +15,7 @@ import (
 	"tgc/pkg/ir"
 	"tgc/pkg/nn"
 	"tgc/pkg/quant"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -441,6 +442,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				}
 				if l.heur && o.Kind == ir.OptUpcast && o.Amt == 40 && strings.HasPrefix(name, "conv2d 40 columns/") {
 					widened++ // a whole 40-column row: 2x16+8 lanes (Target.FMAWidth)
+					if src := render.Render(render.C, ks[i]); !strings.Contains(src, "sizeof l_") {
+						t.Errorf("%s: the 8-lane broadcasts are not the low halves of the 16-lane ones (widerBroadcast)", what)
+					}
 				}
 				if l.heur && o.Kind == ir.OptUnroll && name == "split sum/0" && strings.Contains(ir.FormatOpts(l.opts), "UPCAST(0,4)") {
 					streamReduced++

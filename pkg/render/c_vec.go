@@ -438,6 +438,27 @@ func (v *cVec) declare(r *renderer, t ir.Lanes, prefix, val string) string {
 	return name
 }
 
+// widerBroadcast names a wider broadcast of uniform tuple t's value
+// already declared, whose low lanes are t's broadcast: a block whose last
+// vector is a half one (56 columns as 3x16 + 8) broadcasts each weight at
+// both widths, and gcc then loads the scalar once and broadcasts it twice
+// from a register (on Intel a shuffle uop on the port of the second
+// 512-bit FMA unit); the low half of the wide one leaves the scalar one
+// use, which gcc folds into a broadcast from memory. conv2d_resnet's
+// kernel in a C harness on the Xeon guest: 31.1-37.3 -> 26.2-29.2 ms.
+func (v *cVec) widerBroadcast(t ir.Lanes) (string, bool) {
+	for w := 2 * t.W; w <= ir.MaxVecWidth; w *= 2 {
+		u := ir.Lanes{W: w}
+		for i := range w {
+			u.L[i] = t.L[0]
+		}
+		if n, ok := v.names[u]; ok {
+			return n, true
+		}
+	}
+	return "", false
+}
+
 // vexpr renders a tuple of the plan as a vector expression, declaring the
 // loads, broadcasts and shared values it needs first.
 func (r *renderer) vexpr(t ir.Lanes) string {
@@ -478,6 +499,11 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			buf, idx = row, off
 		}
 		return v.declare(r, t, "vbc", fmt.Sprintf("tg_bh%d(&%s[%s])", w, buf, idx))
+	}
+	if t.Uniform() && e0.DType != ir.Bool {
+		if wide, ok := v.widerBroadcast(t); ok {
+			return v.declare(r, t, "vbc", fmt.Sprintf("({ %s l_; __builtin_memcpy(&l_, &%s, sizeof l_); l_; })", vtype(t), wide))
+		}
 	}
 	if t.Uniform() {
 		x := r.expr(e0)
