@@ -65,6 +65,22 @@ func TestPrefetchPlan(t *testing.T) {
 	if err := k.Verify(); err == nil || !strings.Contains(err.Error(), "prefetch") {
 		t.Errorf("a prefetch one element off its stride: Verify says %v", err)
 	}
+	for name, damage := range map[string]func(*ir.PrefetchAt){
+		"every 3 iterations":         func(at *ir.PrefetchAt) { at.Every = 3 },
+		"every 32 iterations":        func(at *ir.PrefetchAt) { at.Every = 32 },
+		"no iterations ahead":        func(at *ir.PrefetchAt) { at.Ahead = 0 },
+		"a line every 16 iterations": func(at *ir.PrefetchAt) {},
+	} {
+		k := matmulKernel(t, input(512, 64).Dot(input(64, 32)), smallCaches)
+		for ld, at := range k.Prefetch.Loads {
+			damage(&at)
+			k.Prefetch.Loads[ld] = at
+		}
+		err := k.Verify()
+		if intact := name == "a line every 16 iterations"; intact != (err == nil) {
+			t.Errorf("%s: Verify says %v", name, err)
+		}
+	}
 }
 
 // TestEpiloguePrefetch: a product with a residual added (a 1x1 conv's

@@ -221,6 +221,58 @@ func TestQ8MatvecBlockLoop(t *testing.T) {
 	}
 }
 
+// TestQuantRowsPrefetched: a matrix-vector product reading a quantized or
+// float16 weight prefetches its rows two rows ahead (the prefetch pass's
+// narrow loads), one prefetch for a line of each row's stream, where the
+// target knows its L2; a product of 128 rows (each weight byte used 256
+// flops: a prompt's prefill) and a target without cache sizes prefetch
+// nothing. TestDequantMatmul runs the kernels with their prefetches.
+func TestQuantRowsPrefetched(t *testing.T) {
+	ctx := tensor.NewContext(nil)
+	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, FMAWidth: 16, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+	kernel := func(typ quant.Type, packed bool, rows int, target ir.Target) *ir.Kernel {
+		n, k := 64, 768
+		w, err := dequant(ctx, typ, make([]byte, n*k/typ.BlockSize()*typ.BlockBytes()), []int{n, k}, packed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := ctx.Full([]int{rows, k}, 1, ir.Float32)
+		s, err := fuse.Create([]*tensor.Node{x.Reshape(rows, 1, k).Mul(w).Sum(false, -1).Node()}, fuse.Options{HoistReduces: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kern, err := ir.OptimizeFor(s.Items[len(s.Items)-1].Kernel, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kern
+	}
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K, quant.F16} {
+		for _, packed := range layouts(typ) {
+			k := kernel(typ, packed, 1, xeon)
+			if k.Prefetch == nil || len(k.Prefetch.Loads) == 0 {
+				t.Errorf("%s (packed %v): no prefetch:\n%s", typ, packed, k.Dump())
+				continue
+			}
+			for ld, at := range k.Prefetch.Loads {
+				if at.Ahead != 2 || at.Next != k.Global[0] || ld.DType.Size() > 2 {
+					t.Errorf("%s: prefetch of %s %d %s ahead, want a narrow load 2 rows ahead", typ, ld.DType, at.Ahead, at.Next.Name())
+				}
+			}
+			src := render.Render(render.C, k)
+			if n := strings.Count(src, "__builtin_prefetch(&in"); n != len(k.Prefetch.Loads) || !strings.Contains(src, "gidx0 + 2 < end") {
+				t.Errorf("%s: %d prefetches in the C source for %d planned:\n%s", typ, n, len(k.Prefetch.Loads), src)
+			}
+		}
+		if k := kernel(typ, false, 128, xeon); k.Prefetch != nil && len(k.Prefetch.Loads) > 0 {
+			t.Errorf("%s, 128 rows: prefetches:\n%s", typ, k.Dump())
+		}
+		if k := kernel(typ, false, 1, ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32}); k.Prefetch != nil {
+			t.Errorf("%s without cache sizes: prefetches:\n%s", typ, k.Dump())
+		}
+	}
+}
+
 // TestDequantMatmul: a matmul reading quantized weights (its reduce split
 // into the blocks, the dequantization in vector lanes on the CPU) equals
 // a float64 product with pkg/quant's weights, for one row (a decode step)

@@ -498,7 +498,11 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		if row, off, isRow := r.rowOf(ld); isRow {
 			buf, idx = row, off
 		}
-		return v.declare(r, t, "vbc", fmt.Sprintf("tg_bh%d(&%s[%s])", w, buf, idx))
+		name := v.declare(r, t, "vbc", fmt.Sprintf("tg_bh%d(&%s[%s])", w, buf, idx))
+		if r.k.Prefetch != nil {
+			r.prefetch(ld)
+		}
+		return name
 	}
 	if t.Uniform() && e0.DType != ir.Bool {
 		if wide, ok := v.widerBroadcast(t); ok {
@@ -557,7 +561,11 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			if elem != ir.Float16 && e0.DType == ir.Float32 {
 				x = fmt.Sprintf("__builtin_convertvector(%s, %s)", x, vtype(t)) // bytes widened to int32, then converted
 			}
-			return v.declare(r, t, "vval", x)
+			name := v.declare(r, t, "vval", x)
+			if r.k.Prefetch != nil {
+				r.prefetch(l0)
+			}
+			return name
 		}
 		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		if v.uses[t] > 1 {

@@ -332,8 +332,11 @@ func (r *renderer) prefetch(e *ir.Expr) {
 	if at.Next == r.k.Global[0] {
 		last = "end"
 	}
-	r.line("if ((%s & %d) == 0) __builtin_prefetch(&%s[%s + (%s + 1 < %s ? %d : 0)]);", at.Loop.Name(), ir.PrefetchLine-1,
-		BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), at.Next.Name(), last, at.Dist)
+	pf := fmt.Sprintf("__builtin_prefetch(&%s[%s + (%s + %d < %s ? %d : 0)]);", BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), at.Next.Name(), at.Ahead, last, at.Ahead*at.Dist)
+	if at.Every > 1 {
+		pf = fmt.Sprintf("if ((%s & %d) == 0) %s", at.Loop.Name(), at.Every-1, pf)
+	}
+	r.line("%s", pf)
 }
 
 // reduce renders a reduce's group: one accumulator per member, one loop
