@@ -82,17 +82,19 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	})
 	flops, _ := k.Cost()
 	plan := map[*Expr]PrefetchAt{}
-	var narrow []*Expr
+	narrow := map[*Expr]PrefetchAt{}
+	var narrowLoads []*Expr // in walk order: lineLeaders keeps the first of equal loads
 	Walk(k.Stores, func(e *Expr) {
 		if at, ok := prefetchable(k, t, e, order, flops); ok {
 			plan[e] = at
 		}
-		if _, ok := narrowPrefetchable(k, e, order, flops); ok {
-			narrow = append(narrow, e)
+		if at, ok := narrowPrefetchable(k, e, order, flops); ok {
+			narrow[e] = at
+			narrowLoads = append(narrowLoads, e)
 		}
 	})
-	for _, e := range lineLeaders(narrow) {
-		plan[e], _ = narrowPrefetchable(k, e, order, flops)
+	for _, e := range lineLeaders(narrowLoads) {
+		plan[e] = narrow[e]
 	}
 	if len(plan) == 0 {
 		return k, nil
@@ -125,18 +127,26 @@ func prefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (Pre
 	if s, ok := AxisStride(idx, loop); !ok || s != 1 {
 		return PrefetchAt{}, false
 	}
+	g, d, ok := rowStride(k, idx)
+	if !ok || d < PrefetchLine {
+		return PrefetchAt{}, false
+	}
+	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: PrefetchLine, Ahead: 1}, true
+}
+
+// rowStride is the innermost global loop idx reads along and its
+// constant stride there (ok false where idx reads none, or that loop is
+// symbolic or its stride not constant).
+func rowStride(k *Kernel, idx *Expr) (*Axis, int64, bool) {
 	for i := len(k.Global) - 1; i >= 0; i-- {
 		g := k.Global[i]
 		if !usesVar(idx, g) {
 			continue
 		}
 		d, ok := AxisStride(idx, g)
-		if !ok || d < PrefetchLine || g.Sym != nil {
-			return PrefetchAt{}, false
-		}
-		return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: PrefetchLine, Ahead: 1}, true
+		return g, d, ok && g.Sym == nil
 	}
-	return PrefetchAt{}, false
+	return nil, 0, false
 }
 
 // narrowPrefetchable says whether e is a load of elements narrower than
@@ -182,18 +192,11 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 	for 2*every*s*esz <= 4*PrefetchLine {
 		every *= 2
 	}
-	for i := len(k.Global) - 1; i >= 0; i-- {
-		g := k.Global[i]
-		if !usesVar(idx, g) {
-			continue
-		}
-		d, ok := AxisStride(idx, g)
-		if !ok || d*esz < 4*PrefetchLine || g.Sym != nil {
-			return PrefetchAt{}, false
-		}
-		return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: narrowAhead}, true
+	g, d, ok := rowStride(k, idx)
+	if !ok || d*esz < 4*PrefetchLine {
+		return PrefetchAt{}, false
 	}
-	return PrefetchAt{}, false
+	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: narrowAhead}, true
 }
 
 // narrowAhead is the rows a narrow weight's prefetch runs ahead: on the

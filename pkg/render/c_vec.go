@@ -499,9 +499,7 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			buf, idx = row, off
 		}
 		name := v.declare(r, t, "vbc", fmt.Sprintf("tg_bh%d(&%s[%s])", w, buf, idx))
-		if r.k.Prefetch != nil {
-			r.prefetch(ld)
-		}
+		r.prefetch(ld)
 		return name
 	}
 	if t.Uniform() && e0.DType != ir.Bool {
@@ -562,9 +560,7 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 				x = fmt.Sprintf("__builtin_convertvector(%s, %s)", x, vtype(t)) // bytes widened to int32, then converted
 			}
 			name := v.declare(r, t, "vval", x)
-			if r.k.Prefetch != nil {
-				r.prefetch(l0)
-			}
+			r.prefetch(l0)
 			return name
 		}
 		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))

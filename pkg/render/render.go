@@ -314,7 +314,7 @@ func (r *renderer) block(b *ir.Block) {
 		}
 		r.line("%s %s = %s;", r.typ(e.DType), name, r.expr(e))
 		r.names[e] = name
-		if e.Op == ir.OpLoad && r.k.Prefetch != nil {
+		if e.Op == ir.OpLoad {
 			r.prefetch(e)
 		}
 	}
@@ -324,6 +324,9 @@ func (r *renderer) block(b *ir.Block) {
 // a line along its reduce loop, the element it reads in the next iteration
 // of its global loop (its own in the last one of the range).
 func (r *renderer) prefetch(e *ir.Expr) {
+	if r.k.Prefetch == nil {
+		return
+	}
 	at, ok := r.k.Prefetch.Loads[e]
 	if !ok {
 		return
