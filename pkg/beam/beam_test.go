@@ -326,7 +326,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
-	widened, pooled, prefetched, epilogues := 0, 0, 0, 0
+	widened, pooled, prefetched, epilogues, panels := 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	streamReduced := 0            // heuristic lists of a streaming reduce's rows and vectors (streamOpts)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
@@ -386,6 +386,12 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				prefetched++
 				if len(ok.Prefetch.Epilogue) > 0 {
 					epilogues++
+				}
+				for _, at := range ok.Prefetch.Loads {
+					if at.At != nil {
+						panels++ // a column panel's next one (ir.panelPrefetchable)
+						break
+					}
 				}
 			}
 			if ok.Pro != nil {
@@ -490,6 +496,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if prefetched == 0 {
 		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
+	}
+	if panels == 0 {
+		t.Errorf("no opt list prefetches a matmul's next column panel (ir.PrefetchAt.At)")
 	}
 	if epilogues == 0 {
 		t.Errorf("no opt list prefetches an epilogue's residual (ir.Prefetch.Epilogue)")

@@ -1,6 +1,9 @@
 package ir_test
 
 import (
+	"fmt"
+	"math/bits"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,7 +57,12 @@ func TestPrefetchPlan(t *testing.T) {
 		"in the L2":   {input(32, 64).Dot(input(64, 32)), smallCaches},
 	} {
 		if k := matmulKernel(t, x.x, x.tg); k.Prefetch != nil {
-			t.Errorf("%s: prefetches:\n%s", name, k.Dump())
+			for ld, at := range k.Prefetch.Loads {
+				if at.At == nil || ld.Arg.(int) != 2 { // 256 columns: the right operand's panels (TestPanelPrefetch)
+					t.Errorf("%s: prefetches:\n%s", name, k.Dump())
+					break
+				}
+			}
 		}
 	}
 	for ld, at := range k.Prefetch.Loads {
@@ -144,4 +152,163 @@ func TestEpiloguePrefetch(t *testing.T) {
 	if err := k.Verify(); err == nil || !strings.Contains(err.Error(), "prefetch") {
 		t.Errorf("an epilogue prefetch of a load inside the reduce: Verify says %v", err)
 	}
+}
+
+// TestPanelPrefetch: a product whose right operand passes half of the L2
+// (a layer's weights), read in column panels that 8 blocks of rows share,
+// prefetches the next panel while one is computed: each block its share,
+// once every 8 steps of the sum (8 blocks), one prefetch per line of a
+// step (two vectors of 16 columns). Walking the kernel's loops in order,
+// the lines prefetched during a panel are exactly the lines the next one
+// reads, and the last panel prefetches nothing; with the operand in half
+// of the L2, or with 1024 rows (a panel's wait for memory is little of its
+// work), nothing is planned. The C source has one test at the top of
+// the sum's loop. Verify refuses a plan that names another loop.
+func TestPanelPrefetch(t *testing.T) {
+	for _, c := range []struct{ rows, cols int }{
+		{64, 512},  // 8 blocks of 8 rows, the panels' and the blocks' loops merged (merge_outer)
+		{56, 512},  // 7 blocks
+		{16, 2048}, // 2 blocks, 64 panels: two loops
+	} {
+		rows := c.rows
+		k := matmulKernel(t, input(rows, 256).Dot(input(256, c.cols)), smallCaches)
+		var pfs []*ir.Expr
+		var at ir.PrefetchAt
+		if k.Prefetch != nil {
+			for ld, a := range k.Prefetch.Loads {
+				if a.At != nil && ld.Arg.(int) == 2 {
+					pfs, at = append(pfs, a.At), a
+				}
+			}
+		}
+		if len(pfs) != 2 || at.Every != int64(1)<<(bits.Len(uint(rows/8))-1) {
+			t.Fatalf("%d rows: %d panel prefetches every %d, want 2 every %d:\n%s", rows, len(pfs), at.Every, rows/8, k.Dump())
+		}
+		var reads []*ir.Expr // the right operand's loads
+		ir.Walk(k.Stores, func(e *ir.Expr) {
+			if e.Op == ir.OpLoad && e.Arg.(int) == 2 {
+				reads = append(reads, e.Src[0])
+			}
+		})
+		type panel struct{ read, prefetched map[int64]bool }
+		var panels []panel
+		var last string
+		val := map[*ir.Axis]int64{}
+		var walk func(i int)
+		walk = func(i int) {
+			if i < len(k.Global) {
+				for v := int64(0); v < k.Global[i].Size; v++ {
+					val[k.Global[i]] = v
+					walk(i + 1)
+				}
+				return
+			}
+			read, pre := map[int64]bool{}, map[int64]bool{}
+			for r := int64(0); r < at.Loop.Size; r++ {
+				val[at.Loop] = r
+				for _, idx := range reads {
+					read[evalIndex(t, idx, val)/ir.PrefetchLine] = true
+				}
+				if r%at.Every == 0 && evalIndex(t, at.If, val) != 0 {
+					for _, a := range pfs {
+						pre[evalIndex(t, a, val)/ir.PrefetchLine] = true
+					}
+				}
+			}
+			if key := fmt.Sprint(sortedKeys(read)); key != last {
+				panels, last = append(panels, panel{read, map[int64]bool{}}), key
+			}
+			for l := range pre {
+				panels[len(panels)-1].prefetched[l] = true
+			}
+		}
+		walk(0)
+		if len(panels) != c.cols/32 || len(k.Global) != map[bool]int{true: 1, false: 2}[c.cols == 512] {
+			t.Fatalf("%d rows: %d panels, want %d; %d global loops", rows, len(panels), c.cols/32, len(k.Global))
+		}
+		for i, p := range panels {
+			want := map[int64]bool{}
+			if i+1 < len(panels) {
+				want = panels[i+1].read
+			}
+			if got, w := fmt.Sprint(sortedKeys(p.prefetched)), fmt.Sprint(sortedKeys(want)); got != w {
+				t.Errorf("%d rows: panel %d prefetches lines %s, the next one reads %s", rows, i, got, w)
+			}
+		}
+	}
+	k := matmulKernel(t, input(64, 256).Dot(input(256, 512)), smallCaches)
+	src := render.Render(render.C, k)
+	if !strings.Contains(src, "if ((ridx0 & 7) == 0 && ") || strings.Count(src, "__builtin_prefetch(&in2[") != 2 {
+		t.Errorf("the C source does not prefetch the next panel at the top of the sum:\n%s", src)
+	}
+	small := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 8 << 10, L2: 1 << 20, L3: 4 << 20}
+	if k := matmulKernel(t, input(64, 256).Dot(input(256, 512)), small); k.Prefetch != nil {
+		t.Errorf("a 512 KiB operand in half of a 1 MiB L2: prefetches:\n%s", k.Dump())
+	}
+	if k := matmulKernel(t, input(1024, 256).Dot(input(256, 512)), smallCaches); k.Prefetch != nil {
+		for _, at := range k.Prefetch.Loads {
+			if at.At != nil {
+				t.Errorf("1024 rows (512 flops per byte of the panels): prefetches the next panel:\n%s", k.Dump())
+				break
+			}
+		}
+	}
+	if err := k.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	for name, damage := range map[string]func(*ir.PrefetchAt){
+		"reading another loop": func(at *ir.PrefetchAt) {
+			at.At = k.B.Add(at.At, k.B.Var(&ir.Axis{ID: 99, Size: 4, Kind: ir.AxisReduce}))
+		},
+		"every 4 iterations, the other every 8": func(at *ir.PrefetchAt) { at.Every = 4 },
+		"under a load":                          func(at *ir.PrefetchAt) { at.If = k.B.Lt(k.B.Int(0), k.B.Load(1, ir.Float32, k.B.Int(0), nil)) },
+	} {
+		k := matmulKernel(t, input(64, 256).Dot(input(256, 512)), smallCaches)
+		for ld, at := range k.Prefetch.Loads {
+			damage(&at)
+			k.Prefetch.Loads[ld] = at
+			break
+		}
+		if err := k.Verify(); err == nil || !strings.Contains(err.Error(), "prefetch") {
+			t.Errorf("a panel prefetch %s: Verify says %v", name, err)
+		}
+	}
+}
+
+// evalIndex evaluates index arithmetic at the loops' values.
+func evalIndex(t *testing.T, e *ir.Expr, val map[*ir.Axis]int64) int64 {
+	t.Helper()
+	switch e.Op {
+	case ir.OpConst:
+		return e.Arg.(int64)
+	case ir.OpVar:
+		return val[e.Arg.(*ir.Axis)]
+	}
+	a, b := evalIndex(t, e.Src[0], val), evalIndex(t, e.Src[1], val)
+	switch e.Op {
+	case ir.OpAdd:
+		return a + b
+	case ir.OpMul:
+		return a * b
+	case ir.OpDiv:
+		return a / b
+	case ir.OpMod:
+		return a % b
+	case ir.OpCmpLt:
+		if a < b {
+			return 1
+		}
+		return 0
+	}
+	t.Fatalf("evalIndex: %s", e.Op)
+	return 0
+}
+
+func sortedKeys(m map[int64]bool) []int64 {
+	ks := make([]int64, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

@@ -7,6 +7,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -331,6 +332,9 @@ func (r *renderer) prefetch(e *ir.Expr) {
 	if !ok {
 		return
 	}
+	if at.At != nil {
+		return // at the top of its loop (panelPrefetches)
+	}
 	last := r.trip(at.Next)
 	if at.Next == r.k.Global[0] {
 		last = "end"
@@ -340,6 +344,33 @@ func (r *renderer) prefetch(e *ir.Expr) {
 		pf = fmt.Sprintf("if ((%s & %d) == 0) %s", at.Loop.Name(), at.Every-1, pf)
 	}
 	r.line("%s", pf)
+}
+
+// panelPrefetches writes, first in reduce loop a's body, the prefetches of
+// next column panels (ir.Prefetch's At), in one test: between a load and
+// the multiply-add that reads it, a test made gcc multiply and add apart.
+func (r *renderer) panelPrefetches(a *ir.Axis) {
+	p := r.k.Prefetch
+	if p == nil || r.lang.gpu != nil {
+		return
+	}
+	var pfs []string
+	var at ir.PrefetchAt
+	for ld, x := range p.Loads {
+		if x.At != nil && x.Loop == a {
+			at = x
+			pfs = append(pfs, fmt.Sprintf("__builtin_prefetch(&%s[%s], 0, 2);", BufName(r.k, ld.Arg.(int)), r.inline(x.At)))
+		}
+	}
+	if len(pfs) == 0 {
+		return
+	}
+	slices.Sort(pfs)
+	r.line("if ((%s & %d) == 0 && %s) {", a.Name(), at.Every-1, r.inline(at.If))
+	for _, pf := range pfs {
+		r.line("  %s", pf)
+	}
+	r.line("}")
 }
 
 // reduce renders a reduce's group: one accumulator per member, one loop
@@ -413,6 +444,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 		r.held[c] = true
 		defer delete(r.held, c)
 	}
+	r.panelPrefetches(axes[len(axes)-1])
 	r.block(r.prog.Inner[leader])
 	var mark int
 	if r.vec != nil {
