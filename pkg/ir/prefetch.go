@@ -230,9 +230,12 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 // computes 1/n of the panel's work while the panel streams in. Row block
 // j of n, at step r of the sum over L, prefetches the next panel's
 // element at step (j*L + r)/n, every E steps, E the largest power of two
-// up to n (so no step is left out), one prefetch per line of a step (the
-// step's first load, and each a whole line after it: a 32-column panel's
-// two vectors). Measured in a C
+// up to n (so no step is left out; up to n*16/s where a step moves s < 16
+// elements, so no line is), one prefetch per line of a step (the step's
+// first load, and each a whole line after it: a 32-column panel's two
+// vectors). The operand may be the left one too: a 1x1 conv's block of
+// 8 input rows, which the output channels' 8 panels share (the rows'
+// loop outermost). Measured in a C
 // harness on the Xeon guest, two threads, the weights cycling through
 // 120 MB (a BERT-base encoder's FFN and attention products, 128 rows,
 // blocks of 8x32): 128x3072 by 3072x768 2.30-2.44 -> 2.14-2.24 ms,
@@ -318,8 +321,11 @@ func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64)
 		return PrefetchAt{}, false
 	}
 	at := substVar(b, next(idx), loop, b.Div(b.Add(b.Mul(block, b.Int(loop.Size)), b.Var(loop)), b.Int(n)))
-	every := int64(1) // once per step of the prefetched element
-	for 2*every <= n {
+	// Once per step of the prefetched element (each of a step's lines has
+	// its load: lineStarts), or per line where a step is less than one.
+	per := n * max(1, PrefetchLine/s)
+	every := int64(1)
+	for 2*every <= per {
 		every *= 2
 	}
 	return PrefetchAt{Loop: loop, Every: every, At: at, If: b.Lt(b.Add(slice, b.Int(1)), b.Int(nslices))}, true
