@@ -168,6 +168,7 @@ func (d *cpuDevice) Target() ir.Target {
 		t.VecRegs = 32
 	}
 	t.FMAWidth = Host().FMAWidth()
+	t.FarPrefetch = Host().FarPrefetch()
 	return t
 }
 

@@ -53,6 +53,23 @@ func TestFMAWidth(t *testing.T) {
 	}
 }
 
+// TestFarPrefetch: rows are prefetched 128 KiB ahead into L2 on Intel's
+// AVX-512 parts only (their prefetcht2 skips L1); nowhere else.
+func TestFarPrefetch(t *testing.T) {
+	zen5 := parseCPUInfo(strings.Replace(cpuinfoZen4, "cpu family	: 25", "cpu family	: 26", 1))
+	intel := parseCPUInfo(strings.Replace(cpuinfoZen4, "AuthenticAMD", "GenuineIntel", 1))
+	intelAVX2 := parseCPUInfo(strings.Replace(strings.Replace(cpuinfoZen4, "AuthenticAMD", "GenuineIntel", 1), " avx512f", "", 1))
+	for _, c := range []struct {
+		name string
+		h    HostCPU
+		want int64
+	}{{"Zen 5", zen5, 0}, {"Intel AVX-512", intel, 128 << 10}, {"Intel AVX2", intelAVX2, 0}} {
+		if got := c.h.FarPrefetch(); got != c.want {
+			t.Errorf("%s: FarPrefetch %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // A fake sysfs cache directory: an Intel-like and an AMD-like layout.
 func TestReadCaches(t *testing.T) {
 	for _, tc := range []struct {

@@ -264,7 +264,8 @@ type optList struct {
 // heuristicTargets are the hosts the heuristic is tried for: both vector
 // widths, 16 and 32 vector registers (the register blocks' size), and
 // caches small enough for the test kernels' operands to need cache
-// blocking (column panels outermost, KBLOCK, row groups with TILE) and
+// blocking (column panels outermost, KBLOCK, row groups with TILE), row
+// kernels' rows prefetched far ahead (FarPrefetch), and
 // their outputs to be
 // written around the caches (stream_stores; the CPU device's buffers are
 // page aligned).
@@ -272,7 +273,7 @@ var heuristicTargets = []ir.Target{
 	{Upcast: true, VecWidth: 8},
 	{Upcast: true, VecWidth: 16},
 	{Upcast: true, VecWidth: 8, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
-	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096},
+	{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096, FarPrefetch: 128 << 10},
 	// two full-width FMA units (Zen 5): rows blocked in full vectors
 	{Upcast: true, VecWidth: 16, VecRegs: 32, FMAWidth: 16},
 }
@@ -326,7 +327,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise, scratchLines := 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
-	widened, pooled, prefetched, epilogues, panels := 0, 0, 0, 0, 0
+	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	streamReduced := 0            // heuristic lists of a streaming reduce's rows and vectors (streamOpts)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
@@ -396,6 +397,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Pro != nil {
 				prologued[name]++
+			}
+			if ok.Keep != nil && ok.Keep.Far > 0 {
+				farKept++
 			}
 		}
 		// One translation unit per vector width, as a device compiles
@@ -496,6 +500,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if prefetched == 0 {
 		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
+	}
+	if farKept == 0 {
+		t.Errorf("no opt list prefetches a row kernel's rows far ahead (ir.Keep.Far)")
 	}
 	if panels == 0 {
 		t.Errorf("no opt list prefetches a matmul's next column panel (ir.PrefetchAt.At)")

@@ -1,11 +1,13 @@
 package ir_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -142,6 +144,7 @@ func TestVerifyCatchesBrokenKeep(t *testing.T) {
 		{"kept by the max", "not a SUM", func(kp *ir.Keep) {
 			kp.Leader = maxReduce
 		}},
+		{"a far prefetch one row ahead", "rows ahead", func(kp *ir.Keep) { kp.Far = 1 }},
 		{"a prefetch two rows ahead", "one row (128) ahead", func(kp *ir.Keep) {
 			kp.Next = map[*ir.Expr]int64{}
 			for ld, s := range good.Keep.Next {
@@ -164,5 +167,31 @@ func TestVerifyCatchesBrokenKeep(t *testing.T) {
 	nk.Stores = append(append([]*ir.Expr{}, good.Stores...), b.Store(st.Arg.(int), b.Int(0), b.Const(ir.Float32, 1)))
 	if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), "only float32 store") {
 		t.Errorf("second store: got %v", err)
+	}
+}
+
+// TestKeepFarPrefetch: where the target prefetches rows far ahead into L2
+// (Target.FarPrefetch, Intel's AVX-512 hosts), softmax's kept loop also
+// prefetches the row FarPrefetch bytes ahead (8 rows of 16 KiB for 128
+// KiB; at least 2 for rows of 64 KiB), and the C source has that prefetch
+// beside the next row's; without it, only the next row's.
+func TestKeepFarPrefetch(t *testing.T) {
+	far := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, FarPrefetch: 128 << 10}
+	for _, c := range []struct{ cols, rows int64 }{{4096, 8}, {64, 512}, {16384, 2}} {
+		k := rowKernel(t, input(4, int(c.cols)).Softmax(-1), far)
+		if k.Keep == nil || k.Keep.Far != c.rows {
+			t.Fatalf("%d columns: prefetch %v rows ahead into L2, want %d:\n%s", c.cols, k.Keep, c.rows, k.Dump())
+		}
+		src := render.Render(render.C, k)
+		want := fmt.Sprintf("(gidx0 + %d < end ? %d : 0)], 0, 1);", c.rows, c.rows*c.cols)
+		if !strings.Contains(src, want) || !strings.Contains(src, fmt.Sprintf("(gidx0 + 1 < end ? %d : 0)]);", c.cols)) {
+			t.Errorf("%d columns: the source has not both prefetches (%q):\n%s", c.cols, want, src)
+		}
+	}
+	near := far
+	near.FarPrefetch = 0
+	k := rowKernel(t, input(4, 4096).Softmax(-1), near)
+	if src := render.Render(render.C, k); k.Keep == nil || k.Keep.Far != 0 || strings.Contains(src, ", 0, 1);") {
+		t.Errorf("without FarPrefetch: Far %v, source:\n%s", k.Keep, src)
 	}
 }

@@ -551,6 +551,12 @@ type Target struct {
 	// unknown, no cache blocking): the heuristic blocks long reduces to
 	// keep a register block's slice of an operand in L1 (KBLOCK).
 	L1, L2 int64
+	// FarPrefetch is how far ahead, in bytes, a row kernel's rows are
+	// also prefetched into L2 alone (Keep.Far; 0: not). Set where the
+	// host's software prefetch to L2 fills L2 without L1 (Intel's
+	// prefetcht2), so that it adds reads in flight beside the next row's
+	// prefetch into L1.
+	FarPrefetch int64
 	// L3 is the last cache that keeps a kernel's output for the next
 	// kernel, in bytes (0: unknown; the CPU backend's HostCPU.OutputCache:
 	// the L3, or the L2s where the L3 reads back at memory's speed), and

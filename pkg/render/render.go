@@ -624,6 +624,9 @@ func (r *renderer) prefetchNext(m *ir.Expr) {
 	for _, e := range ir.KeptLoads(m) {
 		if s, ok := r.keep.Next[e]; ok {
 			r.line("__builtin_prefetch(&%s[%s + (%s + 1 < end ? %d : 0)]);", BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), row, s)
+			if f := r.keep.Far; f > 0 { // rows further on, into L2 alone
+				r.line("__builtin_prefetch(&%s[%s + (%s + %d < end ? %d : 0)], 0, 1);", BufName(r.k, e.Arg.(int)), r.expr(e.Src[0]), row, f, f*s)
+			}
 		}
 	}
 }
