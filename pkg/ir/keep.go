@@ -160,7 +160,7 @@ func PlanKeep(k *Kernel, t Target) (*Kernel, error) {
 				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col, usesCol); plan != nil && readsOnlyKept(st, v) {
 					plan.Scratch = keepScratch(nk, t, st)
 					for ld, s := range plan.Next {
-						if t.FarPrefetch > 0 {
+						if t.FarPrefetch > 0 { // rows that far ahead into L2 too
 							plan.Far = max(plan.Far, 2, t.FarPrefetch/(s*int64(ld.DType.Size())))
 						}
 					}

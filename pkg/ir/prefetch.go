@@ -235,8 +235,8 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 // first load, and each a whole line after it: a 32-column panel's two
 // vectors). The operand may be the left one too: a 1x1 conv's block of
 // 8 input rows, which the output channels' 8 panels share (the rows'
-// loop outermost). Measured in a C
-// harness on the Xeon guest, two threads, the weights cycling through
+// loop outermost). Measured in a C harness on the Xeon guest, two
+// threads, the weights cycling through
 // 120 MB (a BERT-base encoder's FFN and attention products, 128 rows,
 // blocks of 8x32): 128x3072 by 3072x768 2.30-2.44 -> 2.14-2.24 ms,
 // 128x768 by 768x3072 2.33 -> 1.95-2.05, 128x768 by 768x768 0.60-0.65 ->
@@ -331,7 +331,7 @@ func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64)
 	return PrefetchAt{Loop: loop, Every: every, At: at, If: b.Lt(b.Add(slice, b.Int(1)), b.Int(nslices))}, true
 }
 
-// indexOf says whether e is index arithmetic over the loops axes alone
+// indexOf says whether e is index arithmetic over the given loops alone
 // (no load, no other loop).
 func indexOf(e *Expr, axes []*Axis) bool {
 	ok := true
@@ -565,13 +565,12 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 		if !in[ld] || ld.Op != OpLoad || len(ld.Src) != 1 {
 			return fmt.Errorf("prefetch: %s is not an unguarded load of the kernel", ld)
 		}
-		if at.At != nil && panelAt[at.Loop] == nil {
-			panelAt[at.Loop] = &at
-		}
-		if p := panelAt[at.Loop]; at.At != nil && (p.Every != at.Every || p.If != at.If) {
-			return fmt.Errorf("prefetches of panels along %s every %d and %d, or under two conditions (the renderer writes one test)", at.Loop.Name(), p.Every, at.Every)
-		}
-		if at.At != nil { // a panel's: any element of the buffer
+		if at.At != nil { // a panel's: any element of the buffer, under one test per loop
+			if first := panelAt[at.Loop]; first == nil {
+				panelAt[at.Loop] = &at
+			} else if first.Every != at.Every || first.If != at.If {
+				return fmt.Errorf("prefetches of panels along %s every %d and %d, or under two conditions (the renderer writes one test)", at.Loop.Name(), first.Every, at.Every)
+			}
 			axes := append(slices.Clone(k.Global), at.Loop)
 			if !indexOf(at.At, axes) || at.If == nil || at.If.DType != Bool || !indexOf(at.If, k.Global) || at.Loop == nil || at.Loop.Kind != AxisReduce || at.Every < 1 || at.Every&(at.Every-1) != 0 {
 				return fmt.Errorf("prefetch of %s at %v if %v every %d: not indices of its loops", ld, at.At, at.If, at.Every)
@@ -580,18 +579,6 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 		}
 		if !slices.Contains(k.Global, at.Next) || at.Loop == nil || at.Loop.Kind != AxisReduce {
 			return fmt.Errorf("prefetch of %s: %v is not a global loop of the kernel or %v not a reduce loop", ld, at.Next, at.Loop)
-		}
-		if at.At != nil && panelAt[at.Loop] == nil {
-			panelAt[at.Loop] = &at
-		}
-		if p := panelAt[at.Loop]; at.At != nil && (p.Every != at.Every || p.If != at.If) {
-			return fmt.Errorf("prefetches of panels along %s every %d and %d, or under two conditions (the renderer writes one test)", at.Loop.Name(), p.Every, at.Every)
-		}
-		if at.At != nil { // a panel's: any element of the buffer, a line or less from the last one
-			if !indexOf(at.At, append(slices.Clone(k.Global), at.Loop)) || at.Dist != 0 || at.Ahead < 1 || at.Every < 1 || at.Every&(at.Every-1) != 0 {
-				return fmt.Errorf("prefetch of %s at %s every %d of %s, %d %s ahead: not an index of its loops", ld, at.At, at.Every, at.Loop.Name(), at.Ahead, at.Next.Name())
-			}
-			continue
 		}
 		s, ok := AxisStride(ld.Src[0], at.Loop)
 		if esz := int64(ld.DType.Size()); !ok || s < 1 || at.Every < 1 || at.Every&(at.Every-1) != 0 || at.Every > 1 && s*esz*at.Every > 4*PrefetchLine {
