@@ -2,6 +2,7 @@ package ir_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -222,7 +223,7 @@ func TestPanelPrefetch(t *testing.T) {
 					}
 				}
 			}
-			if key := fmt.Sprint(sortedKeys(read)); key != last {
+			if key := fmt.Sprint(slices.Sorted(maps.Keys(read))); key != last {
 				panels, last = append(panels, panel{read, map[int64]bool{}}), key
 			}
 			for l := range pre {
@@ -249,7 +250,7 @@ func TestPanelPrefetch(t *testing.T) {
 				ok = ok && (next[l] || p.read[l] && c.buf == 1)
 			}
 			if !ok {
-				t.Errorf("%d rows: panel %d prefetches lines %v, the next one reads %v", rows, i, sortedKeys(p.prefetched), sortedKeys(next))
+				t.Errorf("%d rows: panel %d prefetches lines %v, the next one reads %v", rows, i, slices.Sorted(maps.Keys(p.prefetched)), slices.Sorted(maps.Keys(next)))
 			}
 		}
 	}
@@ -319,13 +320,4 @@ func evalIndex(t *testing.T, e *ir.Expr, val map[*ir.Axis]int64) int64 {
 	}
 	t.Fatalf("evalIndex: %s", e.Op)
 	return 0
-}
-
-func sortedKeys(m map[int64]bool) []int64 {
-	ks := make([]int64, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
