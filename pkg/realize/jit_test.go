@@ -43,8 +43,7 @@ func TestJitReplayMatches(t *testing.T) {
 			ctx.ManualSeed(5)
 			var res [][]float64
 			for i := range 5 {
-				x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
-				y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
+				x, y := matPair(t, ctx, i)
 				out, err := call([]*tensor.Tensor{x, y})
 				if err != nil {
 					t.Fatal(err)
@@ -244,8 +243,7 @@ func TestJitReplayKeepsIntermediates(t *testing.T) {
 		var outs []*tensor.Tensor
 		var want [][]float64
 		for i := range 6 {
-			x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
-			y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
+			x, y := matPair(t, ctx, i)
 			ref, err := f([]*tensor.Tensor{x, y})
 			if err != nil {
 				t.Fatal(err)
@@ -293,8 +291,7 @@ func TestJitReleaseOutput(t *testing.T) {
 	// freeing an earlier graph's buffers during a call would move them).
 	stopGC(t)
 	for i := range 6 {
-		x := mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...)
-		y := mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
+		x, y := matPair(t, ctx, i)
 		ref, err := f([]*tensor.Tensor{x, y})
 		if err != nil {
 			t.Fatal(err)
@@ -368,4 +365,10 @@ func stopGC(t *testing.T) {
 			t.Fatal("the finalizers did not run")
 		}
 	}
+}
+
+// matPair is call i's inputs of the 3x4 by 4x2 product the jit tests run.
+func matPair(t *testing.T, ctx *tensor.Context, i int) (x, y *tensor.Tensor) {
+	t.Helper()
+	return mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...), mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
 }

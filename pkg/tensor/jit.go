@@ -71,25 +71,36 @@ func (b *Buffer) sameMemory(host []byte, device any, version uint64) *Buffer {
 // in-place assign since this Buffer's value was current: a graph built on
 // the old value must not read the new one.
 func (b *Buffer) Stale() bool {
+	return b.locked(func(s *storage) bool { return s.version != b.version })
+}
+
+// locked is f of b's storage under its lock (false where b has none yet).
+func (b *Buffer) locked(f func(*storage) bool) bool {
 	s := b.store.Load()
 	if s == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.version != b.version
+	return f(s)
+}
+
+// bump records a write of the storage's memory, or with release its
+// return to the device, and returns the new version: every Buffer on it
+// is stale.
+func (s *storage) bump(release bool) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version++
+	s.released = s.released || release
+	return s.version
 }
 
 // Overwritten records an in-place write of dst's memory (engine use) and
 // returns the Buffer holding the new value on the same memory: dst and its
 // aliases become stale.
 func Overwritten(dst *Buffer, device any) *Buffer {
-	s := dst.shared()
-	s.mu.Lock()
-	s.version++
-	v := s.version
-	s.mu.Unlock()
-	return dst.sameMemory(nil, device, v)
+	return dst.sameMemory(nil, device, dst.shared().bump(false))
 }
 
 // FromDevice makes a realized tensor on device memory the engine owns
@@ -129,11 +140,7 @@ func (t *Tensor) Release() bool {
 	if !ok {
 		return false
 	}
-	s := b.shared()
-	s.mu.Lock()
-	s.version++
-	s.released = true
-	s.mu.Unlock()
+	b.shared().bump(true)
 	f.Free()
 	return true
 }
@@ -141,13 +148,7 @@ func (t *Tensor) Release() bool {
 // Released reports whether the buffer's memory was given back
 // (Tensor.Release).
 func (b *Buffer) Released() bool {
-	s := b.store.Load()
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.released
+	return b.locked(func(s *storage) bool { return s.released })
 }
 
 // memoryView reads the memory of a realized tensor as another dtype,
