@@ -189,13 +189,15 @@ func runGenerate(c *cobra.Command, args []string) error {
 		}
 	}
 	var readBW float64
-	if !cfg.Quiet {
+	if !cfg.Quiet && hostMemory(device) {
 		// The read bandwidth for the final line, measured before the model
 		// is loaded over a buffer of at most 128 MiB (tgc bench's reference
 		// reads up to 1 GiB, past every cache): the buffer is unmapped
 		// before the weights arrive, and the run's peak memory stays the
 		// model's. Where a core's cache holds part of 128 MiB (a Zen 5's L3
-		// pair: 64 MiB) this figure can read high; docs/llama.md.
+		// pair: 64 MiB) this figure can read high; docs/llama.md. A GPU's
+		// weights are in its own memory: the host's figure says nothing
+		// of them, and the line gives GB/s alone.
 		readBW = bench.MeasureReadBandwidthOf(min(bench.ReadBufferBytes(backend.Host()), generateReadBuffer)).GBPS * 1e9
 		debug.FreeOSMemory()
 	}
@@ -374,3 +376,7 @@ func (g *genStats) line(device string) string {
 // (bench.ReadBufferBytes is up to 1 GiB): within the smallest model's peak
 // memory, so that measuring does not raise it.
 const generateReadBuffer = 128 << 20
+
+// hostMemory says whether a device's buffers are the host's memory (CPU,
+// GO), so that the host's read bandwidth bounds its decode.
+func hostMemory(device string) bool { return device == "CPU" || device == "GO" }

@@ -1,20 +1,25 @@
 package backend
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"tgc/pkg/backend/kcache"
 	"tgc/pkg/ir"
 	"tgc/pkg/render"
 )
@@ -143,6 +148,8 @@ type cudaInfo struct {
 	totalMem     uint64
 	limits       render.Limits
 	clang        string // set when libnvrtc is missing: the PTX compiler
+	cubin        bool   // NVRTC writes machine code (nvrtcGetCUBIN, CUDA 11.1 on)
+	nvrtcVersion string // "major.minor", part of the kernel cache's key
 }
 
 func (i *cudaInfo) String() string {
@@ -151,6 +158,23 @@ func (i *cudaInfo) String() string {
 		s += ", PTX by " + filepath.Base(i.clang) + " (no libnvrtc)"
 	}
 	return s
+}
+
+// nvrtcCandidates are the names tried for libnvrtc: the loader's path
+// first, then the toolkit's own lib64 (CUDA_HOME, CUDA_PATH,
+// /usr/local/cuda), which a toolkit install often leaves off that path.
+func nvrtcCandidates(getenv func(string) string) []string {
+	names := []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}
+	out := slices.Clone(names)
+	for _, dir := range []string{getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"} {
+		if dir == "" {
+			continue
+		}
+		for _, n := range names {
+			out = append(out, filepath.Join(dir, "lib64", n))
+		}
+	}
+	return out
 }
 
 func dlopenFirst(names ...string) (uintptr, error) {
@@ -175,8 +199,8 @@ var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
 			return nil, fmt.Errorf("libcuda.so.1 lacks %s (driver too old?)", n)
 		}
 	}
-	clang := ""
-	rtc, err := dlopenFirst("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2")
+	clang, cubin, rtcVersion := "", false, ""
+	rtc, err := dlopenFirst(nvrtcCandidates(os.Getenv)...)
 	if err == nil {
 		for _, n := range nvrtcFuncNames {
 			if api.fns[n], err = purego.Dlsym(rtc, n); err != nil {
@@ -184,6 +208,18 @@ var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
 			}
 		}
 		purego.RegisterLibFunc(&api.nvrtcErr, rtc, "nvrtcGetErrorString")
+		cubin = true
+		for _, n := range []string{"nvrtcGetCUBINSize", "nvrtcGetCUBIN"} {
+			if api.fns[n], err = purego.Dlsym(rtc, n); err != nil {
+				cubin = false
+			}
+		}
+		if api.fns["nvrtcVersion"], err = purego.Dlsym(rtc, "nvrtcVersion"); err == nil {
+			var major, minor int32
+			if api.call("nvrtcVersion", uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))) == nil {
+				rtcVersion = fmt.Sprintf("%d.%d", major, minor)
+			}
+		}
 	} else if clang = findClang(); clang == "" {
 		return nil, errors.New("libnvrtc.so not found and no clang-15 or clang to compile CUDA to PTX (install the CUDA toolkit's NVRTC, e.g. Debian's libnvrtc12, or clang-15)")
 	}
@@ -197,7 +233,7 @@ var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
 	if count == 0 {
 		return nil, errors.New("no CUDA GPU")
 	}
-	info := &cudaInfo{api: api, clang: clang}
+	info := &cudaInfo{api: api, clang: clang, cubin: cubin, nvrtcVersion: rtcVersion}
 	if err := api.call("cuDeviceGet", uintptr(unsafe.Pointer(&info.dev)), 0); err != nil {
 		return nil, err
 	}
@@ -225,9 +261,15 @@ var cudaProbe = sync.OnceValues(func() (*cudaInfo, error) {
 	return info, nil
 })
 
-// nvrtcOptions are the compile options for a compute capability.
-func nvrtcOptions(major, minor int32) []string {
-	return []string{fmt.Sprintf("--gpu-architecture=compute_%d%d", major, minor), "-default-device"}
+// nvrtcOptions are the compile options for a compute capability: machine
+// code for it (sm_XY) when NVRTC can return that, else PTX for its
+// virtual architecture (compute_XY), which the driver compiles at load.
+func nvrtcOptions(major, minor int32, cubin bool) []string {
+	arch := "compute"
+	if cubin {
+		arch = "sm"
+	}
+	return []string{fmt.Sprintf("--gpu-architecture=%s_%d%d", arch, major, minor), "-default-device"}
 }
 
 // cudaWorker runs functions on one goroutine locked to its OS thread,
@@ -252,14 +294,15 @@ func (w *cudaWorker) do(f func()) {
 }
 
 type cudaDevice struct {
-	info  *cudaInfo
-	api   *cudaAPI
-	w     *cudaWorker
-	ctx   uintptr
-	lang  *render.Lang
-	mu    sync.Mutex
-	progs map[string]*cudaProgram
-	archs []string // clang only: architectures to try, the working one once known
+	info   *cudaInfo
+	api    *cudaAPI
+	w      *cudaWorker
+	ctx    uintptr
+	lang   *render.Lang
+	mu     sync.Mutex
+	progs  map[string]*cudaProgram
+	archs  []string  // clang only: architectures to try, the working one once known
+	events []uintptr // timing events, reused; touched on the context's thread only
 
 	compileCounter
 }
@@ -407,47 +450,39 @@ func (d *cudaDevice) compileCounted(ks []*ir.Kernel) ([]Program, CompileCounts, 
 }
 
 func (d *cudaDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
+	srcs := make([]string, len(ks))
+	var todo []int // the first kernel of each source not compiled yet
+	queued := map[string]bool{}
+	for i, k := range ks {
+		srcs[i] = render.Render(d.lang, k)
+		if _, ok := d.progs[srcs[i]]; !ok && !queued[srcs[i]] {
+			queued[srcs[i]] = true
+			todo = append(todo, i)
+		}
+	}
+	objs, err := d.objectsFor(ks, srcs, todo)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range todo {
+		name := ks[i].Name
+		p := &cudaProgram{d: d, name: name, ptx: objs[j].ptx}
+		image := objs[j].image
+		cname := append([]byte(name), 0)
+		var mod uintptr
+		d.w.do(func() {
+			if err = d.api.call("cuModuleLoadData", uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&image[0]))); err == nil {
+				err = d.api.call("cuModuleGetFunction", uintptr(unsafe.Pointer(&p.fn)), mod, uintptr(unsafe.Pointer(&cname[0])))
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", name, err)
+		}
+		d.progs[srcs[i]] = p
+	}
 	out := make([]Program, len(ks))
 	for i, k := range ks {
-		src := render.Render(d.lang, k)
-		p, ok := d.progs[src]
-		if !ok {
-			var ptx string
-			var err error
-			if d.info.clang != "" {
-				if err := clangSupports(k); err != nil {
-					return nil, err
-				}
-				if d.archs == nil {
-					d.archs = clangArchs(d.info.major, d.info.minor)
-				}
-				var arch string
-				start := time.Now()
-				ptx, arch, err = clangPTX(d.info.clang, d.archs, src, k.Name)
-				if err == nil {
-					d.archs = []string{arch}
-					d.built(start)
-				}
-			} else {
-				ptx, err = d.nvrtc(k.Name, src)
-			}
-			if err != nil {
-				return nil, err
-			}
-			p = &cudaProgram{d: d, name: k.Name, ptx: ptx}
-			cptx := append([]byte(ptx), 0)
-			cname := append([]byte(k.Name), 0)
-			var mod uintptr
-			d.w.do(func() {
-				if err = d.api.call("cuModuleLoadData", uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&cptx[0]))); err == nil {
-					err = d.api.call("cuModuleGetFunction", uintptr(unsafe.Pointer(&p.fn)), mod, uintptr(unsafe.Pointer(&cname[0])))
-				}
-			})
-			if err != nil {
-				return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
-			}
-			d.progs[src] = p
-		}
+		p := d.progs[srcs[i]]
 		c := *p
 		c.launch = render.GPULaunch(d.lang, k)
 		out[i] = &c
@@ -455,20 +490,105 @@ func (d *cudaDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	return out, nil
 }
 
-// nvrtc compiles CUDA C to PTX.
-func (d *cudaDevice) nvrtc(name, src string) (string, error) {
+// cudaObject is a compiled kernel: the image the driver loads (CUBIN, or
+// NUL-terminated PTX) and its PTX for DEBUG=4 ("" if NVRTC kept none).
+type cudaObject struct {
+	image []byte
+	ptx   string
+}
+
+// objectsFor compiles the kernels ks[todo[j]] (sources srcs), or loads
+// them from the kernel cache (kcache, folder "cuda": verified before use,
+// written atomically). NVRTC compiles concurrently, one program each, on
+// every core (a training step's first run compiles a hundred kernels);
+// clang runs one at a time, as it learns which architecture it knows.
+func (d *cudaDevice) objectsFor(ks []*ir.Kernel, srcs []string, todo []int) ([]cudaObject, error) {
+	objs := make([]cudaObject, len(todo))
+	dir := filepath.Join(CacheDir(), "cuda")
+	var build []int // positions in todo the cache does not hold
+	for j, i := range todo {
+		// a damaged entry is an error here: it is rebuilt and replaced
+		if image, _ := kcache.Load(dir, d.cacheKey(srcs[i])); image != nil {
+			objs[j] = cudaObject{image: image}
+			d.hit()
+			continue
+		}
+		build = append(build, j)
+	}
+	if err := d.compileObjects(ks, srcs, todo, build, objs); err != nil {
+		return nil, err
+	}
+	for _, j := range build {
+		// a cache that cannot be written compiles again next run
+		_ = kcache.Store(dir, d.cacheKey(srcs[todo[j]]), objs[j].image)
+	}
+	return objs, nil
+}
+
+// cacheKey addresses a kernel's image in the cache: its source, the
+// compiler and what it was asked for.
+func (d *cudaDevice) cacheKey(src string) string {
+	h := sha256.New()
+	i := d.info
+	fmt.Fprintf(h, "cuda kcache v1\x00%s\x00nvrtc %s, clang %q, cubin %v\x00%q\x00", src, i.nvrtcVersion, i.clang, i.cubin, nvrtcOptions(i.major, i.minor, i.cubin))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// compileObjects compiles the kernels at positions build of todo into objs.
+func (d *cudaDevice) compileObjects(ks []*ir.Kernel, srcs []string, todo, build []int, objs []cudaObject) error {
+	if d.info.clang != "" {
+		for _, j := range build {
+			i := todo[j]
+			if err := clangSupports(ks[i]); err != nil {
+				return err
+			}
+			if d.archs == nil {
+				d.archs = clangArchs(d.info.major, d.info.minor)
+			}
+			start := time.Now()
+			ptx, arch, err := clangPTX(d.info.clang, d.archs, srcs[i], ks[i].Name)
+			if err != nil {
+				return err
+			}
+			d.archs = []string{arch}
+			d.built(start)
+			objs[j] = cudaObject{image: append([]byte(ptx), 0), ptx: ptx}
+		}
+		return nil
+	}
+	errs := make([]error, len(build))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(build), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := int(next.Add(1) - 1); b < len(build); b = int(next.Add(1) - 1) {
+				i := todo[build[b]]
+				objs[build[b]], errs[b] = d.nvrtc(ks[i].Name, srcs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// nvrtc compiles CUDA C to CUBIN where NVRTC can (the machine code is
+// made here, in parallel, instead of by the driver, one module at a time,
+// at load), else to PTX.
+func (d *cudaDevice) nvrtc(name, src string) (cudaObject, error) {
 	api := d.api
 	start := time.Now()
 	csrc, cname := append([]byte(src), 0), append([]byte(name+".cu"), 0)
 	var prog uintptr
 	if err := api.call("nvrtcCreateProgram", uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(&csrc[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0); err != nil {
-		return "", err
+		return cudaObject{}, err
 	}
 	defer api.call("nvrtcDestroyProgram", uintptr(unsafe.Pointer(&prog)))
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	var optPtrs []uintptr
-	for _, o := range nvrtcOptions(d.info.major, d.info.minor) {
+	for _, o := range nvrtcOptions(d.info.major, d.info.minor, d.info.cubin) {
 		b := append([]byte(o), 0)
 		pin.Pin(&b[0])
 		optPtrs = append(optPtrs, uintptr(unsafe.Pointer(&b[0])))
@@ -483,18 +603,40 @@ func (d *cudaDevice) nvrtc(name, src string) (string, error) {
 		}
 	}
 	if cerr != nil {
-		return "", &CUDABuildError{Kernel: name, Log: log, Source: src, Err: cerr}
+		return cudaObject{}, &CUDABuildError{Kernel: name, Log: log, Source: src, Err: cerr}
 	}
-	var size uintptr
-	if err := api.call("nvrtcGetPTXSize", prog, uintptr(unsafe.Pointer(&size))); err != nil {
-		return "", err
-	}
-	ptx := make([]byte, size)
-	if err := api.call("nvrtcGetPTX", prog, uintptr(unsafe.Pointer(&ptx[0]))); err != nil {
-		return "", err
+	ptx, perr := nvrtcBytes(api, prog, "nvrtcGetPTXSize", "nvrtcGetPTX")
+	obj := cudaObject{ptx: strings.TrimRight(string(ptx), "\x00")}
+	if d.info.cubin {
+		cubin, err := nvrtcBytes(api, prog, "nvrtcGetCUBINSize", "nvrtcGetCUBIN")
+		if err != nil {
+			return cudaObject{}, err
+		}
+		obj.image = cubin
+	} else if perr != nil {
+		return cudaObject{}, perr
+	} else {
+		obj.image = ptx // NUL-terminated, as NVRTC writes it
 	}
 	d.built(start)
-	return strings.TrimRight(string(ptx), "\x00"), nil
+	return obj, nil
+}
+
+// nvrtcBytes reads one of a program's outputs (PTX, CUBIN) with its size
+// and copy calls.
+func nvrtcBytes(api *cudaAPI, prog uintptr, sizeCall, getCall string) ([]byte, error) {
+	var size uintptr
+	if err := api.call(sizeCall, prog, uintptr(unsafe.Pointer(&size))); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, fmt.Errorf("%s: empty", getCall)
+	}
+	b := make([]byte, size)
+	if err := api.call(getCall, prog, uintptr(unsafe.Pointer(&b[0]))); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // packArgs lays out cuLaunchKernel's kernelParams: one 8-byte slot per
@@ -516,58 +658,105 @@ func packArgs(ptrs []uint64, vars []int64) (vals []uint64, params []uintptr) {
 // Run launches the kernel (grid = global/local blocks of local threads)
 // between two events and waits; the time is the events' elapsed time.
 func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
-	d := p.d
-	ptrs := make([]uint64, len(bufs))
-	for i, b := range bufs {
-		ptrs[i] = b.(*cudaBuffer).ptr
-	}
-	vals, params := packArgs(ptrs, vars)
-	if len(vals) == 0 {
-		return 0, fmt.Errorf("kernel %s: no arguments", p.name)
-	}
-	var pin runtime.Pinner
-	pin.Pin(&vals[0])
-	defer pin.Unpin()
-	lt := p.launch
-	var err error
-	var ms float32
-	d.w.do(func() {
-		api := d.api
-		var start, end uintptr
-		if err = api.call("cuEventCreate", uintptr(unsafe.Pointer(&start)), 0); err != nil {
-			return
-		}
-		defer api.call("cuEventDestroy_v2", start)
-		if err = api.call("cuEventCreate", uintptr(unsafe.Pointer(&end)), 0); err != nil {
-			return
-		}
-		defer api.call("cuEventDestroy_v2", end)
-		if err = api.call("cuEventRecord", start, 0); err != nil {
-			return
-		}
-		if err = api.call("cuLaunchKernel", p.fn,
-			uintptr(lt.Global[0]/lt.Local[0]), uintptr(lt.Global[1]/lt.Local[1]), uintptr(lt.Global[2]/lt.Local[2]),
-			uintptr(lt.Local[0]), uintptr(lt.Local[1]), uintptr(lt.Local[2]),
-			0, 0, uintptr(unsafe.Pointer(&params[0])), 0); err != nil {
-			return
-		}
-		if err = api.call("cuEventRecord", end, 0); err != nil {
-			return
-		}
-		if err = api.call("cuEventSynchronize", end); err != nil {
-			return
-		}
-		err = api.call("cuEventElapsedTime", uintptr(unsafe.Pointer(&ms)), start, end)
-	})
-	runtime.KeepAlive(vals)
-	if err != nil {
-		return 0, fmt.Errorf("kernel %s: %w", p.name, err)
-	}
-	return time.Duration(float64(ms) * 1e6), nil
+	var t [1]time.Duration
+	err := p.d.RunBatch([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
+	return t[0], err
 }
 
-func (p *cudaProgram) Name() string                 { return p.name }
-func (p *cudaProgram) Disassembly() (string, error) { return p.ptx, nil }
+// RunBatch launches ls in order on the context's stream with an event
+// after each and waits once for the last: a TinyJit replay pays one
+// hand-off to the context's thread and one synchronization, not one per
+// kernel (a decode step is ~200 launches of a few microseconds each).
+// times[i] is the time between launch i's event and the one before.
+func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	params := make([][]uintptr, len(ls))
+	for i, l := range ls {
+		ptrs := make([]uint64, len(l.Bufs))
+		for j, b := range l.Bufs {
+			ptrs[j] = b.(*cudaBuffer).ptr
+		}
+		vals, ps := packArgs(ptrs, l.Vars)
+		if len(vals) == 0 {
+			return fmt.Errorf("kernel %s: no arguments", l.Prog.Name())
+		}
+		pin.Pin(&vals[0])
+		pin.Pin(&ps[0])
+		params[i] = ps
+	}
+	var err error
+	failed := ls[0].Prog.Name()
+	d.w.do(func() {
+		api := d.api
+		var ev []uintptr
+		if ev, err = d.eventsOnWorker(len(ls) + 1); err != nil {
+			return
+		}
+		if err = api.call("cuEventRecord", ev[0], 0); err != nil {
+			return
+		}
+		for i, l := range ls {
+			p := l.Prog.(*cudaProgram)
+			lt := p.launch
+			failed = p.name
+			if err = api.call("cuLaunchKernel", p.fn,
+				uintptr(lt.Global[0]/lt.Local[0]), uintptr(lt.Global[1]/lt.Local[1]), uintptr(lt.Global[2]/lt.Local[2]),
+				uintptr(lt.Local[0]), uintptr(lt.Local[1]), uintptr(lt.Local[2]),
+				0, 0, uintptr(unsafe.Pointer(&params[i][0])), 0); err != nil {
+				return
+			}
+			if err = api.call("cuEventRecord", ev[i+1], 0); err != nil {
+				return
+			}
+		}
+		if err = api.call("cuEventSynchronize", ev[len(ls)]); err != nil {
+			return
+		}
+		for i := range ls {
+			var ms float32
+			failed = ls[i].Prog.Name()
+			if err = api.call("cuEventElapsedTime", uintptr(unsafe.Pointer(&ms)), ev[i], ev[i+1]); err != nil {
+				return
+			}
+			times[i] = time.Duration(float64(ms) * 1e6)
+		}
+	})
+	if err != nil {
+		if len(ls) > 1 {
+			return fmt.Errorf("kernel %s (or one launched before it): %w", failed, err)
+		}
+		return fmt.Errorf("kernel %s: %w", failed, err)
+	}
+	return nil
+}
+
+// Wake: the context's thread waits on a channel; nothing sleeps.
+func (d *cudaDevice) Wake() {}
+
+// eventsOnWorker returns n timing events, created once and reused (only
+// the context's thread touches d.events).
+func (d *cudaDevice) eventsOnWorker(n int) ([]uintptr, error) {
+	for len(d.events) < n {
+		var e uintptr
+		if err := d.api.call("cuEventCreate", uintptr(unsafe.Pointer(&e)), 0); err != nil {
+			return nil, err
+		}
+		d.events = append(d.events, e)
+	}
+	return d.events[:n], nil
+}
+
+func (p *cudaProgram) Name() string { return p.name }
+func (p *cudaProgram) Disassembly() (string, error) {
+	if p.ptx == "" {
+		return "", fmt.Errorf("kernel %s: no PTX (NVRTC compiled it to CUBIN, or it came from the kernel cache)", p.name)
+	}
+	return p.ptx, nil
+}
 
 // findClang finds a clang that compiles CUDA to PTX, or "".
 func findClang() string {

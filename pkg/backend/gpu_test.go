@@ -44,8 +44,11 @@ func TestCUDAErrors(t *testing.T) {
 	if !strings.Contains(be.Error(), "r_4_4096") || !strings.Contains(be.Error(), "undefined") {
 		t.Errorf("build error %q lacks the kernel or the log", be)
 	}
-	if got := nvrtcOptions(9, 0); got[0] != "--gpu-architecture=compute_90" {
-		t.Errorf("nvrtc options %v", got)
+	if got := nvrtcOptions(9, 0, false); got[0] != "--gpu-architecture=compute_90" {
+		t.Errorf("nvrtc options for PTX %v", got)
+	}
+	if got := nvrtcOptions(9, 0, true); got[0] != "--gpu-architecture=sm_90" {
+		t.Errorf("nvrtc options for CUBIN %v", got)
 	}
 	b := []byte("hello\x00world")
 	if got := cString(&b[0]); got != "hello" {
@@ -115,3 +118,31 @@ func TestCLBuffers(t *testing.T) {
 		t.Error("short copy accepted")
 	}
 }
+
+// TestNVRTCCandidates: the loader's names come first, then each toolkit
+// directory's lib64 in order.
+func TestNVRTCCandidates(t *testing.T) {
+	env := map[string]string{"CUDA_HOME": "/opt/cuda"}
+	got := nvrtcCandidates(func(k string) string { return env[k] })
+	if got[0] != "libnvrtc.so" || len(got) != 12 {
+		t.Fatalf("candidates %v", got)
+	}
+	if got[4] != "/opt/cuda/lib64/libnvrtc.so" || got[8] != "/usr/local/cuda/lib64/libnvrtc.so" || got[11] != "/usr/local/cuda/lib64/libnvrtc.so.11.2" {
+		t.Errorf("candidates %v", got)
+	}
+}
+
+// TestCLBuildOptions: the correctly rounded divide and sqrt are asked for
+// only where CL_DEVICE_SINGLE_FP_CONFIG offers them (the option is invalid
+// elsewhere).
+func TestCLBuildOptions(t *testing.T) {
+	if got := clBuildOptions(0x3e); got != "-cl-std=CL1.2" {
+		t.Errorf("without the bit: %q", got)
+	}
+	if got := clBuildOptions(0xbe); got != "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt" {
+		t.Errorf("with the bit: %q", got)
+	}
+}
+
+// The CUDA device takes a TinyJit replay's launches as one batch.
+var _ Batcher = (*cudaDevice)(nil)

@@ -67,15 +67,15 @@ func greedy(t *testing.T, s *Session, n int) []int {
 }
 
 // TestStories260K: stories260K.bin generates, greedily after BOS, the 200
-// ids of llama2.c's run.c (expected.json) on the CPU; on GO and CL the
-// first 24 (the interpreter is slow; the CL device is PoCL on the CPU).
+// ids of llama2.c's run.c (expected.json) on the CPU and CUDA; on GO and
+// CL the first 24 (the interpreter is slow; the CL device is PoCL on the CPU).
 func TestStories260K(t *testing.T) {
 	dir := testmodels.Dir(t)
 	want := testmodels.LoadExpected(t).Stories260K.Greedy.IDs
 	for _, c := range []struct {
 		device string
 		n      int
-	}{{"CPU", 200}, {"GO", 24}, {"CL", 24}} {
+	}{{"CPU", 200}, {"GO", 24}, {"CL", 24}, {"CUDA", 200}} {
 		t.Run(c.device, func(t *testing.T) {
 			s, _ := open(t, c.device, filepath.Join(dir, "stories260K.bin"), "", 0)
 			got := greedy(t, s, c.n)

@@ -27,11 +27,19 @@ type GPU struct {
 }
 
 // Thresholds of the GROUP heuristic: at most groupMaxOut outputs, each a
-// work-group, and a top-level reduce of at least groupMinReduce elements.
+// work-group, and a top-level reduce of at least groupMinReduce elements;
+// or a reduce of at least groupMinRow elements with rows read along it
+// (readsRows) whatever the output count, or into at most groupFewOut
+// outputs (one thread each would leave the GPU idle), with about
+// groupRowPerLane elements per lane.
 const (
-	groupMaxOut    = 8192
-	groupMinReduce = 1024
-	groupLanes     = 256
+	groupMaxOut     = 8192
+	groupMinReduce  = 1024
+	groupLanes      = 256
+	groupMinRow     = 256
+	groupRowPerLane = 8
+	rowMinStride    = 16 // elements between neighbouring outputs' rows
+	groupFewOut     = 64 // fewer outputs than a GPU has multiprocessors
 )
 
 // maxGroupLanes bounds a GROUP's lanes (a work-group's threads).
@@ -82,19 +90,72 @@ func pow2Floor(n int64) int64 {
 }
 
 // groupLanes is the lanes of a grouped reduce for k, or 0: the
-// heuristic's thresholds (few outputs, a large reduce), then maxGroup.
+// heuristic's thresholds (few outputs and a large reduce, or rows read
+// along a reduce), then maxGroup.
 func (g *GPU) groupLanes(k *Kernel) int64 {
-	if k.GlobalSize() > groupMaxOut {
-		return 0
-	}
-	big := false
+	n := int64(0)
 	for _, e := range topReduces(k) {
-		big = big || reduceSize(e) >= groupMinReduce
+		n = max(n, reduceSize(e))
 	}
-	if !big {
-		return 0
+	switch {
+	case k.GlobalSize() <= groupMaxOut && n >= groupMinReduce:
+		return g.maxGroup(k)
+	case n >= groupMinRow && (k.GlobalSize() <= groupFewOut || readsRows(k)):
+		if lanes := min(g.maxGroup(k), pow2Floor(n/groupRowPerLane)); lanes >= 16 {
+			return lanes
+		}
 	}
-	return g.maxGroup(k)
+	return 0
+}
+
+// groupableSym: a grouped reduce's lanes stride through its loops
+// flattened, so a symbolic trip count (a decode step's attended positions)
+// may only be a top-level reduce's outermost loop's (the flat count is
+// then that trip times constants); the global axes are the work-groups and
+// stay constant.
+func groupableSym(k *Kernel) bool {
+	for _, a := range k.Global {
+		if a.Sym != nil {
+			return false
+		}
+	}
+	for _, e := range topReduces(k) {
+		for _, a := range e.Arg.(*ReduceArg).Axes[1:] {
+			if a.Sym != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readsRows: a load inside a top-level reduce walks memory along the
+// reduce (stride 1 on its innermost axis) while neighbouring outputs (the
+// innermost global axis, a grid's dimension 0) lie rows apart, as a
+// matrix-vector product's weights do. One thread per output would make
+// every warp-wide load touch a line per thread; a work-group's lanes
+// striding through the row read consecutive addresses instead.
+func readsRows(k *Kernel) bool {
+	if len(k.Global) == 0 {
+		return false
+	}
+	inner := k.Global[len(k.Global)-1]
+	rows := false
+	for _, r := range topReduces(k) {
+		axes := r.Arg.(*ReduceArg).Axes
+		along := axes[len(axes)-1]
+		Walk([]*Expr{r.Src[0]}, func(x *Expr) {
+			if x.Op != OpLoad {
+				return
+			}
+			if s, ok := AxisStride(x.Src[0], along); !ok || s != 1 {
+				return
+			}
+			s, ok := AxisStride(x.Src[0], inner)
+			rows = rows || ok && (s >= rowMinStride || s <= -rowMinStride)
+		})
+	}
+	return rows
 }
 
 // maxGroup is the most lanes (a power of two, 16 to 256) the device's

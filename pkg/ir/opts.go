@@ -90,8 +90,8 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			if group > 0 || o.Amt < 2 || o.Amt > maxGroupLanes || o.Amt&(o.Amt-1) != 0 || o.Axis != 0 || !hasReduce(k) {
 				return nil, fmt.Errorf("%s: needs one power-of-two lane count and a kernel with a reduce", o)
 			}
-			if k.HasSym() {
-				return nil, fmt.Errorf("%s: the kernel has symbolic trip counts", o)
+			if !groupableSym(k) {
+				return nil, fmt.Errorf("%s: a symbolic trip count on a global axis or an inner reduce axis", o)
 			}
 			group = o.Amt
 			continue
@@ -397,6 +397,9 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 // is left does not apply, the kernel keeps its plain loops.
 func (t Target) symOpts(k *Kernel) []Opt {
 	if t.GPU != nil {
+		if n := t.GPU.groupLanes(k); n > 0 && groupableSym(k) {
+			return []Opt{{Kind: OptGroup, Amt: n}}
+		}
 		return nil
 	}
 	raxes := k.ReduceAxes()

@@ -85,7 +85,7 @@ func dequant(ctx *tensor.Context, typ quant.Type, data []byte, shape []int, pack
 // and an add). BF16 is fed every bit pattern (NaN, infinities,
 // subnormals) in its random bytes.
 func TestDequantMatchesReference(t *testing.T) {
-	for _, dev := range []string{"GO", "CPU", "CL"} {
+	for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
 		ctx, _, err := realize.NewContext(dev, realize.Options{})
 		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)
@@ -278,7 +278,7 @@ func TestQuantRowsPrefetched(t *testing.T) {
 // a float64 product with pkg/quant's weights, for one row (a decode step)
 // and several, on every device.
 func TestDequantMatmul(t *testing.T) {
-	for _, dev := range []string{"GO", "CPU", "CL"} {
+	for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
 		ctx, _, err := realize.NewContext(dev, realize.Options{})
 		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)

@@ -60,12 +60,11 @@ func TestBeamEngine(t *testing.T) {
 	}
 }
 
-// TestBeamCL: on a grid device BEAM chooses among the grid opts (GROUP
+// TestBeamGPU: on a grid device (CL, CUDA) BEAM chooses among the grid opts (GROUP
 // lane counts, 4 lanes for vector accesses): the search runs, every
 // candidate is checked against the unoptimized kernel, the results equal
 // GO's and are stored.
-func TestBeamCL(t *testing.T) {
-	t.Setenv("TGC_CACHE", t.TempDir())
+func TestBeamGPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	vx, vw := make([]float64, 4*4096), make([]float64, 4096*8)
 	for i := range vx {
@@ -84,24 +83,29 @@ func TestBeamCL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, e, err := NewContext("CL", Options{Beam: 1, BeamBudget: 2 * time.Second, Out: io.Discard})
-	if err != nil {
-		t.Skipf("CL unavailable: %v", err)
-	}
-	got, err := build(ctx).Floats()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-3 {
-			t.Fatalf("element %d: %v, GO %v", i, got[i], want[i])
-		}
-	}
-	st := e.Beam().Stats
-	if st.Searched == 0 || st.Candidates < 2 {
-		t.Errorf("BEAM on CL: %+v, want searches with several candidates", st)
-	}
-	if files, _ := filepath.Glob(filepath.Join(os.Getenv("TGC_CACHE"), "beam", "*.json")); len(files) != st.Searched {
-		t.Errorf("%d stored results, want %d", len(files), st.Searched)
+	for _, dev := range []string{"CL", "CUDA"} {
+		t.Run(dev, func(t *testing.T) {
+			t.Setenv("TGC_CACHE", t.TempDir())
+			ctx, e, err := NewContext(dev, Options{Beam: 1, BeamBudget: 2 * time.Second, Out: io.Discard})
+			if err != nil {
+				t.Skipf("%s unavailable: %v", dev, err)
+			}
+			got, err := build(ctx).Floats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 1e-3 {
+					t.Fatalf("element %d: %v, GO %v", i, got[i], want[i])
+				}
+			}
+			st := e.Beam().Stats
+			if st.Searched == 0 || st.Candidates < 2 {
+				t.Errorf("BEAM on %s: %+v, want searches with several candidates", dev, st)
+			}
+			if files, _ := filepath.Glob(filepath.Join(os.Getenv("TGC_CACHE"), "beam", "*.json")); len(files) != st.Searched {
+				t.Errorf("%d stored results, want %d", len(files), st.Searched)
+			}
+		})
 	}
 }

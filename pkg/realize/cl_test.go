@@ -11,14 +11,19 @@ import (
 	"tgc/pkg/tensor"
 )
 
-// gpuEngine installs a GPU device's engine or skips the test.
-func gpuEngine(t *testing.T, name string) *Engine {
-	t.Helper()
-	e, err := Open(name, Options{})
-	if err != nil {
-		t.Skipf("%s unavailable: %v", name, err)
+// forEachGPU runs test as a subtest on each GPU device (CL, CUDA) with an
+// engine opened with opts, skipping those unavailable (CUDA except on a
+// machine with an NVIDIA driver; CL is PoCL in CI).
+func forEachGPU(t *testing.T, opts Options, test func(t *testing.T, gpu *Engine)) {
+	for _, name := range []string{"CL", "CUDA"} {
+		t.Run(name, func(t *testing.T) {
+			e, err := Open(name, opts)
+			if err != nil {
+				t.Skipf("%s unavailable: %v", name, err)
+			}
+			test(t, e)
+		})
 	}
-	return e
 }
 
 // compareDevices realizes the graph that build makes on each engine from
@@ -74,17 +79,20 @@ func floats(dt ir.DType, shape []int, seed uint64, scale float64) func(ctx *tens
 	}
 }
 
-// TestCLMatchesGO: random graphs of every primitive give the same values
+// TestGPUMatchesGO: random graphs of every primitive give the same values
 // on CL (PoCL's CPU device in CI) as on GO.
-func TestCLMatchesGO(t *testing.T) {
-	cl := gpuEngine(t, "CL")
+func TestGPUMatchesGO(t *testing.T) {
+	forEachGPU(t, Options{}, testMatchesGO)
+}
+
+func testMatchesGO(t *testing.T, gpu *Engine) {
 	goe, _ := Open("GO", Options{})
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 25; i++ {
 		shape := []int{1 + r.IntN(4), 1 + r.IntN(5), 1 + r.IntN(6)}
 		x, y := floats(ir.Float32, shape, uint64(i), 2), floats(ir.Float32, shape, uint64(i)+1000, 2)
 		var desc string
-		compareDevices(t, fmt.Sprintf("graph %d", i), []*Engine{goe, cl}, func(ctx *tensor.Context) *tensor.Tensor {
+		compareDevices(t, fmt.Sprintf("graph %d", i), []*Engine{goe, gpu}, func(ctx *tensor.Context) *tensor.Tensor {
 			out, d := randomGraph(rand.New(rand.NewPCG(uint64(i), 99)), x(ctx), y(ctx))
 			desc = d
 			return out
@@ -96,13 +104,16 @@ func TestCLMatchesGO(t *testing.T) {
 	}
 }
 
-// TestCLOps covers what the random graphs do not: grouped reduces, padded
+// TestGPUOps covers what the random graphs do not: grouped reduces, padded
 // grids, more than three axes, float16, ints, bools, and tg_rand, which
 // must be bit-identical to GO's.
-func TestCLOps(t *testing.T) {
-	cl := gpuEngine(t, "CL")
+func TestGPUOps(t *testing.T) {
+	forEachGPU(t, Options{}, testOps)
+}
+
+func testOps(t *testing.T, gpu *Engine) {
 	goe, _ := Open("GO", Options{})
-	engines := []*Engine{goe, cl}
+	engines := []*Engine{goe, gpu}
 	big := floats(ir.Float32, []int{3, 70000}, 1, 1)
 	m := floats(ir.Float32, []int{8, 64, 40}, 2, 1)
 	a, b := floats(ir.Float32, []int{33, 70}, 3, 1), floats(ir.Float32, []int{70, 45}, 4, 1)
@@ -148,17 +159,29 @@ func TestCLOps(t *testing.T) {
 	}
 }
 
-// TestCLVector: kernels rendered with float4 loads and stores (contiguous,
+// TestGPUVector: kernels rendered with float4 loads and stores (contiguous,
 // aligned accesses) and their scalar fallbacks (gathers, per-lane guards,
 // unaligned shifts, sizes not divisible by 4, padded grids) equal GO.
-func TestCLVector(t *testing.T) {
-	var src strings.Builder
-	cl, err := Open("CL", Options{Debug: 3, Out: &src})
-	if err != nil {
-		t.Skipf("CL unavailable: %v", err)
+func TestGPUVector(t *testing.T) {
+	want := map[string][]string{
+		"CL":   {"vload4(0, ", "vstore4(", "float4 val"},
+		"CUDA": {"*((const tg_float4*)(", "*((tg_float4*)(", "tg_float4 val"},
 	}
+	var src strings.Builder
+	forEachGPU(t, Options{Debug: 3, Out: &src}, func(t *testing.T, gpu *Engine) {
+		src.Reset()
+		testVector(t, gpu)
+		for _, w := range want[gpu.Dev.Name()] {
+			if !strings.Contains(src.String(), w) {
+				t.Errorf("no %s kernel used %q", gpu.Dev.Name(), w)
+			}
+		}
+	})
+}
+
+func testVector(t *testing.T, gpu *Engine) {
 	goe, _ := Open("GO", Options{})
-	engines := []*Engine{goe, cl}
+	engines := []*Engine{goe, gpu}
 	x := floats(ir.Float32, []int{16, 64}, 11, 2)
 	y := floats(ir.Float32, []int{16, 64}, 12, 2)
 	tr := floats(ir.Float32, []int{64, 16}, 13, 2)
@@ -197,15 +220,5 @@ func TestCLVector(t *testing.T) {
 	}
 	for _, c := range cases {
 		compareDevices(t, c.name, engines, c.build, c.tol)
-	}
-	for _, want := range []string{"vload4(0, ", "vstore4(", "float4 val"} {
-		if !strings.Contains(src.String(), want) {
-			t.Errorf("no CL kernel used %q", want)
-		}
-	}
-	for _, want := range []string{"vload4(0, ", "vstore4(", "float4 val"} {
-		if !strings.Contains(src.String(), want) {
-			t.Errorf("no CL kernel used %q", want)
-		}
 	}
 }

@@ -212,10 +212,10 @@ func TestDTypeRulesMatchGO(t *testing.T) {
 	}
 	var ref [][]float64
 	var descs []string
-	for _, dev := range []string{"GO", "CPU", "CL"} {
+	for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
 		e, err := Open(dev, Options{})
 		if err != nil {
-			if dev == "GO" || (os.Getenv("CI") != "" && dev != "CL") {
+			if dev == "GO" || (os.Getenv("CI") != "" && dev != "CL" && dev != "CUDA") {
 				t.Fatalf("%s: %v", dev, err)
 			}
 			t.Logf("%s unavailable: %v", dev, err)
@@ -274,7 +274,7 @@ func TestContractionWithinAnUlp(t *testing.T) {
 		}
 	}
 	var ref []float64
-	for _, dev := range []string{"GO", "CPU", "CL"} {
+	for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
 		e, err := Open(dev, Options{})
 		if err != nil {
 			continue

@@ -1,6 +1,7 @@
 package realize
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -11,10 +12,10 @@ import (
 	"tgc/pkg/tensor"
 )
 
-// symEngines opens GO, CPU and CL (those available).
+// symEngines opens GO, CPU, CL and CUDA (those available).
 func symEngines(t *testing.T) []*Engine {
 	var out []*Engine
-	for _, dev := range []string{"GO", "CPU", "CL"} {
+	for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
 		e, err := Open(dev, Options{})
 		if err != nil {
 			t.Logf("skipping %s: %v", dev, err)
@@ -65,9 +66,27 @@ func attendRef(keys, q []float64, n, dim int) []float64 {
 // first step no kernel is scheduled or compiled again: the schedule is
 // cached once for the variable, not per value.
 func TestSymbolicAttention(t *testing.T) {
-	const ctxLen, dim = 24, 8
-	for _, e := range symEngines(t) {
-		t.Run(e.Dev.Name(), func(t *testing.T) {
+	every := make([]int, 24)
+	for i := range every {
+		every[i] = i
+	}
+	for _, c := range []struct {
+		ctxLen    int
+		positions []int // in order; the slots between stay zero in both
+	}{
+		{24, every},
+		{300, []int{0, 1, 2, 3, 130, 257, 299}}, // long enough to be grouped on a GPU
+	} {
+		for _, e := range symEngines(t) {
+			t.Run(fmt.Sprintf("%s/%d", e.Dev.Name(), c.ctxLen), func(t *testing.T) { testSymbolicAttention(t, e, c.ctxLen, c.positions) })
+		}
+	}
+}
+
+func testSymbolicAttention(t *testing.T, e *Engine, ctxLen int, positions []int) {
+	const dim = 8
+	{
+		{
 			ctx := tensor.NewContext(e)
 			r := rand.New(rand.NewPCG(1, 2))
 			cache, err := ctx.FromFloats(ir.Float32, []int{ctxLen, dim}, make([]float64, ctxLen*dim))
@@ -81,7 +100,7 @@ func TestSymbolicAttention(t *testing.T) {
 				t.Fatal(err)
 			}
 			var scheduled, compiled int
-			for pos := 0; pos < ctxLen; pos++ {
+			for _, pos := range positions {
 				k := randVals(r, dim)
 				q := randVals(r, dim)
 				copy(keys[pos*dim:], k)
@@ -112,14 +131,14 @@ func TestSymbolicAttention(t *testing.T) {
 				}
 			}
 			if e.Stats.Scheduled != scheduled || e.Stats.Compiled != compiled {
-				t.Errorf("positions 3..%d scheduled %d and compiled %d kernels, want 0", ctxLen-1, e.Stats.Scheduled-scheduled, e.Stats.Compiled-compiled)
+				t.Errorf("positions after 2 scheduled %d and compiled %d kernels, want 0", e.Stats.Scheduled-scheduled, e.Stats.Compiled-compiled)
 			}
 			all, err := cache.Floats()
 			if err != nil {
 				t.Fatal(err)
 			}
 			near(t, "cache", all, keys, 1e-7)
-		})
+		}
 	}
 }
 

@@ -117,14 +117,6 @@ func (l *Lang) LaunchSize(k *ir.Kernel) (global, local []int64, ok bool) {
 	return append([]int64{}, lt.Global[:n]...), append([]int64{}, lt.Local[:n]...), true
 }
 
-func reduceSize(e *ir.Expr) int64 {
-	n := int64(1)
-	for _, a := range e.Arg.(*ir.ReduceArg).Axes {
-		n *= a.Size
-	}
-	return n
-}
-
 // chooseLocal picks a work-group size for a dimension of size s.
 func chooseLocal(s, limit int64) int64 {
 	limit = max(limit, 1)
@@ -347,16 +339,27 @@ func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
 	r.nacc++
 	typ := r.typ(e.DType)
 	r.line("%s %s = %s;", typ, acc, r.constant(e.DType, ir.ReduceIdentity(arg.Op, e.DType)))
-	total := reduceSize(e)
+	// only the outermost axis may be symbolic (ir.groupableSym): the flat
+	// trip count is its trip times the others' sizes
+	rest := int64(1)
+	for _, a := range arg.Axes[1:] {
+		rest *= a.Size
+	}
+	total := fmt.Sprint(arg.Axes[0].Size * rest)
+	if t := r.trip(arg.Axes[0]); arg.Axes[0].Sym != nil && rest == 1 {
+		total = t
+	} else if arg.Axes[0].Sym != nil {
+		total = fmt.Sprintf("%s*%d", t, rest)
+	}
 	if len(arg.Axes) == 1 {
 		a := arg.Axes[0].Name()
-		r.line("for (%s %s = lidx0; %s < %d; %s += %d) {", r.idx, a, a, total, a, lanes)
+		r.line("for (%s %s = lidx0; %s < %s; %s += %d) {", r.idx, a, a, total, a, lanes)
 		r.indent++
 	} else {
 		v := fmt.Sprintf("rflat%d", n)
-		r.line("for (%s %s = lidx0; %s < %d; %s += %d) {", r.idx, v, v, total, v, lanes)
+		r.line("for (%s %s = lidx0; %s < %s; %s += %d) {", r.idx, v, v, total, v, lanes)
 		r.indent++
-		stride := total
+		stride := rest * arg.Axes[0].Size
 		for i, a := range arg.Axes {
 			stride /= a.Size
 			switch {

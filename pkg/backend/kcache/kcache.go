@@ -1,5 +1,5 @@
 // Package kcache is the on-disk cache of compiled kernel objects (shared
-// libraries of the CPU device). An entry is addressed by a key (a hash of
+// libraries of the CPU device, CUBIN or PTX images of the CUDA device). An entry is addressed by a key (a hash of
 // everything the object depends on) and is verified, not trusted, before
 // it is loaded: each file ends in a trailer that records its key and the
 // SHA-256 of the object, written when it was built. A missing, truncated,
@@ -68,36 +68,75 @@ func Lookup(dir, key string) (string, error) {
 // file is inspected with lstat before it is opened, opened non-blocking
 // without following a symlink, and checked again once open.
 func Verify(path, key string) error {
+	_, err := read(path, key)
+	return err
+}
+
+// Load returns the object of the verified entry for key in dir, without
+// its seal: (nil, nil) when there is none, an error naming the file when
+// it fails verification (the caller rebuilds it).
+func Load(dir, key string) ([]byte, error) {
+	data, err := read(Path(dir, key), key)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data[:len(data)-trailerLen], nil
+}
+
+// Store writes obj as the entry for key in dir, atomically (built in a
+// build folder, sealed, renamed into place). A cache that cannot be
+// written keeps nothing: the reason is returned.
+func Store(dir, key string, obj []byte) error {
+	b, reason := NewBuild(dir)
+	if b == nil {
+		return reason
+	}
+	defer b.Close()
+	if b.Private {
+		return reason
+	}
+	if err := os.WriteFile(filepath.Join(b.Dir, "object"), obj, 0o600); err != nil {
+		return err
+	}
+	_, err := b.Commit("object", key)
+	return err
+}
+
+// read returns the sealed file at path (object and seal) once verified.
+func read(path, key string) ([]byte, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file (%s)", path, kind(st.Mode()))
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, kind(st.Mode()))
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
 	fst, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
-		return fmt.Errorf("%s: replaced while being checked", path)
+		return nil, fmt.Errorf("%s: replaced while being checked", path)
 	}
 	if fst.Size() < int64(trailerLen) || fst.Size() > MaxSize {
-		return fmt.Errorf("%s: %d bytes, not a sealed kernel object (truncated?)", path, fst.Size())
+		return nil, fmt.Errorf("%s: %d bytes, not a sealed kernel object (truncated?)", path, fst.Size())
 	}
 	data := make([]byte, fst.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return check(data, key, path)
+	return data, check(data, key, path)
 }
 
 // check verifies a sealed object's trailer and digest.

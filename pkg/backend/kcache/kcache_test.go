@@ -76,3 +76,39 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestStoreLoad: a stored object loads back byte for byte without its
+// seal, leaves no build folder behind, and a missing entry is (nil, nil)
+// while a damaged one is an error naming the file.
+func TestStoreLoad(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cuda")
+	if got, err := Load(dir, key); got != nil || err != nil {
+		t.Fatalf("missing entry: %q, %v", got, err)
+	}
+	obj := []byte("\x7fELF cubin\x00with a NUL inside\x00")
+	if err := Store(dir, key, obj); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir, key)
+	if err != nil || !bytes.Equal(got, obj) {
+		t.Fatalf("Load: %q, %v; want %q", got, err, obj)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files in the cache, want the entry alone", len(ents))
+	}
+	path := Path(dir, key)
+	data, _ := os.ReadFile(path)
+	data[3] ^= 1
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Load(dir, key); got != nil || err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("damaged entry: %q, %v", got, err)
+	}
+	if err := Store(dir, key, obj); err != nil { // a rebuild replaces it
+		t.Fatal(err)
+	}
+	if got, err := Load(dir, key); err != nil || !bytes.Equal(got, obj) {
+		t.Errorf("after the rebuild: %q, %v", got, err)
+	}
+}

@@ -104,7 +104,7 @@ func TestConformanceOtherDevices(t *testing.T) {
 			}
 		}
 	}
-	for _, dev := range []string{"GO", "CL"} {
+	for _, dev := range []string{"GO", "CL", "CUDA"} {
 		if !slices.Contains(backend.Names(), dev) {
 			t.Logf("%s is not available", dev)
 			continue
