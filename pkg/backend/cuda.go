@@ -154,8 +154,13 @@ type cudaInfo struct {
 
 func (i *cudaInfo) String() string {
 	s := fmt.Sprintf("%s, compute %d.%d, %d MiB", i.name, i.major, i.minor, i.totalMem>>20)
-	if i.clang != "" {
+	switch {
+	case i.clang != "":
 		s += ", PTX by " + filepath.Base(i.clang) + " (no libnvrtc)"
+	case i.cubin:
+		s += fmt.Sprintf(", NVRTC %s to sm_%d%d", i.nvrtcVersion, i.major, i.minor)
+	default:
+		s += fmt.Sprintf(", NVRTC %s to PTX", i.nvrtcVersion)
 	}
 	return s
 }

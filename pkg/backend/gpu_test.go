@@ -146,3 +146,23 @@ func TestCLBuildOptions(t *testing.T) {
 
 // The CUDA device takes a TinyJit replay's launches as one batch.
 var _ Batcher = (*cudaDevice)(nil)
+
+// TestCUDAInfoString: `tgc devices` says which compiler makes the kernels
+// and what it makes.
+func TestCUDAInfoString(t *testing.T) {
+	base := cudaInfo{name: "NVIDIA H200", major: 9, minor: 0, totalMem: 143155 << 20, nvrtcVersion: "13.0"}
+	for _, c := range []struct {
+		mod  func(*cudaInfo)
+		want string
+	}{
+		{func(i *cudaInfo) { i.cubin = true }, "NVIDIA H200, compute 9.0, 143155 MiB, NVRTC 13.0 to sm_90"},
+		{func(i *cudaInfo) {}, "NVIDIA H200, compute 9.0, 143155 MiB, NVRTC 13.0 to PTX"},
+		{func(i *cudaInfo) { i.clang = "/usr/bin/clang-15" }, "NVIDIA H200, compute 9.0, 143155 MiB, PTX by clang-15 (no libnvrtc)"},
+	} {
+		i := base
+		c.mod(&i)
+		if got := i.String(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
