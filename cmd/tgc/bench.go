@@ -97,7 +97,11 @@ func runBench(c *cobra.Command, args []string) error {
 	var rows [][]string
 	enc := json.NewEncoder(stdout)
 	if asJSON {
-		if err := enc.Encode(hostJSON(backend.Host())); err != nil {
+		host := hostJSON(backend.Host())
+		if dev := eng.Dev.Name(); dev != "CPU" {
+			host["device"] = dev + ", " + backend.Describe(dev)
+		}
+		if err := enc.Encode(host); err != nil {
 			return err
 		}
 	}
@@ -185,6 +189,9 @@ func runBench(c *cobra.Command, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "host: %s\n", backend.Host())
+	if dev := eng.Dev.Name(); dev != "CPU" {
+		fmt.Fprintf(stdout, "device: %s, %s\n", dev, backend.Describe(dev))
+	}
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
 	if withRef {
 		headers = append(headers, "vs limit", "vs OpenBLAS")

@@ -40,8 +40,8 @@ func TestBenchJSONAndRatios(t *testing.T) {
 		t.Fatalf("want 5 JSON lines, got:\n%s", out)
 	}
 	var host, first map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &host); err != nil || host["name"] != "host" || host["host"] != backend.Host().String() {
-		t.Errorf("host line %q (%v)", lines[0], err)
+	if err := json.Unmarshal([]byte(lines[0]), &host); err != nil || host["name"] != "host" || host["host"] != backend.Host().String() || host["device"] != nil {
+		t.Errorf("host line %q (%v), want the host and no device (the host is the CPU device)", lines[0], err)
 	}
 	if err := json.Unmarshal([]byte(lines[1]), &first); err != nil {
 		t.Fatalf("second line %q: %v", lines[1], err)
@@ -77,6 +77,32 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}, "stream_read": {GBPS: 25}})
 	if row[5] != "0.50× triad, 0.80× read" {
 		t.Errorf("a sum's ratios %v", row)
+	}
+}
+
+// TestBenchNamesDevice: on a device other than the CPU the table and the
+// JSON host line name it as tgc devices does (a GPU's figures mean
+// nothing without its model).
+func TestBenchNamesDevice(t *testing.T) {
+	setup(t)
+	detail := backend.Describe("CL")
+	if detail == "" {
+		t.Skip("CL unavailable")
+	}
+	out, errs, status := tgc(t, "bench", "elementwise_16M", "--iters", "1", "--device", "CL")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	if !strings.Contains(out, "\ndevice: CL, "+detail+"\n") {
+		t.Errorf("no device line naming %q in:\n%s", detail, out)
+	}
+	out, errs, status = tgc(t, "bench", "elementwise_16M", "--iters", "1", "--device", "CL", "--json")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	var host map[string]any
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &host); err != nil || host["device"] != "CL, "+detail {
+		t.Errorf("host line %v (%v), want device %q", host, err, "CL, "+detail)
 	}
 }
 

@@ -83,6 +83,19 @@ func List() []Info {
 	return out
 }
 
+// Describe is what `tgc devices` says of an available device (its
+// model, memory, compiler), or "" for a device that is not.
+func Describe(name string) string {
+	for _, e := range registry {
+		if e.name == name {
+			if detail, err := e.probe(); err == nil {
+				return detail
+			}
+		}
+	}
+	return ""
+}
+
 func sortedEntries() []entry {
 	var es []entry
 	for _, e := range registry {
