@@ -308,6 +308,7 @@ type cudaDevice struct {
 	progs  map[string]*cudaProgram
 	archs  []string  // clang only: architectures to try, the working one once known
 	events []uintptr // timing events, reused; touched on the context's thread only
+	clean  sync.Once // the kernel cache's build folders of killed runs, removed once
 
 	compileCounter
 }
@@ -522,6 +523,9 @@ func (d *cudaDevice) objectsFor(ks []*ir.Kernel, srcs []string, todo []int) ([]c
 	}
 	if err := d.compileObjects(ks, srcs, todo, build, objs); err != nil {
 		return nil, err
+	}
+	if len(build) > 0 {
+		d.clean.Do(func() { kcache.CleanStale(dir) })
 	}
 	for _, j := range build {
 		// a cache that cannot be written compiles again next run
