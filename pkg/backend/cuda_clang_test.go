@@ -210,3 +210,69 @@ func TestClangRefusesFloat64Math(t *testing.T) {
 // tc is the context of this package's test graphs (they are scheduled and
 // rendered, never realized).
 var tc = tensor.NewContext(nil)
+
+// TestCUDAObjectsCached: the CUDA device's images go through the kernel
+// cache (checked with the clang path, which needs no GPU): a first
+// compile builds and stores the image, a second (another process's, a
+// fresh device) loads the same bytes without running the compiler, a
+// damaged entry is rebuilt and replaced, and the key names the target.
+func TestCUDAObjectsCached(t *testing.T) {
+	clang := clangOrSkip(t)
+	t.Setenv("TGC_CACHE", t.TempDir())
+	newDev := func() *cudaDevice {
+		return &cudaDevice{info: &cudaInfo{major: 8, minor: 0, clang: clang}, lang: render.CUDA}
+	}
+	x, err := tc.FromFloats(ir.Float32, []int{4, 64}, make([]float64, 256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := fuse.Create([]*tensor.Node{x.Exp2().Sum(false, 1).Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ir.Optimize(s.Items[0].Kernel, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, srcs, todo := []*ir.Kernel{k}, []string{render.Render(render.CUDA, k)}, []int{0}
+	compile := func(d *cudaDevice) ([]cudaObject, CompileCounts, error) {
+		var objs []cudaObject
+		_, counts, err := d.during(func() ([]Program, error) {
+			var err error
+			objs, err = d.objectsFor(ks, srcs, todo)
+			return nil, err
+		})
+		return objs, counts, err
+	}
+	d := newDev()
+	objs, counts, err := compile(d)
+	if err != nil || counts.Builds != 1 || counts.CacheHits != 0 || !strings.Contains(objs[0].ptx, ".entry "+k.Name) {
+		t.Fatalf("first compile: %+v, %v", counts, err)
+	}
+	dir := filepath.Join(CacheDir(), "cuda")
+	key := d.cacheKey(srcs[0])
+	stored, err := os.ReadFile(filepath.Join(dir, key+".so"))
+	if err != nil {
+		t.Fatalf("nothing stored: %v", err)
+	}
+	objs, counts, err = compile(newDev())
+	if err != nil || counts.Builds != 0 || counts.CacheHits != 1 || !strings.HasPrefix(string(stored), string(objs[0].image)) {
+		t.Fatalf("second compile: %+v, %v", counts, err)
+	}
+	damaged := append([]byte{}, stored...)
+	damaged[10] ^= 0xff
+	if err := os.WriteFile(filepath.Join(dir, key+".so"), damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, counts, err = compile(newDev()); err != nil || counts.Builds != 1 {
+		t.Fatalf("damaged entry: %+v, %v", counts, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, key+".so")); string(got) != string(stored) {
+		t.Error("the damaged entry was not replaced")
+	}
+	other := newDev()
+	other.info.minor = 6
+	if other.cacheKey(srcs[0]) == key {
+		t.Error("the key does not name the target")
+	}
+}
