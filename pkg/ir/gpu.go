@@ -49,9 +49,10 @@ const maxGroupLanes = 1024
 const Vec4Width = 4
 
 // gpuHeuristic picks a grid device's opts: GROUP for a large reduce into
-// few outputs, else 4 lanes along the innermost axis when every store and
-// (in a reduce kernel) some load inside a reduce loop become vector
-// accesses; splitting outputs into lanes otherwise only costs threads.
+// few outputs or along rows (groupLanes), else 4 lanes along the innermost
+// axis when every store and (in a reduce kernel) some load inside a reduce
+// loop become vector accesses; splitting outputs into lanes otherwise only
+// costs threads.
 func (g *GPU) heuristic(k *Kernel) []Opt {
 	if n := g.groupLanes(k); n > 0 {
 		return []Opt{{Kind: OptGroup, Amt: n}}

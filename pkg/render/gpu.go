@@ -346,10 +346,11 @@ func (r *renderer) groupReduce(e *ir.Expr, lanes int64, n int) {
 		rest *= a.Size
 	}
 	total := fmt.Sprint(arg.Axes[0].Size * rest)
-	if t := r.trip(arg.Axes[0]); arg.Axes[0].Sym != nil && rest == 1 {
-		total = t
-	} else if arg.Axes[0].Sym != nil {
-		total = fmt.Sprintf("%s*%d", t, rest)
+	if a0 := arg.Axes[0]; a0.Sym != nil {
+		total = r.trip(a0)
+		if rest > 1 {
+			total = fmt.Sprintf("%s*%d", total, rest)
+		}
 	}
 	if len(arg.Axes) == 1 {
 		a := arg.Axes[0].Name()
