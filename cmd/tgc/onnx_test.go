@@ -187,14 +187,23 @@ func TestEmitONNX(t *testing.T) {
 
 func TestInfoONNX(t *testing.T) {
 	setup(t)
-	dir := onnxCase(t, "node", "test_loop11")
-	out, errs, st := tgc(t, "info", filepath.Join(dir, "model.onnx"))
-	if st != 0 {
-		t.Fatalf("status %d: %s", st, errs)
-	}
-	for _, w := range []string{"opsets:    ai.onnx 11", "trip_count: int64 ()", "operators: 1 nodes: Loop 1", "operator Loop (opset 11) is not supported", "[control flow]"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("info lacks %q:\n%s", w, out)
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"test_loop11", []string{"opsets:    ai.onnx 11", "trip_count: int64 ()", "operators: 1 nodes: Loop 1", "unsupported: none (tgc runs every node)"}},
+		{"test_sequence_map_identity_1_sequence", []string{"x: sequence", "operators: 1 nodes: SequenceMap 1",
+			"operator SequenceMap (opset 17) is not supported", "[control flow]", `value "x" is a sequence; only tensors are supported [sequence]`}},
+	} {
+		dir := onnxCase(t, "node", c.name)
+		out, errs, st := tgc(t, "info", filepath.Join(dir, "model.onnx"))
+		if st != 0 {
+			t.Fatalf("%s: status %d: %s", c.name, st, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: info lacks %q:\n%s", c.name, w, out)
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,6 +42,10 @@ type Model struct {
 	// Refusals lists what tgc cannot run (Load and Parse fail when there is
 	// any; Inspect keeps the model).
 	Refusals []Refusal
+
+	// subInit are the initializers of the subgraphs (If's branches, a
+	// Loop's or Scan's body), by subgraph.
+	subInit map[*onnxpb.GraphProto]map[string]*Array
 
 	mu         sync.Mutex // guards the initializer tensors (run.go initTensor)
 	tensorsCtx *tensor.Context
@@ -244,25 +249,9 @@ func (m *Model) check(mp *onnxpb.ModelProto, x externalDir) error {
 		return m.errorf("the graph has no outputs")
 	}
 	m.Nodes = g.GetNode()
-	var refused []Refusal
-	for i, n := range m.Nodes {
-		for _, in := range n.GetInput() {
-			if in != "" && !defined[in] {
-				return m.errorf("%s: input %q is not defined before it is used (the graph's nodes must be sorted topologically)", nodeLabel(n, i), in)
-			}
-		}
-		if r := m.refusal(n, i); r != nil {
-			refused = append(refused, *r)
-		} else if canonicalDomain(n.GetDomain()) == "" {
-			if err := checkArity(n, m.Opset); err != nil {
-				return m.errorf("%s (%s): %v", nodeLabel(n, i), n.GetOpType(), err)
-			}
-		}
-		for _, out := range n.GetOutput() {
-			if out != "" {
-				defined[out] = true
-			}
-		}
+	refused, err := m.checkNodes(m.Nodes, defined, x, "")
+	if err != nil {
+		return err
 	}
 	for _, vi := range append(slices.Clone(m.Inputs), m.Outputs...) {
 		if r := valueRefusal(vi); r != nil {
@@ -276,6 +265,92 @@ func (m *Model) check(mp *onnxpb.ModelProto, x externalDir) error {
 	}
 	m.Refusals = refused
 	return nil
+}
+
+// checkNodes checks a graph's nodes (the main graph's, or a subgraph's
+// under the node labelled in): every input defined before it is read
+// (defined holds what the graph and the graphs around it have so far; it
+// gets the nodes' outputs), what tgc refuses, the default domain's
+// arities, and the subgraphs, each over a copy of defined with its own
+// inputs and initializers.
+func (m *Model) checkNodes(nodes []*onnxpb.NodeProto, defined map[string]bool, x externalDir, in string) ([]Refusal, error) {
+	var refused []Refusal
+	for i, n := range nodes {
+		label := in + nodeLabel(n, i)
+		for _, name := range n.GetInput() {
+			if name != "" && !defined[name] {
+				return nil, m.errorf("%s: input %q is not defined before it is used (the graph's nodes must be sorted topologically)", label, name)
+			}
+		}
+		if r := m.refusal(n, i); r != nil {
+			r.Reason = strings.Replace(r.Reason, "("+r.Node+")", "("+label+")", 1)
+			r.Node = label
+			refused = append(refused, *r)
+		} else if canonicalDomain(n.GetDomain()) == "" {
+			if err := checkArity(n, m.Opset); err != nil {
+				return nil, m.errorf("%s (%s): %v", label, n.GetOpType(), err)
+			}
+			for _, name := range subgraphAttrs(n.GetOpType()) {
+				if a := attrNamed(n, name); a == nil || a.GetType() != onnxpb.AttributeProto_GRAPH || a.GetG() == nil {
+					return nil, m.errorf("%s (%s): attribute %s (a graph) is missing", label, n.GetOpType(), name)
+				}
+			}
+			for _, a := range n.GetAttribute() {
+				sub := a.GetG()
+				if a.GetType() != onnxpb.AttributeProto_GRAPH || sub == nil {
+					continue
+				}
+				r, err := m.checkSubgraph(sub, defined, x, fmt.Sprintf("%s %s: ", label, a.GetName()))
+				if err != nil {
+					return nil, err
+				}
+				refused = append(refused, r...)
+			}
+		}
+		for _, out := range n.GetOutput() {
+			if out != "" {
+				defined[out] = true
+			}
+		}
+	}
+	return refused, nil
+}
+
+// checkSubgraph checks a subgraph (see checkNodes) and keeps its
+// initializers for runs.
+func (m *Model) checkSubgraph(g *onnxpb.GraphProto, outer map[string]bool, x externalDir, in string) ([]Refusal, error) {
+	defined := maps.Clone(outer)
+	for _, vi := range g.GetInput() {
+		defined[vi.GetName()] = true
+	}
+	for i, tp := range g.GetInitializer() {
+		name := tp.GetName()
+		if name == "" {
+			return nil, m.errorf("%sinitializer %d has no name", in, i)
+		}
+		a, err := x.tensor(tp)
+		if err != nil {
+			return nil, m.errorf("%sinitializer %q: %v", in, name, err)
+		}
+		if m.subInit == nil {
+			m.subInit = map[*onnxpb.GraphProto]map[string]*Array{}
+		}
+		if m.subInit[g] == nil {
+			m.subInit[g] = map[string]*Array{}
+		}
+		m.subInit[g][name] = a
+		defined[name] = true
+	}
+	refused, err := m.checkNodes(g.GetNode(), defined, x, in)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range g.GetOutput() {
+		if !defined[o.GetName()] {
+			return nil, m.errorf("%soutput %q is not computed by any node", in, o.GetName())
+		}
+	}
+	return refused, nil
 }
 
 // canonicalDomain maps ai.onnx to "" (both name the default domain).
@@ -341,4 +416,24 @@ func valueInfo(vi *onnxpb.ValueInfoProto) (ValueInfo, error) {
 		info.Kind = "tensor"
 	}
 	return info, nil
+}
+
+// subgraphAttrs are the graph attributes an operator must have.
+func subgraphAttrs(op string) []string {
+	switch op {
+	case "If":
+		return []string{"then_branch", "else_branch"}
+	case "Loop", "Scan":
+		return []string{"body"}
+	}
+	return nil
+}
+
+func attrNamed(n *onnxpb.NodeProto, name string) *onnxpb.AttributeProto {
+	for _, a := range n.GetAttribute() {
+		if a.GetName() == name {
+			return a
+		}
+	}
+	return nil
 }

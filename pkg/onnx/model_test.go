@@ -173,8 +173,8 @@ func TestParseErrors(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	g := reluModel()
-	loop := nodeOf("Loop", []string{"", "", "x"}, []string{"z"})
-	loop.Name = proto.String("loop_1")
+	loop := nodeOf("SequenceMap", []string{"x"}, []string{"z"})
+	loop.Name = proto.String("map_1")
 	g.nodes = append(g.nodes, loop, nodeOf("FancyOp", []string{"x"}, []string{"q"}), nodeOf("Identity", []string{"x"}, []string{"s"}))
 	g.outputs = append(g.outputs, tensorInfo("s", String))
 	_, err := Parse(g.bytes(t), "model.onnx", "")
@@ -183,7 +183,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("got %v, want a RefusedError", err)
 	}
 	for _, want := range []string{
-		`model.onnx: operator Loop (opset 13) is not supported (node "loop_1")`,
+		`model.onnx: operator SequenceMap (opset 13) is not supported (node "map_1")`,
 		`model.onnx: operator FancyOp (opset 13) is not supported (node 2 (output "q"))`,
 		`model.onnx: value "s" is a string tensor`,
 	} {

@@ -43,13 +43,16 @@ func ByDesign(cat string) bool {
 
 // refusedOps are the default domain's operators tgc refuses by design.
 var refusedOps = map[string]string{
-	"If": CatControlFlow, "Loop": CatControlFlow, "Scan": CatControlFlow,
 	"SequenceMap":      CatControlFlow, // a subgraph per element
 	"StringNormalizer": CatString, "RegexFullMatch": CatString, "StringConcat": CatString, "StringSplit": CatString,
 	"Optional": CatOptional, "OptionalHasElement": CatOptional, "OptionalGetElement": CatOptional,
 	"RandomNormal": CatRandom, "RandomUniform": CatRandom, "RandomNormalLike": CatRandom,
 	"RandomUniformLike": CatRandom, "Bernoulli": CatRandom, "Multinomial": CatRandom,
 }
+
+// runsSubgraphs says whether an operator's graph attributes run (its
+// subgraphs are checked like the main graph's nodes).
+func runsSubgraphs(op string) bool { return subgraphAttrs(op) != nil }
 
 // RefusedError lists everything in a model that tgc cannot run.
 type RefusedError struct {
@@ -115,7 +118,7 @@ func (m *Model) refusal(n *onnxpb.NodeProto, i int) *Refusal {
 		return refuse(CatOperator, fmt.Sprintf(": tgc implements it from opset %d", def.since))
 	}
 	for _, a := range n.GetAttribute() {
-		if a.GetType() == onnxpb.AttributeProto_GRAPH || a.GetType() == onnxpb.AttributeProto_GRAPHS {
+		if a.GetType() == onnxpb.AttributeProto_GRAPHS || a.GetType() == onnxpb.AttributeProto_GRAPH && !runsSubgraphs(r.Op) {
 			return refuse(CatControlFlow, fmt.Sprintf(": attribute %s is a subgraph", a.GetName()))
 		}
 		if a.GetType() == onnxpb.AttributeProto_STRINGS && r.Op == "Constant" || a.GetName() == "value_string" {
@@ -169,6 +172,12 @@ func valueRefusal(v ValueInfo) *Refusal {
 	return r
 }
 
+// optionalBefore says whether input i is optional though it counts in
+// the schema's minimum (arity.go has counts, not which inputs are
+// optional): a Loop's trip count and condition, opset 8 Scan's
+// sequence_lens, which may be "".
+func optionalBefore(op string, i int) bool { return op == "Loop" && i < 2 || op == "Scan" && i == 0 }
+
 // arity is one schema version's input and output counts (arity.go).
 type arity struct{ since, minIn, maxIn, minOut, maxOut int }
 
@@ -187,7 +196,7 @@ func checkArity(n *onnxpb.NodeProto, opset int) error {
 	}
 	in := n.GetInput()
 	for i := range min(a.minIn, len(in)) {
-		if in[i] == "" {
+		if in[i] == "" && !optionalBefore(n.GetOpType(), i) {
 			return fmt.Errorf("input %d is required", i)
 		}
 	}

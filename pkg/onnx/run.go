@@ -97,34 +97,12 @@ func (m *Model) Run(ctx *tensor.Context, inputs map[string]Input, opts RunOption
 	if err != nil {
 		return nil, err
 	}
-	for i, np := range m.Nodes {
-		n := &node{proto: np, opset: m.Opset, label: nodeLabel(np, i), ctx: ctx}
-		for _, name := range np.GetInput() {
-			if name == "" {
-				n.in = append(n.in, nil)
-				continue
-			}
-			n.in = append(n.in, env[name])
+	if err := m.runNodes(ctx, m.Nodes, env, new(int)); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return nil, err
 		}
-		outs, err := n.run()
-		var r *runRefusal
-		if errors.As(err, &r) {
-			return nil, &RefusedError{Model: m.Name, Refusals: []Refusal{{Op: np.GetOpType(), Opset: m.Opset, Node: n.label, Category: r.cat,
-				Reason: fmt.Sprintf("operator %s (opset %d) is not supported (%s): %s", np.GetOpType(), m.Opset, n.label, r.msg)}}}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s (%s): %w", m.Name, n.label, np.GetOpType(), err)
-		}
-		for j, name := range np.GetOutput() {
-			if name == "" {
-				continue
-			}
-			if j >= len(outs) || outs[j] == nil {
-				return nil, fmt.Errorf("%s: %s (%s): output %d (%q) is not computed by tgc", m.Name, n.label, np.GetOpType(), j, name)
-			}
-			outs[j].name = name
-			env[name] = outs[j]
-		}
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	res := make([]*tensor.Tensor, len(m.Outputs))
 	for i, o := range m.Outputs {
@@ -348,13 +326,16 @@ func (e *MissingInputsError) Error() string {
 
 // node is one operator application while the graph is built.
 type node struct {
-	proto *onnxpb.NodeProto
-	opset int
-	label string
-	ctx   *tensor.Context
-	rows  *rowsForm // set by an operator whose output 0 has a rows form
-	in    []*value
-	err   error // the first error; accessors return zero values after it
+	proto    *onnxpb.NodeProto
+	opset    int
+	label    string
+	ctx      *tensor.Context
+	m        *Model            // its model (a subgraph's initializers, runNodes)
+	scope    map[string]*value // the values its graph has so far (a subgraph's outer scope)
+	unrolled *int              // the subgraphs its run has built (maxUnroll)
+	rows     *rowsForm         // set by an operator whose output 0 has a rows form
+	in       []*value
+	err      error // the first error; accessors return zero values after it
 }
 
 // fail records the node's first error.
@@ -486,16 +467,21 @@ func (n *node) array(i int) *Array {
 		n.fail("input %d is missing", i)
 		return nil
 	}
-	v := n.in[i]
-	if v.isSeq {
+	if n.in[i].isSeq {
 		n.fail("input %d is a sequence, not a tensor", i)
 		return nil
 	}
+	return n.host(n.in[i], "decides a shape")
+}
+
+// host returns v's value on the host (see array); decides says what the
+// value decides, for the error under tracing.
+func (n *node) host(v *value, decides string) *Array {
 	if v.h != nil {
 		return v.h
 	}
 	if tr, ok := n.ctx.Engine().(interface{ Tracing() bool }); ok && tr.Tracing() {
-		n.fail("the value of %q decides a shape, and it is only known when the model runs (tgc emit cannot trace it)", v.name)
+		n.fail("the value of %q %s, and it is only known when the model runs (tgc emit cannot trace it)", v.name, decides)
 		return nil
 	}
 	t, err := v.tensor(n.ctx)

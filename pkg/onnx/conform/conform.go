@@ -56,7 +56,8 @@ type Outcome struct {
 }
 
 // ByDesign says whether the case is outside what tgc means to run (a
-// refusal of control flow, sequences, strings, optional types, training or
+// refusal of SequenceMap, sequence inputs and outputs, strings, optional
+// types, training or
 // random operators).
 func (o Outcome) ByDesign() bool { return o.Status == Refused && onnx.ByDesign(o.Category) }
 
