@@ -57,8 +57,7 @@ type Outcome struct {
 
 // ByDesign says whether the case is outside what tgc means to run (a
 // refusal of SequenceMap, sequence inputs and outputs, strings, optional
-// types, training or
-// random operators).
+// types, training or random operators).
 func (o Outcome) ByDesign() bool { return o.Status == Refused && onnx.ByDesign(o.Category) }
 
 // Cases lists the cases of the given groups under root, sorted by name.
