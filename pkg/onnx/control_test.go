@@ -205,15 +205,7 @@ func runOnDevice(t *testing.T, m *Model, inputs map[string]*Array) []*Array {
 		}
 		in[k] = Input{Tensor: x}
 	}
-	outs, err := m.Run(ctx, in, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arrs, err := RealizeOutputs(outs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return arrs
+	return runInputs(t, m, in)
 }
 
 // TestScan8: opset 8's Scan runs the body on each batch element (the

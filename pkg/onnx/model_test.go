@@ -47,6 +47,12 @@ func run(t *testing.T, m *Model, inputs map[string]*Array) []*Array {
 	for k, a := range inputs {
 		in[k] = Input{Array: a}
 	}
+	return runInputs(t, m, in)
+}
+
+// runInputs runs m and reads its outputs back.
+func runInputs(t *testing.T, m *Model, in map[string]Input) []*Array {
+	t.Helper()
 	outs, err := m.Run(ctx, in, RunOptions{})
 	if err != nil {
 		t.Fatal(err)

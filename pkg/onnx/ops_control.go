@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"tgc/pkg/onnx/onnxpb"
 	"tgc/pkg/tensor"
@@ -160,34 +161,84 @@ func loopOp(n *node) []*value {
 		}
 		cond = n.truth(outs[0], "the body's condition")
 		carried = outs[1 : 1+len(carried)]
-		for k, v := range outs[1+len(carried):] {
-			t, err := v.tensor(n.ctx)
-			if err != nil {
-				n.fail("scan output %d: %v", k, err)
-				return nil
-			}
-			scans[k] = append(scans[k], t)
-		}
+		n.collect(scans, outs[1+len(carried):])
+	}
+	res := append([]*value{}, carried...)
+	for _, ts := range scans {
+		res = append(res, n.stacked(ts, 0, false))
 	}
 	if n.err != nil {
 		return nil
 	}
-	res := append([]*value{}, carried...)
-	for k, ts := range scans {
-		if len(ts) == 0 {
-			n.fail("scan output %d of a loop that ran no iteration has no shape tgc can know", k)
-			return nil
-		}
-		res = append(res, &value{t: tensor.Stack(0, ts...)})
-	}
 	return res
 }
 
-// scanOp unrolls a Scan (opset 9 on; scan8 before): the first len(inputs)-num_scan_inputs
-// inputs are the states, the rest are scanned along their scan axis (in
-// reverse where scan_input_directions says 1); the body takes (states...,
-// one slice of each scanned input) and gives (states..., scan outputs),
-// the scan outputs stacked along scan_output_axes (reversed likewise).
+// collect appends each scan output's tensor to its list in scans.
+func (n *node) collect(scans [][]*tensor.Tensor, outs []*value) {
+	for k, v := range outs {
+		t, err := v.tensor(n.ctx)
+		if err != nil {
+			n.fail("scan output %d: %v", k, err)
+			return
+		}
+		scans[k] = append(scans[k], t)
+	}
+}
+
+// stacked stacks one scan output's tensors along a new axis ax (negative:
+// from the end), in reverse order if reverse.
+func (n *node) stacked(ts []*tensor.Tensor, ax int, reverse bool) *value {
+	if n.err != nil {
+		return nil
+	}
+	if len(ts) == 0 {
+		n.fail("a scan output of a loop or scan that ran no iteration has no shape tgc can know")
+		return nil
+	}
+	if ax < 0 {
+		ax += len(ts[0].Shape()) + 1
+	}
+	if ax < 0 || ax > len(ts[0].Shape()) {
+		n.fail("scan output axis %d for outputs of rank %d", ax, len(ts[0].Shape()))
+		return nil
+	}
+	if reverse {
+		ts = slices.Clone(ts)
+		slices.Reverse(ts)
+	}
+	return &value{t: tensor.Stack(ax, ts...)}
+}
+
+// scanSteps runs body once per step i < steps on (state..., slice i of
+// each x along axes[j], from the end where dirs[j] is 1) and returns the
+// last state and each scan output's tensors in step order.
+func (n *node) scanSteps(body *onnxpb.GraphProto, state []*value, xs []*tensor.Tensor, axes, dirs []int, steps int) ([]*value, [][]*tensor.Tensor) {
+	scans := make([][]*tensor.Tensor, max(len(body.GetOutput())-len(state), 0))
+	for i := range steps {
+		args := slices.Clone(state)
+		for j, x := range xs {
+			at := i
+			if dirs[j] == 1 {
+				at = steps - 1 - i
+			}
+			args = append(args, &value{t: sliceAt(x, axes[j], at)})
+		}
+		outs := n.subgraph(body, args)
+		if n.err != nil {
+			return nil, nil
+		}
+		state = outs[:len(state)]
+		n.collect(scans, outs[len(state):])
+	}
+	return state, scans
+}
+
+// scanOp unrolls a Scan (opset 9 on; scan8 before): the first
+// len(inputs)-num_scan_inputs inputs are the states, the rest are scanned
+// along their scan axis (from the end where scan_input_directions says 1);
+// the body takes (states..., one slice of each scanned input) and gives
+// (states..., scan outputs), the scan outputs stacked along
+// scan_output_axes (reversed where scan_output_directions says 1).
 func scanOp(n *node) []*value {
 	if n.opset < 9 {
 		return scan8(n)
@@ -223,68 +274,28 @@ func scanOp(n *node) []*value {
 			n.fail("scan_input_axes[%d] = %d for an input of rank %d", j, inAxes[j], len(x.Shape()))
 			return nil
 		}
-		inAxes[j] = ax
 		if steps >= 0 && x.Shape()[ax] != steps {
 			n.fail("scanned inputs of %d and %d steps", steps, x.Shape()[ax])
 			return nil
 		}
-		steps = x.Shape()[ax]
-		xs[j] = x
+		inAxes[j], steps, xs[j] = ax, x.Shape()[ax], x
 	}
-	state := n.in[:nstate]
-	scans := make([][]*tensor.Tensor, nscan)
-	for i := range steps {
-		args := append([]*value{}, state...)
-		for j, x := range xs {
-			at := i
-			if inDirs[j] == 1 {
-				at = steps - 1 - i
-			}
-			args = append(args, &value{t: sliceAt(x, inAxes[j], at)})
-		}
-		outs := n.subgraph(body, args)
-		if n.err != nil {
-			return nil
-		}
-		state = outs[:nstate]
-		for k, v := range outs[nstate:] {
-			t, err := v.tensor(n.ctx)
-			if err != nil {
-				n.fail("scan output %d: %v", k, err)
-				return nil
-			}
-			scans[k] = append(scans[k], t)
-		}
-	}
-	res := append([]*value{}, state...)
+	state, scans := n.scanSteps(body, n.in[:nstate], xs, inAxes, inDirs, steps)
+	res := slices.Clone(state)
 	for k, ts := range scans {
-		if len(ts) == 0 {
-			n.fail("scan output %d of a scan over no step has no shape tgc can know", k)
-			return nil
-		}
-		if outDirs[k] == 1 {
-			for a, b := 0, len(ts)-1; a < b; a, b = a+1, b-1 {
-				ts[a], ts[b] = ts[b], ts[a]
-			}
-		}
-		ax := outAxes[k]
-		if ax < 0 {
-			ax += len(ts[0].Shape()) + 1
-		}
-		if ax < 0 || ax > len(ts[0].Shape()) {
-			n.fail("scan_output_axes[%d] = %d for outputs of rank %d", k, outAxes[k], len(ts[0].Shape()))
-			return nil
-		}
-		res = append(res, &value{t: tensor.Stack(ax, ts...)})
+		res = append(res, n.stacked(ts, outAxes[k], outDirs[k] == 1))
+	}
+	if n.err != nil {
+		return nil
 	}
 	return res
 }
 
 // scan8 is opset 8's Scan: an optional sequence_lens input first, then
 // states and scanned inputs that all have a batch axis first, scanned
-// along axis 1 (reversed where directions says 1); the body runs on each
-// batch element's slices, and the outputs are stacked over the batch
-// again. Sequences shorter than the scanned axis are refused.
+// along axis 1 (from the end where directions says 1); the body runs on
+// each batch element's slices, and the outputs are stacked over the
+// batch again. Sequences shorter than the scanned axis are refused.
 func scan8(n *node) []*value {
 	body := n.graph("body")
 	m := n.int("num_scan_inputs", -1)
@@ -327,57 +338,35 @@ func scan8(n *node) []*value {
 			}
 		}
 	}
-	nscan := len(body.GetOutput()) - nstate
-	states := make([][]*tensor.Tensor, nstate) // per state, per batch element
-	scans := make([][]*tensor.Tensor, max(nscan, 0))
+	// per output (states, then scan outputs), each batch element's value
+	perBatch := make([][]*tensor.Tensor, len(body.GetOutput()))
 	for b := range batch {
 		state := make([]*value, nstate)
-		for j := range state {
-			state[j] = &value{t: sliceAt(ins[j], 0, b)}
-		}
-		steps8 := make([][]*tensor.Tensor, max(nscan, 0))
-		for i := range steps {
-			args := append([]*value{}, state...)
-			for j, x := range ins[nstate:] {
-				at := i
-				if dirs[j] == 1 {
-					at = steps - 1 - i
-				}
-				args = append(args, &value{t: sliceAt(sliceAt(x, 0, b), 0, at)})
-			}
-			outs := n.subgraph(body, args)
-			if n.err != nil {
-				return nil
-			}
-			state = outs[:nstate]
-			for k, v := range outs[nstate:] {
-				t, err := v.tensor(n.ctx)
-				if err != nil {
-					n.fail("scan output %d: %v", k, err)
-					return nil
-				}
-				steps8[k] = append(steps8[k], t)
+		xs := make([]*tensor.Tensor, m)
+		for j := range ins {
+			if j < nstate {
+				state[j] = &value{t: sliceAt(ins[j], 0, b)}
+			} else {
+				xs[j-nstate] = sliceAt(ins[j], 0, b)
 			}
 		}
-		for j, v := range state {
-			t, err := v.tensor(n.ctx)
-			if err != nil {
-				n.fail("state %d: %v", j, err)
-				return nil
+		state, scans := n.scanSteps(body, state, xs, make([]int, m), dirs, steps)
+		n.collect(perBatch, state)
+		for k, ts := range scans {
+			if v := n.stacked(ts, 0, false); v != nil {
+				perBatch[nstate+k] = append(perBatch[nstate+k], v.t)
 			}
-			states[j] = append(states[j], t)
 		}
-		for k, ts := range steps8 {
-			if len(ts) == 0 {
-				n.fail("scan output %d of a scan over no step has no shape tgc can know", k)
-				return nil
-			}
-			scans[k] = append(scans[k], tensor.Stack(0, ts...))
+		if n.err != nil {
+			return nil
 		}
 	}
 	var res []*value
-	for _, ts := range append(states, scans...) {
-		res = append(res, &value{t: tensor.Stack(0, ts...)})
+	for _, ts := range perBatch {
+		res = append(res, n.stacked(ts, 0, false))
+	}
+	if n.err != nil {
+		return nil
 	}
 	return res
 }
