@@ -168,7 +168,11 @@ func valueRefusal(v ValueInfo) *Refusal {
 	default:
 		r.Category = CatOperator
 	}
-	r.Reason = fmt.Sprintf("value %q is a %s; only tensors are supported", v.Name, v.Kind)
+	article := "a"
+	if v.Kind != "" && strings.ContainsRune("aeiou", rune(v.Kind[0])) {
+		article = "an"
+	}
+	r.Reason = fmt.Sprintf("value %q is %s %s; only tensors are supported", v.Name, article, v.Kind)
 	return r
 }
 
