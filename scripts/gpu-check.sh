@@ -9,8 +9,8 @@
 # ops, float4, BEAM, symbolic shapes, dtype rules; the numpy reference
 # suite; dequantization; stories260K's 200 greedy ids; the ONNX
 # conformance sample), then the benchmarks (matmul 1024/4096 with
-# PyTorch's cuBLAS beside them, the decode and prefill workloads) and the
-# cnn training. Each step has its own time limit so one hang costs one
+# PyTorch's cuBLAS beside them, the decode and prefill workloads), the
+# cnn training, and last every ONNX conformance case. Each step has its own time limit so one hang costs one
 # step. With REV, tgc is also built at that git revision (gpu/bin/tgc-base)
 # and each benchmark runs on both, alternated, for ratios measured side by
 # side. Everything goes to $OUT/summary.txt and $OUT/log.txt, the record
@@ -121,6 +121,8 @@ PY
     echo "(base build $(cat gpu/bin/base-rev 2>/dev/null))" >>"$sum"
     step 100 . gpu/bin/tgc-base train mnist --model cnn --steps 70 --device "$DEVICE" --data gpu/mnist
   fi
+  say "ONNX conformance, every case, on $DEVICE (last: the longest step)"
+  TGC_ONNX_FULL=1 step 150 pkg/onnx/conform "$root/gpu/bin/conform.test" -test.run "TestConformanceOtherDevices/$DEVICE" -test.v
   say "done"
   ;;
 *)
