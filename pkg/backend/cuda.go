@@ -668,8 +668,8 @@ func packArgs(ptrs []uint64, vars []int64) (vals []uint64, params []uintptr) {
 // between two events and waits; the time is the events' elapsed time.
 func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	var t [1]time.Duration
-	err := p.d.RunBatch([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
-	return t[0], err
+	_, err := p.d.launch([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
+	return t[0], err // the caller names the kernel
 }
 
 // RunBatch launches ls in order on the context's stream with an event
@@ -678,8 +678,17 @@ func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 // kernel (a decode step is ~200 launches of a few microseconds each).
 // times[i] is the time between launch i's event and the one before.
 func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
+	if i, err := d.launch(ls, times); err != nil {
+		return fmt.Errorf("kernel %s: %w", ls[i].Prog.Name(), err)
+	}
+	return nil
+}
+
+// launch is RunBatch; a failure names the launch it came from (the last
+// for a failed synchronization: an earlier kernel's fault shows there).
+func (d *cudaDevice) launch(ls []Launch, times []time.Duration) (int, error) {
 	if len(ls) == 0 {
-		return nil
+		return 0, nil
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
@@ -691,14 +700,14 @@ func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
 		}
 		vals, ps := packArgs(ptrs, l.Vars)
 		if len(vals) == 0 {
-			return fmt.Errorf("kernel %s: no arguments", l.Prog.Name())
+			return i, errors.New("no arguments")
 		}
 		pin.Pin(&vals[0])
 		pin.Pin(&ps[0])
 		params[i] = ps
 	}
 	var err error
-	failed := ls[0].Prog.Name()
+	failed := 0
 	d.w.do(func() {
 		api := d.api
 		var ev []uintptr
@@ -709,10 +718,9 @@ func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
 			return
 		}
 		for i, l := range ls {
-			p := l.Prog.(*cudaProgram)
-			lt := p.launch
-			failed = p.name
-			if err = api.call("cuLaunchKernel", p.fn,
+			lt := l.Prog.(*cudaProgram).launch
+			failed = i
+			if err = api.call("cuLaunchKernel", l.Prog.(*cudaProgram).fn,
 				uintptr(lt.Global[0]/lt.Local[0]), uintptr(lt.Global[1]/lt.Local[1]), uintptr(lt.Global[2]/lt.Local[2]),
 				uintptr(lt.Local[0]), uintptr(lt.Local[1]), uintptr(lt.Local[2]),
 				0, 0, uintptr(unsafe.Pointer(&params[i][0])), 0); err != nil {
@@ -727,20 +735,14 @@ func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
 		}
 		for i := range ls {
 			var ms float32
-			failed = ls[i].Prog.Name()
+			failed = i
 			if err = api.call("cuEventElapsedTime", uintptr(unsafe.Pointer(&ms)), ev[i], ev[i+1]); err != nil {
 				return
 			}
 			times[i] = time.Duration(float64(ms) * 1e6)
 		}
 	})
-	if err != nil {
-		if len(ls) > 1 {
-			return fmt.Errorf("kernel %s (or one launched before it): %w", failed, err)
-		}
-		return fmt.Errorf("kernel %s: %w", failed, err)
-	}
-	return nil
+	return failed, err
 }
 
 // Wake: the context's thread waits on a channel; nothing sleeps.

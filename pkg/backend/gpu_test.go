@@ -166,3 +166,6 @@ func TestCUDAInfoString(t *testing.T) {
 		}
 	}
 }
+
+// The CL device takes a TinyJit replay's launches as one batch too.
+var _ Batcher = (*clDevice)(nil)

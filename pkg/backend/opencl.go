@@ -466,37 +466,83 @@ func (p *clProgram) Disassembly() (string, error) {
 // Run sets the arguments (buffers, then each var as a long), enqueues the
 // NDRange and waits for it; the time is the event's profiled duration.
 func (p *clProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
-	d := p.d
+	var t [1]time.Duration
+	_, err := p.d.enqueue([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
+	return t[0], err // the caller names the kernel
+}
+
+// RunBatch enqueues ls in order on the in-order queue (each launch's
+// arguments are taken when it is enqueued) and waits once, for the last:
+// a TinyJit replay pays one wait, not one per kernel. times[i] is launch
+// i's profiled duration (0 where the driver does not profile).
+func (d *clDevice) RunBatch(ls []Launch, times []time.Duration) error {
+	if i, err := d.enqueue(ls, times); err != nil {
+		return fmt.Errorf("kernel %s: %w", ls[i].Prog.Name(), err)
+	}
+	return nil
+}
+
+// enqueue is RunBatch; a failure names the launch it came from (the last
+// for a failed wait: an error of an earlier kernel can show there).
+func (d *clDevice) enqueue(ls []Launch, times []time.Duration) (int, error) {
+	if len(ls) == 0 {
+		return 0, nil
+	}
 	api := d.api
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	evs := make([]uintptr, 0, len(ls))
+	defer func() {
+		for _, ev := range evs {
+			api.call("clReleaseEvent", ev)
+		}
+	}()
+	for li, l := range ls {
+		p := l.Prog.(*clProgram)
+		if err := p.setArgs(l.Bufs, l.Vars); err != nil {
+			return li, err
+		}
+		var global, local [3]uintptr
+		for i := range 3 {
+			global[i], local[i] = uintptr(p.launch.Global[i]), uintptr(p.launch.Local[i])
+		}
+		var ev uintptr
+		if err := api.call("clEnqueueNDRangeKernel", d.queue, p.kernel, 3, 0, uintptr(unsafe.Pointer(&global[0])), uintptr(unsafe.Pointer(&local[0])), 0, 0, uintptr(unsafe.Pointer(&ev))); err != nil {
+			return li, err
+		}
+		evs = append(evs, ev)
+	}
+	last := evs[len(evs)-1]
+	if err := api.call("clWaitForEvents", 1, uintptr(unsafe.Pointer(&last))); err != nil {
+		return len(ls) - 1, err
+	}
+	for i, ev := range evs {
+		var t0, t1 uint64
+		times[i] = 0
+		if api.call("clGetEventProfilingInfo", ev, clProfilingStart, 8, uintptr(unsafe.Pointer(&t0)), 0) == nil &&
+			api.call("clGetEventProfilingInfo", ev, clProfilingEnd, 8, uintptr(unsafe.Pointer(&t1)), 0) == nil {
+			times[i] = time.Duration(t1 - t0)
+		}
+	}
+	return 0, nil
+}
+
+// Wake: the queue needs no waking.
+func (d *clDevice) Wake() {}
+
+// setArgs sets the kernel's arguments: buffers, then each var as a long.
+func (p *clProgram) setArgs(bufs []Buffer, vars []int64) error {
+	api := p.d.api
 	for i, b := range bufs {
 		mem := b.(*clBuffer).mem
 		if err := api.call("clSetKernelArg", p.kernel, uintptr(i), unsafe.Sizeof(mem), uintptr(unsafe.Pointer(&mem))); err != nil {
-			return 0, fmt.Errorf("argument %d: %w", i, err)
+			return fmt.Errorf("argument %d: %w", i, err)
 		}
 	}
 	for i, v := range vars {
 		if err := api.call("clSetKernelArg", p.kernel, uintptr(len(bufs)+i), 8, uintptr(unsafe.Pointer(&v))); err != nil {
-			return 0, fmt.Errorf("var %d: %w", i, err)
+			return fmt.Errorf("var %d: %w", i, err)
 		}
 	}
-	var global, local [3]uintptr
-	for i := range 3 {
-		global[i], local[i] = uintptr(p.launch.Global[i]), uintptr(p.launch.Local[i])
-	}
-	var ev uintptr
-	if err := api.call("clEnqueueNDRangeKernel", d.queue, p.kernel, 3, 0, uintptr(unsafe.Pointer(&global[0])), uintptr(unsafe.Pointer(&local[0])), 0, 0, uintptr(unsafe.Pointer(&ev))); err != nil {
-		return 0, err
-	}
-	defer api.call("clReleaseEvent", ev)
-	if err := api.call("clWaitForEvents", 1, uintptr(unsafe.Pointer(&ev))); err != nil {
-		return 0, err
-	}
-	var t0, t1 uint64
-	if api.call("clGetEventProfilingInfo", ev, clProfilingStart, 8, uintptr(unsafe.Pointer(&t0)), 0) != nil ||
-		api.call("clGetEventProfilingInfo", ev, clProfilingEnd, 8, uintptr(unsafe.Pointer(&t1)), 0) != nil {
-		return 0, nil
-	}
-	return time.Duration(t1 - t0), nil
+	return nil
 }
