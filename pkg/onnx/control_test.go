@@ -65,9 +65,11 @@ func TestIf(t *testing.T) {
 }
 
 // TestLoop: M iterations (or fewer when the body's condition turns
-// false) of a loop-carried sum and product, the body's scan output
-// stacked per iteration; with neither M nor a condition that ever turns
-// false, the unrolling stops with an error instead of running forever.
+// false, the Loop having a condition input) of a loop-carried sum and
+// product, the body's scan output stacked per iteration; without a
+// condition input the body's is ignored; with neither M nor a condition
+// that ever turns false, the unrolling stops with an error instead of
+// running forever.
 func TestLoop(t *testing.T) {
 	body := subgraph("body", []*onnxpb.NodeProto{
 		nodeOf("Cast", []string{"i"}, []string{"fi"}, intAttr("to", int64(Float))),
@@ -77,8 +79,8 @@ func TestLoop(t *testing.T) {
 	}, []*onnxpb.ValueInfoProto{tensorInfo("i", Int64), tensorInfo("cin", Bool), tensorInfo("acc", Float, 1)},
 		[]*onnxpb.ValueInfoProto{tensorInfo("more", Bool, 1), tensorInfo("acc2", Float, 1), tensorInfo("scan", Float, 2)})
 	spec := graphSpec{
-		nodes:   []*onnxpb.NodeProto{nodeOf("Loop", []string{"M", "", "acc0"}, []string{"acc", "scans"}, graphAttr("body", body))},
-		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("M", Int64), tensorInfo("acc0", Float, 1), tensorInfo("x", Float, 2), tensorInfo("limit", Float, 1)},
+		nodes:   []*onnxpb.NodeProto{nodeOf("Loop", []string{"M", "c0", "acc0"}, []string{"acc", "scans"}, graphAttr("body", body))},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInfo("M", Int64), tensorInfo("c0", Bool), tensorInfo("acc0", Float, 1), tensorInfo("x", Float, 2), tensorInfo("limit", Float, 1)},
 		outputs: []*onnxpb.ValueInfoProto{tensorInfo("acc", Float, 1), tensorInfo("scans", Float, "n", 2)},
 	}
 	m := spec.parse(t)
@@ -97,14 +99,14 @@ func TestLoop(t *testing.T) {
 			}
 		}
 		if c.m == 0 {
-			_, err := m.Run(ctx, map[string]Input{"M": {Array: ArrayOfInts(Int64, nil, []int64{0})}, "acc0": {Array: floatArray([]int{1}, 0.5)},
+			_, err := m.Run(ctx, map[string]Input{"M": {Array: ArrayOfInts(Int64, nil, []int64{0})}, "c0": {Array: ArrayOfInts(Bool, nil, []int64{1})}, "acc0": {Array: floatArray([]int{1}, 0.5)},
 				"x": {Array: floatArray([]int{2}, x...)}, "limit": {Array: floatArray([]int{1}, c.limit)}}, RunOptions{})
 			if err == nil || !strings.Contains(err.Error(), "ran no iteration") {
 				t.Errorf("a loop of no iteration with a scan output: %v", err)
 			}
 			continue
 		}
-		in := map[string]*Array{"M": ArrayOfInts(Int64, nil, []int64{c.m}), "acc0": floatArray([]int{1}, 0.5),
+		in := map[string]*Array{"M": ArrayOfInts(Int64, nil, []int64{c.m}), "c0": ArrayOfInts(Bool, nil, []int64{1}), "acc0": floatArray([]int{1}, 0.5),
 			"x": floatArray([]int{2}, x...), "limit": floatArray([]int{1}, c.limit)}
 		// host inputs fold the loop on the host; device tensors make its
 		// condition a device value, read back each iteration
@@ -113,6 +115,15 @@ func TestLoop(t *testing.T) {
 				t.Errorf("M %d, limit %v: acc %v scans %v %v; want %v %v", c.m, c.limit, got[0].Floats(), got[1].Shape, got[1].Floats(), acc, scans)
 			}
 		}
+	}
+	// with M and no condition input the body's condition is ignored: a
+	// for loop of M iterations (the body above says stop after acc >= 4)
+	forLoop := spec
+	forLoop.nodes = []*onnxpb.NodeProto{nodeOf("Loop", []string{"M", "", "acc0"}, []string{"acc", "scans"}, graphAttr("body", body))}
+	got := run(t, forLoop.parse(t), map[string]*Array{"M": ArrayOfInts(Int64, nil, []int64{5}), "c0": ArrayOfInts(Bool, nil, []int64{1}), "acc0": floatArray([]int{1}, 0.5),
+		"x": floatArray([]int{2}, 1, -2), "limit": floatArray([]int{1}, 4)})
+	if got[0].Floats()[0] != 10.5 || got[1].Shape[0] != 5 {
+		t.Errorf("a for loop stopped by its body's ignored condition: acc %v, %d scans", got[0].Floats(), got[1].Shape[0])
 	}
 	endless := subgraph("body", []*onnxpb.NodeProto{nodeOf("Identity", []string{"cin"}, []string{"cout"}), nodeOf("Neg", []string{"v"}, []string{"v2"})},
 		[]*onnxpb.ValueInfoProto{tensorInfo("i", Int64), tensorInfo("cin", Bool), tensorInfo("v", Float, 1)},

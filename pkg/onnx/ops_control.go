@@ -132,7 +132,8 @@ func scalarValue(t DataType, v int64) *value {
 // loopOp unrolls a Loop: inputs M (the trip count) and cond, both
 // optional, then the loop-carried values; the body takes (iteration,
 // cond, carried...) and gives (cond, carried..., scan outputs...), the
-// scan outputs stacked along a new first axis.
+// scan outputs stacked along a new first axis. The body's condition
+// counts only when the Loop has a condition input.
 func loopOp(n *node) []*value {
 	body := n.graph("body")
 	if body == nil {
@@ -159,7 +160,9 @@ func loopOp(n *node) []*value {
 		if n.err != nil {
 			return nil
 		}
-		cond = n.truth(outs[0], "the body's condition")
+		if n.has(1) { // without a condition input the body's is ignored (ONNX's for loop)
+			cond = n.truth(outs[0], "the body's condition")
+		}
 		carried = outs[1 : 1+len(carried)]
 		n.collect(scans, outs[1+len(carried):])
 	}
