@@ -684,8 +684,9 @@ func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
 	return nil
 }
 
-// launch is RunBatch; a failure names the launch it came from (the last
-// for a failed synchronization: an earlier kernel's fault shows there).
+// launch is RunBatch without the kernel's name on an error: it returns
+// the index of the launch that failed (the last for a failed
+// synchronization, where an earlier kernel's fault shows too).
 func (d *cudaDevice) launch(ls []Launch, times []time.Duration) (int, error) {
 	if len(ls) == 0 {
 		return 0, nil

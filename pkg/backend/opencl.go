@@ -482,8 +482,9 @@ func (d *clDevice) RunBatch(ls []Launch, times []time.Duration) error {
 	return nil
 }
 
-// enqueue is RunBatch; a failure names the launch it came from (the last
-// for a failed wait: an error of an earlier kernel can show there).
+// enqueue is RunBatch without the kernel's name on an error: it returns
+// the index of the launch that failed (the last for a failed wait, where
+// an earlier kernel's error shows too).
 func (d *clDevice) enqueue(ls []Launch, times []time.Duration) (int, error) {
 	if len(ls) == 0 {
 		return 0, nil
