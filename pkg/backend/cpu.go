@@ -183,9 +183,17 @@ func (d *cpuDevice) Source(k *ir.Kernel) string { return render.Render(render.C,
 // Owns: every host buffer (GO's or the CPU's) is plain memory to the CPU.
 func (d *cpuDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
 
-func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
+func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) { return d.alloc(dt, n, d.pool.get) }
+
+// AllocZeroed is a buffer that reads as zeros (ZeroAllocator): a fresh
+// mapping, whose pages cost nothing until written.
+func (d *cpuDevice) AllocZeroed(dt ir.DType, n int) (Buffer, error) {
+	return d.alloc(dt, n, d.pool.getZeroed)
+}
+
+func (d *cpuDevice) alloc(dt ir.DType, n int, get func(int) ([]byte, error)) (Buffer, error) {
 	size := n * dt.Size()
-	mem, err := d.pool.get(max(size, 1))
+	mem, err := get(max(size, 1))
 	if err != nil {
 		return nil, fmt.Errorf("CPU: cannot allocate %d bytes: %w", size, err)
 	}

@@ -185,6 +185,14 @@ func parallel(n int64, f func(start, end int64)) {
 	}
 }
 
+// ZeroAllocator is a device that can hand out a buffer reading as zeros
+// without writing it (the CPU: a fresh mapping, zeroed by the system page
+// by page on first touch), so that realizing a zero fill (Tensor.empty, a
+// KV cache) costs neither a launch nor the memory of pages never written.
+type ZeroAllocator interface {
+	AllocZeroed(dt ir.DType, n int) (Buffer, error)
+}
+
 // Launch is one kernel launch of a batch.
 type Launch struct {
 	Prog Program

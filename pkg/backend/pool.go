@@ -46,10 +46,16 @@ const (
 	madvHugepage = 14 // MADV_HUGEPAGE
 )
 
-func (p *mmapPool) get(size int) ([]byte, error) {
+func (p *mmapPool) get(size int) ([]byte, error) { return p.take(size, true) }
+
+// getZeroed is a fresh mapping, never a reused one: its pages read as
+// zeros and take no memory until written.
+func (p *mmapPool) getZeroed(size int) ([]byte, error) { return p.take(size, false) }
+
+func (p *mmapPool) take(size int, reuse bool) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := p.free[size]; len(l) > 0 {
+	if l := p.free[size]; reuse && len(l) > 0 {
 		m := l[len(l)-1]
 		p.free[size] = l[:len(l)-1]
 		p.pooled -= size

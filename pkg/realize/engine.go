@@ -8,6 +8,7 @@ package realize
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -65,6 +66,7 @@ type Stats struct {
 	Compiled    int // kernels handed to the device's compiler (it caches by source)
 	Builds      int // compiler runs (a run compiles many kernels in one)
 	KernelLoads int // compiled kernels loaded from the kernel cache instead
+	ZeroFills   int // zero fills given as zeroed buffers, not launched (backend.ZeroAllocator)
 	DeviceTime  time.Duration
 	LowerTime   time.Duration
 	CompileTime time.Duration
@@ -110,6 +112,10 @@ type compiledItem struct {
 	node         int  // the item's node: index into the graph's walk order
 	dst          int  // an assign: the leaf whose memory receives the value (-1: none)
 	temp         bool // an assign computed into a temporary and copied at the end
+	// zeroFill: the kernel reads nothing and stores zeros, so (every
+	// kernel writing all of its output) its output is all zeros; a device
+	// that has them hands out such a buffer without the launch.
+	zeroFill bool
 }
 
 // ref points at a buffer: a leaf of the graph (realized input) or the
@@ -369,6 +375,7 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	for i, it := range sched.Items {
 		ci := compiledItem{name: kernels[i].Name, prog: progs[i], dtype: it.Out.DType, size: it.Out.Numel(), node: local[it.Out], dst: -1}
 		ci.flops, ci.bytes = kernels[i].Cost()
+		ci.zeroFill = zeroFill(kernels[i])
 		for _, a := range kernels[i].Global {
 			ci.global = append(ci.global, a.Size)
 		}
@@ -539,8 +546,20 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 	}
 	var total time.Duration
+	zeroed := 0
 	for pos, i := range c.order {
 		it := &c.items[i]
+		if za, ok := e.Dev.(backend.ZeroAllocator); ok && it.zeroFill && it.dst < 0 && e.capture == nil {
+			// a capture keeps the launch: its replays must zero again
+			out, err := za.AllocZeroed(it.dtype, it.size)
+			if err != nil {
+				return fmt.Errorf("kernel %s: %w", it.name, err)
+			}
+			bufs[i], owned[i] = out, true
+			e.Stats.ZeroFills++
+			zeroed++
+			continue
+		}
 		if it.dst >= 0 && !it.temp {
 			bufs[i] = leafBufs[it.dst] // written in place
 		} else {
@@ -624,7 +643,11 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		}
 	}
 	if e.Opts.Debug >= 1 {
-		fmt.Fprintf(e.Opts.Out, "ran %s on %s in %.3f ms\n", plural(len(c.items), "kernel"), e.Dev.Name(), float64(total.Microseconds())/1000)
+		zeros := ""
+		if zeroed > 0 {
+			zeros = fmt.Sprintf(" (%d zeroed buffers, not launched)", zeroed)
+		}
+		fmt.Fprintf(e.Opts.Out, "ran %s on %s in %.3f ms%s\n", plural(len(c.items)-zeroed, "kernel"), e.Dev.Name(), float64(total.Microseconds())/1000, zeros)
 	}
 	return nil
 }
@@ -812,4 +835,31 @@ func (e *Engine) checkMemory(c *compiled, g *graph) error {
 		msg += fmt.Sprintf(", this computation %s in all", sysmem.Size(need))
 	}
 	return fmt.Errorf("%s, and %s is available", msg, sysmem.Size(avail))
+}
+
+// zeroFill says whether k reads no buffer and stores only zeros (bit
+// patterns of zero: not -0.0), so that its whole output reads as zeros.
+func zeroFill(k *ir.Kernel) bool {
+	if len(k.Bufs) != 1 || len(k.Stores) == 0 {
+		return false
+	}
+	for _, st := range k.Stores {
+		v := st.Src[1]
+		if v.Op != ir.OpConst {
+			return false
+		}
+		switch x := v.Arg.(type) {
+		case float64:
+			if x != 0 || math.Signbit(x) {
+				return false
+			}
+		case int64:
+			if x != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
