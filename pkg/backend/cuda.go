@@ -667,9 +667,7 @@ func packArgs(ptrs []uint64, vars []int64) (vals []uint64, params []uintptr) {
 // Run launches the kernel (grid = global/local blocks of local threads)
 // between two events and waits; the time is the events' elapsed time.
 func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
-	var t [1]time.Duration
-	_, err := p.d.launch([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
-	return t[0], err // the caller names the kernel
+	return runOne(p.d.launch, p, bufs, vars)
 }
 
 // RunBatch launches ls in order on the context's stream with an event
@@ -678,10 +676,7 @@ func (p *cudaProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 // kernel (a decode step is ~200 launches of a few microseconds each).
 // times[i] is the time between launch i's event and the one before.
 func (d *cudaDevice) RunBatch(ls []Launch, times []time.Duration) error {
-	if i, err := d.launch(ls, times); err != nil {
-		return fmt.Errorf("kernel %s: %w", ls[i].Prog.Name(), err)
-	}
-	return nil
+	return runNamed(d.launch, ls, times)
 }
 
 // launch is RunBatch without the kernel's name on an error: it returns

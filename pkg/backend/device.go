@@ -185,6 +185,26 @@ func parallel(n int64, f func(start, end int64)) {
 	}
 }
 
+// batchRunner launches ls in order, as RunBatch does, and on an error
+// returns the index of the launch that failed.
+type batchRunner func(ls []Launch, times []time.Duration) (int, error)
+
+// runOne is Program.Run over a batch runner: the caller names the kernel
+// on an error.
+func runOne(run batchRunner, p Program, bufs []Buffer, vars []int64) (time.Duration, error) {
+	var t [1]time.Duration
+	_, err := run([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
+	return t[0], err
+}
+
+// runNamed is RunBatch over a batch runner: an error names the kernel.
+func runNamed(run batchRunner, ls []Launch, times []time.Duration) error {
+	if i, err := run(ls, times); err != nil {
+		return fmt.Errorf("kernel %s: %w", ls[i].Prog.Name(), err)
+	}
+	return nil
+}
+
 // ZeroAllocator is a device that can hand out a buffer reading as zeros
 // without writing it (the CPU: a fresh mapping, zeroed by the system page
 // by page on first touch), so that realizing a zero fill (Tensor.empty, a

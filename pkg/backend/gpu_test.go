@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"tgc/pkg/ir"
@@ -169,3 +170,17 @@ func TestCUDAInfoString(t *testing.T) {
 
 // The CL device takes a TinyJit replay's launches as one batch too.
 var _ Batcher = (*clDevice)(nil)
+
+// TestBatchRunnerErrors: a batch's error names the launch that failed, a
+// single Run's is left for its caller to name.
+func TestBatchRunnerErrors(t *testing.T) {
+	boom := errors.New("boom")
+	run := func(ls []Launch, times []time.Duration) (int, error) { return 1, boom }
+	ls := []Launch{{Prog: &clProgram{name: "E_1"}}, {Prog: &clProgram{name: "E_2"}}}
+	if err := runNamed(run, ls, make([]time.Duration, 2)); err == nil || err.Error() != "kernel E_2: boom" {
+		t.Errorf("batch: %v", err)
+	}
+	if _, err := runOne(run, &clProgram{name: "E_1"}, nil, nil); err != boom {
+		t.Errorf("one launch: %v", err)
+	}
+}

@@ -466,9 +466,7 @@ func (p *clProgram) Disassembly() (string, error) {
 // Run sets the arguments (buffers, then each var as a long), enqueues the
 // NDRange and waits for it; the time is the event's profiled duration.
 func (p *clProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
-	var t [1]time.Duration
-	_, err := p.d.enqueue([]Launch{{Prog: p, Bufs: bufs, Vars: vars}}, t[:])
-	return t[0], err // the caller names the kernel
+	return runOne(p.d.enqueue, p, bufs, vars)
 }
 
 // RunBatch enqueues ls in order on the in-order queue (each launch's
@@ -476,10 +474,7 @@ func (p *clProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 // a TinyJit replay pays one wait, not one per kernel. times[i] is launch
 // i's profiled duration (0 where the driver does not profile).
 func (d *clDevice) RunBatch(ls []Launch, times []time.Duration) error {
-	if i, err := d.enqueue(ls, times); err != nil {
-		return fmt.Errorf("kernel %s: %w", ls[i].Prog.Name(), err)
-	}
-	return nil
+	return runNamed(d.enqueue, ls, times)
 }
 
 // enqueue is RunBatch without the kernel's name on an error: it returns
