@@ -282,9 +282,7 @@ func (m *Model) checkNodes(nodes []*onnxpb.NodeProto, defined map[string]bool, x
 				return nil, m.errorf("%s: input %q is not defined before it is used (the graph's nodes must be sorted topologically)", label, name)
 			}
 		}
-		if r := m.refusal(n, i); r != nil {
-			r.Reason = strings.Replace(r.Reason, "("+r.Node+")", "("+label+")", 1)
-			r.Node = label
+		if r := m.refusal(n, label); r != nil {
 			refused = append(refused, *r)
 		} else if canonicalDomain(n.GetDomain()) == "" {
 			if err := checkArity(n, m.Opset); err != nil {
@@ -429,6 +427,7 @@ func subgraphAttrs(op string) []string {
 	return nil
 }
 
+// attrNamed is n's attribute name, or nil.
 func attrNamed(n *onnxpb.NodeProto, name string) *onnxpb.AttributeProto {
 	for _, a := range n.GetAttribute() {
 		if a.GetName() == name {

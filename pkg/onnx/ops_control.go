@@ -1,8 +1,6 @@
 package onnx
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -382,39 +380,4 @@ func sliceAt(x *tensor.Tensor, ax, i int) *tensor.Tensor {
 	}
 	bounds[ax] = [2]int{i, i + 1}
 	return x.Shrink(bounds).Squeeze(&ax)
-}
-
-// runNodes runs nodes in order into env (the values by name they read
-// and write); unrolled counts the subgraphs the run has built.
-func (m *Model) runNodes(ctx *tensor.Context, nodes []*onnxpb.NodeProto, env map[string]*value, unrolled *int) error {
-	for i, np := range nodes {
-		n := &node{proto: np, opset: m.Opset, label: nodeLabel(np, i), ctx: ctx, scope: env, m: m, unrolled: unrolled}
-		for _, name := range np.GetInput() {
-			if name == "" {
-				n.in = append(n.in, nil)
-				continue
-			}
-			n.in = append(n.in, env[name])
-		}
-		outs, err := n.run()
-		var r *runRefusal
-		if errors.As(err, &r) {
-			return &RefusedError{Model: m.Name, Refusals: []Refusal{{Op: np.GetOpType(), Opset: m.Opset, Node: n.label, Category: r.cat,
-				Reason: fmt.Sprintf("operator %s (opset %d) is not supported (%s): %s", np.GetOpType(), m.Opset, n.label, r.msg)}}}
-		}
-		if err != nil {
-			return fmt.Errorf("%s (%s): %w", n.label, np.GetOpType(), err)
-		}
-		for j, name := range np.GetOutput() {
-			if name == "" {
-				continue
-			}
-			if j >= len(outs) || outs[j] == nil {
-				return fmt.Errorf("%s (%s): output %d (%q) is not computed by tgc", n.label, np.GetOpType(), j, name)
-			}
-			outs[j].name = name
-			env[name] = outs[j]
-		}
-	}
-	return nil
 }

@@ -87,10 +87,10 @@ func opName(op, domain string) string {
 }
 
 // refusal checks one node against the operator table.
-func (m *Model) refusal(n *onnxpb.NodeProto, i int) *Refusal {
+func (m *Model) refusal(n *onnxpb.NodeProto, label string) *Refusal {
 	domain := canonicalDomain(n.GetDomain())
 	opset := int(m.Opsets[domain])
-	r := &Refusal{Op: n.GetOpType(), Domain: domain, Opset: opset, Node: nodeLabel(n, i)}
+	r := &Refusal{Op: n.GetOpType(), Domain: domain, Opset: opset, Node: label}
 	refuse := func(cat, why string) *Refusal {
 		r.Category = cat
 		r.Reason = fmt.Sprintf("operator %s (opset %d) is not supported (%s)%s", opName(r.Op, domain), opset, r.Node, why)

@@ -324,6 +324,41 @@ func (e *MissingInputsError) Error() string {
 	return fmt.Sprintf("%s: missing input %s; the model's inputs are:\n%s", e.Model.Name, strings.Join(quoteAll(e.Missing), ", "), e.Model.InputList())
 }
 
+// runNodes runs nodes in order into env (the values by name they read
+// and write); unrolled counts the subgraphs the run has built.
+func (m *Model) runNodes(ctx *tensor.Context, nodes []*onnxpb.NodeProto, env map[string]*value, unrolled *int) error {
+	for i, np := range nodes {
+		n := &node{proto: np, opset: m.Opset, label: nodeLabel(np, i), ctx: ctx, scope: env, m: m, unrolled: unrolled}
+		for _, name := range np.GetInput() {
+			if name == "" {
+				n.in = append(n.in, nil)
+				continue
+			}
+			n.in = append(n.in, env[name])
+		}
+		outs, err := n.run()
+		var r *runRefusal
+		if errors.As(err, &r) {
+			return &RefusedError{Model: m.Name, Refusals: []Refusal{{Op: np.GetOpType(), Opset: m.Opset, Node: n.label, Category: r.cat,
+				Reason: fmt.Sprintf("operator %s (opset %d) is not supported (%s): %s", np.GetOpType(), m.Opset, n.label, r.msg)}}}
+		}
+		if err != nil {
+			return fmt.Errorf("%s (%s): %w", n.label, np.GetOpType(), err)
+		}
+		for j, name := range np.GetOutput() {
+			if name == "" {
+				continue
+			}
+			if j >= len(outs) || outs[j] == nil {
+				return fmt.Errorf("%s (%s): output %d (%q) is not computed by tgc", n.label, np.GetOpType(), j, name)
+			}
+			outs[j].name = name
+			env[name] = outs[j]
+		}
+	}
+	return nil
+}
+
 // node is one operator application while the graph is built.
 type node struct {
 	proto    *onnxpb.NodeProto
@@ -533,14 +568,7 @@ func (n *node) scalar(i int) float64 {
 
 // ---- attributes ----
 
-func (n *node) attr(name string) *onnxpb.AttributeProto {
-	for _, a := range n.proto.GetAttribute() {
-		if a.GetName() == name {
-			return a
-		}
-	}
-	return nil
-}
+func (n *node) attr(name string) *onnxpb.AttributeProto { return attrNamed(n.proto, name) }
 
 func (n *node) hasAttr(name string) bool { return n.attr(name) != nil }
 
