@@ -96,10 +96,14 @@ func runBench(c *cobra.Command, args []string) error {
 	}
 	var rows [][]string
 	enc := json.NewEncoder(stdout)
+	device := "" // a device other than the host's cores, as tgc devices names it
+	if dev := eng.Dev.Name(); dev != "CPU" {
+		device = dev + ", " + backend.Describe(dev)
+	}
 	if asJSON {
 		host := hostJSON(backend.Host())
-		if dev := eng.Dev.Name(); dev != "CPU" {
-			host["device"] = dev + ", " + backend.Describe(dev)
+		if device != "" {
+			host["device"] = device
 		}
 		if err := enc.Encode(host); err != nil {
 			return err
@@ -189,8 +193,8 @@ func runBench(c *cobra.Command, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "host: %s\n", backend.Host())
-	if dev := eng.Dev.Name(); dev != "CPU" {
-		fmt.Fprintf(stdout, "device: %s, %s\n", dev, backend.Describe(dev))
+	if device != "" {
+		fmt.Fprintf(stdout, "device: %s\n", device)
 	}
 	headers := []string{"workload", "kernels", "time", "GFLOP/s", "GB/s"}
 	if withRef {
