@@ -245,9 +245,17 @@ func (h *hoister) tree(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr
 	}
 	var terms []*Expr
 	for _, g := range groups {
+		// The terms are summed lane-major: a lane is a value of the
+		// trailing axes of o that the block's factors do not read (a
+		// Q4_K row's sub-block within its block of 256, whose -dmin is
+		// the block's), and each lane's terms over the blocks are added
+		// first, then the lanes: the simd pass runs the lanes in a vector
+		// and adds the blocks' vectors lane by lane, with one horizontal
+		// sum per row (a sum per block, permutes on one port, cost a
+		// 2048-long row ~10% of its time).
 		outer, inner := splitCoef(g.coef, g.axes)
-		per := values(g.axes[len(g.axes)-outer.axes:]) // values of o per outer coefficient
-		var run []*Expr
+		per := values(g.axes[len(g.axes)-outer.axes:]) // the lanes
+		lanes := make([][]*Expr, per)
 		for at := range values(g.axes) {
 			sub := h.substituter(g.axes, at)
 			arg := h.loop(g.inner[0], sub)
@@ -255,13 +263,14 @@ func (h *hoister) tree(e *Expr, f func(*Expr) *Expr, memo map[*Expr]*Expr) *Expr
 			for _, in := range g.inner {
 				s = append(s, h.hoist(in, arg, sub))
 			}
-			run = append(run, h.scale(inner, sub, h.balanced(s)))
+			lanes[at%per] = append(lanes[at%per], h.scale(outer, sub, h.scale(inner, sub, h.balanced(s))))
 			h.hoisted++
-			if int64(len(run)) == per {
-				terms = append(terms, h.scale(outer, sub, h.balanced(run)))
-				run = nil
-			}
 		}
+		var sums []*Expr
+		for _, l := range lanes {
+			sums = append(sums, h.balanced(l))
+		}
+		terms = append(terms, h.balanced(sums))
 	}
 	return h.add(sum, h.balanced(terms))
 }
@@ -276,12 +285,11 @@ type coefFactors struct {
 
 // splitCoef splits a hoisted group's coefficient (a product, through
 // multiplications and negations) into the factors that read none of the
-// fastest axes of o, as many of them as any factor leaves out, and the
-// rest. The row's terms over those axes are summed with the rest as
-// their coefficients, then multiplied by the first part once: a Q4_K
-// row's -dmin*m(o) is -dmin per block of 256 weights times m(o) per
-// sub-block, one multiply per block instead of one per sub-block (the
-// float sum's order changes, as the hoisting's own does).
+// fastest axes of o, as many of them as any factor leaves out (a block's
+// factors: a Q4_K row's -dmin per block of 256 weights), and the rest
+// (m(o) per sub-block). Those fastest axes are the lanes of the row's
+// sum of terms (tree); the float sum's order changes, as the hoisting's
+// own does.
 func splitCoef(coef *Expr, axes []*Axis) (outer, inner coefFactors) {
 	var fs []*Expr
 	neg := false
