@@ -46,16 +46,19 @@ const (
 	madvHugepage = 14 // MADV_HUGEPAGE
 )
 
-func (p *mmapPool) get(size int) ([]byte, error) { return p.take(size, true) }
+func (p *mmapPool) get(size int) ([]byte, error) { return p.take(size, false) }
 
 // getZeroed is a fresh mapping, never a reused one: its pages read as
-// zeros and take no memory until written.
-func (p *mmapPool) getZeroed(size int) ([]byte, error) { return p.take(size, false) }
+// zeros and take no memory until written. It is not advised for huge
+// pages: a KV cache is written a position at a time, and a written 4 KiB
+// would take 2 MiB (a 128-token prompt's 24 caches of 3 MiB each: up to
+// 48 MB resident for 10 MB written, as huge pages happened to be free).
+func (p *mmapPool) getZeroed(size int) ([]byte, error) { return p.take(size, true) }
 
-func (p *mmapPool) take(size int, reuse bool) ([]byte, error) {
+func (p *mmapPool) take(size int, zeroed bool) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := p.free[size]; reuse && len(l) > 0 {
+	if l := p.free[size]; !zeroed && len(l) > 0 {
 		m := l[len(l)-1]
 		p.free[size] = l[:len(l)-1]
 		p.pooled -= size
@@ -66,7 +69,7 @@ func (p *mmapPool) take(size int, reuse bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if size >= hugePage {
+	if size >= hugePage && !zeroed {
 		// Transparent huge pages: a 64 MiB buffer takes 32 first-touch
 		// faults instead of 16384 (each costs microseconds here).
 		_ = syscall.Madvise(mem, madvHugepage)
