@@ -141,16 +141,7 @@ func PlanKeep(k *Kernel, t Target) (*Kernel, error) {
 	}
 	// What reads the column: the rest of a candidate is its own
 	// substitution (the builder interns), not rebuilt for every lane.
-	usesCol := map[*Expr]bool{}
-	Walk(nk.Stores, func(x *Expr) {
-		u := x.Op == OpVar && x.Arg.(*Axis) == col
-		for _, s := range x.Src {
-			u = u || usesCol[s]
-		}
-		if u {
-			usesCol[x] = true
-		}
-	})
+	usesCol := readersOf(nk.Stores, col)
 	for _, st := range nk.Stores {
 		if !keepStore(nk, st) {
 			continue
@@ -313,6 +304,21 @@ func substVar(b *Builder, e *Expr, a *Axis, x *Expr) *Expr {
 		}
 		return nil
 	}, map[*Expr]*Expr{})
+}
+
+// readersOf marks the expressions under roots that read a's variable.
+func readersOf(roots []*Expr, a *Axis) map[*Expr]bool {
+	uses := map[*Expr]bool{}
+	Walk(roots, func(x *Expr) {
+		u := x.Op == OpVar && x.Arg.(*Axis) == a
+		for _, s := range x.Src {
+			u = u || uses[s]
+		}
+		if u {
+			uses[x] = true
+		}
+	})
+	return uses
 }
 
 // substVarIn is substVar for e of b's own kernel, where uses says which

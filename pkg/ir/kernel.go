@@ -702,6 +702,13 @@ func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*K
 	if err != nil {
 		return nil, fmt.Errorf("pass %s: %w", p.Name, err)
 	}
+	if nk == k {
+		// the very kernel the pass before returned, verified then
+		if dump != nil {
+			dump(p.Name, nk)
+		}
+		return nk, nil
+	}
 	verify := nk.Verify
 	if sameExprs(k, nk) {
 		// A pass that only plans (keep, skip_zeros, simd) or changes

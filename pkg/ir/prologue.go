@@ -206,13 +206,14 @@ func PlanPrologue(k *Kernel, _ Target) (*Kernel, error) {
 		}
 	}
 	plan := &Prologue{Axis: p, Value: val, Col: map[*Expr]*Expr{}}
+	usesP := readersOf([]*Expr{val}, p) // the rest of the value (its mean) is the same at every column
 	for _, e := range vals {
 		c, ok := cols[e]
 		if !ok {
 			continue
 		}
 		col := b.Sub(c, b.Int(lo))
-		if substVar(b, val, p, col) == e {
+		if substVarIn(b, val, p, col, usesP) == e {
 			plan.Col[e] = col
 		}
 	}
@@ -296,6 +297,7 @@ func (pp *Prologue) verify(k *Kernel, in map[*Expr]bool) error {
 	memo := map[*Expr]*Expr{}
 	idf := func(e *Expr) *Expr { return b.Rebuild(e, func(*Expr) *Expr { return nil }, memo) }
 	val := idf(pp.Value)
+	usesP := readersOf([]*Expr{val}, p)
 	for e, c := range pp.Col {
 		if !in[e] {
 			return fmt.Errorf("prologue: an occurrence not in the kernel")
@@ -303,7 +305,7 @@ func (pp *Prologue) verify(k *Kernel, in map[*Expr]bool) error {
 		if c.Min < 0 || c.Max >= p.Size {
 			return fmt.Errorf("prologue: column %s of %s is outside the scratch row [0, %d)", c, e, p.Size)
 		}
-		if substVar(b, val, p, idf(c)) != idf(e) {
+		if substVarIn(b, val, p, idf(c), usesP) != idf(e) {
 			return fmt.Errorf("prologue: %s is not the value at column %s", e, c)
 		}
 	}
