@@ -295,7 +295,7 @@ func (k *Kernel) Verify() error {
 	if err := k.verifyExprs(); err != nil {
 		return err
 	}
-	return k.verifyPlans()
+	return k.verifyPlans(nil)
 }
 
 // verifyExprs checks the expressions: loops, buffers, indices, dtypes, and
@@ -388,8 +388,11 @@ func (k *Kernel) verifyExprs() error {
 }
 
 // verifyPlans checks the renderers' plans (SIMD, Vec4, Keep, Skip, Group)
-// against the expressions.
-func (k *Kernel) verifyPlans() error {
+// against the expressions. prev, if not nil, is a kernel with the same
+// expressions whose plans were verified: its prologue, if k has the very
+// same, is not proved again (its proof reads the expressions and itself
+// alone, and linearizes the kernel: most of a decode step's compile).
+func (k *Kernel) verifyPlans(prev *Kernel) error {
 	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.Group == 0 {
 		return nil
 	}
@@ -413,7 +416,7 @@ func (k *Kernel) verifyPlans() error {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
-	if k.Pro != nil {
+	if k.Pro != nil && (prev == nil || prev.Pro != k.Pro) {
 		if err := k.Pro.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
@@ -714,7 +717,7 @@ func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*K
 		// A pass that only plans (keep, skip_zeros, simd) or changes
 		// nothing: the expressions were verified after the pass before
 		// (Linearize's hoisting check is most of the passes' garbage).
-		verify = nk.verifyPlans
+		verify = func() error { return nk.verifyPlans(k) }
 	}
 	if err := verify(); err != nil {
 		return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
