@@ -132,17 +132,21 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 	return g, nil
 }
 
+// decodeGCPercent is the decode's GOGC: a replayed step makes ~75 KB of
+// garbage over a live heap of 2–3 MB (the logits and the sampler's
+// buffers are reused), a collection every ~8 steps; GOGC 100 there (with
+// 0.34–0.85 MB a step before) held 5–6 MB more through the decode, the
+// memory peak of a long generation (docs/llama.md).
+const decodeGCPercent = 25
+
 func runGenerate(c *cobra.Command, args []string) error {
-	// The model is most of the memory; scheduling and compiling the steps
-	// make short-lived garbage: collect it early (peak memory stays near
-	// the weights and the KV cache, docs/llama.md). 25, not 20: the pass
-	// table's live heap is smaller since lowered kernels drop their
-	// builders, and at 20 the extra collections cost start-up time. The
-	// decode keeps it: a replayed step makes ~75 KB of garbage over a live
-	// heap of 2–3 MB (the logits and the sampler's buffers are reused), a
-	// collection every ~8 steps; GOGC 100 there (with 0.34–0.85 MB a step
-	// before) held 5–6 MB more through the decode.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// Compiling the steps (the prompt's, then the jitted step's compile and
+	// capture in the first two decode steps) makes short-lived garbage over
+	// a live heap of ~16 MB while the KV cache is mostly unwritten: the
+	// runtime's default pace (GOGC 25 there doubled the start-up: 3.2 against
+	// 1.5 s for a Q4_K 110M, for 20 MB less at that point). The decode then
+	// runs at GOGC 25 (decodeGCPercent), when the cache fills.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return err
@@ -289,6 +293,9 @@ func runGenerate(c *cobra.Command, args []string) error {
 			return err
 		}
 		st.step(time.Since(t))
+		if len(st.steps) == 2 { // compiled and captured: replays from here
+			debug.SetGCPercent(decodeGCPercent)
+		}
 		pos++
 	}
 	out.end()
