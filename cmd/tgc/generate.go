@@ -132,20 +132,21 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 	return g, nil
 }
 
-// decodeGCPercent is the decode's GOGC: a replayed step makes ~75 KB of
-// garbage over a live heap of 2–3 MB (the logits and the sampler's
-// buffers are reused), a collection every ~8 steps; GOGC 100 there (with
-// 0.34–0.85 MB a step before) held 5–6 MB more through the decode, the
-// memory peak of a long generation (docs/llama.md).
+// decodeGCPercent is the decode's GOGC: the jitted step compiles beside a
+// cache that holds the prompt (after 900 tokens, GOGC 100 there held the
+// heap at 52 MB: 1.51× the weights and cache against 1.36×), and a
+// replayed step makes ~75 KB of garbage over a live heap of 2–3 MB (the
+// logits and the sampler's buffers are reused), a collection every ~8
+// steps; GOGC 100 there held 5–6 MB more through a long generation, whose
+// cache is then full (docs/llama.md).
 const decodeGCPercent = 25
 
 func runGenerate(c *cobra.Command, args []string) error {
-	// Compiling the steps (the prompt's, then the jitted step's compile and
-	// capture in the first two decode steps) makes short-lived garbage over
-	// a live heap of ~16 MB while the KV cache is mostly unwritten: the
-	// runtime's default pace (GOGC 25 there doubled the start-up: 3.2 against
-	// 1.5 s for a Q4_K 110M, for 20 MB less at that point). The decode then
-	// runs at GOGC 25 (decodeGCPercent), when the cache fills.
+	// The prompt's schedules compile at the runtime's default pace while
+	// the KV cache is mostly unwritten: their garbage over a live heap of
+	// ~16 MB (GOGC 25 doubled the start-up there: 3.0 against 1.5 s for a
+	// Q4_K 110M's one-token prompt). Once the cache holds the prompt, the
+	// decode runs at decodeGCPercent, the jitted step's compile included.
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -267,6 +268,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	debug.SetGCPercent(decodeGCPercent)
 	st.compile = eng.Stats.CompileTime + eng.Stats.LowerTime - compiling
 	st.prefill = time.Since(start) - st.compile
 	prev := prompt[len(prompt)-1]
@@ -293,9 +295,6 @@ func runGenerate(c *cobra.Command, args []string) error {
 			return err
 		}
 		st.step(time.Since(t))
-		if len(st.steps) == 2 { // compiled and captured: replays from here
-			debug.SetGCPercent(decodeGCPercent)
-		}
 		pos++
 	}
 	out.end()

@@ -41,6 +41,9 @@ type Options struct {
 	Tokenizer string
 	// MaxContext bounds the positions (0: the model's context length).
 	MaxContext int
+	// PrefillChunk is the positions of a prompt run as one batch (0: the
+	// script's default); a longer prompt runs in chunks of it.
+	PrefillChunk int
 	// Script is the model script (models/llama.tg) and its file name.
 	Script     []byte
 	ScriptName string
@@ -104,7 +107,11 @@ func Open(o Options) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, WeightBytes: weightBytes}
-	s.model, err = mod.Call("load_model", starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF))
+	args := []starlark.Value{starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF)}
+	if o.PrefillChunk > 0 {
+		args = append(args, starlark.MakeInt(o.PrefillChunk))
+	}
+	s.model, err = mod.Call("load_model", args...)
 	if err != nil {
 		mod.Close()
 		return nil, err

@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"tgc/models"
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/llama"
 	"tgc/pkg/llamatest"
 	"tgc/pkg/quant"
+	"tgc/pkg/realize"
 )
 
 // A small model whose rows are whole Q4_K/Q6_K super-blocks (256).
@@ -130,4 +133,103 @@ func TestRandomModelsMatchReference(t *testing.T) {
 			m.Close()
 		})
 	}
+}
+
+// TestChunkedPrefillMatchesReference: a prompt longer than the prefill
+// chunk runs in chunks (the first what the others leave, at position 0;
+// the others at a bound Variable, one schedule for all of them), and its
+// logits and the decode after it agree with the float64 reference as the
+// whole prompt's do, and with the prompt run as one batch. Chunks of 4
+// over 11 tokens: 3, 4, 4 (two chunks at the Variable: its schedule is
+// replayed at a second position).
+func TestChunkedPrefillMatchesReference(t *testing.T) {
+	dir := t.TempDir()
+	prompt := []int{1, 17, 42, 5, 88, 3, 25, 9, 64, 7, 12}
+	for i, c := range randomCases() {
+		if c.name != "F32" && c.name != "Q4_K_M" && c.name != "llama2c-untied-mha" {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			path, _ := writeRandom(t, dir, c, uint64(40+i))
+			m, err := llama.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			ref, err := llamatest.NewReference(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := ref.NewState()
+			var want []float64
+			for pos, id := range prompt {
+				if want, err = ref.Forward(st, id, pos); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, eng, err := realize.NewContext("CPU", realize.Options{})
+			if err != nil {
+				t.Skipf("CPU: %v", err)
+			}
+			src, err := models.Script("llama.tg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := fileaccess.ForScript("")
+			if err := files.Allow(dir, "test"); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(Options{Model: path, PrefillChunk: 4, Script: src, ScriptName: "llama.tg", Context: ctx, Files: files})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			compiled := eng.Stats.Compiled
+			got, err := s.Prefill(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := relErr(got, want); e > 1e-4 {
+				t.Fatalf("chunked prefill: logits differ from the reference by %.3g (relative)", e)
+			}
+			whole, _ := open(t, "CPU", path, "", 0)
+			one, err := whole.Prefill(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := relErr(got, float64s(one)); e > 1e-5 {
+				t.Errorf("chunked prefill: logits differ from the whole prompt's by %.3g (relative)", e)
+			}
+			for pos := len(prompt); pos < len(prompt)+3; pos++ {
+				next, _ := llamatest.Argmax(want)
+				if want, err = ref.Forward(st, next, pos); err != nil {
+					t.Fatal(err)
+				}
+				if got, err = s.Decode(next, pos); err != nil {
+					t.Fatal(err)
+				}
+				if e := relErr(got, want); e > 1e-4 {
+					t.Fatalf("decode at %d after a chunked prefill: logits differ from the reference by %.3g (relative)", pos, e)
+				}
+			}
+			t.Logf("%d kernels compiled for the chunked prompt and 3 steps", eng.Stats.Compiled-compiled)
+			// A prompt of 15 (chunks 3, 4, 4, 4): the same two schedules,
+			// nothing compiled.
+			compiled = eng.Stats.Compiled
+			if _, err := s.Prefill(append(prompt, 2, 3, 4, 5)); err != nil {
+				t.Fatal(err)
+			}
+			if n := eng.Stats.Compiled - compiled; n != 0 {
+				t.Errorf("a prompt of one more chunk compiled %d kernels, want none", n)
+			}
+		})
+	}
+}
+
+func float64s(xs []float32) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
 }
