@@ -88,6 +88,34 @@ func TestStories260K(t *testing.T) {
 	}
 }
 
+// TestChunkedPrefillStories260K: BOS and the first 149 of llama2.c's
+// greedy ids as the prompt (chunks of 22 and 128, the second at a bound
+// Variable), then greedy decoding: the ids after the prompt are llama2.c's
+// next ones, on every device.
+func TestChunkedPrefillStories260K(t *testing.T) {
+	dir := testmodels.Dir(t)
+	want := testmodels.LoadExpected(t).Stories260K.Greedy.IDs
+	const k, more = 149, 6
+	prompt := append([]int{1}, want[:k]...)
+	for _, device := range []string{"CPU", "GO", "CL", "CUDA"} {
+		t.Run(device, func(t *testing.T) {
+			s, _ := open(t, device, filepath.Join(dir, "stories260K.bin"), "", 0)
+			logits, err := s.Prefill(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := k; i < k+more; i++ {
+				if got := Argmax(logits); got != want[i] {
+					t.Fatalf("id %d after the chunked prompt is %d, llama2.c's is %d", i, got, want[i])
+				}
+				if logits, err = s.Decode(want[i], i+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestDecodeCompilesOnce: decoding compiles one set of kernels for every
 // position: from the 3rd generated token to the 100th nothing is
 // scheduled or compiled, and the steps are TinyJit replays.
