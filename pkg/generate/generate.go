@@ -41,8 +41,8 @@ type Options struct {
 	Tokenizer string
 	// MaxContext bounds the positions (0: the model's context length).
 	MaxContext int
-	// PrefillChunk is the positions of a prompt run as one batch (0: the
-	// script's default); a longer prompt runs in chunks of it.
+	// PrefillChunk is the most positions of a prompt run as one batch (0:
+	// the script's default); a longer prompt runs in chunks of it.
 	PrefillChunk int
 	// Script is the model script (models/llama.tg) and its file name.
 	Script     []byte

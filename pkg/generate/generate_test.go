@@ -26,19 +26,27 @@ func open(t *testing.T, device, model, tok string, maxContext int) (*Session, *r
 
 func openIn(t *testing.T, ctx *tensor.Context, model, tok string, maxContext int) *Session {
 	t.Helper()
+	return openWith(t, ctx, Options{Model: model, Tokenizer: tok, MaxContext: maxContext})
+}
+
+// openWith opens o's model with models/llama.tg in ctx, the folders of its
+// files allowed.
+func openWith(t *testing.T, ctx *tensor.Context, o Options) *Session {
+	t.Helper()
 	src, err := models.Script("llama.tg")
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := fileaccess.ForScript("")
-	for _, p := range []string{model, tok} {
+	for _, p := range []string{o.Model, o.Tokenizer} {
 		if p != "" {
 			if err := files.Allow(filepath.Dir(p), "test"); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	s, err := Open(Options{Model: model, Tokenizer: tok, MaxContext: maxContext, Script: src, ScriptName: "llama.tg", Context: ctx, Files: files})
+	o.Script, o.ScriptName, o.Context, o.Files = src, "llama.tg", ctx, files
+	s, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}

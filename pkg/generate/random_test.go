@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"tgc/models"
-	"tgc/pkg/fileaccess"
 	"tgc/pkg/llama"
 	"tgc/pkg/llamatest"
 	"tgc/pkg/quant"
@@ -171,19 +169,7 @@ func TestChunkedPrefillMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Skipf("CPU: %v", err)
 			}
-			src, err := models.Script("llama.tg")
-			if err != nil {
-				t.Fatal(err)
-			}
-			files := fileaccess.ForScript("")
-			if err := files.Allow(dir, "test"); err != nil {
-				t.Fatal(err)
-			}
-			s, err := Open(Options{Model: path, PrefillChunk: 4, Script: src, ScriptName: "llama.tg", Context: ctx, Files: files})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openWith(t, ctx, Options{Model: path, PrefillChunk: 4})
 			compiled := eng.Stats.Compiled
 			got, err := s.Prefill(prompt)
 			if err != nil {
