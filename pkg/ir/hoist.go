@@ -79,6 +79,10 @@ type hoister struct {
 	fresh   map[*Expr]*ReduceArg
 	canon   map[int64]*Axis
 	hoisted int // hoisted sums (groups times values of o)
+	// free: the original kernel's free loop variables by expression; closed
+	// the copies of those that read none, shared by every renaming.
+	free   map[*Expr][]*Axis
+	closed map[*Expr]*Expr
 }
 
 // hoistTerm is coef*inner, inner a row-independent reduce nested in outer.
@@ -439,11 +443,20 @@ func (h *hoister) hoist(inner *Expr, arg *ReduceArg, sub func(*Expr) *Expr) *Exp
 	return h.b.Reduce(arg, body)
 }
 
-// renaming replaces axis by v and the outer axes as sub does.
+// renaming replaces axis by v and the outer axes as sub does. A subtree
+// that reads no loop (a prologue's mean of x) is the same in every copy:
+// it is copied into the new kernel once, not once per value of o and lane.
 func (h *hoister) renaming(axis *Axis, v *Expr, sub func(*Expr) *Expr) func(*Expr) *Expr {
+	if h.free == nil {
+		h.free = freeVars(h.k.Stores)
+		h.closed = map[*Expr]*Expr{}
+	}
 	return func(e *Expr) *Expr {
 		if e.Op == OpVar && e.Arg.(*Axis) == axis {
 			return v
+		}
+		if fv, ok := h.free[e]; ok && len(fv) == 0 {
+			return h.b.Rebuild(e, func(*Expr) *Expr { return nil }, h.closed)
 		}
 		return sub(e)
 	}
