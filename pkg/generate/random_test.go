@@ -64,6 +64,30 @@ func writeRandom(t *testing.T, dir string, c randomCase, seed uint64) (string, l
 	return path, cfg
 }
 
+// referenceAfter opens path's float64 reference (pkg/llamatest) and runs
+// prompt through it: the reference, its state and the logits after the
+// prompt. The model stays open until the test ends.
+func referenceAfter(t *testing.T, path string, prompt []int) (*llamatest.Reference, *llamatest.State, []float64) {
+	t.Helper()
+	m, err := llama.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ref, err := llamatest.NewReference(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ref.NewState()
+	var want []float64
+	for pos, id := range prompt {
+		if want, err = ref.Forward(st, id, pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ref, st, want
+}
+
 // relErr is max |a-b| over max |b|.
 func relErr(a []float32, b []float64) float64 {
 	var scale, worst float64
@@ -87,21 +111,7 @@ func TestRandomModelsMatchReference(t *testing.T) {
 	for i, c := range randomCases() {
 		t.Run(c.name, func(t *testing.T) {
 			path, _ := writeRandom(t, dir, c, uint64(10+i))
-			m, err := llama.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, err := llamatest.NewReference(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := ref.NewState()
-			var want []float64
-			for pos, id := range prompt {
-				if want, err = ref.Forward(st, id, pos); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ref, st, want := referenceAfter(t, path, prompt)
 			s, _ := open(t, "CPU", path, "", 0)
 			got, err := s.Prefill(prompt)
 			if err != nil {
@@ -128,7 +138,6 @@ func TestRandomModelsMatchReference(t *testing.T) {
 				}
 				check(fmt.Sprintf("decode at %d", pos))
 			}
-			m.Close()
 		})
 	}
 }
@@ -149,22 +158,7 @@ func TestChunkedPrefillMatchesReference(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			path, _ := writeRandom(t, dir, c, uint64(40+i))
-			m, err := llama.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			ref, err := llamatest.NewReference(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := ref.NewState()
-			var want []float64
-			for pos, id := range prompt {
-				if want, err = ref.Forward(st, id, pos); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ref, st, want := referenceAfter(t, path, prompt)
 			ctx, eng, err := realize.NewContext("CPU", realize.Options{})
 			if err != nil {
 				t.Skipf("CPU: %v", err)
