@@ -195,16 +195,25 @@ func runGenerate(c *cobra.Command, args []string) error {
 	}
 	var readBW float64
 	if !cfg.Quiet && hostMemory(device) {
-		// The read bandwidth for the final line, measured before the model
-		// is loaded over a buffer of at most 128 MiB (tgc bench's reference
+		// The read bandwidth for the final line: measured once a week per
+		// host and kept in the cache directory (bench.HostReadBandwidth;
+		// measuring takes ~1 s). A measurement runs before the model is
+		// loaded, over a buffer of at most 128 MiB (tgc bench's reference
 		// reads up to 1 GiB, past every cache): the buffer is unmapped
 		// before the weights arrive, and the run's peak memory stays the
 		// model's. Where a core's cache holds part of 128 MiB (a Zen 5's L3
 		// pair: 64 MiB) this figure can read high; docs/llama.md. A GPU's
 		// weights are in its own memory: the host's figure says nothing
 		// of them, and the line gives GB/s alone.
-		readBW = bench.MeasureReadBandwidthOf(min(bench.ReadBufferBytes(backend.Host()), generateReadBuffer)).GBPS * 1e9
-		debug.FreeOSMemory()
+		dir := cfg.Cache
+		if dir == "" {
+			dir = backend.CacheDir()
+		}
+		gbps, saved := bench.HostReadBandwidth(dir, min(bench.ReadBufferBytes(backend.Host()), generateReadBuffer))
+		readBW = gbps * 1e9
+		if !saved {
+			debug.FreeOSMemory()
+		}
 	}
 	opts := engineOptions(cfg, stderr, useColor(stderr, cfg.NoColor))
 	// The compiler's garbage goes back to the system before a compiled

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"tgc/pkg/backend"
+	"tgc/pkg/bench"
 	"tgc/pkg/gguf"
 	"tgc/pkg/llama"
 	"tgc/pkg/llama2c"
@@ -45,6 +48,36 @@ func TestGenerateIDs(t *testing.T) {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("final line %q lacks %q", errOut, w)
 		}
+	}
+}
+
+// TestGenerateSavedReadBandwidth: the final line's read bandwidth is the
+// one the cache directory keeps for this host (measured once a week, not
+// on every run), and a run without one measures it and keeps it.
+func TestGenerateSavedReadBandwidth(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	setup(t)
+	dir := os.Getenv("TGC_CACHE")
+	size := min(bench.ReadBufferBytes(backend.Host()), generateReadBuffer)
+	bench.SaveReadBandwidth(dir, bench.ThisHost(), size, 123.4, time.Now())
+	_, errOut, status := tgc(t, "generate", model, "--prompt-ids", "1", "-n", "8", "--ids", "--device", "CPU")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	if !strings.Contains(errOut, "the read bandwidth (123.4 GB/s)") {
+		t.Errorf("final line %q does not use the saved 123.4 GB/s", errOut)
+	}
+	// another host's figure is not used: this run measures and keeps its own
+	bench.SaveReadBandwidth(dir, "another host", size, 123.4, time.Now())
+	if _, errOut, status = tgc(t, "generate", model, "--prompt-ids", "1", "-n", "8", "--ids", "--device", "CPU"); status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	if strings.Contains(errOut, "123.4 GB/s") || !strings.Contains(errOut, "the read bandwidth (") {
+		t.Errorf("final line %q: want a measured read bandwidth", errOut)
+	}
+	gbps, saved := bench.HostReadBandwidth(dir, size)
+	if !saved || gbps <= 0 || gbps == 123.4 {
+		t.Errorf("after the run the cache keeps %g GB/s (saved %v), want the run's measurement", gbps, saved)
 	}
 }
 
