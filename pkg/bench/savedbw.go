@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"tgc/pkg/backend"
@@ -66,11 +67,18 @@ func hostReadBandwidth(dir, host string, size int, now time.Time, measure func()
 	return gbps, false
 }
 
-// loadReadBandwidth reads dir's file; a missing, oversized, malformed or
-// implausible one is no entry (and is replaced by the next measurement).
+// loadReadBandwidth reads dir's file; a missing, oversized, malformed,
+// implausible or irregular one (a link, a FIFO) is no entry (and is replaced by the next measurement).
 func loadReadBandwidth(dir string) (savedReadBandwidth, bool) {
 	var s savedReadBandwidth
-	f, err := os.Open(filepath.Join(dir, savedReadBandwidthFile))
+	// a regular file only, opened without following a link and without
+	// blocking (a FIFO in its place would hang the run, as the kernel
+	// cache's checks say: docs/architecture.md)
+	path := filepath.Join(dir, savedReadBandwidthFile)
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return s, false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return s, false
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,6 +49,26 @@ func TestHostReadBandwidthSaved(t *testing.T) {
 		{"oversized", write(`{"host": "cpu A|avx2|2 cores", "buffer_bytes": 134217728, "gbps": 20, "measured": "2026-12-04T11:00:00Z"}` + string(big)), host, size, false},
 		{"zero", write(`{"host": "cpu A|avx2|2 cores", "buffer_bytes": 134217728, "gbps": 0, "measured": "2026-12-04T11:00:00Z"}`), host, size, false},
 		{"negative", write(`{"host": "cpu A|avx2|2 cores", "buffer_bytes": 134217728, "gbps": -3, "measured": "2026-12-04T11:00:00Z"}`), host, size, false},
+		{"a FIFO in its place", func(dir string) {
+			p := filepath.Join(dir, savedReadBandwidthFile)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Skip(err)
+			}
+		}, host, size, false},
+		{"a link to a kept file", func(dir string) {
+			other := t.TempDir()
+			save(other)
+			p := filepath.Join(dir, savedReadBandwidthFile)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(other, savedReadBandwidthFile), p); err != nil {
+				t.Fatal(err)
+			}
+		}, host, size, false},
 		{"a directory in its place", func(dir string) {
 			if err := os.MkdirAll(filepath.Join(dir, savedReadBandwidthFile), 0o700); err != nil {
 				t.Fatal(err)
