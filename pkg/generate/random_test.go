@@ -213,3 +213,49 @@ func float64s(xs []float32) []float64 {
 	}
 	return out
 }
+
+// TestDecodeKernelsIndependentOfDepth: a model of 8 layers compiles as
+// many distinct kernels as one of 2 for the one-token prompt's step and
+// the decode steps after it, for F32 and Q4_K weights: every layer's kernels
+// have one structure, compiled once. models/llama.tg stores the residual
+// stream after each half of a block; kept fused, each later kernel summed
+// every earlier layer's output, and each layer's kernels compiled apart
+// (13 more at 8 layers).
+func TestDecodeKernelsIndependentOfDepth(t *testing.T) {
+	for _, typ := range []quant.Type{quant.F32, quant.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			var counts []int
+			for _, layers := range []int{2, 8} {
+				cfg := small
+				cfg.Layers = layers
+				path := filepath.Join(t.TempDir(), "m.gguf")
+				f, err := os.Create(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = llamatest.WriteGGUF(f, cfg, llamatest.RandomWeights(cfg, 5), llamatest.AllAs(typ))
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, eng := open(t, "CPU", path, "", 0)
+				before := eng.Stats.Compiled // the load's (a KV cache's realize is one a layer)
+				logits, err := s.Prefill([]int{1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for pos := 1; pos < 4; pos++ {
+					if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+						t.Fatal(err)
+					}
+				}
+				counts = append(counts, eng.Stats.Compiled-before)
+			}
+			if counts[0] != counts[1] {
+				t.Errorf("distinct kernels compiled: %d at 2 layers, %d at 8; want the same", counts[0], counts[1])
+			}
+		})
+	}
+}
