@@ -372,10 +372,21 @@ func (e *Engine) compile(outs []*tensor.Node, g *graph) (*compiled, error) {
 	}
 	itemIdx := map[*tensor.Node]int{}
 	c := &compiled{}
+	// a structure's cost, once (Cost walks the whole kernel): a 12-layer
+	// decode step's 146 kernels have ~15 structures
+	type cost struct {
+		flops, bytes int64
+		zeroFill     bool
+	}
+	costs := make([]*cost, len(distinct))
 	for i, it := range sched.Items {
 		ci := compiledItem{name: kernels[i].Name, prog: progs[i], dtype: it.Out.DType, size: it.Out.Numel(), node: local[it.Out], dst: -1}
-		ci.flops, ci.bytes = kernels[i].Cost()
-		ci.zeroFill = zeroFill(kernels[i])
+		if costs[at[i]] == nil {
+			kc := &cost{zeroFill: zeroFill(kernels[i])}
+			kc.flops, kc.bytes = kernels[i].Cost()
+			costs[at[i]] = kc
+		}
+		ci.flops, ci.bytes, ci.zeroFill = costs[at[i]].flops, costs[at[i]].bytes, costs[at[i]].zeroFill
 		for _, a := range kernels[i].Global {
 			ci.global = append(ci.global, a.Size)
 		}
