@@ -17,14 +17,15 @@ import (
 
 // A host's read bandwidth does not change from one `tgc generate` to the
 // next, and measuring it takes ~1 s (the buffer's pages faulted in, ten
-// sweeps and more): 40% of a short generation's wall time. So generate
+// sweeps and more), twice what a short generation takes (0.5 s for a Q4_K
+// 110M's 8 tokens from a warm cache). So generate
 // measures it once and keeps it in the cache directory, for a week, per
 // host (the CPU's model and flags, the cores, the L3: a resized or
 // migrated virtual machine is a new host). `tgc bench` always measures.
 const (
 	savedReadBandwidthFile   = "host/read-bandwidth.json"
 	savedReadBandwidthMaxAge = 7 * 24 * time.Hour
-	savedReadBandwidthLimit  = 4096 // bytes: the file is a few lines
+	savedReadBandwidthLimit  = 64 << 10 // bytes: a few lines, the CPU's flags the longest (~1.5 KB)
 )
 
 // savedReadBandwidth is the file's content.
@@ -68,7 +69,8 @@ func hostReadBandwidth(dir, host string, size int, now time.Time, measure func()
 }
 
 // loadReadBandwidth reads dir's file; a missing, oversized, malformed,
-// implausible or irregular one (a link, a FIFO) is no entry (and is replaced by the next measurement).
+// implausible or irregular one (a link, a FIFO) is no entry, replaced by
+// the next measurement.
 func loadReadBandwidth(dir string) (savedReadBandwidth, bool) {
 	var s savedReadBandwidth
 	// a regular file only, opened without following a link and without
