@@ -18,10 +18,10 @@ import (
 // A host's read bandwidth does not change from one `tgc generate` to the
 // next, and measuring it takes ~1 s (the buffer's pages faulted in, ten
 // sweeps and more), twice what a short generation takes (0.5 s for a Q4_K
-// 110M's 8 tokens from a warm cache). So generate
-// measures it once and keeps it in the cache directory, for a week, per
-// host (the CPU's model and flags, the cores, the L3: a resized or
-// migrated virtual machine is a new host). `tgc bench` always measures.
+// 110M's 8 tokens from a warm cache). So generate measures it once and
+// keeps it in the cache directory, for a week, per host (the CPU's model
+// and flags, the cores, the L3: a resized or migrated virtual machine is
+// a new host). `tgc bench` always measures.
 const (
 	savedReadBandwidthFile   = "host/read-bandwidth.json"
 	savedReadBandwidthMaxAge = 7 * 24 * time.Hour
