@@ -181,40 +181,6 @@ func TestOneTokenPromptIsTheStep(t *testing.T) {
 	}
 }
 
-// TestLongerPromptCompilesTheStep: a prompt of several tokens runs its
-// first as the jitted decode step (its kernels compile while the cache is
-// empty), so the decode steps after it schedule and compile nothing
-// either. The TinyJit captures at its second call: a two-token prompt's
-// second token (the rest of a prompt is one token: the step again), else
-// the first decode step; every later step is a replay.
-func TestLongerPromptCompilesTheStep(t *testing.T) {
-	for _, c := range []struct {
-		prompt  []int
-		replays int
-	}{{[]int{1, 7}, 4}, {[]int{1, 7, 100, 5, 33, 9}, 3}} {
-		prompt := c.prompt
-		s, eng := open(t, "CPU", testmodels.Path(t, "stories260K.bin"), "", 0)
-		logits, err := s.Prefill(prompt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compiled, scheduled, replays := eng.Stats.Compiled, eng.Stats.Scheduled, eng.Stats.JitReplays
-		pos := len(prompt)
-		for range 4 {
-			if logits, err = s.Decode(Argmax(logits), pos); err != nil {
-				t.Fatal(err)
-			}
-			pos++
-		}
-		if eng.Stats.Compiled != compiled || eng.Stats.Scheduled != scheduled {
-			t.Errorf("%d-token prompt: the decode steps after it compiled %d kernels in %d new schedules, want none", len(prompt), eng.Stats.Compiled-compiled, eng.Stats.Scheduled-scheduled)
-		}
-		if r := eng.Stats.JitReplays - replays; r != c.replays {
-			t.Errorf("%d-token prompt: %d of the 4 decode steps after it were TinyJit replays, want %d", len(prompt), r, c.replays)
-		}
-	}
-}
-
 // TestDecodeReusesLogits: a session reads every step's logits into one
 // buffer (the logits were most of a step's garbage); each step's values
 // are its own (a fresh session's logits at the same positions).
