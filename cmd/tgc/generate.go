@@ -132,21 +132,23 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 	return g, nil
 }
 
-// decodeGCPercent is the decode's GOGC: the jitted step compiles beside a
-// cache that holds the prompt (after 900 tokens, GOGC 100 there held the
-// heap at 52 MB: 1.51× the weights and cache against 1.36×), and a
-// replayed step makes ~75 KB of garbage over a live heap of 2–3 MB (the
-// logits and the sampler's buffers are reused), a collection every ~8
-// steps; GOGC 100 there held 5–6 MB more through a long generation, whose
-// cache is then full (docs/llama.md).
+// decodeGCPercent is the decode's GOGC: a replayed step makes ~75 KB of
+// garbage over a live heap of 2–3 MB (the logits and the sampler's
+// buffers are reused), a collection every ~8 steps; GOGC 100 there held
+// 5–6 MB more through a long generation, whose cache is then full
+// (docs/llama.md). (Before Session.WarmUp the jitted step compiled here
+// too, beside a cache that holds the prompt: after 900 tokens, GOGC 100
+// there held the heap at 52 MB, 1.51× the weights and cache against
+// 1.36×.)
 const decodeGCPercent = 25
 
 func runGenerate(c *cobra.Command, args []string) error {
 	// The prompt's schedules compile at the runtime's default pace while
 	// the KV cache is mostly unwritten: their garbage over a live heap of
 	// ~16 MB (GOGC 25 doubled the start-up there: 3.0 against 1.5 s for a
-	// Q4_K 110M's one-token prompt). Once the cache holds the prompt, the
-	// decode runs at decodeGCPercent, the jitted step's compile included.
+	// Q4_K 110M's one-token prompt). The decode step compiles with them: a
+	// longer prompt's first token runs as that step first (Session.WarmUp).
+	// Once the cache holds the prompt, the decode runs at decodeGCPercent.
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -273,6 +275,11 @@ func runGenerate(c *cobra.Command, args []string) error {
 	}
 	st := genStats{prompt: len(prompt), weightBytes: s.WeightBytes}
 	start, compiling := time.Now(), eng.Stats.CompileTime+eng.Stats.LowerTime
+	if len(prompt) > 1 {
+		if err := s.WarmUp(prompt[0]); err != nil {
+			return err
+		}
+	}
 	logits, err := s.Prefill(prompt)
 	if err != nil {
 		return err

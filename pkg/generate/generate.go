@@ -221,6 +221,23 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 	return logits, err
 }
 
+// WarmUp runs the one-token step on id at position 0 and drops its
+// logits: the decode's kernels compile now, while the KV cache is empty,
+// not after a prompt of several tokens beside a cache that holds it
+// (tgc generate collects garbage more often there, to keep its peak down:
+// the step's compile took twice as long). Its cache position is the
+// prompt's first, which Prefill writes again; the logits after Prefill
+// are the same bits as without it. A one-token prompt is that step
+// already.
+func (s *Session) WarmUp(id int) error {
+	t, err := s.tokens([]int{id})
+	if err != nil {
+		return err
+	}
+	_, err = s.mod.CallValue(s.model, t, starlark.MakeInt(0))
+	return err
+}
+
 // releasePooled gives the device's pooled memory back after the prefill:
 // its scratch (activations of the prompt's rows, a quantized model's
 // dequantized weights) has sizes the decode steps do not ask for.

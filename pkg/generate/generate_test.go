@@ -181,6 +181,50 @@ func TestOneTokenPromptIsTheStep(t *testing.T) {
 	}
 }
 
+// TestWarmUpCompilesTheStep: Session.WarmUp (tgc generate runs it before
+// a prompt of several tokens) compiles the decode step while the cache is
+// empty, so the decode steps after the prompt schedule and compile
+// nothing: the first is the TinyJit's capture, the later ones replays.
+// The prompt's logits are the same bits as without it (its cache
+// position is the prompt's first, written again by the prompt).
+func TestWarmUpCompilesTheStep(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	for _, prompt := range [][]int{{1, 7}, {1, 7, 100, 5, 33, 9}} {
+		ref, _ := open(t, "CPU", model, "", 0)
+		want, err := ref.Prefill(prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, eng := open(t, "CPU", model, "", 0)
+		if err := s.WarmUp(prompt[0]); err != nil {
+			t.Fatal(err)
+		}
+		logits, err := s.Prefill(prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if logits[i] != want[i] {
+				t.Fatalf("%d-token prompt: logit %d is %g after a warm-up, %g without", len(prompt), i, logits[i], want[i])
+			}
+		}
+		compiled, scheduled, replays := eng.Stats.Compiled, eng.Stats.Scheduled, eng.Stats.JitReplays
+		pos := len(prompt)
+		for range 4 {
+			if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		}
+		if eng.Stats.Compiled != compiled || eng.Stats.Scheduled != scheduled {
+			t.Errorf("%d-token prompt: the decode steps after it compiled %d kernels in %d new schedules, want none", len(prompt), eng.Stats.Compiled-compiled, eng.Stats.Scheduled-scheduled)
+		}
+		if r := eng.Stats.JitReplays - replays; r != 3 {
+			t.Errorf("%d-token prompt: %d of the 4 decode steps after it were TinyJit replays, want 3", len(prompt), r)
+		}
+	}
+}
+
 // TestDecodeReusesLogits: a session reads every step's logits into one
 // buffer (the logits were most of a step's garbage); each step's values
 // are its own (a fresh session's logits at the same positions).
