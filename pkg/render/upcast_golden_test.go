@@ -111,8 +111,8 @@ func goldenCPUTarget(t *testing.T, out *tensor.Tensor, target ir.Target, opts fu
 }
 
 // TestGoldenCMatvecHalf pins a matrix-vector product with float16 weights
-// (a decode step's projection) at vector width 16: 4 vector accumulators
-// of converted weights times x, each row's 64 lanes then summed pairwise
+// (a decode step's projection) at vector width 16: 2 vector accumulators
+// of converted weights times x, each row's 32 lanes then summed pairwise
 // as vectors (ir.HSum: tg_pairs16, tg_psum16) instead of a scalar add per
 // lane.
 func TestGoldenCMatvecHalf(t *testing.T) {

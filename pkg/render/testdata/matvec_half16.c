@@ -166,10 +166,8 @@ void r_32_256(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
   for (int gidx0 = start; gidx0 < end; gidx0++) {
     tg_f16 vacc0 = {0};
     tg_f16 vacc1 = {0};
-    tg_f16 vacc2 = {0};
-    tg_f16 vacc3 = {0};
-    for (int ridx0 = 0; ridx0 < 4; ridx0++) {
-      int alu0 = (ridx0*64);
+    for (int ridx0 = 0; ridx0 < 8; ridx0++) {
+      int alu0 = (ridx0*32);
       int alu1 = ((gidx0*256)+alu0);
       tg_f16 vval0 = tg_load(tg_f16, &in1[alu0]);
       tg_f16 vval1 = tg_wd_h16(&in2[alu1]);
@@ -177,13 +175,7 @@ void r_32_256(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
       tg_f16 vval2 = tg_load(tg_f16, &in1[(alu0+16)]);
       tg_f16 vval3 = tg_wd_h16(&in2[(alu1+16)]);
       vacc1 += (vval2*vval3);
-      tg_f16 vval4 = tg_load(tg_f16, &in1[(alu0+32)]);
-      tg_f16 vval5 = tg_wd_h16(&in2[(alu1+32)]);
-      vacc2 += (vval4*vval5);
-      tg_f16 vval6 = tg_load(tg_f16, &in1[(alu0+48)]);
-      tg_f16 vval7 = tg_wd_h16(&in2[(alu1+48)]);
-      vacc3 += (vval6*vval7);
     }
-    out0[gidx0] = tg_psum16(tg_pairs16(tg_pairs16(vacc0, vacc1), tg_pairs16(vacc2, vacc3)));
+    out0[gidx0] = tg_psum16(tg_pairs16(vacc0, vacc1));
   }
 }
