@@ -176,8 +176,8 @@ func rowStride(k *Kernel, idx *Expr) (*Axis, int64, bool) {
 // element used for at most prefetchFLOPs flops per byte. Such a weight is
 // read once per call, so whatever its size its rows come from memory
 // when the model is larger than the caches (a decode step reads every
-// matrix once): the loads are prefetched narrowAhead rows ahead, a line
-// an iteration. On the Xeon guest a C harness of a Q8_0 product (768
+// matrix once): the loads are prefetched narrowAhead rows ahead, or
+// narrowAheadBytes where rows are short, a line an iteration. On the Xeon guest a C harness of a Q8_0 product (768
 // rows of 2176 bytes) streaming from memory on one core: 7.6 GB/s, 13.2
 // with the prefetches; the bench's decode step 9.0-9.2 -> 5.6-6.0 ms
 // for Q8_0 and 10.5-10.9 -> 5.5-6.0 for Q4_K in the same minutes.
@@ -215,7 +215,7 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 	if !ok || d*esz < 4*PrefetchLine {
 		return PrefetchAt{}, false
 	}
-	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: narrowAhead}, true
+	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: max(narrowAhead, (narrowAheadBytes+d*esz-1)/(d*esz))}, true
 }
 
 // panelPrefetchable says whether e is a load of a column panel that
@@ -386,6 +386,15 @@ func substExpr(b *Builder, e, x, y *Expr) *Expr {
 // Q8_0 model took 5.6-6.0 ms two rows ahead against 6.3-6.4 one ahead
 // (three rounds alternated).
 const narrowAhead = 2
+
+// narrowAheadBytes is the distance a narrow weight's prefetch runs ahead
+// at least, in bytes, in whole rows: two rows of 768 Q8_0 weights (816
+// bytes each) ahead left the bus idle between rows; four (3.3 KB) made
+// the bench's Q8_0 decode step 4.38-4.46 ms against 4.77-5.06 (three
+// rounds alternated, Xeon guest), with Q4_K (384-byte rows of nibbles: 8
+// ahead) 4.60-4.70 against 4.55-5.13. Rows of 1.5 KB or more (float16 at
+// 768, Q8_0 at 2048 weights) stay 2 ahead.
+const narrowAheadBytes = 3072
 
 // lineLeaders keeps, of loads of one buffer whose indices differ by a
 // constant of less than a line (a vector's lanes, a row's next block), the

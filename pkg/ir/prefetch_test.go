@@ -321,3 +321,36 @@ func evalIndex(t *testing.T, e *ir.Expr, val map[*ir.Axis]int64) int64 {
 	t.Fatalf("evalIndex: %s", e.Op)
 	return 0
 }
+
+// TestNarrowPrefetchAhead: a matrix-vector product of float16 weights
+// prefetches its rows at least narrowAheadBytes (3 KiB) ahead, in whole
+// rows and never fewer than 2: rows of 256 weights (512 bytes) 6 ahead,
+// of 768 (1536 bytes) 2, of 4096 (8 KiB) 2. Rows of 512 bytes two ahead
+// (1 KiB) left the bus idle between rows: a Q8_0 row of 768 weights (816
+// bytes) four rows ahead made the 110M model's decode step 10 % faster.
+func TestNarrowPrefetchAhead(t *testing.T) {
+	for _, c := range []struct{ cols, ahead int64 }{{256, 6}, {768, 2}, {4096, 2}} {
+		w, err := tc.FromFloats(ir.Float16, []int{64, int(c.cols)}, make([]float64, 64*c.cols))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := input(1, int(c.cols)).Dot(w.Cast(ir.Float32).T())
+		k := matmulKernel(t, x, smallCaches)
+		if k.Prefetch == nil {
+			t.Fatalf("%d columns: no prefetch plan:\n%s", c.cols, k.Dump())
+		}
+		found := false
+		for ld, at := range k.Prefetch.Loads {
+			if k.Bufs[ld.Arg.(int)].DType != ir.Float16 {
+				continue
+			}
+			found = true
+			if at.Ahead != c.ahead || at.Dist != c.cols {
+				t.Errorf("%d columns: a row of float16 prefetched %d rows of %d ahead, want %d", c.cols, at.Ahead, at.Dist, c.ahead)
+			}
+		}
+		if !found {
+			t.Errorf("%d columns: the weight is not prefetched:\n%s", c.cols, k.Dump())
+		}
+	}
+}
