@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -222,11 +223,14 @@ func TestQ8MatvecBlockLoop(t *testing.T) {
 }
 
 // TestQuantRowsPrefetched: a matrix-vector product reading a quantized or
-// float16 weight prefetches its rows two rows ahead (the prefetch pass's
-// narrow loads), one prefetch for a line of each row's stream, where the
-// target knows its L2; a product of 128 rows (each weight byte used 256
-// flops: a prompt's prefill) and a target without cache sizes prefetch
-// nothing. TestDequantMatmul runs the kernels with their prefetches.
+// float16 weight prefetches its rows at least 3 KiB and two rows ahead
+// (the prefetch pass's narrow loads: rows of 768 weights are 1536 bytes
+// in float16, 2 rows ahead; 816 in Q8_0, 4 ahead; 630 in Q6_K, 5; 384 or
+// 432 in Q4_0 and Q4_K, 8), one prefetch for a line of each row's stream,
+// where the target knows its L2; a product of 128 rows (each weight byte
+// used 256 flops: a prompt's prefill) and a target without cache sizes
+// prefetch nothing. TestDequantMatmul runs the kernels with their
+// prefetches.
 func TestQuantRowsPrefetched(t *testing.T) {
 	ctx := tensor.NewContext(nil)
 	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, FMAWidth: 16, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
@@ -254,13 +258,20 @@ func TestQuantRowsPrefetched(t *testing.T) {
 				t.Errorf("%s (packed %v): no prefetch:\n%s", typ, packed, k.Dump())
 				continue
 			}
+			src := render.Render(render.C, k)
 			for ld, at := range k.Prefetch.Loads {
-				if at.Ahead != 2 || at.Next != k.Global[0] || ld.DType.Size() > 2 {
-					t.Errorf("%s: prefetch of %s %d %s ahead, want a narrow load 2 rows ahead", typ, ld.DType, at.Ahead, at.Next.Name())
+				row := at.Dist * int64(ld.DType.Size())
+				// rows of 1536 bytes (float16), 816 (Q8_0 blocks), 630 (Q6_K),
+				// 432 (Q4_0, Q4_K blocks) and 384 (packed Q4_K nibbles)
+				want := map[int64]int64{1536: 2, 816: 4, 630: 5, 432: 8, 384: 8}[row]
+				if at.Ahead != want || at.Next != k.Global[0] || ld.DType.Size() > 2 {
+					t.Errorf("%s (packed %v): prefetch of %s rows of %d bytes %d %s ahead, want a narrow load %d rows ahead", typ, packed, ld.DType, row, at.Ahead, at.Next.Name(), want)
+				}
+				if !strings.Contains(src, fmt.Sprintf("gidx0 + %d < end", at.Ahead)) {
+					t.Errorf("%s: no prefetch %d rows ahead in the C source:\n%s", typ, at.Ahead, src)
 				}
 			}
-			src := render.Render(render.C, k)
-			if n := strings.Count(src, "__builtin_prefetch(&in"); n != len(k.Prefetch.Loads) || !strings.Contains(src, "gidx0 + 2 < end") {
+			if n := strings.Count(src, "__builtin_prefetch(&in"); n != len(k.Prefetch.Loads) {
 				t.Errorf("%s: %d prefetches in the C source for %d planned:\n%s", typ, n, len(k.Prefetch.Loads), src)
 			}
 		}
