@@ -207,11 +207,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 		// pair: 64 MiB) this figure can read high; docs/llama.md. A GPU's
 		// weights are in its own memory: the host's figure says nothing
 		// of them, and the line gives GB/s alone.
-		dir := cfg.Cache
-		if dir == "" {
-			dir = backend.CacheDir()
-		}
-		gbps, saved := bench.HostReadBandwidth(dir, min(bench.ReadBufferBytes(backend.Host()), generateReadBuffer))
+		gbps, saved := bench.HostReadBandwidth(cfg.Cache, min(bench.ReadBufferBytes(backend.Host()), generateReadBuffer))
 		readBW = gbps * 1e9
 		if !saved {
 			debug.FreeOSMemory()

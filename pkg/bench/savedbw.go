@@ -36,24 +36,28 @@ type savedReadBandwidth struct {
 	Measured time.Time `json:"measured"`
 }
 
-// hostKey names this host in the file.
-func hostKey() string {
+// ThisHost is the name HostReadBandwidth files this host under.
+func ThisHost() string {
 	h := backend.Host()
 	return fmt.Sprintf("%s|%s|%d cores|L3 %d|%s", h.Model, strings.Join(h.Flags, " "), h.Cores, h.L3, runtime.GOARCH)
 }
 
 // HostReadBandwidth is this host's read bandwidth in GB/s over a buffer of
-// size bytes (MeasureReadBandwidthOf): the one dir keeps, if it was
-// measured here over the same size within a week, else measured now and
-// kept (best effort: a directory that cannot be written costs the next
-// run a measurement, nothing more). saved says it was not measured now.
-// An empty dir keeps nothing.
+// size bytes (MeasureReadBandwidthOf): the one dir keeps (dir "": the
+// kernel cache's), if it was measured here over the same size within a
+// week, else measured now and kept (best effort: a directory that cannot
+// be written costs the next run a measurement, nothing more). saved says
+// it was not measured now.
 func HostReadBandwidth(dir string, size int) (gbps float64, saved bool) {
-	return hostReadBandwidth(dir, hostKey(), size, time.Now(), func() float64 { return MeasureReadBandwidthOf(size).GBPS })
+	if dir == "" {
+		dir = backend.CacheDir()
+	}
+	return hostReadBandwidth(dir, ThisHost(), size, time.Now(), func() float64 { return MeasureReadBandwidthOf(size).GBPS })
 }
 
 // hostReadBandwidth is HostReadBandwidth with the host, the clock and the
-// measurement as parameters (the tests fake them).
+// measurement as parameters (the tests fake them); an empty dir keeps
+// nothing.
 func hostReadBandwidth(dir, host string, size int, now time.Time, measure func() float64) (float64, bool) {
 	if dir != "" {
 		if s, ok := loadReadBandwidth(dir); ok && s.Host == host && s.Buffer == size &&
@@ -95,8 +99,8 @@ func loadReadBandwidth(dir string) (savedReadBandwidth, bool) {
 	return s, true
 }
 
-// SaveReadBandwidth writes the file for host (hostKey's form; the tests
-// write one for this host through ThisHost), atomically: a temporary file
+// SaveReadBandwidth writes the file for host (ThisHost's form),
+// atomically: a temporary file
 // in the same directory renamed into place, so concurrent runs each see a
 // whole file. Errors are dropped: the file is a cache.
 func SaveReadBandwidth(dir, host string, size int, gbps float64, when time.Time) {
@@ -114,6 +118,3 @@ func SaveReadBandwidth(dir, host string, size int, gbps float64, when time.Time)
 		os.Remove(tmp.Name())
 	}
 }
-
-// ThisHost is the name HostReadBandwidth files this host under.
-func ThisHost() string { return hostKey() }

@@ -230,12 +230,17 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 // are the same bits as without it. A one-token prompt is that step
 // already.
 func (s *Session) WarmUp(id int) error {
+	_, err := s.step(id, 0)
+	return err
+}
+
+// step runs the model on one token at pos: the jitted step.
+func (s *Session) step(id, pos int) (starlark.Value, error) {
 	t, err := s.tokens([]int{id})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = s.mod.CallValue(s.model, t, starlark.MakeInt(0))
-	return err
+	return s.mod.CallValue(s.model, t, starlark.MakeInt(pos))
 }
 
 // releasePooled gives the device's pooled memory back after the prefill:
@@ -256,11 +261,7 @@ func (s *Session) Decode(id, pos int) ([]float32, error) {
 	if pos < 1 || pos >= s.Context {
 		return nil, fmt.Errorf("position %d is outside the context (1..%d)", pos, s.Context-1)
 	}
-	t, err := s.tokens([]int{id})
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.mod.CallValue(s.model, t, starlark.MakeInt(pos)) // the jitted step
+	v, err := s.step(id, pos)
 	if err != nil {
 		return nil, err
 	}

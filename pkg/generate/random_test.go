@@ -46,6 +46,13 @@ func writeRandom(t *testing.T, dir string, c randomCase, seed uint64) (string, l
 	t.Helper()
 	cfg := small
 	cfg.KVHeads, cfg.Tied = c.kvHeads, c.tied
+	return writeRandomConfig(t, dir, c, cfg, seed), cfg
+}
+
+// writeRandomConfig writes a random model of shape cfg in the case's
+// format and types into dir.
+func writeRandomConfig(t *testing.T, dir string, c randomCase, cfg llama.Config, seed uint64) string {
+	t.Helper()
 	w := llamatest.RandomWeights(cfg, seed)
 	path := filepath.Join(dir, c.name+"."+map[string]string{"gguf": "gguf", "llama2c": "bin"}[c.format])
 	f, err := os.Create(path)
@@ -61,7 +68,7 @@ func writeRandom(t *testing.T, dir string, c randomCase, seed uint64) (string, l
 	if err != nil {
 		t.Fatal(err)
 	}
-	return path, cfg
+	return path
 }
 
 // referenceAfter opens path's float64 reference (pkg/llamatest) and runs
@@ -228,18 +235,7 @@ func TestDecodeKernelsIndependentOfDepth(t *testing.T) {
 			for _, layers := range []int{2, 8} {
 				cfg := small
 				cfg.Layers = layers
-				path := filepath.Join(t.TempDir(), "m.gguf")
-				f, err := os.Create(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = llamatest.WriteGGUF(f, cfg, llamatest.RandomWeights(cfg, 5), llamatest.AllAs(typ))
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				path := writeRandomConfig(t, t.TempDir(), randomCase{name: "m", format: "gguf", typeOf: llamatest.AllAs(typ)}, cfg, 5)
 				s, eng := open(t, "CPU", path, "", 0)
 				before := eng.Stats.Compiled // the load's (a KV cache's realize is one a layer)
 				logits, err := s.Prefill([]int{1})
