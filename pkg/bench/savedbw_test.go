@@ -120,3 +120,26 @@ func TestHostReadBandwidthNoDir(t *testing.T) {
 		t.Errorf("%d measurements, want 2", measured)
 	}
 }
+
+// FuzzLoadReadBandwidth: any bytes in the saved file load without a panic,
+// and what loads is a plausible figure.
+func FuzzLoadReadBandwidth(f *testing.F) {
+	f.Add([]byte(`{"host": "cpu A|avx2|2 cores", "buffer_bytes": 134217728, "gbps": 20, "measured": "2026-12-04T11:00:00Z"}`))
+	f.Add([]byte(`{"gbps": 1e400}`))
+	f.Add([]byte(`{"gbps": "20", "measured": "yesterday"}`))
+	f.Add([]byte(`[1, 2, 3]`))
+	f.Add([]byte{0xff, 0x00, '{'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, savedReadBandwidthFile)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := loadReadBandwidth(dir); ok && !(s.GBPS > 0 && s.GBPS <= 1e5) {
+			t.Errorf("loaded an implausible %g GB/s", s.GBPS)
+		}
+	})
+}
