@@ -349,3 +349,126 @@ func symKernelsBlocked(t *testing.T, x *tensor.Tensor) bool {
 	}
 	return blocked
 }
+
+// TestDecodeAttentionRowSlices: a decode step's attention with a 110M
+// model's heads (12 of 64) over a cache of 1024 positions, for an AVX-512
+// target with the Xeon guest's L2 (2 MiB per core, 4 MiB kept for the
+// next kernel). The value sum Σ_p P[h,p]·V[p,h,:] takes each head's 64
+// columns whole and two heads a piece (so each cached row's slice is read
+// in one pass), not 32 columns and six heads as before; with 8 lanes its
+// columns stay in parts (the rule's bound is 4 vectors a head). The
+// scores q·K[p] prefetch the next cached row (3 KB) a line at a time. The
+// values of both kernels, as the CPU compiles them for this host, agree
+// with the float64 reference at the cache's end.
+func TestDecodeAttentionRowSlices(t *testing.T) {
+	const ctxLen, heads, hd = 1024, 12, 64
+	e, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx := tensor.NewContext(e)
+	r := rand.New(rand.NewPCG(5, 6))
+	keys := randVals(r, ctxLen*heads*hd)
+	cache, err := ctx.FromFloats(ir.Float32, []int{ctxLen, heads, hd}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache = cache.Contiguous().Realize()
+	v, err := tensor.NewVariable("start_pos", 0, ctxLen-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pos = 700
+	sp, err := v.Bind(pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := randVals(r, heads*hd)
+	qt, _ := ctx.FromFloats(ir.Float32, []int{1, heads, hd}, q)
+	// models/llama.tg's one-query form: the scores (positions, heads), so
+	// that their kernel reads the cached rows whole, one after another.
+	past := cache.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(1)}, {tensor.Int(0), tensor.Int(heads)}, {tensor.Int(0), tensor.Int(hd)}})
+	scores := past.Mul(qt).Sum(false, 2).Permute(1, 0) // (heads, positions)
+	out := scores.Softmax(-1).Unsqueeze(2).Mul(past.Permute(1, 0, 2)).Sum(false, 1)
+	if err := out.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+	var values, rows *ir.Kernel
+	for _, it := range s.Items {
+		k := it.Kernel
+		if k == nil || !k.HasSym() || len(k.Global) != 2 {
+			continue
+		}
+		switch {
+		case k.Global[0].Size == heads && k.Global[1].Size == hd:
+			values = k
+		case k.Global[1].Size == heads:
+			rows = k
+		}
+	}
+	if values == nil || rows == nil {
+		for _, it := range s.Items {
+			if it.Kernel != nil {
+				t.Logf("%s %v", it.Kernel.Name, it.Kernel.Global)
+			}
+		}
+		t.Fatalf("no value-sum or scores kernel among %d", len(s.Items))
+	}
+	upcasts := func(k *ir.Kernel, tg ir.Target) map[int]int64 {
+		ok, err := ir.OptimizeFor(k, tg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[int]int64{}
+		for _, o := range ok.Opts {
+			if o.Kind == ir.OptUpcast {
+				m[o.Axis] = o.Amt
+			}
+		}
+		return m
+	}
+	if u := upcasts(values, xeon); u[1] != hd || u[0] != 2 {
+		t.Errorf("16 lanes: the value sum upcasts %v (axis: amount), want the 64 columns whole and 2 heads", u)
+	}
+	avx2 := xeon
+	avx2.VecWidth, avx2.VecRegs = 8, 16
+	if u := upcasts(values, avx2); u[1] == hd {
+		t.Errorf("8 lanes: the value sum upcasts %v, want the columns in parts (a head is more than 4 vectors)", u)
+	}
+	ok, err := ir.OptimizeFor(rows, xeon, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ahead []ir.PrefetchAt
+	if ok.Prefetch != nil {
+		for _, at := range ok.Prefetch.Loads {
+			ahead = append(ahead, at)
+		}
+	}
+	if len(ahead) != 2 {
+		t.Errorf("scores: %d loads prefetched, want 2 (the two lines of a head's 64 floats an iteration of its sum reads)", len(ahead))
+	}
+	for _, at := range ahead {
+		if at.Next != ok.Global[0] || at.Dist != heads*hd || at.Ahead != 1 || at.Every != 1 {
+			t.Errorf("scores: prefetch %d %s (%d) ahead every %d, want the next row (%d) every iteration", at.Ahead, at.Next.Name(), at.Dist, at.Every, heads*hd)
+		}
+	}
+	got, err := out.Floats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []float64
+	for h := range heads {
+		hk := make([]float64, (pos+1)*hd)
+		for p := 0; p <= pos; p++ {
+			copy(hk[p*hd:], keys[(p*heads+h)*hd:(p*heads+h+1)*hd])
+		}
+		want = append(want, attendRef(hk, q[h*hd:(h+1)*hd], pos+1, hd)...)
+	}
+	near(t, "attention", got, want, 1e-5)
+}

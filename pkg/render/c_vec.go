@@ -550,7 +550,9 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		if len(e0.Src) > 1 && !isRow && !r.guardHeld(e0.Src[1]) { // one guard for all lanes (the simd pass checks)
 			ld = fmt.Sprintf("(%s)?%s:(%s){0}", r.expr(e0.Src[1]), ld, vtype(t))
 		}
-		return v.declare(r, t, "vval", ld)
+		name := v.declare(r, t, "vval", ld)
+		r.prefetch(e0)
+		return name
 	}
 	if e0.Op == ir.OpCast {
 		if ld, elem, ok := ir.NarrowLoad(t.Src(0)); ok {

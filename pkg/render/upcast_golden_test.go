@@ -119,3 +119,15 @@ func TestGoldenCMatvecHalf(t *testing.T) {
 	x, w := input(ir.Float32, 1, 256), input(ir.Float16, 32, 256)
 	goldenCPUWidth(t, x.Dot(w.Cast(ir.Float32).T()), 16, "matvec_half16.c")
 }
+
+// TestGoldenCScoresRows pins a decode step's attention scores (q·K[p] for
+// every cached row p, each head's 64 floats a slice of the row) on a host
+// whose caches the keys exceed: each 16-lane load of the keys is followed
+// by the prefetch of its line in the next row (ir's row-slice prefetch),
+// a float32 vector load's prefetch as the narrow loads' are written.
+func TestGoldenCScoresRows(t *testing.T) {
+	keys, q := input(ir.Float32, 64, 12, 64), input(ir.Float32, 1, 12, 64)
+	target := ir.CPUTarget
+	target.VecWidth, target.VecRegs, target.L2, target.L3 = 16, 32, 64<<10, 128<<10
+	goldenCPUTarget(t, keys.Mul(q).Sum(false, 2), target, fuse.Options{}, "scores_rows16.c")
+}
