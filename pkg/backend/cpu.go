@@ -54,7 +54,10 @@ func init() {
 // flags) but lets gcc compute both arms of a select whose arm divides
 // (where(mask, g/n, 0) in a pool's gradient): with trapping math the
 // division stays behind a branch and the loop is not vectorized.
-var baseCFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition"}
+// -fopenmp-simd makes gcc honour a kernel's `#pragma omp simd` (ir.VecLoops:
+// a loop of symbolic length vectorized, its sums in lanes) and nothing
+// else of OpenMP (no runtime, no threads).
+var baseCFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition", "-fopenmp-simd"}
 
 // noHalfArith keeps float16 arithmetic off where the host has it
 // (AVX512-FP16): kernels compute float16 in float registers and round each

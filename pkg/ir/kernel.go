@@ -44,6 +44,9 @@ type Kernel struct {
 	// Pro: C, a vector computed once per launch piece into a scratch row
 	// that the rows read (the prologue pass)
 	Pro *Prologue
+	// VecLoops: C, loops of symbolic length the C compiler vectorizes
+	// (the vec_loops pass)
+	VecLoops *VecLoops
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -271,6 +274,11 @@ func (k *Kernel) Dump() string {
 	if k.Prefetch != nil {
 		sb.WriteString(k.Prefetch.dump(names))
 	}
+	if k.VecLoops != nil {
+		for _, a := range k.VecLoops.Axes {
+			fmt.Fprintf(&sb, "  vec loop   %s in %d lanes (omp simd)\n", a.Name(), k.VecLoops.Width)
+		}
+	}
 	if k.Stream != nil {
 		for _, r := range k.Stream.Runs {
 			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
@@ -393,7 +401,7 @@ func (k *Kernel) verifyExprs() error {
 // same, is not proved again (its proof reads the expressions and itself
 // alone, and linearizes the kernel: most of a decode step's compile).
 func (k *Kernel) verifyPlans(prev *Kernel) error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.VecLoops == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -438,6 +446,11 @@ func (k *Kernel) verifyPlans(prev *Kernel) error {
 	}
 	if k.Prefetch != nil {
 		if err := k.Prefetch.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.VecLoops != nil && (prev == nil || prev.VecLoops != k.VecLoops) {
+		if err := k.VecLoops.verify(k); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -626,6 +639,7 @@ var Passes = []Pass{
 	{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "prefetch_epilogue", Run: PlanEpiloguePrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "vec_loops", Run: PlanVecLoops, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
 }
 

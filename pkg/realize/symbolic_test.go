@@ -9,6 +9,7 @@ import (
 
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -471,4 +472,118 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 		want = append(want, attendRef(hk, q[h*hd:(h+1)*hd], pos+1, hd)...)
 	}
 	near(t, "attention", got, want, 1e-5)
+}
+
+// TestSymbolicSoftmaxVecLoops: a softmax over rows of symbolic length (a
+// prompt chunk's attention over start_pos+n positions) leaves the simd
+// pass scalar; the vec_loops pass marks its three loops (the maximum's,
+// the sum's, the scaling's) for the C compiler to vectorize, and the C
+// renderer writes an omp simd pragma before each, the reductions named.
+// The CPU's values (lengths 1, 17 and 37: one lane, and tails the 16
+// lanes do not divide) agree with float64's; a softmax of constant length
+// gets no such plan, and the plan's check refuses a loop it does not
+// cover.
+func TestSymbolicSoftmaxVecLoops(t *testing.T) {
+	const rows, maxLen = 6, 40
+	e, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx := tensor.NewContext(e)
+	r := rand.New(rand.NewPCG(7, 8))
+	vals := randVals(r, rows*maxLen)
+	for i := range vals {
+		vals[i] *= 8
+	}
+	x, err := ctx.FromFloats(ir.Float32, []int{rows, maxLen}, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x = x.Contiguous().Realize()
+	v, err := tensor.NewVariable("n", 1, maxLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+	for _, n := range []int{1, 17, 37} {
+		sn, err := v.Bind(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := x.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), tensor.Int(rows)}, {tensor.Int(0), sn}}).Softmax(-1)
+		if n == 17 {
+			s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{HoistReduces: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var k *ir.Kernel
+			for _, it := range s.Items {
+				if it.Kernel != nil && it.Kernel.HasSym() {
+					k = it.Kernel
+				}
+			}
+			if k == nil {
+				t.Fatal("no symbolic kernel")
+			}
+			ok, err := ir.OptimizeFor(k, xeon, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok.VecLoops == nil || len(ok.VecLoops.Axes) != 3 || ok.VecLoops.Width != 16 {
+				t.Fatalf("vec loops %+v, want the maximum's, the sum's and the scaling's loops in 16 lanes", ok.VecLoops)
+			}
+			src := render.Render(render.C, ok)
+			for _, want := range []string{"#pragma omp simd simdlen(16) reduction(max:", "#pragma omp simd simdlen(16) reduction(+:", "#pragma omp simd simdlen(16)\n"} {
+				if !strings.Contains(src, want) {
+					t.Errorf("no %q in\n%s", want, src)
+				}
+			}
+			bad := *ok
+			bad.VecLoops = &ir.VecLoops{Width: 16, Axes: []*ir.Axis{ok.Global[0]}} // the loop split across cores
+			if err := bad.Verify(); err == nil {
+				t.Error("Verify accepted a vec loop over the outer global loop")
+			}
+		}
+		all, err := out.Floats() // the rows at their longest, the first n of each computed
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != rows*maxLen {
+			t.Fatalf("softmax of %d: %d values, want %d rows of %d", n, len(all), rows, maxLen)
+		}
+		var got, want []float64
+		for i := range rows {
+			got = append(got, all[i*maxLen:i*maxLen+n]...)
+			row := vals[i*maxLen : i*maxLen+n]
+			m := math.Inf(-1)
+			for _, y := range row {
+				m = max(m, y)
+			}
+			var sum float64
+			for _, y := range row {
+				sum += math.Exp(y - m)
+			}
+			for _, y := range row {
+				want = append(want, math.Exp(y-m)/sum)
+			}
+		}
+		near(t, fmt.Sprintf("softmax of %d", n), got, want, 1e-6)
+	}
+	fixed, _ := ctx.FromFloats(ir.Float32, []int{rows, maxLen}, vals)
+	s, err := fuse.Create([]*tensor.Node{fixed.Softmax(-1).Node()}, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range s.Items {
+		if it.Kernel == nil {
+			continue
+		}
+		ok, err := ir.OptimizeFor(it.Kernel, xeon, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok.VecLoops != nil {
+			t.Errorf("%s: vec loops %v in a kernel of constant sizes", ok.Name, ok.VecLoops.Axes)
+		}
+	}
 }

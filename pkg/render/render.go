@@ -217,6 +217,9 @@ func (r *renderer) kernel() string {
 			r.line("%s %s = %s_line + tg_l;", r.idx, a.Name(), a.Name())
 			continue
 		default:
+			if r.lang.gpu == nil && r.k.VecLoops.Has(a) {
+				r.line("#pragma omp simd simdlen(%d)", r.k.VecLoops.Width)
+			}
 			r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		}
 		r.indent++
@@ -414,6 +417,18 @@ func (r *renderer) reduce(e *ir.Expr) {
 	var skip []*ir.Expr
 	if r.k.Skip != nil && r.lang.gpu == nil {
 		skip = r.k.Skip.Conds[axes[0]]
+	}
+	if len(axes) == 1 && r.lang.gpu == nil && r.k.VecLoops.Has(axes[0]) {
+		// ir.VecLoops: the compiler sums (and takes maxima) in lanes
+		pragma := fmt.Sprintf("#pragma omp simd simdlen(%d)", r.k.VecLoops.Width)
+		for i, m := range members {
+			op := "+"
+			if m.Arg.(*ir.ReduceArg).Op == ir.OpMaxReduce {
+				op = "max"
+			}
+			pragma += fmt.Sprintf(" reduction(%s:%s)", op, accs[i])
+		}
+		r.line("%s", pragma)
 	}
 	for i, a := range axes {
 		if i == len(axes)-1 {
