@@ -372,3 +372,71 @@ func matPair(t *testing.T, ctx *tensor.Context, i int) (x, y *tensor.Tensor) {
 	t.Helper()
 	return mkVec(t, ctx, []int{3, 4}, seqVals(12, i+1)...), mkVec(t, ctx, []int{4, 2}, seqVals(8, i+3)...)
 }
+
+// TestJitSharesSlots: a captured function whose intermediates live one
+// after another (a chain of kernels, each reading the one before) holds
+// fewer buffers than it has intermediates: a later one takes the memory
+// of one whose last reader has run, never one its own kernel reads. The
+// replays equal the function run plainly, and after the first replay they
+// allocate their output alone.
+func TestJitSharesSlots(t *testing.T) {
+	for _, name := range []string{"GO", "CPU"} {
+		dev, err := backend.Open(name)
+		if err != nil {
+			t.Logf("skipping %s: %v", name, err)
+			continue
+		}
+		d := &allocCounter{Device: dev}
+		ctx := tensor.NewContext(New(d, Options{}))
+		// five intermediates of one shape in a chain, then a reduce
+		f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			h := in[0].Mul(in[1]).Contiguous()
+			for k := range 4 {
+				h = h.Mul(ctx.Const(1.5, ir.Float32)).Add(in[0].Mul(ctx.Const(float64(k), ir.Float32))).Relu().Contiguous()
+			}
+			return []*tensor.Tensor{h.Sum(false)}, nil
+		}
+		j := NewJit(ctx, "f", f)
+		var outs []*tensor.Tensor
+		var want [][]float64
+		for i := range 6 {
+			x, _ := ctx.FromFloats(ir.Float32, []int{8, 16}, seqVals(128, 3+i))
+			y, _ := ctx.FromFloats(ir.Float32, []int{8, 16}, seqVals(128, 5+2*i))
+			ref, err := f([]*tensor.Tensor{x, y})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, vals(t, ref[0]))
+			before := d.allocs
+			out, err := j.Call(x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i >= 3 {
+				if n := d.allocs - before; n != 1 {
+					t.Errorf("%s: replay %d allocated %d buffers, want 1 (its output)", name, i, n)
+				}
+			}
+			outs = append(outs, out[0])
+		}
+		for i, o := range outs {
+			near(t, name+" output", vals(t, o), want[i], 1e-4)
+		}
+		p := j.plan
+		allocs := 0
+		for _, st := range p.steps {
+			if st.alloc < 0 {
+				continue
+			}
+			allocs++
+			for k, r := range st.args[1:] {
+				if r.kind == refSlot && r.idx == st.alloc {
+					t.Errorf("%s: kernel %s writes the buffer its argument %d reads", name, st.item.name, k+1)
+				}
+			}
+		}
+		if p.nslots >= allocs-1 || p.nslots > 3 {
+			t.Errorf("%s: %d buffers for %d slots, want 2 for the chain and 1 for the output", name, p.nslots, allocs)
+		}
+	}
+}
