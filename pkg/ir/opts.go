@@ -1117,16 +1117,18 @@ const rowSliceVecs = 8
 // rowSlices says whether k sums, over a loop of symbolic length, slices of
 // rows that each lane of outer reads apart: a decode step's attention
 // weights times the cached values, Σ_p P[h,p]·V[p, h·64+d] over start_pos+1
-// positions, each head h (outer) its own 64 columns d (inner, at most 4
-// vectors) of every cached row. Then inner is taken whole, so that each
-// row's slice is read in one pass, one row after the other: split in two
-// vectors (the general rule), the row was read twice, half of each head's
-// slice a pass, and the values streamed at 13-15 GB/s on one core of the
-// Xeon guest at 990 positions against 21-25 with the whole slice (C
-// harness, the 12 layers' caches read after a 64 MiB flush; two or three
-// heads a piece alike).
+// positions, each head h (outer) its own 64 columns d (inner, at most
+// rowSliceVecs vectors) of every cached row. Then inner is taken whole, so
+// that each row's slice is read in one pass, one row after the other:
+// split in two vectors (the general rule), the row was read twice, half of
+// each head's slice a pass, and the values streamed at 13-15 GB/s on one
+// core of the Xeon guest at 990 positions against 21-25 with the whole
+// slice (C harness, the 12 layers' caches read after a 64 MiB flush; two or
+// three heads a piece alike). With 8 lanes a head is 8 vectors, one head a
+// piece (it was 16 columns, the row in four passes): the kernel 229-248 ->
+// 126-140 µs a layer at ~990 positions, `-n 1000` 141-144 -> 151-155 tok/s.
 func rowSlices(k *Kernel, inner, outer *Axis, w int64) bool {
-	if inner == nil || outer == nil || inner.Size%w != 0 || inner.Size > 4*w || inner.Sym != nil || outer.Sym != nil {
+	if inner == nil || outer == nil || inner.Size%w != 0 || inner.Size > rowSliceVecs*w || inner.Sym != nil || outer.Sym != nil {
 		return false
 	}
 	symbolic := false

@@ -356,8 +356,8 @@ func symKernelsBlocked(t *testing.T, x *tensor.Tensor) bool {
 // target with the Xeon guest's L2 (2 MiB per core, 4 MiB kept for the
 // next kernel). The value sum Σ_p P[h,p]·V[p,h,:] takes each head's 64
 // columns whole and two heads a piece (so each cached row's slice is read
-// in one pass), not 32 columns and six heads as before; with 8 lanes its
-// columns stay in parts (the rule's bound is 4 vectors a head). The
+// in one pass), not 32 columns and six heads as before; with 8 lanes the
+// 64 columns are 8 vectors, one head a piece (16 columns before). The
 // scores q·K[p] prefetch the next cached row (3 KB) a line at a time. The
 // values of both kernels, as the CPU compiles them for this host, agree
 // with the float64 reference at the cache's end.
@@ -438,8 +438,8 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 	}
 	avx2 := xeon
 	avx2.VecWidth, avx2.VecRegs = 8, 16
-	if u := upcasts(values, avx2); u[1] == hd {
-		t.Errorf("8 lanes: the value sum upcasts %v, want the columns in parts (a head is more than 4 vectors)", u)
+	if u := upcasts(values, avx2); u[1] != hd || u[0] > 1 {
+		t.Errorf("8 lanes: the value sum upcasts %v, want the 64 columns whole (8 vectors) and one head", u)
 	}
 	ok, err := ir.OptimizeFor(rows, xeon, nil)
 	if err != nil {
