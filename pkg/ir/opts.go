@@ -540,7 +540,7 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 		// 245-264 µs); F32, Q8_0 and 8 lanes the same within the noise.
 		outer = nil
 	}
-	slices := inner != nil && innerAmt == inner.Size && rowSlices(k, inner, outer, w)
+	sliced := inner != nil && innerAmt == inner.Size && rowSlices(k, inner, outer, w)
 	if outer != nil {
 		// At most 8 vector accumulators: 8 rows (conv output channels) when
 		// the contiguous axis takes one vector, 4 when it takes two (BEAM's
@@ -555,7 +555,7 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
 			if c*innerAmt*unrollAmt <= min(t.Accs()*w, lanesCap) && (!unrolled || c*innerAmt <= vecs) &&
-				(!widened || c*vecRuns(innerAmt, w) <= t.Accs()) && (!slices || c*innerAmt <= rowSliceVecs*w) {
+				(!widened || c*vecRuns(innerAmt, w) <= t.Accs()) && (!sliced || c*innerAmt <= rowSliceVecs*w) {
 				cands = append(cands, c)
 			}
 		}
@@ -1131,14 +1131,14 @@ func rowSlices(k *Kernel, inner, outer *Axis, w int64) bool {
 	if inner == nil || outer == nil || inner.Size%w != 0 || inner.Size > rowSliceVecs*w || inner.Sym != nil || outer.Sym != nil {
 		return false
 	}
+	raxes := k.ReduceAxes()
 	symbolic := false
-	for _, a := range k.ReduceAxes() {
+	for _, a := range raxes {
 		symbolic = symbolic || a.Sym != nil
 	}
 	if !symbolic {
 		return false
 	}
-	raxes := k.ReduceAxes()
 	reads := false
 	ok := true
 	Walk(k.Stores, func(e *Expr) {

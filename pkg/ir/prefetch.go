@@ -101,19 +101,19 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	for _, e := range lineLeaders(narrowLoads) {
 		plan[e] = narrow[e]
 	}
-	slices := map[*Expr]PrefetchAt{}
+	rowSlice := map[*Expr]PrefetchAt{}
 	var sliceLoads []*Expr
 	Walk(k.Stores, func(e *Expr) {
 		if _, planned := plan[e]; planned {
 			return
 		}
 		if at, ok := rowSlicePrefetchable(k, t, e, order, flops); ok {
-			slices[e] = at
+			rowSlice[e] = at
 			sliceLoads = append(sliceLoads, e)
 		}
 	})
 	for _, e := range lineStarts(sliceLoads) {
-		plan[e] = slices[e]
+		plan[e] = rowSlice[e]
 	}
 	panels := map[*Expr]PrefetchAt{}
 	var panelLoads []*Expr

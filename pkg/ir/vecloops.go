@@ -57,7 +57,8 @@ func PlanVecLoops(k *Kernel, t Target) (*Kernel, error) {
 
 // vecReduceLoop says whether a reduce group's loop is one the plan
 // vectorizes: one symbolic axis, scalar float32 sums and maxima (no SIMD
-// lane, no skip test), a body without a nested loop.
+// lane, no skip test), a body without a nested loop, and the values a keep
+// plan stores in it each at its own element.
 func vecReduceLoop(k *Kernel, prog *Program, leader *Expr, members []*Expr) (*Axis, bool) {
 	axes := leader.Arg.(*ReduceArg).Axes
 	if len(axes) != 1 || axes[0].Sym == nil {
@@ -81,6 +82,15 @@ func vecReduceLoop(k *Kernel, prog *Program, leader *Expr, members []*Expr) (*Ax
 	for _, e := range prog.Inner[leader].Nodes {
 		if e.Op == OpReduce {
 			return nil, false
+		}
+	}
+	if k.Keep != nil && k.Keep.Leader == leader {
+		for _, m := range members {
+			if idx, ok := k.Keep.Index[m]; ok {
+				if s, ok := AxisStride(idx, a); !ok || s == 0 {
+					return nil, false // the kept values would share an element
+				}
+			}
 		}
 	}
 	return a, true
