@@ -101,34 +101,26 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	for _, e := range lineLeaders(narrowLoads) {
 		plan[e] = narrow[e]
 	}
-	rowSlice := map[*Expr]PrefetchAt{}
-	var sliceLoads []*Expr
-	Walk(k.Stores, func(e *Expr) {
-		if _, planned := plan[e]; planned {
-			return
+	// The rules that prefetch a load per line a step reads (lineStarts),
+	// for the loads the rules above left.
+	lines := func(rule func(*Kernel, Target, *Expr, []*Axis, int64) (PrefetchAt, bool)) {
+		found := map[*Expr]PrefetchAt{}
+		var lds []*Expr
+		Walk(k.Stores, func(e *Expr) {
+			if _, planned := plan[e]; planned {
+				return
+			}
+			if at, ok := rule(k, t, e, order, flops); ok {
+				found[e] = at
+				lds = append(lds, e)
+			}
+		})
+		for _, e := range lineStarts(lds) {
+			plan[e] = found[e]
 		}
-		if at, ok := rowSlicePrefetchable(k, t, e, order, flops); ok {
-			rowSlice[e] = at
-			sliceLoads = append(sliceLoads, e)
-		}
-	})
-	for _, e := range lineStarts(sliceLoads) {
-		plan[e] = rowSlice[e]
 	}
-	panels := map[*Expr]PrefetchAt{}
-	var panelLoads []*Expr
-	Walk(k.Stores, func(e *Expr) {
-		if _, planned := plan[e]; planned {
-			return
-		}
-		if at, ok := panelPrefetchable(k, t, e, order, flops); ok {
-			panels[e] = at
-			panelLoads = append(panelLoads, e)
-		}
-	})
-	for _, e := range lineStarts(panelLoads) {
-		plan[e] = panels[e]
-	}
+	lines(rowSlicePrefetchable)
+	lines(panelPrefetchable)
 	if len(plan) == 0 {
 		return k, nil
 	}

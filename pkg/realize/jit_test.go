@@ -225,6 +225,21 @@ func (d *allocCounter) Alloc(dt ir.DType, n int) (backend.Buffer, error) {
 // plain function on the same inputs, whose realized values interning must
 // not hand to the capture (it then recorded no kernels).
 func TestJitReplayKeepsIntermediates(t *testing.T) {
+	forCountedDevices(t, func(name string, d *allocCounter, ctx *tensor.Context) {
+		// three kernels: two intermediates that stay inside, one output
+		f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			h := in[0].Dot(in[1]).Relu().Contiguous()
+			g := h.Sum(true).Sigmoid().Contiguous()
+			return []*tensor.Tensor{h.Mul(g).Sum(false)}, nil
+		}
+		replaysAllocOutput(t, name, d, f, func(i int) (x, y *tensor.Tensor) { return matPair(t, ctx, i) }, 1e-5)
+	})
+}
+
+// forCountedDevices runs f on GO and CPU (those available), each device's
+// allocations counted.
+func forCountedDevices(t *testing.T, f func(name string, d *allocCounter, ctx *tensor.Context)) {
+	t.Helper()
 	for _, name := range []string{"GO", "CPU"} {
 		dev, err := backend.Open(name)
 		if err != nil {
@@ -232,39 +247,43 @@ func TestJitReplayKeepsIntermediates(t *testing.T) {
 			continue
 		}
 		d := &allocCounter{Device: dev}
-		ctx := tensor.NewContext(New(d, Options{}))
-		// three kernels: two intermediates that stay inside, one output
-		f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			h := in[0].Dot(in[1]).Relu().Contiguous()
-			g := h.Sum(true).Sigmoid().Contiguous()
-			return []*tensor.Tensor{h.Mul(g).Sum(false)}, nil
-		}
-		j := NewJit(ctx, "f", f)
-		var outs []*tensor.Tensor
-		var want [][]float64
-		for i := range 6 {
-			x, y := matPair(t, ctx, i)
-			ref, err := f([]*tensor.Tensor{x, y})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, vals(t, ref[0]))
-			before := d.allocs
-			out, err := j.Call(x, y)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i >= 3 { // replays after the first
-				if n := d.allocs - before; n != 1 {
-					t.Errorf("%s: replay %d allocated %d buffers, want 1 (its output)", name, i, n)
-				}
-			}
-			outs = append(outs, out[0])
-		}
-		for i, o := range outs { // read after every call has run
-			near(t, name+" output", vals(t, o), want[i], 1e-5)
-		}
+		f(name, d, tensor.NewContext(New(d, Options{})))
 	}
+}
+
+// replaysAllocOutput calls f captured by TinyJit on six pairs of inputs:
+// each call's value is f's run plainly, and the replays after the first
+// allocate their output alone (the intermediates are the plan's). It
+// returns the Jit.
+func replaysAllocOutput(t *testing.T, name string, d *allocCounter, f JitFunc, inputs func(i int) (x, y *tensor.Tensor), tol float64) *Jit {
+	t.Helper()
+	x0, _ := inputs(0)
+	j := NewJit(x0.Context(), "f", f)
+	var outs []*tensor.Tensor
+	var want [][]float64
+	for i := range 6 {
+		x, y := inputs(i)
+		ref, err := f([]*tensor.Tensor{x, y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, vals(t, ref[0]))
+		before := d.allocs
+		out, err := j.Call(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= 3 { // replays after the first
+			if n := d.allocs - before; n != 1 {
+				t.Errorf("%s: replay %d allocated %d buffers, want 1 (its output)", name, i, n)
+			}
+		}
+		outs = append(outs, out[0])
+	}
+	for i, o := range outs { // read after every call has run
+		near(t, name+" output", vals(t, o), want[i], tol)
+	}
+	return j
 }
 
 // TestJitReleaseOutput: a replay's output, which the replay allocated for
@@ -380,14 +399,7 @@ func matPair(t *testing.T, ctx *tensor.Context, i int) (x, y *tensor.Tensor) {
 // replays equal the function run plainly, and after the first replay they
 // allocate their output alone.
 func TestJitSharesSlots(t *testing.T) {
-	for _, name := range []string{"GO", "CPU"} {
-		dev, err := backend.Open(name)
-		if err != nil {
-			t.Logf("skipping %s: %v", name, err)
-			continue
-		}
-		d := &allocCounter{Device: dev}
-		ctx := tensor.NewContext(New(d, Options{}))
+	forCountedDevices(t, func(name string, d *allocCounter, ctx *tensor.Context) {
 		// five intermediates of one shape in a chain, then a reduce
 		f := func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			h := in[0].Mul(in[1]).Contiguous()
@@ -396,32 +408,11 @@ func TestJitSharesSlots(t *testing.T) {
 			}
 			return []*tensor.Tensor{h.Sum(false)}, nil
 		}
-		j := NewJit(ctx, "f", f)
-		var outs []*tensor.Tensor
-		var want [][]float64
-		for i := range 6 {
-			x, _ := ctx.FromFloats(ir.Float32, []int{8, 16}, seqVals(128, 3+i))
-			y, _ := ctx.FromFloats(ir.Float32, []int{8, 16}, seqVals(128, 5+2*i))
-			ref, err := f([]*tensor.Tensor{x, y})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, vals(t, ref[0]))
-			before := d.allocs
-			out, err := j.Call(x, y)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i >= 3 {
-				if n := d.allocs - before; n != 1 {
-					t.Errorf("%s: replay %d allocated %d buffers, want 1 (its output)", name, i, n)
-				}
-			}
-			outs = append(outs, out[0])
-		}
-		for i, o := range outs {
-			near(t, name+" output", vals(t, o), want[i], 1e-4)
-		}
+		j := replaysAllocOutput(t, name, d, f, func(i int) (x, y *tensor.Tensor) {
+			x, _ = ctx.FromFloats(ir.Float32, []int{8, 16}, seqVals(128, 3+i))
+			y, _ = ctx.FromFloats(ir.Float32, []int{8, 16}, seqVals(128, 5+2*i))
+			return x, y
+		}, 1e-4)
 		p := j.plan
 		allocs := 0
 		for _, st := range p.steps {
@@ -438,5 +429,5 @@ func TestJitSharesSlots(t *testing.T) {
 		if p.nslots >= allocs-1 || p.nslots > 3 {
 			t.Errorf("%s: %d buffers for %d slots, want 2 for the chain and 1 for the output", name, p.nslots, allocs)
 		}
-	}
+	})
 }

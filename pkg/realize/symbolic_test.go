@@ -60,6 +60,20 @@ func attendRef(keys, q []float64, n, dim int) []float64 {
 	return out
 }
 
+// attendHeadsRef is attendRef for each head of a cache of rows (position,
+// head, dim), over the first n positions, the heads' outputs in order.
+func attendHeadsRef(keys, q []float64, n, heads, hd int) []float64 {
+	var out []float64
+	for h := range heads {
+		hk := make([]float64, n*hd)
+		for p := range n {
+			copy(hk[p*hd:], keys[(p*heads+h)*hd:(p*heads+h+1)*hd])
+		}
+		out = append(out, attendRef(hk, q[h*hd:(h+1)*hd], n, hd)...)
+	}
+	return out
+}
+
 // TestSymbolicAttention: a decode-style step whose attended length is a
 // variable (start_pos+1) writes its key into a cache slot at start_pos
 // (an assign into a symbolic view) and attends over the positions so
@@ -302,15 +316,7 @@ func TestSymbolicAttentionHeads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var want []float64
-				for h := range heads {
-					hk := make([]float64, (pos+1)*hd)
-					for p := 0; p <= pos; p++ {
-						copy(hk[p*hd:], keys[(p*heads+h)*hd:(p*heads+h+1)*hd])
-					}
-					want = append(want, attendRef(hk, q[h*hd:(h+1)*hd], pos+1, hd)...)
-				}
-				near(t, "attention", got, want, 1e-5)
+				near(t, "attention", got, attendHeadsRef(keys, q, pos+1, heads, hd), 1e-5)
 			}
 			if !blocked {
 				t.Error("the heuristic blocked no constant loop of the symbolic attention kernels")
@@ -463,15 +469,7 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []float64
-	for h := range heads {
-		hk := make([]float64, (pos+1)*hd)
-		for p := 0; p <= pos; p++ {
-			copy(hk[p*hd:], keys[(p*heads+h)*hd:(p*heads+h+1)*hd])
-		}
-		want = append(want, attendRef(hk, q[h*hd:(h+1)*hd], pos+1, hd)...)
-	}
-	near(t, "attention", got, want, 1e-5)
+	near(t, "attention", got, attendHeadsRef(keys, q, pos+1, heads, hd), 1e-5)
 }
 
 // TestSymbolicSoftmaxVecLoops: a softmax over rows of symbolic length (a
