@@ -585,3 +585,78 @@ func TestSymbolicSoftmaxVecLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkScoresBlocked: a prompt chunk's attention scores (per head, the
+// chunk's queries times the keys of start_pos+chunk positions, both read
+// along head_dim) take 4 queries a block and the 64-long sums in one
+// vector each, at 16 and 8 lanes (symDotOpts). The CPU's scores agree
+// with float64's.
+func TestChunkScoresBlocked(t *testing.T) {
+	const ctxLen, heads, hd, chunk = 64, 3, 64, 8
+	e, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx := tensor.NewContext(e)
+	r := rand.New(rand.NewPCG(9, 10))
+	keys := randVals(r, ctxLen*heads*hd)
+	cache, err := ctx.FromFloats(ir.Float32, []int{heads, ctxLen, hd}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache = cache.Contiguous().Realize()
+	qs := randVals(r, heads*chunk*hd)
+	q, _ := ctx.FromFloats(ir.Float32, []int{heads, chunk, hd}, qs)
+	v, err := tensor.NewVariable("n", 1, ctxLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 37
+	sn, err := v.Bind(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := cache.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), tensor.Int(heads)}, {tensor.Int(0), sn}, {tensor.Int(0), tensor.Int(hd)}})
+	scores := q.Dot(past.Transpose(1, 2)) // (heads, chunk, n)
+	s, err := fuse.Create([]*tensor.Node{scores.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k *ir.Kernel
+	for _, it := range s.Items {
+		if it.Kernel != nil && it.Kernel.HasSym() {
+			k = it.Kernel
+		}
+	}
+	if k == nil {
+		t.Fatal("no symbolic kernel")
+	}
+	for _, w := range []int{16, 8} {
+		ok, err := ir.OptimizeFor(k, ir.Target{Upcast: true, VecWidth: w, VecRegs: 32}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := ok.Opts
+		if len(o) != 2 || o[0].Kind != ir.OptUpcast || o[0].Amt != 4 || o[1].Kind != ir.OptUnroll || o[1].Amt != int64(w) {
+			t.Errorf("%d lanes: opts %s, want the queries by 4 and the sum in one vector (UPCAST(q,4) UNROLL(0,%d))", w, ir.FormatOpts(o), w)
+		}
+	}
+	all, err := scores.Floats() // the rows at their longest, the first n of each computed
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []float64
+	for h := range heads {
+		for i := range chunk {
+			row := all[(h*chunk+i)*ctxLen:]
+			for p := range n {
+				var dot float64
+				for d := range hd {
+					dot += qs[(h*chunk+i)*hd+d] * keys[(h*ctxLen+p)*hd+d]
+				}
+				got, want = append(got, row[p]), append(want, dot)
+			}
+		}
+	}
+	near(t, "scores", got, want, 1e-4)
+}
