@@ -423,28 +423,23 @@ func buildPlan(e *Engine, cap *capture, inputs []backend.Buffer, outs []*tensor.
 // model held 26 buffers for its attention scores (one a layer) and 89 for
 // its vectors of 768; one at a time is live.
 func (p *jitPlan) shareSlots() {
+	type class struct {
+		dt   ir.DType
+		size int
+	}
 	first, last := make([]int, p.nslots), make([]int, p.nslots)
+	sizes := make([]class, p.nslots)
 	for s := range first {
 		first[s], last[s] = -1, -1
 	}
 	for i, st := range p.steps {
 		if st.alloc >= 0 {
-			first[st.alloc] = i
+			first[st.alloc], sizes[st.alloc] = i, class{st.dtype, st.size}
 		}
 		for _, r := range st.args {
 			if r.kind == refSlot {
 				last[r.idx] = max(last[r.idx], i)
 			}
-		}
-	}
-	type class struct {
-		dt   ir.DType
-		size int
-	}
-	sizes := make([]class, p.nslots)
-	for _, st := range p.steps {
-		if st.alloc >= 0 {
-			sizes[st.alloc] = class{st.dtype, st.size}
 		}
 	}
 	phys := make([]int, p.nslots) // slot → its buffer's index

@@ -74,6 +74,70 @@ func attendHeadsRef(keys, q []float64, n, heads, hd int) []float64 {
 	return out
 }
 
+// cpuRandom opens a CPU context and a realized tensor of the given shape
+// filled by randVals from a seeded stream (scaled by scale), returning the
+// stream for more values and the tensor's values; it skips the test where
+// the host has no C compiler.
+func cpuRandom(t *testing.T, seed uint64, scale float64, shape ...int) (*tensor.Context, *rand.Rand, []float64, *tensor.Tensor) {
+	t.Helper()
+	e, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx := tensor.NewContext(e)
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	vals := randVals(r, n)
+	for i := range vals {
+		vals[i] *= scale
+	}
+	x, err := ctx.FromFloats(ir.Float32, shape, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, r, vals, x.Contiguous().Realize()
+}
+
+// bound is a variable of range [lo, hi] bound to val.
+func bound(t *testing.T, name string, lo, hi, val int) tensor.SInt {
+	t.Helper()
+	v, err := tensor.NewVariable(name, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := v.Bind(val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
+// symKernels schedules x and returns its kernels with a symbolic loop.
+func symKernels(t *testing.T, x *tensor.Tensor, opts fuse.Options) []*ir.Kernel {
+	t.Helper()
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []*ir.Kernel
+	for _, it := range s.Items {
+		if it.Kernel != nil && it.Kernel.HasSym() {
+			ks = append(ks, it.Kernel)
+		}
+	}
+	if len(ks) == 0 {
+		t.Fatal("no symbolic kernel")
+	}
+	return ks
+}
+
+// xeonTarget is an AVX-512 target with the Xeon guest's caches (2 MiB of
+// L2 per core, 4 MiB kept for the next kernel).
+var xeonTarget = ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+
 // TestSymbolicAttention: a decode-style step whose attended length is a
 // variable (start_pos+1) writes its key into a cache slot at start_pos
 // (an assign into a symbolic view) and attends over the positions so
@@ -369,27 +433,9 @@ func symKernelsBlocked(t *testing.T, x *tensor.Tensor) bool {
 // with the float64 reference at the cache's end.
 func TestDecodeAttentionRowSlices(t *testing.T) {
 	const ctxLen, heads, hd = 1024, 12, 64
-	e, err := Open("CPU", Options{})
-	if err != nil {
-		t.Skip(err)
-	}
-	ctx := tensor.NewContext(e)
-	r := rand.New(rand.NewPCG(5, 6))
-	keys := randVals(r, ctxLen*heads*hd)
-	cache, err := ctx.FromFloats(ir.Float32, []int{ctxLen, heads, hd}, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache = cache.Contiguous().Realize()
-	v, err := tensor.NewVariable("start_pos", 0, ctxLen-1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, r, keys, cache := cpuRandom(t, 5, 1, ctxLen, heads, hd)
 	const pos = 700
-	sp, err := v.Bind(pos)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := bound(t, "start_pos", 0, ctxLen-1, pos)
 	q := randVals(r, heads*hd)
 	qt, _ := ctx.FromFloats(ir.Float32, []int{1, heads, hd}, q)
 	// models/llama.tg's one-query form: the scores (positions, heads), so
@@ -400,15 +446,10 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 	if err := out.Err(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+	xeon := xeonTarget
 	var values, rows *ir.Kernel
-	for _, it := range s.Items {
-		k := it.Kernel
-		if k == nil || !k.HasSym() || len(k.Global) != 2 {
+	for _, k := range symKernels(t, out, fuse.Options{}) {
+		if len(k.Global) != 2 {
 			continue
 		}
 		switch {
@@ -419,12 +460,7 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 		}
 	}
 	if values == nil || rows == nil {
-		for _, it := range s.Items {
-			if it.Kernel != nil {
-				t.Logf("%s %v", it.Kernel.Name, it.Kernel.Global)
-			}
-		}
-		t.Fatalf("no value-sum or scores kernel among %d", len(s.Items))
+		t.Fatal("no value-sum or scores kernel among the symbolic ones")
 	}
 	upcasts := func(k *ir.Kernel, tg ir.Target) map[int]int64 {
 		ok, err := ir.OptimizeFor(k, tg, nil)
@@ -483,47 +519,14 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 // cover.
 func TestSymbolicSoftmaxVecLoops(t *testing.T) {
 	const rows, maxLen = 6, 40
-	e, err := Open("CPU", Options{})
-	if err != nil {
-		t.Skip(err)
-	}
-	ctx := tensor.NewContext(e)
-	r := rand.New(rand.NewPCG(7, 8))
-	vals := randVals(r, rows*maxLen)
-	for i := range vals {
-		vals[i] *= 8
-	}
-	x, err := ctx.FromFloats(ir.Float32, []int{rows, maxLen}, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x = x.Contiguous().Realize()
-	v, err := tensor.NewVariable("n", 1, maxLen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	xeon := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 2 << 20, L3: 4 << 20}
+	ctx, _, vals, x := cpuRandom(t, 7, 8, rows, maxLen)
+	xeon := xeonTarget
 	for _, n := range []int{1, 17, 37} {
-		sn, err := v.Bind(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sn := bound(t, "n", 1, maxLen, n)
 		out := x.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), tensor.Int(rows)}, {tensor.Int(0), sn}}).Softmax(-1)
 		if n == 17 {
-			s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{HoistReduces: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var k *ir.Kernel
-			for _, it := range s.Items {
-				if it.Kernel != nil && it.Kernel.HasSym() {
-					k = it.Kernel
-				}
-			}
-			if k == nil {
-				t.Fatal("no symbolic kernel")
-			}
-			ok, err := ir.OptimizeFor(k, xeon, nil)
+			ks := symKernels(t, out, fuse.Options{HoistReduces: true})
+			ok, err := ir.OptimizeFor(ks[len(ks)-1], xeon, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -593,44 +596,15 @@ func TestSymbolicSoftmaxVecLoops(t *testing.T) {
 // with float64's.
 func TestChunkScoresBlocked(t *testing.T) {
 	const ctxLen, heads, hd, chunk = 64, 3, 64, 8
-	e, err := Open("CPU", Options{})
-	if err != nil {
-		t.Skip(err)
-	}
-	ctx := tensor.NewContext(e)
-	r := rand.New(rand.NewPCG(9, 10))
-	keys := randVals(r, ctxLen*heads*hd)
-	cache, err := ctx.FromFloats(ir.Float32, []int{heads, ctxLen, hd}, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache = cache.Contiguous().Realize()
+	ctx, r, keys, cache := cpuRandom(t, 9, 1, heads, ctxLen, hd)
 	qs := randVals(r, heads*chunk*hd)
 	q, _ := ctx.FromFloats(ir.Float32, []int{heads, chunk, hd}, qs)
-	v, err := tensor.NewVariable("n", 1, ctxLen)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 37
-	sn, err := v.Bind(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sn := bound(t, "n", 1, ctxLen, n)
 	past := cache.ShrinkDims([][2]tensor.SInt{{tensor.Int(0), tensor.Int(heads)}, {tensor.Int(0), sn}, {tensor.Int(0), tensor.Int(hd)}})
 	scores := q.Dot(past.Transpose(1, 2)) // (heads, chunk, n)
-	s, err := fuse.Create([]*tensor.Node{scores.Node()}, fuse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k *ir.Kernel
-	for _, it := range s.Items {
-		if it.Kernel != nil && it.Kernel.HasSym() {
-			k = it.Kernel
-		}
-	}
-	if k == nil {
-		t.Fatal("no symbolic kernel")
-	}
+	ks := symKernels(t, scores, fuse.Options{})
+	k := ks[len(ks)-1]
 	for _, w := range []int{16, 8} {
 		ok, err := ir.OptimizeFor(k, ir.Target{Upcast: true, VecWidth: w, VecRegs: 32}, nil)
 		if err != nil {
