@@ -951,11 +951,14 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 }
 
 // TestQuantizedMatvecsInVectors: the matrix-vector products of the
-// quantized types a Q4_K_M file holds (Q4_K, and Q6_K, whose high bits
-// are shifted by 0 to 6 by sub-block: a scalar shift for all lanes)
-// accumulate in vectors at both widths (the simd pass has runs), and the
-// optimized kernel agrees with the unoptimized one on the CPU and in the
-// GO interpreter.
+// quantized types a Q4_K_M file holds (Q4_K packed as loaded, and Q6_K,
+// whose high bits are shifted by 0 to 6 by sub-block: a scalar shift for
+// all lanes) accumulate in vectors at both widths (the simd pass has
+// runs), and the optimized kernel agrees with the unoptimized one on the
+// CPU and in the GO interpreter. Their sub-blocks' scales come from tables
+// (ir.Tables) with results bit for bit those of the kernel computing them
+// in the loop; at 16 lanes Q4_K's nibbles become floats by permutes
+// (tg_low4f16), at 8 by converts.
 func TestQuantizedMatvecsInVectors(t *testing.T) {
 	cpu := cpuDevice(t)
 	gdev, err := backend.Open("GO")
@@ -982,6 +985,27 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				}
 				if k.SIMD == nil || len(k.SIMD.Accs) == 0 {
 					t.Errorf("%s %s (width %d): no vector accumulators", name, k.Name, w)
+				}
+				src := render.Render(render.C, k)
+				if k.Tabs == nil || !strings.Contains(src, "tg_tab0[") {
+					t.Errorf("%s %s (width %d): the sub-blocks' scales are not tabled:\n%s", name, k.Name, w, k.Dump())
+				}
+				if nib := strings.Contains(src, "tg_low4f16("); nib != (w == 16 && strings.HasPrefix(name, "Q4_K")) {
+					t.Errorf("%s %s (width %d): nibbles converted by permutes %v", name, k.Name, w, nib)
+				}
+				if k.Tabs != nil {
+					inLoop := *k
+					inLoop.Tabs = nil
+					tabled, err1 := newBench(cpu, target, k)
+					plain, err2 := newBench(cpu, target, &inLoop)
+					if err1 != nil || err2 != nil {
+						t.Fatal(err1, err2)
+					}
+					if string(tabled.ref[0]) != string(plain.ref[0]) {
+						t.Errorf("%s %s (width %d): the tables changed the results", name, k.Name, w)
+					}
+					tabled.free()
+					plain.free()
 				}
 				for _, dev := range []backend.Device{cpu, gdev} {
 					ref, err := newBench(dev, target, it.Kernel)
@@ -1024,4 +1048,60 @@ func quantized(t *testing.T, r *rand.Rand, qt quant.Type, rows, cols int) *tenso
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestTablesVerify: Verify accepts a Q4_K matrix-vector kernel's tables
+// plan and refuses it with an element moved by one, with a loop its value
+// does not read dropped, with a value that reads the block's sum, and
+// with a table too large.
+func TestTablesVerify(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	x := floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T())
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ir.CPUTarget
+	target.VecWidth = 16
+	k, err := ir.OptimizeFor(s.Items[len(s.Items)-1].Kernel, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Tabs == nil || len(k.Tabs.Tabs) != 1 || k.Tabs.Tabs[0].Size() != 16 || k.Verify() != nil {
+		t.Fatalf("want one verified table of 16 sub-block scales:\n%s", k.Dump())
+	}
+	if !strings.Contains(k.Dump(), "table 0 over") {
+		t.Errorf("the dump does not show the plan:\n%s", k.Dump())
+	}
+	tab := k.Tabs.Tabs[0]
+	var sum *ir.Expr // the block's sum the value multiplies
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if e.Op == ir.OpMul && e.Src[0] == tab.Value && e.Src[1].Op == ir.OpReduce {
+			sum = e
+		}
+	})
+	if sum == nil {
+		t.Fatalf("no product of the table's value and a block's sum:\n%s", k.Dump())
+	}
+	breaks := []struct {
+		name, want string
+		f          func(tb *ir.Table)
+	}{
+		{"element moved", "not its loops flattened", func(tb *ir.Table) { tb.Col = k.B.Add(tb.Col, k.B.Int(1)) }},
+		{"loop dropped", "reads", func(tb *ir.Table) { tb.Axes = tb.Axes[1:] }},
+		{"value reads a reduce", "reads a reduce", func(tb *ir.Table) { tb.Value = sum }},
+		{"too large", "elements", func(tb *ir.Table) {
+			tb.Axes = append(tb.Axes, &ir.Axis{ID: 999, Size: ir.MaxTable, Kind: ir.AxisReduce})
+		}},
+	}
+	for _, br := range breaks {
+		nk := *k
+		tb := tab
+		tb.Axes = append([]*ir.Axis{}, tab.Axes...)
+		br.f(&tb)
+		nk.Tabs = &ir.Tables{Tabs: []ir.Table{tb}}
+		if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), br.want) {
+			t.Errorf("%s: Verify says %v, want %q", br.name, err, br.want)
+		}
+	}
 }

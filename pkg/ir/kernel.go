@@ -47,6 +47,9 @@ type Kernel struct {
 	// VecLoops: C, loops of symbolic length the C compiler vectorizes
 	// (the vec_loops pass)
 	VecLoops *VecLoops
+	// Tabs: C, block values of a reduce computed for the whole row into
+	// tables before its loops (the tables pass)
+	Tabs *Tables
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -261,6 +264,9 @@ func (k *Kernel) Dump() string {
 	if k.Pro != nil {
 		sb.WriteString(k.Pro.dump(names))
 	}
+	if k.Tabs != nil {
+		sb.WriteString(k.Tabs.dump(names))
+	}
 	if k.Skip != nil {
 		for _, a := range k.Skip.axes() {
 			fmt.Fprintf(&sb, "  skip %s unless %s\n", a.Name(), lanes(k.Skip.Conds[a]...))
@@ -401,7 +407,7 @@ func (k *Kernel) verifyExprs() error {
 // same, is not proved again (its proof reads the expressions and itself
 // alone, and linearizes the kernel: most of a decode step's compile).
 func (k *Kernel) verifyPlans(prev *Kernel) error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.VecLoops == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.VecLoops == nil && k.Tabs == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -446,6 +452,11 @@ func (k *Kernel) verifyPlans(prev *Kernel) error {
 	}
 	if k.Prefetch != nil {
 		if err := k.Prefetch.verify(k, in); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.Tabs != nil {
+		if err := k.Tabs.verify(k, in); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -636,6 +647,7 @@ var Passes = []Pass{
 	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+	{Name: "tables", Run: PlanTables, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "prefetch_epilogue", Run: PlanEpiloguePrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
@@ -762,7 +774,7 @@ func (k *Kernel) rewrite(f func(b *Builder, e *Expr) *Expr) *Kernel {
 func (k *Kernel) rewriteLanes(n int, f func(b *Builder, lane int, e *Expr) *Expr) *Kernel {
 	nk := *k
 	nk.B = NewBuilder()
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows, nk.Prefetch, nk.Pro = nil, nil, nil, nil, nil, nil, nil, nil // plans name the old expressions
+	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows, nk.Prefetch, nk.Pro, nk.Tabs = nil, nil, nil, nil, nil, nil, nil, nil, nil // plans name the old expressions
 	nk.Stores = make([]*Expr, 0, n*len(k.Stores))
 	for lane := 0; lane < n; lane++ {
 		memo := map[*Expr]*Expr{}

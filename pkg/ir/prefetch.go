@@ -86,10 +86,18 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 		}
 	})
 	flops, _ := k.Cost()
+	tabled := k.TabledOnly() // read in the tables' loops, before the rows' (ir.Tables)
+	loads := func(visit func(*Expr)) {
+		Walk(k.Stores, func(e *Expr) {
+			if !tabled[e] {
+				visit(e)
+			}
+		})
+	}
 	plan := map[*Expr]PrefetchAt{}
 	narrow := map[*Expr]PrefetchAt{}
 	var narrowLoads []*Expr // in walk order: lineLeaders keeps the first of equal loads
-	Walk(k.Stores, func(e *Expr) {
+	loads(func(e *Expr) {
 		if at, ok := prefetchable(k, t, e, order, flops); ok {
 			plan[e] = at
 		}
@@ -106,7 +114,7 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	lines := func(rule func(*Kernel, Target, *Expr, []*Axis, int64) (PrefetchAt, bool)) {
 		found := map[*Expr]PrefetchAt{}
 		var lds []*Expr
-		Walk(k.Stores, func(e *Expr) {
+		loads(func(e *Expr) {
 			if _, planned := plan[e]; planned {
 				return
 			}

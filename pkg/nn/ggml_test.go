@@ -349,3 +349,76 @@ func matmulMatches(t *testing.T, ctx *tensor.Context, r *rand.Rand, dev string, 
 		}
 	}
 }
+
+// TestNibbleFloats: int32 lanes that are a low nibble (x & 15, for any x,
+// negative ones too) or a byte's high nibble (b >> 4) become floats
+// exactly on every device (row sums of them, each exact in float32); on a
+// 16-lane target the C kernel converts them with tg_low4f16 (a permute of
+// 0..15, which ignores the bits above the nibble, so the AND is not
+// computed), on an 8-lane one with a convert.
+func TestNibbleFloats(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const rows, cols = 16, 256
+	ints, bytes, ones := make([]float64, rows*cols), make([]float64, rows*cols), make([]float64, cols)
+	for i := range ints {
+		ints[i] = float64(int32(r.Uint32()))
+		bytes[i] = float64(r.IntN(256))
+	}
+	for i := range ones {
+		ones[i] = 1
+	}
+	ints[0], ints[1], ints[2] = math.MinInt32, -1, math.MaxInt32
+	rowSums := func(v *tensor.Tensor) *tensor.Tensor {
+		o, _ := v.Context().FromFloats(ir.Float32, []int{cols}, ones)
+		return v.Cast(ir.Float32).Mul(o).Sum(false, 1)
+	}
+	cases := []struct {
+		name string
+		f    func(ctx *tensor.Context) *tensor.Tensor
+		elem func(i int) int
+	}{
+		{"x & 15", func(ctx *tensor.Context) *tensor.Tensor {
+			x, _ := ctx.FromFloats(ir.Int32, []int{rows, cols}, ints)
+			return rowSums(x.And(x.Const(15, ir.Int32)))
+		}, func(i int) int { return int(int32(ints[i]) & 15) }},
+		{"b >> 4", func(ctx *tensor.Context) *tensor.Tensor {
+			b, _ := ctx.FromFloats(ir.Uint8, []int{rows, cols}, bytes)
+			x := b.Cast(ir.Int32)
+			return rowSums(x.Shr(x.Const(4, ir.Int32)))
+		}, func(i int) int { return int(bytes[i]) >> 4 }},
+	}
+	for _, c := range cases {
+		for _, w := range []int{8, 16} {
+			s, err := fuse.Create([]*tensor.Node{c.f(tensor.NewContext(nil)).Node()}, fuse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := ir.OptimizeFor(s.Items[len(s.Items)-1].Kernel, ir.Target{Upcast: true, VecWidth: w, VecRegs: 32}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src := render.Render(render.C, k); strings.Contains(src, "tg_low4f16(") != (w == 16) || w == 16 && strings.Contains(src, "&vbc") {
+				t.Errorf("%s, %d lanes: want tg_low4f16 (and no AND) at 16 lanes only:\n%s", c.name, w, src)
+			}
+		}
+		for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
+			ctx, _, err := realize.NewContext(dev, realize.Options{})
+			if err != nil {
+				continue
+			}
+			got, err := c.f(ctx).Floats()
+			if err != nil {
+				t.Fatalf("%s on %s: %v", c.name, dev, err)
+			}
+			for i, g := range got {
+				want := 0
+				for j := range cols {
+					want += c.elem(i*cols + j)
+				}
+				if g != float64(want) {
+					t.Fatalf("%s on %s: row %d sums to %v, want %d", c.name, dev, i, g, want)
+				}
+			}
+		}
+	}
+}

@@ -565,7 +565,16 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			r.prefetch(l0)
 			return name
 		}
-		s := fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
+		var s string
+		if w == 16 && e0.DType == ir.Float32 && low4(t.Src(0)) {
+			// int32 lanes in [0, 16) to floats: one permute of 0..15
+			// (AVX-512's vpermps reads an index's low 4 bits), which also
+			// does the AND of a low nibble (Q4_K's, Q4_0's weights)
+			r.need("tg_low4f16", cLow4Def)
+			s = fmt.Sprintf("tg_low4f16(%s)", r.low4Expr(t.Src(0)))
+		} else {
+			s = fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
+		}
 		if v.uses[t] > 1 {
 			return v.declare(r, t, "valu", s)
 		}
@@ -595,6 +604,76 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		return v.declare(r, t, "valu", s)
 	}
 	return s
+}
+
+// cLow4Def is tg_low4f16(v): the floats of int32 lanes' low 4 bits,
+// (float)(v & 15), as one vpermps of 0..15 with AVX-512 (a macro: its
+// vector types are the prelude's, defined by the time it is used).
+const cLow4Def = `#ifdef __AVX512F__
+#define tg_low4f16(v) ((tg_f16)__builtin_ia32_permvarsf512_mask((tg_f16){0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}, (tg_i16)(v), (tg_f16){0}, (unsigned short)-1))
+#else
+#define tg_low4f16(v) __builtin_convertvector((tg_i16)(v) & 15, tg_f16)
+#endif`
+
+// low4 says whether int32 lanes t may be written for tg_low4f16, which
+// reads their low 4 bits only: lanes equal to their low 4 bits (in [0,
+// 16): a byte shifted right by 4), x & 15, or a scalar-conditioned select
+// of two such.
+func low4(t ir.Lanes) bool {
+	e0 := t.L[0]
+	switch {
+	case e0.DType != ir.Int32:
+		return false
+	case lanesMin(t) >= 0 && lanesMax(t) < 16:
+		return true
+	case e0.Op == ir.OpAnd:
+		return low4Mask(t) >= 0
+	case e0.Op == ir.OpShr:
+		x, sh := t.Src(0), t.Src(1)
+		c := sh.L[0]
+		return sh.Uniform() && c.IsConst() && c.Min >= 0 && c.Min < 31 && lanesMin(x) >= 0 && lanesMax(x)>>c.Min < 16
+	case e0.Op == ir.OpWhere:
+		return t.Src(0).Uniform() && low4(t.Src(1)) && low4(t.Src(2))
+	}
+	return false
+}
+
+// low4Mask is the operand of AND lanes t that is the constant 15 (-1: none).
+func low4Mask(t ir.Lanes) int {
+	for j, c := range t.L[0].Src {
+		if t.Src(j).Uniform() && c.IsConst() && c.Min == 15 {
+			return j
+		}
+	}
+	return -1
+}
+
+// low4Expr renders lanes low4 accepts, an AND with 15 as its other operand.
+func (r *renderer) low4Expr(t ir.Lanes) string {
+	e0 := t.L[0]
+	switch {
+	case e0.Op == ir.OpAnd && low4Mask(t) >= 0:
+		return r.vexpr(t.Src(1 - low4Mask(t)))
+	case e0.Op == ir.OpWhere && !(lanesMin(t) >= 0 && lanesMax(t) < 16):
+		return fmt.Sprintf("(%s?%s:%s)", r.vexpr(t.Src(0)), r.low4Expr(t.Src(1)), r.low4Expr(t.Src(2)))
+	}
+	return r.vexpr(t)
+}
+
+func lanesMin(t ir.Lanes) int64 {
+	m := t.L[0].Min
+	for _, e := range t.L[:t.W] {
+		m = min(m, e.Min)
+	}
+	return m
+}
+
+func lanesMax(t ir.Lanes) int64 {
+	m := t.L[0].Max
+	for _, e := range t.L[:t.W] {
+		m = max(m, e.Max)
+	}
+	return m
 }
 
 func (v *cVec) declareScalar(r *renderer, e *ir.Expr, val string) string {

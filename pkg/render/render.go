@@ -124,6 +124,12 @@ type renderer struct {
 	// value's occurrences read the scratch row tg_pro, and the nodes only
 	// they read are dead too.
 	pro *ir.Prologue
+	// tabs, when set, is the kernel's tables plan (ir.Tables): each
+	// value reads its table tg_tabN, filled before its reduce's loops
+	// (tabling: the value being written there), and the nodes only the
+	// values read are dead.
+	tabs    *ir.Tables
+	tabling *ir.Expr
 	// held are the conditions the open loops have tested (skip plans'
 	// `if (!c) continue;`): a load guarded by them alone reads plainly.
 	held map[*ir.Expr]bool
@@ -183,6 +189,15 @@ func (r *renderer) kernel() string {
 	if r.k.Pro != nil && r.lang.gpu == nil {
 		r.pro = r.k.Pro
 		r.dead = proOnly(r.k)
+	}
+	if r.k.Tabs != nil && r.lang.gpu == nil {
+		r.tabs = r.k.Tabs
+		if r.dead == nil {
+			r.dead = map[*ir.Expr]bool{}
+		}
+		for e := range r.k.TabledOnly() {
+			r.dead[e] = true
+		}
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
@@ -430,6 +445,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 		}
 		r.line("%s", pragma)
 	}
+	r.tables(axes)
 	for i, a := range axes {
 		if i == len(axes)-1 {
 			r.declareRows(a)
@@ -696,6 +712,32 @@ func (r *renderer) prologue() {
 	r.block(&rest)
 }
 
+// tables writes the tables of a reduce's loops (ir.Tables): each value
+// for every iteration of the loops it reads, in those loops, before the
+// reduce runs them.
+func (r *renderer) tables(axes []*ir.Axis) {
+	if r.tabs == nil {
+		return
+	}
+	for i, t := range r.tabs.Tabs {
+		if !slices.Contains(axes, t.Axes[0]) {
+			continue
+		}
+		r.line("float tg_tab%d[%d] __attribute__((aligned(64)));", i, t.Size())
+		for _, a := range t.Axes {
+			r.line("for (%s %s = 0; %s < %d; %s++) {", r.idx, a.Name(), a.Name(), a.Size, a.Name())
+			r.indent++
+		}
+		r.tabling = t.Value
+		r.line("tg_tab%d[%s] = %s;", i, r.expr(t.Col), r.expr(t.Value))
+		r.tabling = nil
+		for range t.Axes {
+			r.indent--
+			r.line("}")
+		}
+	}
+}
+
 // proOnly lists the nodes of k that only the prologue plan's occurrences
 // read: the rows read the scratch row instead.
 func proOnly(k *ir.Kernel) map[*ir.Expr]bool {
@@ -740,6 +782,9 @@ func (r *renderer) expr(e *ir.Expr) string {
 		if c, ok := r.pro.Col[e]; ok { // computed by the prologue (ir.Prologue)
 			return fmt.Sprintf("tg_pro[%s]", r.expr(c))
 		}
+	}
+	if i, ok := r.tabs.Of(e); ok && e != r.tabling { // tabulated before its reduce (ir.Tables)
+		return fmt.Sprintf("tg_tab%d[%s]", i, r.expr(r.tabs.Tabs[i].Col))
 	}
 	if r.vec != nil {
 		if vecs, ok := r.vec.hsum[e]; ok {
