@@ -957,8 +957,10 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 // runs), and the optimized kernel agrees with the unoptimized one on the
 // CPU and in the GO interpreter. Their sub-blocks' scales come from tables
 // (ir.Tables) with results bit for bit those of the kernel computing them
-// in the loop; at 16 lanes Q4_K's nibbles become floats by permutes
-// (tg_low4f16), at 8 by converts.
+// in the loop, but for Q6_K's at 16 lanes, whose blocks of 16 weights are
+// one vector each, unrolled whole and two side by side (subBlockChains);
+// at 16 lanes Q4_K's nibbles become floats by permutes (tg_low4f16), at 8
+// by converts.
 func TestQuantizedMatvecsInVectors(t *testing.T) {
 	cpu := cpuDevice(t)
 	gdev, err := backend.Open("GO")
@@ -987,8 +989,15 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 					t.Errorf("%s %s (width %d): no vector accumulators", name, k.Name, w)
 				}
 				src := render.Render(render.C, k)
-				if k.Tabs == nil || !strings.Contains(src, "tg_tab0[") {
-					t.Errorf("%s %s (width %d): the sub-blocks' scales are not tabled:\n%s", name, k.Name, w, k.Dump())
+				// Q6_K's sub-blocks of 16 are one vector at 16 lanes,
+				// unrolled whole with two side by side: no block loop
+				// is left, and no table
+				wantTabs := w == 8 || strings.HasPrefix(name, "Q4_K")
+				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != wantTabs {
+					t.Errorf("%s %s (width %d): the sub-blocks' scales tabled %v:\n%s", name, k.Name, w, tabled, k.Dump())
+				}
+				if whole := strings.Contains(ir.FormatOpts(k.Opts), "UNROLL(5,16) UNROLL(4,2)"); whole != (w == 16 && name == "Q6_K matvec") {
+					t.Errorf("%s %s (width %d): opts %s", name, k.Name, w, ir.FormatOpts(k.Opts))
 				}
 				if nib := strings.Contains(src, "tg_low4f16("); nib != (w == 16 && strings.HasPrefix(name, "Q4_K")) {
 					t.Errorf("%s %s (width %d): nibbles converted by permutes %v", name, k.Name, w, nib)

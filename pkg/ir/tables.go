@@ -65,7 +65,9 @@ func (p *Tables) Of(e *Expr) (int, bool) {
 
 // PlanTables is the tables pass (see Tables): a table for each block
 // value of a top-level float32 sum that has a sum nested in it (the
-// block loops factor_reduces made); none: k unchanged.
+// block loops factor_reduces made) or is a group of 8 lanes or more, when
+// its lanes read one or two such values (not one each); none: k
+// unchanged.
 //
 // Q8_0's scale, a float16 load alone, gets none: the vector code reads it
 // as one broadcast load and convert, and its table made no difference in
@@ -92,10 +94,7 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 		if leader.Arg.(*ReduceArg).Op != OpSum || leader.DType != Float32 || prog.Place[leader] != nil {
 			continue
 		}
-		var vals []*Expr
-		for _, m := range prog.Members[leader] {
-			vals = appendNew(vals, blockValues(k, m, axes, fv, global)...)
-		}
+		vals := sharedValues(k, prog.Members[leader], axes, fv, global)
 		if len(vals) == 0 || len(vals) > 2 { // lanes of different values: not a block's scale
 			continue
 		}
@@ -124,46 +123,92 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 	return &nk, nil
 }
 
-// blockValues lists the maximal float32 subexpressions of reduce m's
-// value, outside the reduces in it, that compute (not a load, converted
-// or not, or a constant) from a load, read some of m's loops (axes) and otherwise only
-// global axes, when m's value has a reduce nested in it.
-func blockValues(k *Kernel, m *Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) []*Expr {
+// sharedValues lists a reduce group's block values: the maximal float32
+// subexpressions of its members' values, outside the reduces in them,
+// that compute (not a load, converted or not, or a constant) from a load,
+// read some of the group's loops (axes) and otherwise only global axes,
+// and that every member reads, when the members' values have a reduce
+// nested in them (the block's sum). Q6_K's blocks of 16 weights, one
+// vector unrolled whole with no loop left, have none: their scales'
+// tables made the 768x2048 product slower (95.6-103.6 against 92.4-92.6
+// µs), the loops around a row's 64 scales too short for the compiler to
+// vectorize.
+func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) []*Expr {
 	nested := false
-	WalkPre(m.Src, func(x *Expr) bool {
-		nested = nested || x.Op == OpReduce
-		return !nested
-	})
+	for _, m := range members {
+		WalkPre(m.Src, func(x *Expr) bool {
+			nested = nested || x.Op == OpReduce
+			return !nested
+		})
+	}
 	if !nested {
 		return nil
 	}
-	var vals []*Expr
-	WalkPre(m.Src, func(x *Expr) bool {
-		if x.Op == OpReduce {
-			return false
-		}
-		if x.DType != Float32 || x.Op == OpLoad || x.Op == OpConst || x.Op == OpCast && x.Src[0].Op == OpLoad {
-			return true // a load, converted or not, is read where it is used (Q8_0's f16 scale: one broadcast load)
-		}
-		if load, reduce := reads(x); !load || reduce {
+	readers := map[*Expr]int{} // members that read a candidate
+	var cands []*Expr
+	for _, m := range members {
+		seen := map[*Expr]bool{}
+		WalkPre(m.Src, func(x *Expr) bool {
+			if seen[x] || x.Op == OpReduce {
+				return false
+			}
+			seen[x] = true
+			if blockValue(k, x, axes, fv, global) {
+				if readers[x] == 0 {
+					cands = append(cands, x)
+				}
+				readers[x]++
+			}
 			return true
+		})
+	}
+	need := len(members)
+	var vals []*Expr
+	for _, c := range cands {
+		if readers[c] < need {
+			continue
 		}
-		loops, others := false, false
-		for _, a := range fv[x] {
-			switch {
-			case slices.Contains(axes, a):
-				loops = true
-			case !global[a]:
-				others = true
+		inside := false // in another shared value: that one is tabled
+		for _, d := range cands {
+			if d != c && readers[d] >= need && contains(d, c) {
+				inside = true
 			}
 		}
-		if !loops || others || k.rowPlanned(x) {
-			return true
+		if !inside {
+			vals = append(vals, c)
 		}
-		vals = appendNew(vals, x)
-		return false
-	})
+	}
 	return vals
+}
+
+// blockValue says whether x may be a table's value (see sharedValues).
+func blockValue(k *Kernel, x *Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) bool {
+	if x.DType != Float32 || x.Op == OpLoad || x.Op == OpConst || x.Op == OpCast && x.Src[0].Op == OpLoad {
+		return false // a load, converted or not, is read where it is used (Q8_0's f16 scale: one broadcast load)
+	}
+	if load, reduce := reads(x); !load || reduce {
+		return false
+	}
+	loops := false
+	for _, a := range fv[x] {
+		switch {
+		case slices.Contains(axes, a):
+			loops = true
+		case !global[a]:
+			return false
+		}
+	}
+	return loops && !k.rowPlanned(x)
+}
+
+// contains says whether e's expression has x in it.
+func contains(e, x *Expr) bool {
+	found := false
+	WalkPre([]*Expr{e}, func(y *Expr) bool {
+		found = found || y == x
+		return !found
+	})
+	return found
 }
 
 // reads says whether e reads a buffer, and whether it reads a reduce.
