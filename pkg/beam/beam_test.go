@@ -959,8 +959,9 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 // (ir.Tables) with results bit for bit those of the kernel computing them
 // in the loop, but for Q6_K's at 16 lanes, whose blocks of 16 weights are
 // one vector each, unrolled whole and two side by side (subBlockChains);
-// at 16 lanes Q4_K's nibbles become floats by permutes (tg_low4f16), at 8
-// by converts.
+// at 16 lanes the quants become floats by permutes of their values
+// (tg_perm16: Q4_K's nibbles, Q6_K's low nibble and high bits), at 8 by
+// converts.
 func TestQuantizedMatvecsInVectors(t *testing.T) {
 	cpu := cpuDevice(t)
 	gdev, err := backend.Open("GO")
@@ -999,7 +1000,7 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				if whole := strings.Contains(ir.FormatOpts(k.Opts), "UNROLL(5,16) UNROLL(4,2)"); whole != (w == 16 && name == "Q6_K matvec") {
 					t.Errorf("%s %s (width %d): opts %s", name, k.Name, w, ir.FormatOpts(k.Opts))
 				}
-				if nib := strings.Contains(src, "tg_low4f16("); nib != (w == 16 && strings.HasPrefix(name, "Q4_K")) {
+				if nib := strings.Contains(src, "tg_perm16("); nib != (w == 16) {
 					t.Errorf("%s %s (width %d): nibbles converted by permutes %v", name, k.Name, w, nib)
 				}
 				if k.Tabs != nil {

@@ -350,12 +350,14 @@ func matmulMatches(t *testing.T, ctx *tensor.Context, r *rand.Rand, dev string, 
 	}
 }
 
-// TestNibbleFloats: int32 lanes that are a low nibble (x & 15, for any x,
-// negative ones too) or a byte's high nibble (b >> 4) become floats
-// exactly on every device (row sums of them, each exact in float32); on a
-// 16-lane target the C kernel converts them with tg_low4f16 (a permute of
-// 0..15, which ignores the bits above the nibble, so the AND is not
-// computed), on an 8-lane one with a convert.
+// TestNibbleFloats: int32 lanes that are a function of other lanes' low
+// 4 bits (x & 15 for any x, negative ones too; a byte's high nibble b >>
+// 4; Q4_0's nibble - 8; Q6_K's low nibble plus two high bits times 16,
+// minus 32), summed along rows (exact in float32), are right on every
+// device; on a 16-lane target the C kernel converts each with a permute
+// of its 16 values (tg_perm16, which reads the index's low 4 bits: the
+// masks, shifts and offsets are not computed), on an 8-lane one with a
+// convert.
 func TestNibbleFloats(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const rows, cols = 16, 256
@@ -386,6 +388,17 @@ func TestNibbleFloats(t *testing.T) {
 			x := b.Cast(ir.Int32)
 			return rowSums(x.Shr(x.Const(4, ir.Int32)))
 		}, func(i int) int { return int(bytes[i]) >> 4 }},
+		{"(x & 15) - 8", func(ctx *tensor.Context) *tensor.Tensor {
+			x, _ := ctx.FromFloats(ir.Int32, []int{rows, cols}, ints)
+			return rowSums(x.And(x.Const(15, ir.Int32)).Sub(x.Const(8, ir.Int32)))
+		}, func(i int) int { return int(int32(ints[i])&15) - 8 }},
+		{"(x & 15) + ((b >> 2) & 3) * 16 - 32", func(ctx *tensor.Context) *tensor.Tensor {
+			x, _ := ctx.FromFloats(ir.Int32, []int{rows, cols}, ints)
+			b, _ := ctx.FromFloats(ir.Uint8, []int{rows, cols}, bytes)
+			c := func(v int) *tensor.Tensor { return x.Const(float64(v), ir.Int32) }
+			hi := b.Cast(ir.Int32).Shr(c(2)).And(c(3)).Mul(c(16))
+			return rowSums(x.And(c(15)).Add(hi).Sub(c(32)))
+		}, func(i int) int { return int(int32(ints[i])&15) + (int(bytes[i])>>2&3)*16 - 32 }},
 	}
 	for _, c := range cases {
 		for _, w := range []int{8, 16} {
@@ -397,8 +410,8 @@ func TestNibbleFloats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if src := render.Render(render.C, k); strings.Contains(src, "tg_low4f16(") != (w == 16) || w == 16 && strings.Contains(src, "&vbc") {
-				t.Errorf("%s, %d lanes: want tg_low4f16 (and no AND) at 16 lanes only:\n%s", c.name, w, src)
+			if src := render.Render(render.C, k); strings.Contains(src, "tg_perm16(") != (w == 16) || w == 16 && strings.Contains(src, "&vbc") {
+				t.Errorf("%s, %d lanes: want tg_perm16 (and no AND) at 16 lanes only:\n%s", c.name, w, src)
 			}
 		}
 		for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {

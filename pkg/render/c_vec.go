@@ -566,12 +566,22 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			return name
 		}
 		var s string
-		if w == 16 && e0.DType == ir.Float32 && low4(t.Src(0)) {
-			// int32 lanes in [0, 16) to floats: one permute of 0..15
-			// (AVX-512's vpermps reads an index's low 4 bits), which also
-			// does the AND of a low nibble (Q4_K's, Q4_0's weights)
-			r.need("tg_low4f16", cLow4Def)
-			s = fmt.Sprintf("tg_low4f16(%s)", r.low4Expr(t.Src(0)))
+		if terms, ok := nibbleSum(t.Src(0)); ok && w == 16 && e0.DType == ir.Float32 {
+			// int32 lanes that are a function of other lanes' low 4 bits
+			// (a sum of such) to floats: a permute of the function's 16
+			// values each (AVX-512's vpermps reads an index's low 4
+			// bits), which also does the masks, shifts and offsets of
+			// Q4_K's, Q4_0's and Q6_K's weights
+			r.need("tg_perm16", cPerm16Def)
+			parts := make([]string, len(terms))
+			for i, tm := range terms {
+				vals := make([]string, 16)
+				for j, v := range tm.table {
+					vals[j] = strconv.FormatInt(v, 10)
+				}
+				parts[i] = fmt.Sprintf("tg_perm16(((tg_f16){%s}), %s)", strings.Join(vals, ","), r.nibbleIndex(tm.src))
+			}
+			s = "(" + strings.Join(parts, "+") + ")"
 		} else {
 			s = fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		}
@@ -606,58 +616,166 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 	return s
 }
 
-// cLow4Def is tg_low4f16(v): the floats of int32 lanes' low 4 bits,
-// (float)(v & 15), as one vpermps of 0..15 with AVX-512 (a macro: its
-// vector types are the prelude's, defined by the time it is used).
-const cLow4Def = `#ifdef __AVX512F__
-#define tg_low4f16(v) ((tg_f16)__builtin_ia32_permvarsf512_mask((tg_f16){0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}, (tg_i16)(v), (tg_f16){0}, (unsigned short)-1))
+// cPerm16Def is tg_perm16(table, v): table's lanes at int32 lanes v's low
+// 4 bits, table[v & 15], as one vpermps with AVX-512 (a macro: its vector
+// types are the prelude's, defined by the time it is used).
+const cPerm16Def = `#ifdef __AVX512F__
+#define tg_perm16(table, v) ((tg_f16)__builtin_ia32_permvarsf512_mask((table), (tg_i16)(v), (tg_f16){0}, (unsigned short)-1))
 #else
-#define tg_low4f16(v) __builtin_convertvector((tg_i16)(v) & 15, tg_f16)
+#define tg_perm16(table, v) ({ tg_f16 t_ = (table), r_; tg_i16 v_ = (tg_i16)(v) & 15; for (int l_ = 0; l_ < 16; l_++) r_[l_] = t_[v_[l_]]; r_; })
 #endif`
 
-// low4 says whether int32 lanes t may be written for tg_low4f16, which
-// reads their low 4 bits only: lanes equal to their low 4 bits (in [0,
-// 16): a byte shifted right by 4), x & 15, or a scalar-conditioned select
-// of two such.
-func low4(t ir.Lanes) bool {
-	e0 := t.L[0]
-	switch {
-	case e0.DType != ir.Int32:
-		return false
-	case lanesMin(t) >= 0 && lanesMax(t) < 16:
-		return true
-	case e0.Op == ir.OpAnd:
-		return low4Mask(t) >= 0
-	case e0.Op == ir.OpShr:
-		x, sh := t.Src(0), t.Src(1)
-		c := sh.L[0]
-		return sh.Uniform() && c.IsConst() && c.Min >= 0 && c.Min < 31 && lanesMin(x) >= 0 && lanesMax(x)>>c.Min < 16
-	case e0.Op == ir.OpWhere:
-		return t.Src(0).Uniform() && low4(t.Src(1)) && low4(t.Src(2))
-	}
-	return false
+// nibbleTerm is int32 lanes computed from the low 4 bits of src's alone:
+// lane l is table[src[l] & 15].
+type nibbleTerm struct {
+	src   nibbleSrc
+	table [16]int64
 }
 
-// low4Mask is the operand of AND lanes t that is the constant 15 (-1: none).
-func low4Mask(t ir.Lanes) int {
-	for j, c := range t.L[0].Src {
-		if t.Src(j).Uniform() && c.IsConst() && c.Min == 15 {
-			return j
+// nibbleSrc is the lanes a nibbleTerm indexes by: t, or where sel holds
+// (a scalar condition), alt's.
+type nibbleSrc struct {
+	t, alt, sel *ir.Lanes
+}
+
+// nibbleSum splits int32 lanes into terms that each depend on other
+// lanes' low 4 bits only (nibbleTerms), plus constants folded into the
+// first: a sum of them is exact in float32 (|values| < 2^20).
+func nibbleSum(t ir.Lanes) ([]nibbleTerm, bool) {
+	if tm, ok := nibbleOf(t); ok {
+		return []nibbleTerm{tm}, true
+	}
+	e0 := t.L[0]
+	if e0.DType != ir.Int32 || e0.Op != ir.OpAdd && e0.Op != ir.OpSub {
+		return nil, false
+	}
+	if c, ok := laneConst(t.Src(1)); ok { // (a ± b) ± c: c into a's first table
+		terms, ok := nibbleSum(t.Src(0))
+		if !ok {
+			return nil, false
+		}
+		if e0.Op == ir.OpSub {
+			c = -c
+		}
+		for i := range terms[0].table {
+			terms[0].table[i] += c
+		}
+		return terms, tableFits(terms[0].table)
+	}
+	a, okA := nibbleSum(t.Src(0))
+	b, okB := nibbleSum(t.Src(1))
+	if !okA || !okB {
+		return nil, false
+	}
+	if e0.Op == ir.OpSub {
+		for i := range b {
+			for j := range b[i].table {
+				b[i].table[j] = -b[i].table[j]
+			}
 		}
 	}
-	return -1
+	return append(a, b...), len(a)+len(b) <= 2
 }
 
-// low4Expr renders lanes low4 accepts, an AND with 15 as its other operand.
-func (r *renderer) low4Expr(t ir.Lanes) string {
+// nibbleOf is int32 lanes t as one nibbleTerm: lanes in [0, 16) (their own
+// low bits), x & m for a constant m < 16, and from those, multiplied,
+// shifted left or offset by constants; a scalar-conditioned select of two
+// with one table.
+func nibbleOf(t ir.Lanes) (nibbleTerm, bool) {
 	e0 := t.L[0]
-	switch {
-	case e0.Op == ir.OpAnd && low4Mask(t) >= 0:
-		return r.vexpr(t.Src(1 - low4Mask(t)))
-	case e0.Op == ir.OpWhere && !(lanesMin(t) >= 0 && lanesMax(t) < 16):
-		return fmt.Sprintf("(%s?%s:%s)", r.vexpr(t.Src(0)), r.low4Expr(t.Src(1)), r.low4Expr(t.Src(2)))
+	if e0.DType != ir.Int32 {
+		return nibbleTerm{}, false
 	}
-	return r.vexpr(t)
+	ident := nibbleTerm{src: nibbleSrc{t: &t}}
+	for i := range ident.table {
+		ident.table[i] = int64(i)
+	}
+	if lanesMin(t) >= 0 && lanesMax(t) < 16 {
+		return ident, true
+	}
+	switch e0.Op {
+	case ir.OpAnd:
+		for j := range 2 {
+			if m, ok := laneConst(t.Src(j)); ok && m >= 0 && m < 16 {
+				x := t.Src(1 - j)
+				tm := nibbleTerm{src: nibbleSrc{t: &x}}
+				for i := range tm.table {
+					tm.table[i] = int64(i) & m
+				}
+				return tm, true
+			}
+		}
+	case ir.OpShr:
+		x := t.Src(0)
+		if c, ok := laneConst(t.Src(1)); ok && c >= 0 && c < 31 && lanesMin(x) >= 0 && lanesMax(x)>>c < 16 {
+			return ident, true // a byte's high nibble
+		}
+	case ir.OpMul, ir.OpShl, ir.OpAdd, ir.OpSub:
+		c, ok := laneConst(t.Src(1))
+		if !ok {
+			return nibbleTerm{}, false
+		}
+		tm, ok := nibbleOf(t.Src(0))
+		if !ok {
+			return nibbleTerm{}, false
+		}
+		for i, v := range tm.table {
+			switch e0.Op {
+			case ir.OpMul:
+				v *= c
+			case ir.OpShl:
+				if c < 0 || c > 20 {
+					return nibbleTerm{}, false
+				}
+				v <<= c
+			case ir.OpAdd:
+				v += c
+			case ir.OpSub:
+				v -= c
+			}
+			tm.table[i] = v
+		}
+		return tm, tableFits(tm.table)
+	case ir.OpWhere:
+		if !t.Src(0).Uniform() {
+			return nibbleTerm{}, false
+		}
+		a, okA := nibbleOf(t.Src(1))
+		b, okB := nibbleOf(t.Src(2))
+		if !okA || !okB || a.table != b.table || a.src.sel != nil || b.src.sel != nil {
+			return nibbleTerm{}, false
+		}
+		sel := t.Src(0)
+		return nibbleTerm{src: nibbleSrc{t: a.src.t, alt: b.src.t, sel: &sel}, table: a.table}, true
+	}
+	return nibbleTerm{}, false
+}
+
+// laneConst is the integer constant all of t's lanes are (false: none).
+func laneConst(t ir.Lanes) (int64, bool) {
+	if !t.Uniform() || !t.L[0].IsConst() || t.L[0].DType.IsFloat() {
+		return 0, false
+	}
+	return t.L[0].Min, true
+}
+
+// tableFits says whether a table's values are small enough to be exact in
+// float32 and in a sum of two.
+func tableFits(tab [16]int64) bool {
+	for _, v := range tab {
+		if v < -1<<20 || v > 1<<20 {
+			return false
+		}
+	}
+	return true
+}
+
+// nibbleIndex renders a nibbleTerm's index lanes.
+func (r *renderer) nibbleIndex(s nibbleSrc) string {
+	if s.sel == nil {
+		return r.vexpr(*s.t)
+	}
+	return fmt.Sprintf("(%s?%s:%s)", r.vexpr(*s.sel), r.vexpr(*s.t), r.vexpr(*s.alt))
 }
 
 func lanesMin(t ir.Lanes) int64 {
