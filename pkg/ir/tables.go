@@ -128,16 +128,19 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 // that compute (not a load, converted or not, or a constant) from a load,
 // read some of the group's loops (axes) and otherwise only global axes,
 // and that every member reads, when the members' values have a reduce
-// nested in them (the block's sum). Q6_K's blocks of 16 weights, one
+// nested in them that reads the group's loops (the block's sum; not a
+// value computed before the loops, a softmax's maximum). Q6_K's blocks of 16 weights, one
 // vector unrolled whole with no loop left, have none: their scales'
 // tables made the 768x2048 product slower (95.6-103.6 against 92.4-92.6
 // µs), the loops around a row's 64 scales too short for the compiler to
 // vectorize.
 func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) []*Expr {
-	nested := false
+	nested := false // a block's sum: a reduce in the loops (not one hoisted before them)
 	for _, m := range members {
 		WalkPre(m.Src, func(x *Expr) bool {
-			nested = nested || x.Op == OpReduce
+			if x.Op == OpReduce && slices.ContainsFunc(fv[x], func(a *Axis) bool { return slices.Contains(axes, a) }) {
+				nested = true
+			}
 			return !nested
 		})
 	}
