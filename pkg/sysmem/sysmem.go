@@ -1,7 +1,8 @@
 // Package sysmem tells how much memory the process may still use, so that
 // tgc refuses an allocation that cannot fit with an error naming what asked
 // for it, instead of being killed by the operating system or the Go
-// runtime.
+// runtime; and gives back the pages of the executable's start-up code
+// (ReleaseCode).
 package sysmem
 
 import (
