@@ -40,8 +40,8 @@ type Options struct {
 	CacheDir string
 	// ReleaseAfterCompile > 0: a compile that allocated more than this
 	// many bytes on the heap gives what scheduling and the pass table
-	// freed back to the system (debug.FreeOSMemory) before its schedule
-	// runs: a run whose memory is mostly its buffers (tgc generate) then
+	// freed back to the system (debug.FreeOSMemory), and the pages of
+	// code it ran (sysmem.ReleaseCode), before its schedule runs: a run whose memory is mostly its buffers (tgc generate) then
 	// does not hold the compiler's garbage and the schedule's scratch at
 	// once. It costs a collection per such compile; a schedule of a few
 	// kernels (a KV cache's fill) is not worth one.
@@ -311,6 +311,7 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 		if r := e.Opts.ReleaseAfterCompile; r > 0 && heapAllocated()-allocated > r {
 			start := time.Now()
 			debug.FreeOSMemory()
+			_, _ = sysmem.ReleaseCode() // the compiler's code too: the schedule runs without it
 			e.Stats.CompileTime += time.Since(start) // the compile's to clean up
 		}
 	}
