@@ -617,9 +617,12 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 }
 
 // cPerm16Def is tg_perm16(table, v): table's lanes at int32 lanes v's low
-// 4 bits, table[v & 15], as one vpermps with AVX-512 (a macro: its vector
-// types are the prelude's, defined by the time it is used).
-const cPerm16Def = `#ifdef __AVX512F__
+// 4 bits, table[v & 15], as one vpermps with AVX-512 (gcc's and clang's
+// builtins differ), a loop without (a macro: its vector types are the
+// prelude's, defined by the time it is used).
+const cPerm16Def = `#if defined(__AVX512F__) && defined(__clang__)
+#define tg_perm16(table, v) ((tg_f16)__builtin_ia32_permvarsf512((table), (tg_i16)(v)))
+#elif defined(__AVX512F__)
 #define tg_perm16(table, v) ((tg_f16)__builtin_ia32_permvarsf512_mask((table), (tg_i16)(v), (tg_f16){0}, (unsigned short)-1))
 #else
 #define tg_perm16(table, v) ({ tg_f16 t_ = (table), r_; tg_i16 v_ = (tg_i16)(v) & 15; for (int l_ = 0; l_ < 16; l_++) r_[l_] = t_[v_[l_]]; r_; })
