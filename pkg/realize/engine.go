@@ -311,7 +311,7 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 		if r := e.Opts.ReleaseAfterCompile; r > 0 && heapAllocated()-allocated > r {
 			start := time.Now()
 			debug.FreeOSMemory()
-			_, _ = sysmem.ReleaseCode() // the compiler's code too: the schedule runs without it
+			_, _ = sysmem.ReleaseCode()              // the compiler's code too: the schedule runs without it
 			e.Stats.CompileTime += time.Since(start) // the compile's to clean up
 		}
 	}
