@@ -8,8 +8,7 @@ import (
 
 // The tables pass (C targets). A quantized weight's block scale is a
 // scalar of the block loops that factor_reduces pulled out of each
-// block's sum: Q4_K's d·sc per 32 weights, Q8_0's d per 32. Computed in
-// the loop, it costs every block a byte load, an int-to-float convert, a
+// block's sum: Q4_K's d·sc per 32 weights. Computed in the loop, it costs every block a byte load, an int-to-float convert, a
 // multiply and a broadcast into a vector before its one multiply-add: on
 // AVX-512 (two vector ports) five of the thirteen vector instructions of
 // 32 weights, so the loop ran at 6.8 cycles per 32. The plan has the C
@@ -64,10 +63,8 @@ func (p *Tables) Of(e *Expr) (int, bool) {
 }
 
 // PlanTables is the tables pass (see Tables): a table for each block
-// value of a top-level float32 sum that has a sum nested in it (the
-// block loops factor_reduces made) or is a group of 8 lanes or more, when
-// its lanes read one or two such values (not one each); none: k
-// unchanged.
+// value (sharedValues) of a top-level float32 sum, one or two a sum;
+// none: k unchanged.
 //
 // Q8_0's scale, a float16 load alone, gets none: the vector code reads it
 // as one broadcast load and convert, and its table made no difference in
@@ -95,7 +92,7 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 			continue
 		}
 		vals := sharedValues(k, prog.Members[leader], axes, fv, global)
-		if len(vals) == 0 || len(vals) > 2 { // lanes of different values: not a block's scale
+		if len(vals) == 0 || len(vals) > 2 { // more: not a block's scale and minimum
 			continue
 		}
 		for _, v := range vals {
@@ -129,9 +126,9 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 // read some of the group's loops (axes) and otherwise only global axes,
 // and that every member reads, when the members' values have a reduce
 // nested in them that reads the group's loops (the block's sum; not a
-// value computed before the loops, a softmax's maximum). Q6_K's blocks of 16 weights, one
-// vector unrolled whole with no loop left, have none: their scales'
-// tables made the 768x2048 product slower (95.6-103.6 against 92.4-92.6
+// value computed before the loops, a softmax's maximum). Q6_K's blocks
+// of 16 weights, one vector unrolled whole with no loop left, have none:
+// their scales' tables made the 768x2048 product slower (82 against 78
 // µs), the loops around a row's 64 scales too short for the compiler to
 // vectorize.
 func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) []*Expr {
