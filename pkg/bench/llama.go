@@ -29,15 +29,33 @@ var Llama110M = llama.Config{Dim: 768, HiddenDim: 2048, Layers: 12, Heads: 12, K
 // prompt of that many tokens).
 const llamaPosition = 128
 
+// llamaFormat is how the benchmark model stores its weights: a name (in
+// the workload's and the file's) and each tensor's type.
+type llamaFormat struct {
+	name   string
+	typeOf llamatest.TypeFunc
+}
+
+// allAs is the format with every matrix in type t (norms in F32).
+func allAs(t quant.Type) llamaFormat {
+	return llamaFormat{strings.ToLower(t.String()), llamatest.AllAs(t)}
+}
+
+// q4KM is llama.cpp's Q4_K_M mix as most small models are shared: Q6_K
+// for attn_v and ffn_down, Q4_K for the other matrices.
+var q4KM = llamaFormat{"q4_k_m", llamatest.MixQ4KM}
+
 // LlamaModel returns the path of the benchmark model in type t under
 // dir/bench (dir "": the kernel cache's), writing it on first use (a
 // random model; the same seed every time).
-func LlamaModel(dir string, t quant.Type) (string, error) {
+func LlamaModel(dir string, t quant.Type) (string, error) { return llamaModel(dir, allAs(t)) }
+
+func llamaModel(dir string, f llamaFormat) (string, error) {
 	if dir == "" {
 		dir = backend.CacheDir()
 	}
 	dir = filepath.Join(dir, "bench")
-	path := filepath.Join(dir, "llama110M-"+strings.ToLower(t.String())+".gguf")
+	path := filepath.Join(dir, "llama110M-"+f.name+".gguf")
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		return path, nil
 	}
@@ -49,9 +67,9 @@ func LlamaModel(dir string, t quant.Type) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if err := llamatest.WriteGGUF(tmp, Llama110M, llamatest.RandomWeights(Llama110M, 110), llamatest.AllAs(t)); err != nil {
+	if err := llamatest.WriteGGUF(tmp, Llama110M, llamatest.RandomWeights(Llama110M, 110), f.typeOf); err != nil {
 		tmp.Close()
-		return "", fmt.Errorf("writing the %s benchmark model: %w", t, err)
+		return "", fmt.Errorf("writing the %s benchmark model: %w", f.name, err)
 	}
 	if err := tmp.Close(); err != nil {
 		return "", err
@@ -59,16 +77,15 @@ func LlamaModel(dir string, t quant.Type) (string, error) {
 	return path, os.Rename(tmp.Name(), path)
 }
 
-// llamaWeightBytes is the size of the model's weights stored as t (norms
-// in F32, as AllAs writes them).
-func llamaWeightBytes(t quant.Type) float64 {
+// llamaWeightBytes is the size of the model's weights stored in format f.
+func llamaWeightBytes(f llamaFormat) float64 {
 	var n float64
 	for _, w := range Llama110M.Weights() {
 		elems := 1
 		for _, d := range w.Shape {
 			elems *= d
 		}
-		typ := llamatest.AllAs(t)(w.Name)
+		typ := f.typeOf(w.Name)
 		n += float64(elems / typ.BlockSize() * typ.BlockBytes())
 	}
 	return n
@@ -101,8 +118,8 @@ func llamaQueryParams() float64 {
 func llamaClassifierParams() float64 { return float64(Llama110M.VocabSize * Llama110M.Dim) }
 
 // openLlama loads the benchmark model through models/llama.tg.
-func openLlama(ctx *tensor.Context, t quant.Type) (*generate.Session, error) {
-	path, err := LlamaModel("", t)
+func openLlama(ctx *tensor.Context, f llamaFormat) (*generate.Session, error) {
+	path, err := llamaModel("", f)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +143,10 @@ func promptIDs(n int) []int {
 }
 
 // llamaDecode is one decode step at position ~128 (TinyJit replays).
-func llamaDecode(t quant.Type) Workload {
-	return Workload{Name: "llama_decode_" + strings.ToLower(t.String()), FLOPs: 2 * llamaParams(), Bytes: llamaWeightBytes(t),
+func llamaDecode(f llamaFormat) Workload {
+	return Workload{Name: "llama_decode_" + f.name, FLOPs: 2 * llamaParams(), Bytes: llamaWeightBytes(f),
 		Setup: func(ctx *tensor.Context) (func() error, error) {
-			s, err := openLlama(ctx, t)
+			s, err := openLlama(ctx, f)
 			if err != nil {
 				return nil, err
 			}
@@ -168,9 +185,9 @@ func llamaPrefill(n int) Workload {
 	tokens, layers := float64(n), float64(c.Layers)
 	attn := (layers-1)*2*2*float64(c.Dim)*tokens*tokens/2 + 2*2*float64(c.Dim)*tokens // scores and values: causal half, then one query
 	flops := 2*((layers-1)*(llamaKVParams()+llamaQueryParams())*tokens+llamaKVParams()*tokens+llamaQueryParams()+llamaClassifierParams()) + attn
-	return Workload{Name: fmt.Sprintf("llama_prefill_%d", n), FLOPs: flops, Bytes: llamaWeightBytes(quant.F32),
+	return Workload{Name: fmt.Sprintf("llama_prefill_%d", n), FLOPs: flops, Bytes: llamaWeightBytes(allAs(quant.F32)),
 		Setup: func(ctx *tensor.Context) (func() error, error) {
-			s, err := openLlama(ctx, quant.F32)
+			s, err := openLlama(ctx, allAs(quant.F32))
 			if err != nil {
 				return nil, err
 			}
@@ -180,9 +197,11 @@ func llamaPrefill(n int) Workload {
 }
 
 // LlamaWorkloads are the LLaMA benchmarks (run by name: they need a few
-// hundred MB of model files, written once under the cache). A prompt of
+// hundred MB of model files, written once under the cache). Q4_K_M is the
+// mix most small GGUF models come in: its Q6_K matrices run kernels of
+// their own. A prompt of
 // 900 runs in chunks (models/llama.tg's prefill_chunk): its attention
 // over the positions so far is most of what the 128-token one lacks.
 func LlamaWorkloads() []Workload {
-	return []Workload{llamaDecode(quant.F32), llamaDecode(quant.F16), llamaDecode(quant.Q8_0), llamaDecode(quant.Q4_K), llamaPrefill(128), llamaPrefill(900)}
+	return []Workload{llamaDecode(allAs(quant.F32)), llamaDecode(allAs(quant.F16)), llamaDecode(allAs(quant.Q8_0)), llamaDecode(allAs(quant.Q4_K)), llamaDecode(q4KM), llamaPrefill(128), llamaPrefill(900)}
 }
