@@ -45,11 +45,9 @@ func allAs(t quant.Type) llamaFormat {
 // for attn_v and ffn_down, Q4_K for the other matrices.
 var q4KM = llamaFormat{"q4_k_m", llamatest.MixQ4KM}
 
-// LlamaModel returns the path of the benchmark model in type t under
+// llamaModel returns the path of the benchmark model in format f under
 // dir/bench (dir "": the kernel cache's), writing it on first use (a
 // random model; the same seed every time).
-func LlamaModel(dir string, t quant.Type) (string, error) { return llamaModel(dir, allAs(t)) }
-
 func llamaModel(dir string, f llamaFormat) (string, error) {
 	if dir == "" {
 		dir = backend.CacheDir()

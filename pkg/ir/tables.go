@@ -146,6 +146,7 @@ func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis
 	}
 	readers := map[*Expr]int{} // members that read a candidate
 	var cands []*Expr
+	isValue := map[*Expr]bool{} // blockValue, once a node (the members share most of theirs)
 	for _, m := range members {
 		seen := map[*Expr]bool{}
 		WalkPre(m.Src, func(x *Expr) bool {
@@ -153,7 +154,12 @@ func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis
 				return false
 			}
 			seen[x] = true
-			if blockValue(k, x, axes, fv, global) {
+			is, known := isValue[x]
+			if !known {
+				is = blockValue(k, x, axes, fv, global)
+				isValue[x] = is
+			}
+			if is {
 				if readers[x] == 0 {
 					cands = append(cands, x)
 				}
@@ -343,9 +349,24 @@ func (p *Tables) verify(k *Kernel, in map[*Expr]bool) error {
 // without a tables plan): the reduce reads the tables instead, so the
 // renderer does not write them there, nor the prefetch pass plan them.
 func (k *Kernel) TabledOnly() map[*Expr]bool {
-	dead := map[*Expr]bool{}
 	if k.Tabs == nil {
-		return dead
+		return map[*Expr]bool{}
+	}
+	var vals, cols []*Expr
+	for _, t := range k.Tabs.Tabs {
+		vals, cols = append(vals, t.Value), append(cols, t.Col)
+	}
+	return OnlyUnder(k, vals, cols...)
+}
+
+// OnlyUnder lists the nodes below values (not the values) that neither
+// k's stores nor roots reach other than through one of them: what a plan
+// that computes the values elsewhere (a keep plan's stored row, a
+// prologue's scratch row, a table) leaves the loops no reason to compute.
+func OnlyUnder(k *Kernel, values []*Expr, roots ...*Expr) map[*Expr]bool {
+	stop := map[*Expr]bool{}
+	for _, v := range values {
+		stop[v] = true
 	}
 	live := map[*Expr]bool{}
 	var rec func(e *Expr)
@@ -354,7 +375,7 @@ func (k *Kernel) TabledOnly() map[*Expr]bool {
 			return
 		}
 		live[e] = true
-		if _, tab := k.Tabs.Of(e); tab {
+		if stop[e] {
 			return
 		}
 		for _, s := range e.Src {
@@ -364,11 +385,12 @@ func (k *Kernel) TabledOnly() map[*Expr]bool {
 	for _, s := range k.Stores {
 		rec(s)
 	}
-	for _, t := range k.Tabs.Tabs {
-		rec(t.Col)
+	for _, r := range roots {
+		rec(r)
 	}
-	for _, t := range k.Tabs.Tabs {
-		Walk(t.Value.Src, func(x *Expr) {
+	dead := map[*Expr]bool{}
+	for _, v := range values {
+		Walk(v.Src, func(x *Expr) {
 			if !live[x] {
 				dead[x] = true
 			}

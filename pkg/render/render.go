@@ -665,30 +665,11 @@ func (r *renderer) prefetchNext(m *ir.Expr) {
 // keptOnly lists the nodes of k that only the keep plan's read-back value
 // reads: the column loop no longer computes them.
 func keptOnly(k *ir.Kernel) map[*ir.Expr]bool {
-	live := map[*ir.Expr]bool{}
-	var rec func(e *ir.Expr)
-	rec = func(e *ir.Expr) {
-		if live[e] || e == k.Keep.Value {
-			return
-		}
-		live[e] = true
-		for _, s := range e.Src {
-			rec(s)
-		}
+	var idx []*ir.Expr
+	for _, e := range k.Keep.Index {
+		idx = append(idx, e)
 	}
-	for _, s := range k.Stores {
-		rec(s)
-	}
-	for _, idx := range k.Keep.Index {
-		rec(idx)
-	}
-	dead := map[*ir.Expr]bool{}
-	ir.Walk([]*ir.Expr{k.Keep.Value}, func(e *ir.Expr) {
-		if !live[e] && e != k.Keep.Value {
-			dead[e] = true
-		}
-	})
-	return dead
+	return ir.OnlyUnder(k, []*ir.Expr{k.Keep.Value}, idx...)
 }
 
 // prologue renders what is computed before the row loop with the
@@ -741,36 +722,11 @@ func (r *renderer) tables(axes []*ir.Axis) {
 // proOnly lists the nodes of k that only the prologue plan's occurrences
 // read: the rows read the scratch row instead.
 func proOnly(k *ir.Kernel) map[*ir.Expr]bool {
-	live := map[*ir.Expr]bool{}
-	var rec func(e *ir.Expr)
-	rec = func(e *ir.Expr) {
-		if live[e] {
-			return
-		}
-		live[e] = true
-		if _, occ := k.Pro.Col[e]; occ {
-			return
-		}
-		for _, s := range e.Src {
-			rec(s)
-		}
+	occ, roots := []*ir.Expr{}, []*ir.Expr{k.Pro.Value}
+	for e, c := range k.Pro.Col {
+		occ, roots = append(occ, e), append(roots, c)
 	}
-	for _, s := range k.Stores {
-		rec(s)
-	}
-	rec(k.Pro.Value)
-	for _, c := range k.Pro.Col {
-		rec(c)
-	}
-	dead := map[*ir.Expr]bool{}
-	for e := range k.Pro.Col {
-		ir.Walk(e.Src, func(x *ir.Expr) {
-			if !live[x] {
-				dead[x] = true
-			}
-		})
-	}
-	return dead
+	return ir.OnlyUnder(k, occ, roots...)
 }
 
 // expr renders an expression: a name if it has one, else inline.
