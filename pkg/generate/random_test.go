@@ -255,3 +255,70 @@ func TestDecodeKernelsIndependentOfDepth(t *testing.T) {
 		})
 	}
 }
+
+// TestRopeScalingMatchesReference: Llama 3.1's rope_freqs.weight (each
+// pair's frequency divided by its factor) and linear RoPE scaling (the
+// positions divided by the factor) turn q and k as llama.cpp does: tgc's
+// logits after a prompt and over decode steps agree with the float64
+// reference that applies them, and that reference is far from the same
+// weights' unscaled model (so a script that ignored the scaling fails).
+// small's context of 32 puts its 16 pairs' divisors in all three of
+// Llama 3's ranges (1, blended, 8).
+func TestRopeScalingMatchesReference(t *testing.T) {
+	dir := t.TempDir()
+	prompt := []int{1, 17, 42, 5, 88, 3, 25, 9, 64, 7, 12, 30, 2, 51, 77, 19}
+	for i, tc := range []struct {
+		name    string
+		typ     quant.Type
+		factors bool
+		linear  float64
+	}{
+		{"rope_freqs", quant.F32, true, 0},
+		{"rope_freqs-Q8_0", quant.Q8_0, true, 0},
+		{"linear", quant.F32, false, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seed := uint64(60 + i)
+			c := randomCase{name: tc.name, format: "gguf", typeOf: llamatest.AllAs(tc.typ)}
+			cfg := small
+			cfg.RopeFactors, cfg.RopeLinear = tc.factors, tc.linear
+			path := writeRandomConfig(t, dir, c, cfg, seed)
+			c.name += "-unscaled"
+			_, _, unscaled := referenceAfter(t, writeRandomConfig(t, dir, c, small, seed), prompt)
+			ref, st, want := referenceAfter(t, path, prompt)
+			if e := relErr(float32s(want), unscaled); e < 1e-2 {
+				t.Fatalf("the scaling moves the reference's logits by only %.3g: the test cannot tell", e)
+			} else {
+				t.Logf("the scaled reference is %.2g (relative) from the unscaled one", e)
+			}
+			s, _ := open(t, "CPU", path, "", 0)
+			got, err := s.Prefill(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := relErr(got, want); e > 1e-4 {
+				t.Fatalf("prefill: logits differ from the reference by %.3g (relative)", e)
+			}
+			for pos := len(prompt); pos < len(prompt)+8; pos++ {
+				next, _ := llamatest.Argmax(want)
+				if want, err = ref.Forward(st, next, pos); err != nil {
+					t.Fatal(err)
+				}
+				if got, err = s.Decode(next, pos); err != nil {
+					t.Fatal(err)
+				}
+				if e := relErr(got, want); e > 1e-4 {
+					t.Fatalf("decode at %d: logits differ from the reference by %.3g (relative)", pos, e)
+				}
+			}
+		})
+	}
+}
+
+func float32s(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}

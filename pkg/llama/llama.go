@@ -43,6 +43,13 @@ type Config struct {
 	// (the head size for LLaMA); RopeTheta the base of the frequencies.
 	RopeDim   int
 	RopeTheta float64
+	// RopeFactors: the model has rope_freqs.weight, RopeDim/2 float32
+	// divisors of the pairs' frequencies (Llama 3.1's long-context
+	// scaling, as llama.cpp's converter writes it; read as a weight).
+	RopeFactors bool
+	// RopeLinear > 0: linear RoPE scaling, positions divided by it
+	// (llama.rope.scaling.type "linear", llama.cpp's freq_scale = 1/it).
+	RopeLinear float64
 	// NormEps is RMSNorm's epsilon.
 	NormEps float64
 	// Tied: the classifier is the token embedding (no output.weight).
@@ -239,12 +246,10 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 			}
 		}
 	}
-	if s, err := f.GetString("llama.rope.scaling.type"); err == nil && s != "none" {
-		return nil, bad("llama.rope.scaling.type %q is not supported", s)
+	if c.RopeLinear, err = ropeScaling(f); err != nil {
+		return nil, bad("%w", err)
 	}
-	if _, ok := f.Tensor("rope_freqs.weight"); ok {
-		return nil, bad("tensor \"rope_freqs.weight\" (Llama 3.1 RoPE scaling) is not supported")
-	}
+	_, c.RopeFactors = f.Tensor("rope_freqs.weight")
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		m.Tensors[t.Name] = &Tensor{Name: t.Name, Type: t.Type, Shape: t.Shape(), Data: t.Data}
@@ -262,7 +267,66 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 	if err := m.check(); err != nil {
 		return nil, bad("%w", err)
 	}
+	if c.RopeFactors {
+		if err := checkRopeFactors(m.Tensors["rope_freqs.weight"]); err != nil {
+			return nil, bad("%w", err)
+		}
+	}
 	return m, nil
+}
+
+// ropeScaling reads llama.rope.scaling.type and its factor: the linear
+// scaling's factor, or 0 for none. llama.cpp's older key
+// llama.rope.scale_linear means the same. YaRN and the other types change
+// more than the angles (attention temperature, ramps) and are refused.
+func ropeScaling(f *gguf.File) (float64, error) {
+	typ := "none"
+	if _, ok := f.Lookup("llama.rope.scaling.type"); ok {
+		var err error
+		if typ, err = f.GetString("llama.rope.scaling.type"); err != nil {
+			return 0, err
+		}
+	}
+	key := "llama.rope.scaling.factor"
+	switch typ {
+	case "none":
+		if _, ok := f.Lookup("llama.rope.scale_linear"); !ok {
+			return 0, nil
+		}
+		key = "llama.rope.scale_linear"
+	case "linear":
+	default:
+		return 0, fmt.Errorf("llama.rope.scaling.type %q is not supported (supported: none, linear; Llama 3.1's scaling comes as rope_freqs.weight)", typ)
+	}
+	factor, err := f.GetFloat(key)
+	if err != nil {
+		return 0, err
+	}
+	if !(factor > 0) || math.IsInf(factor, 0) {
+		return 0, fmt.Errorf("metadata %q is %v, must be positive", key, factor)
+	}
+	if factor == 1 {
+		return 0, nil
+	}
+	return factor, nil
+}
+
+// checkRopeFactors refuses rope_freqs.weight unless it is float32 (as
+// llama.cpp writes and reads it) and every divisor is positive and finite.
+func checkRopeFactors(t *Tensor) error {
+	if t.Type != quant.F32 {
+		return fmt.Errorf("tensor \"rope_freqs.weight\" is %s; it must be F32", t.Type)
+	}
+	x, err := t.Floats()
+	if err != nil {
+		return err
+	}
+	for i, v := range x {
+		if !(v > 0) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("tensor \"rope_freqs.weight\" element %d is %v; each pair's frequency divisor must be positive", i, v)
+		}
+	}
+	return nil
 }
 
 // Weight names a weight and its shape.
@@ -290,6 +354,9 @@ func (c Config) Weights() []Weight {
 			Weight{p + "ffn_up.weight", []int{c.HiddenDim, c.Dim}})
 	}
 	w = append(w, Weight{"output_norm.weight", []int{c.Dim}})
+	if c.RopeFactors {
+		w = append(w, Weight{"rope_freqs.weight", []int{c.RopeDim / 2}})
+	}
 	if !c.Tied {
 		w = append(w, Weight{"output.weight", []int{c.VocabSize, c.Dim}})
 	}

@@ -2,6 +2,8 @@ package llama_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,6 +113,59 @@ func setKV(key string, v *gguf.Value) func([]gguf.KV) []gguf.KV {
 
 func ptr(v gguf.Value) *gguf.Value { return &v }
 
+func chain(fs ...func([]gguf.KV) []gguf.KV) func([]gguf.KV) []gguf.KV {
+	return func(md []gguf.KV) []gguf.KV {
+		for _, f := range fs {
+			md = f(md)
+		}
+		return md
+	}
+}
+
+// addRopeFreqs adds a rope_freqs.weight tensor (Llama 3.1's divisors).
+func addRopeFreqs(r gguf.Tensor) func([]gguf.Tensor) []gguf.Tensor {
+	r.Name = "rope_freqs.weight"
+	return func(ts []gguf.Tensor) []gguf.Tensor { return append(ts, r) }
+}
+
+func f32Bytes(xs ...float32) []byte {
+	b := make([]byte, 0, 4*len(xs))
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+// TestRopeScalingGGUF: Llama 3.1's rope_freqs.weight and linear scaling
+// (either key) are read into the config; a factor of 1 is no scaling.
+func TestRopeScalingGGUF(t *testing.T) {
+	freqs := addRopeFreqs(gguf.Tensor{Dims: []int64{4}, Type: quant.F32, Data: f32Bytes(1, 1.5, 3.25, 8)})
+	for _, tc := range []struct {
+		name    string
+		b       []byte
+		factors bool
+		linear  float64
+	}{
+		{"plain", edit(t, nil, nil), false, 0},
+		{"rope_freqs", edit(t, nil, freqs), true, 0},
+		{"linear", edit(t, chain(setKV("llama.rope.scaling.type", ptr(gguf.String("linear"))), setKV("llama.rope.scaling.factor", ptr(gguf.Float32(4)))), nil), false, 4},
+		{"scale_linear", edit(t, setKV("llama.rope.scale_linear", ptr(gguf.Float32(2))), nil), false, 2},
+		{"linear 1", edit(t, chain(setKV("llama.rope.scaling.type", ptr(gguf.String("linear"))), setKV("llama.rope.scaling.factor", ptr(gguf.Float32(1)))), nil), false, 0},
+		{"none", edit(t, setKV("llama.rope.scaling.type", ptr(gguf.String("none"))), freqs), true, 0},
+	} {
+		m, err := llamatest.OpenBytes("r.gguf", tc.b)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if m.RopeFactors != tc.factors || m.RopeLinear != tc.linear {
+			t.Errorf("%s: RopeFactors %v RopeLinear %v, want %v %v", tc.name, m.RopeFactors, m.RopeLinear, tc.factors, tc.linear)
+		}
+		if got := len(m.Weights()) - len(cfg.Weights()); got != map[bool]int{false: 0, true: 1}[tc.factors] {
+			t.Errorf("%s: %d weights more than without rope_freqs", tc.name, got)
+		}
+	}
+}
+
 func TestGGUFErrors(t *testing.T) {
 	dropTensor := func(name string) func([]gguf.Tensor) []gguf.Tensor {
 		return func(ts []gguf.Tensor) []gguf.Tensor {
@@ -146,7 +201,13 @@ func TestGGUFErrors(t *testing.T) {
 		{"kv heads", edit(t, setKV("llama.attention.head_count_kv", ptr(gguf.Uint32(3))), nil), "4 heads are not a multiple of 3 key/value heads"},
 		{"rope dim", edit(t, setKV("llama.rope.dimension_count", ptr(gguf.Uint32(9))), nil), "rope dimension 9 must be even and at most the head size 8"},
 		{"key length", edit(t, setKV("llama.attention.key_length", ptr(gguf.Uint32(16))), nil), `"llama.attention.key_length" must equal the head size 8`},
-		{"scaling", edit(t, setKV("llama.rope.scaling.type", ptr(gguf.String("yarn"))), nil), `llama.rope.scaling.type "yarn" is not supported`},
+		{"scaling", edit(t, setKV("llama.rope.scaling.type", ptr(gguf.String("yarn"))), nil), `llama.rope.scaling.type "yarn" is not supported (supported: none, linear`},
+		{"no linear factor", edit(t, setKV("llama.rope.scaling.type", ptr(gguf.String("linear"))), nil), `metadata "llama.rope.scaling.factor": missing`},
+		{"zero linear factor", edit(t, chain(setKV("llama.rope.scaling.type", ptr(gguf.String("linear"))), setKV("llama.rope.scaling.factor", ptr(gguf.Float32(0)))), nil), `"llama.rope.scaling.factor" is 0, must be positive`},
+		{"scale_linear NaN", edit(t, setKV("llama.rope.scale_linear", ptr(gguf.Float32(float32(math.NaN())))), nil), `"llama.rope.scale_linear" is NaN, must be positive`},
+		{"rope_freqs shape", edit(t, nil, addRopeFreqs(gguf.Tensor{Dims: []int64{3}, Type: quant.F32, Data: f32Bytes(1, 2, 3)})), `tensor "rope_freqs.weight" has shape [3], want [4]`},
+		{"rope_freqs type", edit(t, nil, addRopeFreqs(gguf.Tensor{Dims: []int64{4}, Type: quant.F16, Data: make([]byte, 8)})), `tensor "rope_freqs.weight" is F16; it must be F32`},
+		{"rope_freqs zero", edit(t, nil, addRopeFreqs(gguf.Tensor{Dims: []int64{4}, Type: quant.F32, Data: f32Bytes(1, 2, 0, 8)})), `tensor "rope_freqs.weight" element 2 is 0; each pair's frequency divisor must be positive`},
 		{"vocab", edit(t, setKV("llama.vocab_size", ptr(gguf.Uint32(11))), nil), "llama.vocab_size is 11, but token_embd.weight has 10 rows"},
 		{"missing tensor", edit(t, nil, dropTensor("blk.1.ffn_up.weight")), `tensor "blk.1.ffn_up.weight" is missing`},
 		{"no embedding", edit(t, nil, dropTensor("token_embd.weight")), `tensor "token_embd.weight" is missing`},

@@ -45,6 +45,10 @@ func RandomWeights(cfg llama.Config, seed uint64) map[string][]float32 {
 		case name == "output.weight":
 			std = 3 / math.Sqrt(fanIn)
 		}
+		if spec.Name == "rope_freqs.weight" {
+			w[spec.Name] = Llama3RopeFactors(cfg.RopeDim, cfg.RopeTheta, 8, 1, 4, cfg.ContextLength)
+			continue
+		}
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(mean + std*rng.NormFloat64())
@@ -52,6 +56,36 @@ func RandomWeights(cfg llama.Config, seed uint64) map[string][]float32 {
 		w[spec.Name] = x
 	}
 	return w
+}
+
+// Llama3RopeFactors are rope_freqs.weight as llama.cpp's converter
+// computes it from a Llama 3.1 config (rope_type "llama3"): pairs whose
+// wavelength 2π/freq is shorter than origContext/highFreqFactor keep
+// their frequency (divisor 1), those longer than origContext/lowFreqFactor
+// are slowed by factor, and those between blend the two smoothly.
+func Llama3RopeFactors(ropeDim int, theta, factor, lowFreqFactor, highFreqFactor float64, origContext int) []float32 {
+	lowWavelen := float64(origContext) / lowFreqFactor
+	highWavelen := float64(origContext) / highFreqFactor
+	out := make([]float32, ropeDim/2)
+	for i := range out {
+		freq := math.Pow(theta, -float64(2*i)/float64(ropeDim))
+		switch wavelen := 2 * math.Pi / freq; {
+		case wavelen < highWavelen:
+			out[i] = 1
+		case wavelen > lowWavelen:
+			out[i] = float32(factor)
+		default:
+			smooth := (float64(origContext)/wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor)
+			out[i] = float32(1 / ((1-smooth)/factor + smooth))
+		}
+	}
+	return out
+}
+
+// vector reports whether a weight is one of the model's vectors (the norms,
+// the RoPE divisors), which llama.cpp's quantizer leaves in F32.
+func vector(name string) bool {
+	return strings.HasSuffix(name, "norm.weight") || name == "rope_freqs.weight"
 }
 
 // Weights returns a model's weights dequantized to float32, by name.
@@ -91,7 +125,7 @@ type TypeFunc func(name string) quant.Type
 // quantizer does.
 func AllAs(t quant.Type) TypeFunc {
 	return func(name string) quant.Type {
-		if strings.HasSuffix(name, "norm.weight") {
+		if vector(name) {
 			return quant.F32
 		}
 		return t
@@ -102,7 +136,7 @@ func AllAs(t quant.Type) TypeFunc {
 // projections, Q4_K for the other matrices, F32 norms.
 func MixQ4KM(name string) quant.Type {
 	switch {
-	case strings.HasSuffix(name, "norm.weight"):
+	case vector(name):
 		return quant.F32
 	case strings.HasSuffix(name, "attn_v.weight"), strings.HasSuffix(name, "ffn_down.weight"):
 		return quant.Q6_K
@@ -113,7 +147,7 @@ func MixQ4KM(name string) quant.Type {
 // GGUFMetadata returns the llama.* metadata of cfg, as llama.cpp's
 // converter writes it.
 func GGUFMetadata(cfg llama.Config) []gguf.KV {
-	return []gguf.KV{
+	kv := []gguf.KV{
 		{Key: "general.architecture", Value: gguf.String("llama")},
 		{Key: "general.name", Value: gguf.String("tgc random llama")},
 		{Key: "llama.context_length", Value: gguf.Uint32(uint32(cfg.ContextLength))},
@@ -126,6 +160,11 @@ func GGUFMetadata(cfg llama.Config) []gguf.KV {
 		{Key: "llama.rope.freq_base", Value: gguf.Float32(float32(cfg.RopeTheta))},
 		{Key: "llama.attention.layer_norm_rms_epsilon", Value: gguf.Float32(float32(cfg.NormEps))},
 	}
+	if cfg.RopeLinear > 0 {
+		kv = append(kv, gguf.KV{Key: "llama.rope.scaling.type", Value: gguf.String("linear")},
+			gguf.KV{Key: "llama.rope.scaling.factor", Value: gguf.Float32(float32(cfg.RopeLinear))})
+	}
+	return kv
 }
 
 // WriteGGUF writes the weights as a version 3 GGUF llama model, each weight

@@ -18,6 +18,8 @@ type Reference struct {
 	emb, cls  [][]float64 // [vocab][dim]; cls is emb when tied
 	layers    []refLayer
 	finalNorm []float64
+	// ropeFactors divide the pairs' frequencies (rope_freqs.weight; nil: 1)
+	ropeFactors []float64
 }
 
 type refLayer struct {
@@ -68,6 +70,11 @@ func NewReference(m *llama.Model) (*Reference, error) {
 	}
 	if r.finalNorm, err = vec("output_norm.weight"); err != nil {
 		return nil, err
+	}
+	if m.RopeFactors {
+		if r.ropeFactors, err = vec("rope_freqs.weight"); err != nil {
+			return nil, err
+		}
 	}
 	for l := range m.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -160,10 +167,19 @@ func (r *Reference) Forward(s *State, token, pos int) ([]float64, error) {
 }
 
 // rope rotates the pairs (2i, 2i+1) of one head's first RopeDim dimensions
-// by pos * theta^(-2i/RopeDim).
+// by pos * theta^(-2i/RopeDim), the position divided by the linear scaling
+// factor and the frequency by the pair's rope_freqs divisor where the model
+// has them (llama.cpp's ggml_rope_ext: theta/ff, times freq_scale).
 func (r *Reference) rope(head []float64, pos int) {
+	p := float64(pos)
+	if r.RopeLinear > 0 {
+		p /= r.RopeLinear
+	}
 	for i := 0; i < r.RopeDim; i += 2 {
-		angle := float64(pos) * math.Pow(r.RopeTheta, -float64(i)/float64(r.RopeDim))
+		angle := p * math.Pow(r.RopeTheta, -float64(i)/float64(r.RopeDim))
+		if r.ropeFactors != nil {
+			angle /= r.ropeFactors[i/2]
+		}
 		c, s := math.Cos(angle), math.Sin(angle)
 		a, b := head[i], head[i+1]
 		head[i], head[i+1] = a*c-b*s, a*s+b*c

@@ -293,3 +293,22 @@ func TestRandomModelIsDecisive(t *testing.T) {
 	}
 	t.Logf("smallest greedy gap %.3g", gap)
 }
+
+// TestLlama3RopeFactors: the divisors of Llama 3.1's scaling (factor 8,
+// low/high frequency factors 1 and 4) for a head of 8 rotated dimensions,
+// theta 10000 (pair frequencies 1, 0.1, 0.01, 0.001) and an original
+// context of 128 (wavelengths under 32 kept, over 128 slowed 8x): pair 1's
+// wavelength 20π is between, blended by s = (128·0.1/2π − 1)/3.
+func TestLlama3RopeFactors(t *testing.T) {
+	s := (128*0.1/(2*math.Pi) - 1) / 3
+	want := []float64{1, 1 / ((1-s)/8 + s), 8, 8}
+	got := Llama3RopeFactors(8, 10000, 8, 1, 4, 128)
+	if len(got) != len(want) {
+		t.Fatalf("%d factors, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if math.Abs(float64(got[i])-want[i]) > 1e-6*want[i] {
+			t.Errorf("factor %d is %v, want %v", i, got[i], want[i])
+		}
+	}
+}

@@ -234,9 +234,14 @@ func llamaKV(m *llama.Model) (*starlark.Dict, error) {
 		"llama.attention.head_count_kv":          starlark.MakeInt(c.KVHeads),
 		"llama.rope.dimension_count":             starlark.MakeInt(c.RopeDim),
 		"llama.rope.freq_base":                   starlark.Float(c.RopeTheta),
+		"llama.rope.scaling.type":                starlark.String("none"),
+		"llama.rope.scaling.factor":              starlark.Float(1),
 		"llama.attention.layer_norm_rms_epsilon": starlark.Float(c.NormEps),
 		"llama.vocab_size":                       starlark.MakeInt(c.VocabSize),
 		"llama.tied_embeddings":                  starlark.Bool(c.Tied),
+	}
+	if c.RopeLinear > 0 {
+		set["llama.rope.scaling.type"], set["llama.rope.scaling.factor"] = starlark.String("linear"), starlark.Float(c.RopeLinear)
 	}
 	if m.GGUF != nil {
 		delete(set, "general.file_type") // the file's own value stays
