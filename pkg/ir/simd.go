@@ -66,6 +66,28 @@ func LanesOf(es []*Expr, src int) Lanes {
 // Src is the tuple of the j'th sources of t's lanes.
 func (t Lanes) Src(j int) Lanes { return LanesOf(t.L[:t.W], j) }
 
+// ConstLanes says whether every lane of t is a constant of one type (a
+// vector literal: Q5_0's shift of each lane's bit).
+func ConstLanes(t Lanes) bool {
+	for _, e := range t.L[:t.W] {
+		if !e.IsConst() || e.DType != t.L[0].DType {
+			return false
+		}
+	}
+	return true
+}
+
+// shiftsInWidth says whether every lane of c is an int32 shift amount
+// bounded within [0, 32): C's >> then means the IR's shift, lane by lane.
+func shiftsInWidth(c Lanes) bool {
+	for _, e := range c.L[:c.W] {
+		if e.DType != Int32 || e.Min < 0 || e.Max >= 32 {
+			return false
+		}
+	}
+	return true
+}
+
 // Uniform says whether every lane is the same expression (a broadcast).
 func (t Lanes) Uniform() bool {
 	for i := 1; i < t.W; i++ {
@@ -476,7 +498,7 @@ func (m *simdMatcher) match(t Lanes) bool {
 
 func (m *simdMatcher) match1(t Lanes) bool {
 	e0 := t.L[0]
-	if t.Uniform() {
+	if t.Uniform() || ConstLanes(t) {
 		return simdType(e0.DType)
 	}
 	if _, ok := m.s.AccOf(t); ok {
@@ -509,12 +531,13 @@ func (m *simdMatcher) match1(t Lanes) bool {
 		case OpDiv, OpMod, OpShr:
 			// by a constant (gcc makes shifts and masks of / and %):
 			// no division by zero, no shift past the width; a shift
-			// also by one scalar for all lanes whose bounds are within
-			// the width (Q6_K's high bits, 0 to 6 by sub-block)
+			// also by amounts whose bounds are within the width, one
+			// scalar for all lanes (Q6_K's high bits, 0 to 6 by
+			// sub-block) or one per lane (Q5_0's, bit l&7 of a byte)
 			c := t.Src(1)
 			v, isInt := c.L[0].ConstInt()
-			byScalar := e0.Op == OpShr && c.Uniform() && c.L[0].DType == Int32 && c.L[0].Min >= 0 && c.L[0].Max < 32
-			if !byScalar && (!c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr) {
+			byBounded := e0.Op == OpShr && shiftsInWidth(c)
+			if !byBounded && (!c.Uniform() || !c.L[0].IsConst() || !isInt || v <= 0 && e0.Op != OpShr || v < 0 || v >= 32 && e0.Op == OpShr) {
 				return false
 			}
 		default:

@@ -55,8 +55,14 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 		w = d.q4_0()
 	case quant.Q4_1:
 		w = d.q4_1()
+	case quant.Q5_0:
+		w = d.q5_0()
+	case quant.Q5_1:
+		w = d.q5_1()
 	case quant.Q4_K:
 		w = d.q4k()
+	case quant.Q5_K:
+		w = d.q5k()
 	case quant.Q6_K:
 		w = d.q6k()
 	}
@@ -65,9 +71,10 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 }
 
 // DequantPacked is Dequant for blocks in t's packed layout
-// (quant.Pack; quant.HasPacked(t)): Q4_K with its nibbles contiguous and
-// its scales and mins one byte each, so that the kernel reading it does no
-// bit extraction besides the nibbles. The float arithmetic is Dequant's.
+// (quant.Pack; quant.HasPacked(t)): Q4_K and Q5_K with their nibbles
+// contiguous and their scales and mins one byte each, so that the kernel
+// reading it does no bit extraction besides the nibbles (and Q5_K's fifth
+// bits). The float arithmetic is Dequant's.
 func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, error) {
 	if err := raw.Err(); err != nil {
 		return nil, err
@@ -88,11 +95,16 @@ func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tenso
 	section := func(from, to int) *tensor.Tensor {
 		return raw.Shrink([][2]int{{from, to}}).Cast(ir.Int32)
 	}
-	// quant.Pack's sections: nibbles, scales, mins, then f16 d and dmin.
+	// quant.Pack's sections: nibbles, Q5_K's fifth bits, scales, mins,
+	// then f16 d and dmin.
+	_, oh, osc, om, od := quant.PackedSections(t, nb)
 	q := nibbles(section(0, nb*128).Reshape(nb, 4, 32), 2) // (blocks, 4, 2, 32)
-	sc := section(nb*128, nb*136).Reshape(nb, 4, 2, 1)
-	m := section(nb*136, nb*144).Reshape(nb, 4, 2, 1)
-	halves := raw.Bitcast(ir.Float16).Shrink([][2]int{{nb * 72, nb * 74}}).Reshape(nb, 2).Cast(ir.Float32)
+	if t == quant.Q5_K {
+		q = q.Add(fifthBits(section(oh, osc).Reshape(nb, 1, 1, 32).Expand(nb, 4, 2, 32)))
+	}
+	sc := section(osc, om).Reshape(nb, 4, 2, 1)
+	m := section(om, od).Reshape(nb, 4, 2, 1)
+	halves := raw.Bitcast(ir.Float16).Shrink([][2]int{{od / 2, od/2 + 2*nb}}).Reshape(nb, 2).Cast(ir.Float32)
 	dd := halves.Shrink([][2]int{{0, nb}, {0, 1}}).Reshape(nb, 1, 1, 1)
 	dmin := halves.Shrink([][2]int{{0, nb}, {1, 2}}).Reshape(nb, 1, 1, 1)
 	w := q4kWeight(dd, dmin, sc, m, q).Reshape(shape...)
@@ -188,23 +200,74 @@ func (d dequantizer) q4_1() *tensor.Tensor {
 	return d.f32(q).Mul(d.half(0).Reshape(d.nb, 1, 1)).Add(d.half(2).Reshape(d.nb, 1, 1))
 }
 
+// Q5_0: f16 d, then q5's qh and nibbles: d*(q-16).
+func (d dequantizer) q5_0() *tensor.Tensor {
+	q := d.q5(2)
+	return d.f32(q.Sub(ci(q, 16))).Mul(d.half(0).Reshape(d.nb, 1, 1))
+}
+
+// Q5_1: f16 d, f16 m, then q5's qh and nibbles: d*q + m.
+func (d dequantizer) q5_1() *tensor.Tensor {
+	q := d.q5(4)
+	return d.f32(q).Mul(d.half(0).Reshape(d.nb, 1, 1)).Add(d.half(2).Reshape(d.nb, 1, 1))
+}
+
+// q5 is a Q5_0/Q5_1 block's 32 five-bit values, (blocks, 2, 16): 4 bytes
+// qh at byte h, whose bit j (little-endian) is element j's bit 4, then 16
+// bytes of nibbles as Q4_0's (element j low, j+16 high). Element
+// (half, l) is j = 16*half + l: bit l of the half's two qh bytes, read as
+// one uint16 through a view of the blocks (h and the block size are even),
+// which costs no arithmetic: the fusion keeps it in the kernel that reads
+// the weight, whose vector lanes (the 16 elements of a half, one axis)
+// each shift the one word by their own constant.
+func (d dequantizer) q5(h int) *tensor.Tensor {
+	lo := nibbles(d.bytes(h+4, h+20), 1)
+	word := d.raw.Bitcast(ir.Uint16).Reshape(d.nb, d.bb/2).Shrink([][2]int{{0, d.nb}, {h / 2, h/2 + 2}}).
+		Cast(ir.Int32).Reshape(d.nb, 2, 1)
+	hi := and(word.Shr(lane(word.Context(), 16, 2, 3)), 1)
+	return lo.Add(hi.Mul(ci(hi, 16)))
+}
+
 // Q4_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins for 8
 // sub-blocks of 32 (quant.ScaleMinK4), 128 bytes of nibbles in 4 chunks of
 // 32 bytes: chunk c holds sub-block 2c (low nibbles) and 2c+1 (high).
 // Element (c, h, l) is d*sc[2c+h]*q - dmin*m[2c+h].
 func (d dequantizer) q4k() *tensor.Tensor {
+	sc, m := d.k4ScalesMins()
+	q := nibbles(d.bytes(16, 144).Reshape(d.nb, 4, 32), 2) // (blocks, 4, 2, 32)
+	return q4kWeight(d.half(0).Reshape(d.nb, 1, 1, 1), d.half(2).Reshape(d.nb, 1, 1, 1), sc, m, q)
+}
+
+// Q5_K: Q4_K's d, dmin and scales, 32 bytes qh, then Q4_K's nibble chunks
+// (bytes 48..176). Bit s of qh[l] is bit 4 of element l of sub-block
+// s = 2c+h: element (c, h, l) is d*sc[s]*q - dmin*m[s].
+func (d dequantizer) q5k() *tensor.Tensor {
+	sc, m := d.k4ScalesMins()
+	q := nibbles(d.bytes(48, 176).Reshape(d.nb, 4, 32), 2) // (blocks, 4, 2, 32)
+	q = q.Add(fifthBits(d.bytes(16, 48).Reshape(d.nb, 1, 1, 32).Expand(d.nb, 4, 2, 32)))
+	return q4kWeight(d.half(0).Reshape(d.nb, 1, 1, 1), d.half(2).Reshape(d.nb, 1, 1, 1), sc, m, q)
+}
+
+// fifthBits is Q5_K's 16 or 0 of element (c, h, l) from qh (blocks, 4, 2,
+// 32), the block's 32 qh bytes along l: bit 2c+h of qh[l].
+func fifthBits(qh *tensor.Tensor) *tensor.Tensor {
+	sub := qh.Context().Arange(0, 8, 1, ir.Int32).Reshape(1, 4, 2, 1) // s = 2c+h
+	hi := and(qh.Shr(sub), 1)
+	return hi.Mul(ci(hi, 16))
+}
+
+// k4ScalesMins unpacks the 6-bit scales and mins of Q4_K and Q5_K (bytes
+// 4..16; quant.ScaleMinK4), each (blocks, 4, 2, 1): sub-block 2c+h.
+func (d dequantizer) k4ScalesMins() (sc, m *tensor.Tensor) {
 	s := d.bytes(4, 16)
 	part := func(i int) *tensor.Tensor { // bytes 4i..4i+3 of the scales, (blocks, 2, 4)
 		return s.Shrink([][2]int{{0, d.nb}, {4 * i, 4*i + 4}}).Reshape(d.nb, 1, 4).Expand(d.nb, 2, 4)
 	}
 	a, b, c := part(0), part(1), part(2)
 	upper := lane(s.Context(), 2, 1, 3).Eq(ci(s, 1)) // sub-blocks 4..7
-	sc := upper.Where(and(c, 15).Or(shr(a, 6).Mul(ci(a, 16))), and(a, 63)).Reshape(d.nb, 4, 2, 1)
-	m := upper.Where(shr(c, 4).Or(shr(b, 6).Mul(ci(b, 16))), and(b, 63)).Reshape(d.nb, 4, 2, 1)
-	q := nibbles(d.bytes(16, 144).Reshape(d.nb, 4, 32), 2) // (blocks, 4, 2, 32)
-	dd := d.half(0).Reshape(d.nb, 1, 1, 1)
-	dmin := d.half(2).Reshape(d.nb, 1, 1, 1)
-	return q4kWeight(dd, dmin, sc, m, q)
+	sc = upper.Where(and(c, 15).Or(shr(a, 6).Mul(ci(a, 16))), and(a, 63)).Reshape(d.nb, 4, 2, 1)
+	m = upper.Where(shr(c, 4).Or(shr(b, 6).Mul(ci(b, 16))), and(b, 63)).Reshape(d.nb, 4, 2, 1)
+	return sc, m
 }
 
 // Q6_K: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8

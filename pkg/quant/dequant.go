@@ -55,7 +55,10 @@ var blockFuncs = map[Type]func(dst []float32, b []byte){
 	Q8_0: dequantQ8_0,
 	Q4_0: dequantQ4_0,
 	Q4_1: dequantQ4_1,
+	Q5_0: dequantQ5_0,
+	Q5_1: dequantQ5_1,
 	Q4_K: dequantQ4K,
+	Q5_K: dequantQ5K,
 	Q6_K: dequantQ6K,
 }
 
@@ -94,6 +97,34 @@ func dequantQ4_1(dst []float32, b []byte) {
 	}
 }
 
+// q5 is element j's (0..31) 5-bit value in a Q5_0/Q5_1 block: its nibble
+// (byte j%16 of qs, low for j < 16) and bit j of qh as bit 4.
+func q5(qh uint32, qs []byte, j int) int {
+	nib := qs[j%16] & 0xF
+	if j >= 16 {
+		nib = qs[j%16] >> 4
+	}
+	return int(nib) | int(qh>>j&1)<<4
+}
+
+// dequantQ5_0: f16 d, 4 bytes qh, 16 bytes of nibbles: d*(q5-16).
+func dequantQ5_0(dst []float32, b []byte) {
+	d := f16(b)
+	qh := binary.LittleEndian.Uint32(b[2:])
+	for j := range 32 {
+		dst[j] = float32(q5(qh, b[6:22], j)-16) * d
+	}
+}
+
+// dequantQ5_1: f16 d, f16 m, 4 bytes qh, 16 bytes of nibbles: d*q5 + m.
+func dequantQ5_1(dst []float32, b []byte) {
+	d, m := f16(b), f16(b[2:])
+	qh := binary.LittleEndian.Uint32(b[4:])
+	for j := range 32 {
+		dst[j] = float32(q5(qh, b[8:24], j))*d + m
+	}
+}
+
 // ScaleMinK4 unpacks the 6-bit scale and min of sub-block j (0..7) from the
 // 12 scale bytes of a Q4_K block. Bytes 0-3 hold scales 0-3 in their low 6
 // bits, bytes 4-7 mins 0-3; scales and mins 4-7 keep their low 4 bits in
@@ -127,6 +158,25 @@ func dequantQ4K(dst []float32, b []byte) {
 		for l := range 32 {
 			out[l] = d1*float32(q[l]&0xF) - m1
 			out[l+32] = d2*float32(q[l]>>4) - m2
+		}
+	}
+}
+
+// dequantQ5K decodes a Q5_K super-block of 256 elements: Q4_K's f16 d, f16
+// dmin and 12 scale bytes, then 32 bytes qh and 128 bytes of nibbles laid
+// out as Q4_K's. Element l of sub-block s (32 elements; chunk s/2 of the
+// nibbles, low for even s) takes bit s of qh[l] as its bit 4:
+// d*sc[s]*q5 - dmin*m[s].
+func dequantQ5K(dst []float32, b []byte) {
+	d, dmin := f16(b), f16(b[2:])
+	scales, qh, qs := b[4:16], b[16:48], b[48:176]
+	for s := range 8 {
+		sc, m := ScaleMinK4(s, scales)
+		ds, ms := d*float32(sc), dmin*float32(m)
+		c, shift := s/2, 4*(s%2)
+		for l := range 32 {
+			q := int(qs[32*c+l]>>shift&0xF) | int(qh[l]>>s&1)<<4
+			dst[32*s+l] = ds*float32(q) - ms
 		}
 	}
 }

@@ -74,6 +74,58 @@ func TestQ4_1Block(t *testing.T) {
 	expect(t, dequant(t, Q4_1, b), want, func(int) float32 { return -1 })
 }
 
+func TestQ5_0Block(t *testing.T) {
+	b := make([]byte, 22)
+	b[0], b[1] = 0x00, 0x38 // d = 0.5
+	// qh (little-endian uint32): bits 0, 16 and 31 set, the rest of the
+	// elements have bit 4 clear and nibble 0: 0-16 = -16.
+	b[2], b[3], b[4], b[5] = 0x01, 0x00, 0x01, 0x80
+	qs := b[6:]
+	qs[0] = 0x3F  // element 0: 15|16 = 31 -> 15; element 16: 3|16 = 19 -> 3
+	qs[15] = 0xF0 // element 15: 0 -> -16; element 31: 15|16 = 31 -> 15
+	qs[4] = 0x0A  // element 4: 10 (bit 4 clear) -> -6
+	want := map[int]float32{0: 7.5, 16: 1.5, 15: -8, 31: 7.5, 4: -3}
+	expect(t, dequant(t, Q5_0, b), want, func(int) float32 { return -8 })
+}
+
+func TestQ5_1Block(t *testing.T) {
+	b := make([]byte, 24)
+	b[0], b[1] = 0x00, 0x38 // d = 0.5
+	b[2], b[3] = 0x00, 0xBC // m = -1
+	b[4], b[7] = 0x02, 0x40 // qh bits 1 and 30
+	qs := b[8:]
+	qs[1] = 0x21  // element 1: 1|16 = 17; element 17: 2
+	qs[14] = 0xF0 // element 14: 0; element 30: 15|16 = 31
+	want := map[int]float32{1: 7.5, 17: 0, 30: 14.5}
+	expect(t, dequant(t, Q5_1, b), want, func(int) float32 { return -1 })
+}
+
+// TestQ5KBlock: Q4_K's scales (q4kScales) and nibble layout, and bit s of
+// qh[l] as bit 4 of element l of sub-block s.
+func TestQ5KBlock(t *testing.T) {
+	b := make([]byte, 176)
+	b[0], b[1] = 0x00, 0x3C // d = 1
+	b[2], b[3] = 0x00, 0x38 // dmin = 0.5
+	copy(b[4:16], q4kScales)
+	qh, qs := b[16:48], b[48:]
+	qs[0] = 0x2A         // element 0 (sub-block 0) = 10, element 32 (sub-block 1) = 2
+	qh[0] = 1<<1 | 1<<7  // element 32 += 16; element 224 (sub-block 7, nibble 0) = 16
+	qs[32+5] = 0x7       // chunk 1, l 5: element 69 (sub-block 2) = 7
+	qh[5] = 1 << 3       // element 101 (sub-block 3, l 5) = 16
+	qs[127] = 0xF0       // chunk 3, l 31: element 223 (sub-block 6) = 0, element 255 (sub-block 7) = 15
+	qh[31] = 1<<6 | 1<<7 // element 223 = 16, element 255 = 31
+	want := map[int]float32{
+		0:   1*10 - 0.5*5,
+		32:  2*18 - 0.5*6,
+		69:  3*7 - 0.5*7,
+		101: 4*16 - 0.5*8,
+		223: 49*16 - 0.5*54,
+		224: 63*16 - 0.5*60,
+		255: 63*31 - 0.5*60,
+	}
+	expect(t, dequant(t, Q5_K, b), want, func(e int) float32 { return -0.5 * float32(q4kM[e/32]) })
+}
+
 // q4kScales packs scales {1, 2, 3, 4, 18, 35, 49, 63} and mins
 // {5, 6, 7, 8, 20, 37, 54, 60}. Sub-blocks 4-7 keep their low 4 bits in
 // bytes 8-11 (scale | min<<4) and their top 2 bits in bits 6-7 of bytes 0-3
@@ -169,7 +221,7 @@ func TestDequantizeErrors(t *testing.T) {
 	}{
 		{Q8_0, 31, 34, "whole number of blocks"},
 		{Q8_0, 32, 33, "need 34 bytes, got 33"},
-		{Type(13), 256, 176, "Q5_K (13) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)"},
+		{Type(11), 256, 110, "Q3_K (11) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)"},
 		{Type(99), 1, 1, "unknown tensor type 99"},
 	} {
 		err := Dequantize(tc.typ, make([]float32, tc.n), make([]byte, tc.src))
@@ -234,6 +286,10 @@ func TestRoundTrip(t *testing.T) {
 				bound = amax / 8 * 0.51
 			case Q4_1, Q4_K:
 				bound = 2 * amax / 15 * 0.6
+			case Q5_0:
+				bound = amax / 16 * 0.51
+			case Q5_1, Q5_K:
+				bound = 2 * amax / 31 * 0.6
 			case Q6_K:
 				bound = amax / 31 * 0.6
 			}
@@ -303,5 +359,43 @@ func TestPackQ4K(t *testing.T) {
 	}
 	if _, err := Pack(Q8_0, make([]byte, 34)); err == nil {
 		t.Error("Pack of Q8_0 (no packed layout): no error")
+	}
+}
+
+// TestPackQ5K: Q5_K packed is Q4_K's sections with the fifth bits (the
+// file's qh, which comes before the nibbles there) after the nibbles.
+func TestPackQ5K(t *testing.T) {
+	blocks := make([]byte, 2*176)
+	for i := range 2 {
+		b := blocks[i*176 : (i+1)*176]
+		b[0], b[1], b[2], b[3] = byte(i), 0x3C, 0x00, byte(0x38+i)
+		copy(b[4:16], q4kScales)
+		for l := range 160 {
+			b[16+l] = byte(l + 77*i)
+		}
+	}
+	p, err := Pack(Q5_K, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != PackedBytes(Q5_K, 2) || len(p) != 2*180 {
+		t.Fatalf("%d packed bytes, want %d", len(p), 2*180)
+	}
+	for i := range 2 {
+		b := blocks[i*176 : (i+1)*176]
+		if string(p[i*128:(i+1)*128]) != string(b[48:176]) {
+			t.Errorf("block %d: nibbles % x, want the file's", i, p[i*128:(i+1)*128])
+		}
+		if string(p[256+32*i:256+32*(i+1)]) != string(b[16:48]) {
+			t.Errorf("block %d: qh % x, want the file's", i, p[256+32*i:256+32*(i+1)])
+		}
+		for j := range 8 {
+			if sc, m := p[320+8*i+j], p[336+8*i+j]; sc != q4kSc[j] || m != q4kM[j] {
+				t.Errorf("block %d sub-block %d: scale, min = %d, %d; want %d, %d", i, j, sc, m, q4kSc[j], q4kM[j])
+			}
+		}
+		if d := p[352+4*i : 356+4*i]; string(d) != string(b[0:4]) {
+			t.Errorf("block %d: d, dmin bytes % x, want % x", i, d, b[0:4])
+		}
 	}
 }

@@ -36,7 +36,10 @@ var quantFuncs = map[Type]func(b []byte, x []float32){
 	Q8_0: quantQ8_0,
 	Q4_0: quantQ4_0,
 	Q4_1: quantQ4_1,
+	Q5_0: quantQ5_0,
+	Q5_1: quantQ5_1,
 	Q4_K: quantQ4K,
+	Q5_K: quantQ5K,
 	Q6_K: quantQ6K,
 }
 
@@ -107,6 +110,82 @@ func quantQ4_1(b []byte, x []float32) {
 		q0 := clampRound((x[j]-m)*id, 0, 15)
 		q1 := clampRound((x[j+16]-m)*id, 0, 15)
 		qs[j] = byte(q0 | q1<<4)
+	}
+}
+
+// putQ5 stores 32 five-bit values as Q5_0/Q5_1's qh (4 bytes) and nibbles.
+func putQ5(qh, qs []byte, q [32]int) {
+	var bits uint32
+	for j, v := range q {
+		bits |= uint32(v>>4&1) << j
+		qs[j%16] |= byte(v&0xF) << (4 * (j / 16))
+	}
+	binary.LittleEndian.PutUint32(qh, bits)
+}
+
+// quantQ5_0 maps the element of largest magnitude to -16, as quantQ4_0
+// does to -8.
+func quantQ5_0(b []byte, x []float32) {
+	var amax, vmax float32
+	for _, v := range x {
+		if abs(v) > amax {
+			amax, vmax = abs(v), v
+		}
+	}
+	d := putF16(b, vmax/-16)
+	id := inverse(d)
+	var q [32]int
+	for j, v := range x {
+		q[j] = clampRound(v*id, -16, 15) + 16
+	}
+	putQ5(b[2:6], b[6:22], q)
+}
+
+func quantQ5_1(b []byte, x []float32) {
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	d := putF16(b, (hi-lo)/31)
+	m := putF16(b[2:], lo)
+	id := inverse(d)
+	var q [32]int
+	for j, v := range x {
+		q[j] = clampRound((v-m)*id, 0, 31)
+	}
+	putQ5(b[4:8], b[8:24], q)
+}
+
+// quantQ5K is quantQ4K with 31 levels per sub-block and the fifth bits in
+// qh (bit s of qh[l] for element l of sub-block s).
+func quantQ5K(b []byte, x []float32) {
+	var scale, mins [8]float32
+	var maxScale, maxMin float32
+	for s := range 8 {
+		lo, hi := float32(0), x[32*s]
+		for _, v := range x[32*s : 32*s+32] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		scale[s], mins[s] = (hi-lo)/31, -lo
+		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
+	}
+	d := putF16(b, maxScale/63)
+	dmin := putF16(b[2:], maxMin/63)
+	var sc, m [8]uint8
+	for s := range 8 {
+		sc[s] = uint8(min(63, math.Ceil(float64(scale[s]*inverse(d)))))
+		m[s] = uint8(clampRound(mins[s]*inverse(dmin), 0, 63))
+	}
+	PackScaleMinK4(b[4:16], sc, m)
+	qh, qs := b[16:48], b[48:176]
+	for s := range 8 {
+		ds, ms := d*float32(sc[s]), dmin*float32(m[s])
+		id := inverse(ds)
+		for l := range 32 {
+			q := clampRound((x[32*s+l]+ms)*id, 0, 31)
+			qs[32*(s/2)+l] |= byte(q&0xF) << (4 * (s % 2))
+			qh[l] |= byte(q>>4) << s
+		}
 	}
 }
 

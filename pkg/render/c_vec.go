@@ -519,6 +519,13 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		}
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", w), ",")+"}")
 	}
+	if ir.ConstLanes(t) { // a vector literal
+		lanes := make([]string, w)
+		for i, e := range t.L[:w] {
+			lanes[i] = r.expr(e)
+		}
+		return fmt.Sprintf("((%s){%s})", vtype(t), strings.Join(lanes, ","))
+	}
 	if v.plan.Packed(t, v.free) { // scalars computed before the loops
 		lanes := make([]string, w)
 		for i, e := range t.L[:w] {
