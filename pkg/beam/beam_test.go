@@ -894,13 +894,21 @@ func readsGlobal(e *ir.Expr) bool {
 // expression (nn.DequantPacked).
 func packedQ4K(t *testing.T, r *rand.Rand, rows, cols int) *tensor.Tensor {
 	t.Helper()
+	return packed(t, r, quant.Q4_K, rows, cols)
+}
+
+// packed is a rows x cols weight of type qt in its packed layout
+// (quant.Pack): random values quantized, packed and dequantized by the
+// lazy expression (nn.DequantPacked).
+func packed(t *testing.T, r *rand.Rand, qt quant.Type, rows, cols int) *tensor.Tensor {
+	t.Helper()
 	f := make([]float32, rows*cols)
 	for i := range f {
 		f[i] = float32(r.NormFloat64())
 	}
-	q, err := quant.Quantize(quant.Q4_K, f)
+	q, err := quant.Quantize(qt, f)
 	if err == nil {
-		q, err = quant.Pack(quant.Q4_K, q)
+		q, err = quant.Pack(qt, q)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -909,7 +917,7 @@ func packedQ4K(t *testing.T, r *rand.Rand, rows, cols int) *tensor.Tensor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := nn.DequantPacked(raw, quant.Q4_K, []int{rows, cols})
+	w, err := nn.DequantPacked(raw, qt, []int{rows, cols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -951,9 +959,12 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 }
 
 // TestQuantizedMatvecsInVectors: the matrix-vector products of the
-// quantized types a Q4_K_M file holds (Q4_K packed as loaded, and Q6_K,
-// whose high bits are shifted by 0 to 6 by sub-block: a scalar shift for
-// all lanes) accumulate in vectors at both widths (the simd pass has
+// quantized types a Q4_K_M or Q5_K_M file holds (Q4_K and Q5_K packed as
+// loaded, and Q6_K, whose high bits are shifted by 0 to 6 by sub-block: a
+// scalar shift for all lanes), and of Q5_0 and Q5_1 (each lane shifts its
+// block's word of fifth bits by its own amount: a vector literal at 16
+// lanes, an index plus the lane numbers at 8) accumulate in vectors at
+// both widths (the simd pass has
 // runs), and the optimized kernel agrees with the unoptimized one on the
 // CPU and in the GO interpreter. Their sub-blocks' scales come from tables
 // (ir.Tables) with results bit for bit those of the kernel computing them
@@ -972,6 +983,9 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 	graphs := map[string]*tensor.Tensor{
 		"Q4_K matvec": floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
 		"Q6_K matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T()),
+		"Q5_K matvec": floats(r, 1, 512).Dot(packed(t, r, quant.Q5_K, 16, 512).T()),
+		"Q5_0 matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_0, 16, 512).T()),
+		"Q5_1 matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_1, 16, 512).T()),
 	}
 	for name, x := range graphs {
 		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
@@ -992,8 +1006,10 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				src := render.Render(render.C, k)
 				// Q6_K's sub-blocks of 16 are one vector at 16 lanes,
 				// unrolled whole with two side by side: no block loop
-				// is left, and no table
-				wantTabs := w == 8 || strings.HasPrefix(name, "Q4_K")
+				// is left, and no table. Q5_0's and Q5_1's blocks have
+				// one scale each (no sub-blocks), as Q8_0's.
+				kquant := strings.HasPrefix(name, "Q4_K") || strings.HasPrefix(name, "Q5_K")
+				wantTabs := kquant || w == 8 && name == "Q6_K matvec"
 				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != wantTabs {
 					t.Errorf("%s %s (width %d): the sub-blocks' scales tabled %v:\n%s", name, k.Name, w, tabled, k.Dump())
 				}

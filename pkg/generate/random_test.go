@@ -36,6 +36,7 @@ func randomCases() []randomCase {
 	}
 	cs = append(cs,
 		randomCase{"Q4_K_M", "gguf", llamatest.MixQ4KM, 2, false},
+		randomCase{"Q5_K_M", "gguf", llamatest.MixQ5KM, 8, true},
 		randomCase{"llama2c-tied", "llama2c", nil, 2, true},
 		randomCase{"llama2c-untied-mha", "llama2c", nil, 8, false})
 	return cs

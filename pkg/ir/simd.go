@@ -77,6 +77,18 @@ func ConstLanes(t Lanes) bool {
 	return true
 }
 
+// IndexLanes says whether t's lanes are consecutive loop indices cast to
+// int32, lane i lane 0's plus i (an arange along the lanes: Q5_0's shift
+// of each element's bit where a half of 16 runs in two vectors of 8).
+func IndexLanes(t Lanes) bool {
+	for i, e := range t.L[:t.W] {
+		if e.Op != OpCast || e.DType != Int32 || e.Src[0].DType != Index || !contiguous(t.L[0].Src[0], e.Src[0], int64(i)) {
+			return false
+		}
+	}
+	return true
+}
+
 // shiftsInWidth says whether every lane of c is an int32 shift amount
 // bounded within [0, 32): C's >> then means the IR's shift, lane by lane.
 func shiftsInWidth(c Lanes) bool {
@@ -518,6 +530,9 @@ func (m *simdMatcher) match1(t Lanes) bool {
 		return (e0.DType == Float32 || e0.DType == Int32) && (m.contiguousLoads(t, true) || m.windowLoads(t))
 	case e0.Op == OpCast:
 		src := t.Src(0)
+		if IndexLanes(t) {
+			return true
+		}
 		if ld, elem, ok := NarrowLoad(src); ok {
 			// int8 and uint8 widen to int32, or on to float32 (an image's
 			// bytes read by a convolution); float16 to float32

@@ -134,14 +134,19 @@ func AllAs(t quant.Type) TypeFunc {
 
 // MixQ4KM approximates llama.cpp's Q4_K_M: Q6_K for the value and FFN-down
 // projections, Q4_K for the other matrices, F32 norms.
-func MixQ4KM(name string) quant.Type {
+func MixQ4KM(name string) quant.Type { return kMix(name, quant.Q4_K) }
+
+// MixQ5KM approximates llama.cpp's Q5_K_M: Q5_K where Q4_K_M has Q4_K.
+func MixQ5KM(name string) quant.Type { return kMix(name, quant.Q5_K) }
+
+func kMix(name string, base quant.Type) quant.Type {
 	switch {
 	case vector(name):
 		return quant.F32
 	case strings.HasSuffix(name, "attn_v.weight"), strings.HasSuffix(name, "ffn_down.weight"):
 		return quant.Q6_K
 	}
-	return quant.Q4_K
+	return base
 }
 
 // GGUFMetadata returns the llama.* metadata of cfg, as llama.cpp's

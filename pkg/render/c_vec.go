@@ -519,6 +519,13 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		}
 		return v.declare(r, t, "vbc", "{"+strings.TrimSuffix(strings.Repeat(x+",", w), ",")+"}")
 	}
+	if ir.IndexLanes(t) { // lane 0's index plus each lane's number
+		steps := make([]string, w)
+		for i := range steps {
+			steps[i] = strconv.Itoa(i)
+		}
+		return v.declare(r, t, "vidx", fmt.Sprintf("((%s){%s} + (int)(%s))", vtype(t), strings.Join(steps, ","), r.expr(e0.Src[0])))
+	}
 	if ir.ConstLanes(t) { // a vector literal
 		lanes := make([]string, w)
 		for i, e := range t.L[:w] {
