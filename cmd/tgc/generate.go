@@ -65,7 +65,7 @@ tokenizer.bin, or a GGUF file); without one, give --prompt-ids and --ids.
 	f.Float64("temperature", 0.8, "sampling temperature; 0 is greedy (argmax)")
 	f.Float64("top-p", 0.9, "nucleus sampling: sample among the most likely tokens whose probability reaches this")
 	f.Bool("ids", false, "print token ids instead of text")
-	f.Int("context", 0, "positions of the KV cache (default: the model's context length)")
+	f.Int("context", 0, fmt.Sprintf("positions of the KV cache (default: the model's context length, at most %d)", defaultContext))
 	f.String("script", "", "the model script (default: the built-in models/llama.tg)")
 	return c
 }
@@ -131,6 +131,21 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 		g.hasIDs = true
 	}
 	return g, nil
+}
+
+// defaultContext bounds the KV cache when --context is not given, as
+// llama.cpp's default n_ctx does: Llama 3.1 and 3.2 files say 131072
+// positions, whose cache (16 layers of 8 heads of 64: 8.6 GB in float32)
+// and a long prompt's attention scratch (sized by the context) no small
+// machine holds. --context asks for more.
+const defaultContext = 4096
+
+// moreContext tells how to get a longer context where the model has one.
+func moreContext(s *generate.Session) string {
+	if s.Context < s.ModelContext {
+		return fmt.Sprintf("; the model was trained for %d: --context sets the cache's positions", s.ModelContext)
+	}
+	return ""
 }
 
 // decodeGCPercent is the decode's GOGC: a replayed step makes ~75 KB of
@@ -223,7 +238,11 @@ func runGenerate(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: g.context,
+	maxContext := g.context
+	if maxContext == 0 {
+		maxContext = defaultContext
+	}
+	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: maxContext,
 		Script: src, ScriptName: name, Context: ctx, Files: files, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		return err
@@ -256,7 +275,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 		}
 	}
 	if len(prompt) >= s.Context {
-		return fmt.Errorf("%s: the prompt has %d tokens, more than the context of %d positions leaves room for (%d)", filepath.Base(g.model), len(prompt), s.Context, s.Context-1)
+		return fmt.Errorf("%s: the prompt has %d tokens, more than the context of %d positions leaves room for (%d)%s", filepath.Base(g.model), len(prompt), s.Context, s.Context-1, moreContext(s))
 	}
 	out := &tokenWriter{w: stdout, ids: g.ids, s: s}
 	if !g.ids {
@@ -319,7 +338,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 	}
 	out.end()
 	if stoppedAtContext {
-		fmt.Fprintf(stderr, "tgc: stopped after %d tokens: the context of %d positions is full (-n %d asked for more)\n", out.n, s.Context, g.steps)
+		fmt.Fprintf(stderr, "tgc: stopped after %d tokens: the context of %d positions is full (-n %d asked for more)%s\n", out.n, s.Context, g.steps, moreContext(s))
 	}
 	if !cfg.Quiet {
 		st.readBW = readBW

@@ -227,10 +227,21 @@ func TestGenerateErrors(t *testing.T) {
 			t.Errorf("generate %v: status %d, %q; want one line with %q", c.args, status, errOut, c.want)
 		}
 	}
-	// -n past the context: stops there and says so.
+	// -n past the context: stops there and says so, and how to get more.
 	out, errOut, status := tgc(t, "generate", model, "--device", "CPU", "--prompt-ids", "1,2,3", "--ids", "-n", "100", "--context", "8", "--quiet")
-	if status != 0 || len(strings.Fields(out)) != 6 || !strings.Contains(errOut, "the context of 8 positions is full") {
+	if status != 0 || len(strings.Fields(out)) != 6 || !strings.Contains(errOut, "the context of 8 positions is full") ||
+		!strings.Contains(errOut, "the model was trained for 512: --context") {
 		t.Errorf("-n past the context: status %d, %q, %q", status, out, errOut)
+	}
+	// Without --context, a model trained for more than defaultContext
+	// positions (Llama 3.1's 131072) gets defaultContext, as llama.cpp's
+	// n_ctx: its KV cache and a prompt's attention scratch are sized by it.
+	cfg.ContextLength = defaultContext + 4
+	long := write("long.gguf", ggufWith(same, quant.F32))
+	out, errOut, status = tgc(t, "generate", long, "--device", "CPU", "--prompt-ids", "1", "--ids", "-n", strconv.Itoa(defaultContext+2), "--quiet")
+	want := fmt.Sprintf("the context of %d positions is full (-n %d asked for more); the model was trained for %d: --context", defaultContext, defaultContext+2, defaultContext+4)
+	if status != 0 || len(strings.Fields(out)) != defaultContext || !strings.Contains(errOut, want) {
+		t.Errorf("a long model's default context: status %d, %d ids, %q; want %d ids and %q", status, len(strings.Fields(out)), errOut, defaultContext, want)
 	}
 }
 

@@ -61,6 +61,9 @@ type Session struct {
 	Tok     *tokenizer.Tokenizer // nil: ids only
 	Vocab   int
 	Context int // positions the KV cache holds
+	// ModelContext is the positions the model was trained for (Context
+	// is at most it).
+	ModelContext int
 	// WeightBytes is the size of the weights as stored (what a decode
 	// step reads).
 	WeightBytes int64
@@ -106,7 +109,7 @@ func Open(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, WeightBytes: weightBytes}
+	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, ModelContext: cfg.ContextLength, WeightBytes: weightBytes}
 	args := []starlark.Value{starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF)}
 	if o.PrefillChunk > 0 {
 		args = append(args, starlark.MakeInt(o.PrefillChunk))
