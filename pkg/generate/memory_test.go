@@ -87,3 +87,43 @@ func settled(mem backend.MemoryCounter) int64 {
 	}
 	return live
 }
+
+// TestLongContextPromptScratch: a chunked prompt's attention scratch is
+// sized by the prompt, not by the context: with a cache of 65536
+// positions, a 300-token prompt in chunks of 128 holds a few MB of device
+// buffers beside the weights and cache, where the chunks' scores sized by
+// the context would be (4 heads, 128, 65536) float32, 134 MB, twice.
+func TestLongContextPromptScratch(t *testing.T) {
+	cfg := llama.Config{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 1, VocabSize: 512,
+		ContextLength: 65536, RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
+	path := filepath.Join(t.TempDir(), "long.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := llamatest.WriteGGUF(f, cfg, llamatest.RandomWeights(cfg, 8), nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	mem := eng.Dev.(backend.MemoryCounter)
+	before := settled(mem)
+	mem.ResetPeak()
+	s := openWith(t, ctx, Options{Model: path, PrefillChunk: 128})
+	prompt := make([]int, 300)
+	for i := range prompt {
+		prompt[i] = 1 + i*37%511
+	}
+	if _, err := s.Prefill(prompt); err != nil {
+		t.Fatal(err)
+	}
+	kv := int64(cfg.Layers * 2 * cfg.ContextLength * cfg.KVHeads * cfg.HeadDim() * 4)
+	scratch := mem.Memory().Peak - before - s.WeightBytes - kv
+	t.Logf("the prompt's scratch peaked at %d bytes", scratch)
+	if scratch > 16<<20 {
+		t.Errorf("a 300-token prompt held %d bytes of scratch beside the weights and a %d-position cache: sized by the context", scratch, cfg.ContextLength)
+	}
+}
