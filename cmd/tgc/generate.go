@@ -291,7 +291,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 	}
 	st := genStats{prompt: len(prompt), weightBytes: s.WeightBytes}
 	start, compiling := time.Now(), eng.Stats.CompileTime+eng.Stats.LowerTime
-	if len(prompt) > 1 {
+	if len(prompt) > 1 && !s.Stepped(len(prompt)) {
 		if err := s.WarmUp(prompt[0]); err != nil {
 			return err
 		}

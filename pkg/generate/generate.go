@@ -44,6 +44,11 @@ type Options struct {
 	// PrefillChunk is the most positions of a prompt run as one batch (0:
 	// the script's default); a longer prompt runs in chunks of it.
 	PrefillChunk int
+	// StepPrompt: a prompt of at most this many tokens runs token by token
+	// through the jitted decode step instead of as one batch (0: up to
+	// DefaultStepPrompt tokens for a model with quantized matrices, none
+	// otherwise; -1: never).
+	StepPrompt int
 	// Script is the model script (models/llama.tg) and its file name.
 	Script     []byte
 	ScriptName string
@@ -61,6 +66,8 @@ type Session struct {
 	Tok     *tokenizer.Tokenizer // nil: ids only
 	Vocab   int
 	Context int // positions the KV cache holds
+	// stepPrompt is the longest prompt run as decode steps (Options).
+	stepPrompt int
 	// ModelContext is the positions the model was trained for (Context
 	// is at most it).
 	ModelContext int
@@ -86,8 +93,11 @@ func Open(o Options) (*Session, error) {
 		return nil, err
 	}
 	var weightBytes int64
+	quantized := false
 	for _, w := range m.Weights() {
-		weightBytes += int64(len(m.Tensors[w.Name].Data))
+		t := m.Tensors[w.Name]
+		weightBytes += int64(len(t.Data))
+		quantized = quantized || t.Type.BlockSize() > 1
 	}
 	cfg := m.Config
 	ownTokenizer := false
@@ -109,7 +119,11 @@ func Open(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, ModelContext: cfg.ContextLength, WeightBytes: weightBytes}
+	s := &Session{mod: mod, ctx: o.Context, Vocab: cfg.VocabSize, Context: ctxLen, ModelContext: cfg.ContextLength, WeightBytes: weightBytes,
+		stepPrompt: o.StepPrompt}
+	if o.StepPrompt == 0 && quantized {
+		s.stepPrompt = DefaultStepPrompt
+	}
 	args := []starlark.Value{starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF)}
 	if o.PrefillChunk > 0 {
 		args = append(args, starlark.MakeInt(o.PrefillChunk))
@@ -202,14 +216,35 @@ func (s *Session) logitsOf(v starlark.Value) ([]float32, error) {
 	return out, nil
 }
 
-// Prefill runs the prompt as one batch from position 0 and returns the
-// logits of the token after it (valid until the next Prefill or Decode).
+// DefaultStepPrompt is the longest prompt of a quantized model that runs
+// token by token through the jitted decode step. A batch dequantizes each
+// matrix into float32 scratch first (written and read back: 8 bytes per
+// weight of memory traffic, where a step reads the 0.56 to 1.06 bytes of a
+// Q4_K or Q8_0 weight), which costs as much as 10 to 20 steps: a
+// Llama-3.2-1B-shaped Q4_K_M model ran a 2-token prompt in 1.05 s as a
+// batch, ~0.1 s as steps (docs/llama.md).
+const DefaultStepPrompt = 8
+
+// Prefill runs the prompt from position 0 and returns the logits of the
+// token after it (valid until the next Prefill or Decode): as one batch
+// (in chunks, models/llama.tg), or token by token through the jitted step
+// when it is short and the model quantized (Options.StepPrompt).
 func (s *Session) Prefill(ids []int) ([]float32, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("the prompt has no tokens")
 	}
 	if len(ids) >= s.Context {
 		return nil, fmt.Errorf("the prompt has %d tokens; the context holds %d positions (at most %d prompt tokens leave room for one new token)", len(ids), s.Context, s.Context-1)
+	}
+	if s.Stepped(len(ids)) {
+		var v starlark.Value
+		for pos, id := range ids {
+			var err error
+			if v, err = s.step(id, pos); err != nil {
+				return nil, err
+			}
+		}
+		return s.logitsOf(v)
 	}
 	t, err := s.tokens(ids)
 	if err != nil {
@@ -223,6 +258,10 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 	s.releasePooled()
 	return logits, err
 }
+
+// Stepped reports whether Prefill runs a prompt of n tokens as decode
+// steps (a prompt of one token is the step anyway).
+func (s *Session) Stepped(n int) bool { return n > 1 && n <= s.stepPrompt }
 
 // WarmUp runs the one-token step on id at position 0 and drops its
 // logits: the decode's kernels compile now, while the KV cache is empty,

@@ -47,7 +47,7 @@ func TestPeakDeviceMemory(t *testing.T) {
 	// garbage leave its account once collected.
 	before := settled(mem)
 	mem.ResetPeak()
-	s := openIn(t, ctx, path, "", 0)
+	s := openWith(t, ctx, Options{Model: path, StepPrompt: -1})
 	prompt := []int{1, 400, 4095, 17, 2048, 5, 99, 3000}
 	logits, err := s.Prefill(prompt)
 	if err != nil {

@@ -96,6 +96,17 @@ func referenceAfter(t *testing.T, path string, prompt []int) (*llamatest.Referen
 	return ref, st, want
 }
 
+// batchPrompts opens path on the CPU with every prompt of several tokens
+// run as one batch (as a long prompt's chunks are), however short.
+func batchPrompts(t *testing.T, path string) *Session {
+	t.Helper()
+	ctx, _, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	return openWith(t, ctx, Options{Model: path, StepPrompt: -1})
+}
+
 // relErr is max |a-b| over max |b|.
 func relErr(a []float32, b []float64) float64 {
 	var scale, worst float64
@@ -120,7 +131,7 @@ func TestRandomModelsMatchReference(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path, _ := writeRandom(t, dir, c, uint64(10+i))
 			ref, st, want := referenceAfter(t, path, prompt)
-			s, _ := open(t, "CPU", path, "", 0)
+			s := batchPrompts(t, path)
 			got, err := s.Prefill(prompt)
 			if err != nil {
 				t.Fatal(err)
@@ -180,7 +191,7 @@ func TestChunkedPrefillMatchesReference(t *testing.T) {
 			if e := relErr(got, want); e > 1e-4 {
 				t.Fatalf("chunked prefill: logits differ from the reference by %.3g (relative)", e)
 			}
-			whole, _ := open(t, "CPU", path, "", 0)
+			whole := batchPrompts(t, path)
 			one, err := whole.Prefill(prompt)
 			if err != nil {
 				t.Fatal(err)
@@ -292,7 +303,7 @@ func TestRopeScalingMatchesReference(t *testing.T) {
 			} else {
 				t.Logf("the scaled reference is %.2g (relative) from the unscaled one", e)
 			}
-			s, _ := open(t, "CPU", path, "", 0)
+			s := batchPrompts(t, path)
 			got, err := s.Prefill(prompt)
 			if err != nil {
 				t.Fatal(err)
@@ -322,4 +333,50 @@ func float32s(x []float64) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// TestShortPromptSteps: a short prompt of a quantized model runs token by
+// token through the jitted decode step (Session.Stepped): its logits agree
+// with the float64 reference, are the very bits of the same tokens fed as
+// decode steps, and no schedule but the step's compiles for it. A prompt
+// one token longer than DefaultStepPrompt, or of an F32 model, is a batch.
+func TestShortPromptSteps(t *testing.T) {
+	dir := t.TempDir()
+	prompt := []int{1, 17, 42, 5, 88, 3}
+	q8 := randomCase{"Q8_0", "gguf", llamatest.AllAs(quant.Q8_0), 2, true}
+	path, _ := writeRandom(t, dir, q8, 70)
+	_, _, want := referenceAfter(t, path, prompt)
+	s, eng := open(t, "CPU", path, "", 0)
+	if !s.Stepped(len(prompt)) || s.Stepped(1) || s.Stepped(DefaultStepPrompt+1) {
+		t.Fatalf("Stepped(%d) %v, Stepped(1) %v, Stepped(%d) %v", len(prompt), s.Stepped(len(prompt)), s.Stepped(1), DefaultStepPrompt+1, s.Stepped(DefaultStepPrompt+1))
+	}
+	got, err := s.Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got, want); e > 1e-4 {
+		t.Fatalf("stepped prefill: logits differ from the reference by %.3g (relative)", e)
+	}
+	stepped := append([]float32(nil), got...)
+	compiled := eng.Stats.Compiled
+	steps, eng2 := open(t, "CPU", path, "", 0)
+	logits, err := steps.Prefill(prompt[:1])
+	for pos := 1; pos < len(prompt) && err == nil; pos++ {
+		logits, err = steps.Decode(prompt[pos], pos)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range stepped {
+		if stepped[i] != logits[i] {
+			t.Fatalf("logit %d is %g after the stepped prompt, %g after the same decode steps", i, stepped[i], logits[i])
+		}
+	}
+	if compiled != eng2.Stats.Compiled {
+		t.Errorf("the stepped prompt compiled %d kernels, the decode steps alone %d", compiled, eng2.Stats.Compiled)
+	}
+	f32Path, _ := writeRandom(t, dir, randomCase{"F32", "gguf", nil, 2, true}, 71)
+	if f32, _ := open(t, "CPU", f32Path, "", 0); f32.Stepped(len(prompt)) {
+		t.Errorf("an F32 model's %d-token prompt runs as steps", len(prompt))
+	}
 }
