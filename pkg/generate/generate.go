@@ -222,7 +222,7 @@ func (s *Session) logitsOf(v starlark.Value) ([]float32, error) {
 // weight of memory traffic, where a step reads the 0.56 to 1.06 bytes of a
 // Q4_K or Q8_0 weight), which costs as much as 10 to 20 steps: a
 // Llama-3.2-1B-shaped Q4_K_M model ran a 2-token prompt in 1.05 s as a
-// batch, ~0.1 s as steps (docs/llama.md).
+// batch, 0.15 s as steps (docs/llama.md).
 const DefaultStepPrompt = 8
 
 // Prefill runs the prompt from position 0 and returns the logits of the
