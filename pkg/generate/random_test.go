@@ -108,7 +108,7 @@ func batchPrompts(t *testing.T, path string) *Session {
 }
 
 // relErr is max |a-b| over max |b|.
-func relErr(a []float32, b []float64) float64 {
+func relErr[F float32 | float64](a []F, b []float64) float64 {
 	var scale, worst float64
 	for _, v := range b {
 		scale = max(scale, math.Abs(v))
@@ -130,35 +130,46 @@ func TestRandomModelsMatchReference(t *testing.T) {
 	for i, c := range randomCases() {
 		t.Run(c.name, func(t *testing.T) {
 			path, _ := writeRandom(t, dir, c, uint64(10+i))
-			ref, st, want := referenceAfter(t, path, prompt)
-			s := batchPrompts(t, path)
-			got, err := s.Prefill(prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var worst float64
-			check := func(what string) {
-				t.Helper()
-				e := relErr(got, want)
-				if e > 1e-4 {
-					t.Fatalf("%s: logits differ from the reference by %.3g (relative)", what, e)
-				}
-				worst = max(worst, e)
-			}
-			defer func() { t.Logf("largest relative difference %.2g", worst) }()
-			check("prefill")
-			for pos := len(prompt); pos < len(prompt)+4; pos++ {
-				next, _ := llamatest.Argmax(want)
-				if want, err = ref.Forward(st, next, pos); err != nil {
-					t.Fatal(err)
-				}
-				if got, err = s.Decode(next, pos); err != nil {
-					t.Fatal(err)
-				}
-				check(fmt.Sprintf("decode at %d", pos))
-			}
+			matchReference(t, path, prompt, 4)
 		})
 	}
+}
+
+// matchReference runs prompt as one batch and then steps greedy decode
+// steps on path's model, and checks every step's logits against the
+// float64 reference within 1e-4 relative. It returns the reference's
+// logits after the prompt.
+func matchReference(t *testing.T, path string, prompt []int, steps int) []float64 {
+	t.Helper()
+	ref, st, want := referenceAfter(t, path, prompt)
+	after := want
+	s := batchPrompts(t, path)
+	got, err := s.Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	check := func(what string) {
+		t.Helper()
+		e := relErr(got, want)
+		if e > 1e-4 {
+			t.Fatalf("%s: logits differ from the reference by %.3g (relative)", what, e)
+		}
+		worst = max(worst, e)
+	}
+	check("prefill")
+	for pos := len(prompt); pos < len(prompt)+steps; pos++ {
+		next, _ := llamatest.Argmax(want)
+		if want, err = ref.Forward(st, next, pos); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = s.Decode(next, pos); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("decode at %d", pos))
+	}
+	t.Logf("largest relative difference %.2g", worst)
+	return after
 }
 
 // TestChunkedPrefillMatchesReference: a prompt longer than the prefill
@@ -295,44 +306,16 @@ func TestRopeScalingMatchesReference(t *testing.T) {
 			cfg := small
 			cfg.RopeFactors, cfg.RopeLinear = tc.factors, tc.linear
 			path := writeRandomConfig(t, dir, c, cfg, seed)
+			want := matchReference(t, path, prompt, 8)
 			c.name += "-unscaled"
 			_, _, unscaled := referenceAfter(t, writeRandomConfig(t, dir, c, small, seed), prompt)
-			ref, st, want := referenceAfter(t, path, prompt)
-			if e := relErr(float32s(want), unscaled); e < 1e-2 {
+			if e := relErr(want, unscaled); e < 1e-2 {
 				t.Fatalf("the scaling moves the reference's logits by only %.3g: the test cannot tell", e)
 			} else {
 				t.Logf("the scaled reference is %.2g (relative) from the unscaled one", e)
 			}
-			s := batchPrompts(t, path)
-			got, err := s.Prefill(prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e := relErr(got, want); e > 1e-4 {
-				t.Fatalf("prefill: logits differ from the reference by %.3g (relative)", e)
-			}
-			for pos := len(prompt); pos < len(prompt)+8; pos++ {
-				next, _ := llamatest.Argmax(want)
-				if want, err = ref.Forward(st, next, pos); err != nil {
-					t.Fatal(err)
-				}
-				if got, err = s.Decode(next, pos); err != nil {
-					t.Fatal(err)
-				}
-				if e := relErr(got, want); e > 1e-4 {
-					t.Fatalf("decode at %d: logits differ from the reference by %.3g (relative)", pos, e)
-				}
-			}
 		})
 	}
-}
-
-func float32s(x []float64) []float32 {
-	out := make([]float32, len(x))
-	for i, v := range x {
-		out[i] = float32(v)
-	}
-	return out
 }
 
 // TestShortPromptSteps: a short prompt of a quantized model runs token by

@@ -81,14 +81,7 @@ func quantQ8_0(b []byte, x []float32) {
 // quantQ4_0 maps the element of largest magnitude to -8 (the asymmetric end
 // of the nibble range), so its sign picks d's sign.
 func quantQ4_0(b []byte, x []float32) {
-	var amax, vmax float32
-	for _, v := range x {
-		if abs(v) > amax {
-			amax, vmax = abs(v), v
-		}
-	}
-	d := putF16(b, vmax/-8)
-	id := inverse(d)
+	id := inverse(putF16(b, largest(x)/-8))
 	qs := b[2:18]
 	for j := range 16 {
 		lo := clampRound(x[j]*id, -8, 7) + 8
@@ -98,12 +91,7 @@ func quantQ4_0(b []byte, x []float32) {
 }
 
 func quantQ4_1(b []byte, x []float32) {
-	lo, hi := x[0], x[0]
-	for _, v := range x {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	d := putF16(b, (hi-lo)/15)
-	m := putF16(b[2:], lo)
+	d, m := putRange(b, x, 15)
 	id := inverse(d)
 	qs := b[4:20]
 	for j := range 16 {
@@ -111,6 +99,27 @@ func quantQ4_1(b []byte, x []float32) {
 		q1 := clampRound((x[j+16]-m)*id, 0, 15)
 		qs[j] = byte(q0 | q1<<4)
 	}
+}
+
+// largest is the element of x of largest magnitude (the first of them).
+func largest(x []float32) float32 {
+	var amax, vmax float32
+	for _, v := range x {
+		if abs(v) > amax {
+			amax, vmax = abs(v), v
+		}
+	}
+	return vmax
+}
+
+// putRange stores Q4_1's and Q5_1's f16 d, the step of levels over x's
+// range, and m, its minimum, and returns them as stored.
+func putRange(b []byte, x []float32, levels int) (d, m float32) {
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return putF16(b, (hi-lo)/float32(levels)), putF16(b[2:], lo)
 }
 
 // putQ5 stores 32 five-bit values as Q5_0/Q5_1's qh (4 bytes) and nibbles.
@@ -126,14 +135,7 @@ func putQ5(qh, qs []byte, q [32]int) {
 // quantQ5_0 maps the element of largest magnitude to -16, as quantQ4_0
 // does to -8.
 func quantQ5_0(b []byte, x []float32) {
-	var amax, vmax float32
-	for _, v := range x {
-		if abs(v) > amax {
-			amax, vmax = abs(v), v
-		}
-	}
-	d := putF16(b, vmax/-16)
-	id := inverse(d)
+	id := inverse(putF16(b, largest(x)/-16))
 	var q [32]int
 	for j, v := range x {
 		q[j] = clampRound(v*id, -16, 15) + 16
@@ -142,12 +144,7 @@ func quantQ5_0(b []byte, x []float32) {
 }
 
 func quantQ5_1(b []byte, x []float32) {
-	lo, hi := x[0], x[0]
-	for _, v := range x {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	d := putF16(b, (hi-lo)/31)
-	m := putF16(b[2:], lo)
+	d, m := putRange(b, x, 31)
 	id := inverse(d)
 	var q [32]int
 	for j, v := range x {
@@ -159,41 +156,27 @@ func quantQ5_1(b []byte, x []float32) {
 // quantQ5K is quantQ4K with 31 levels per sub-block and the fifth bits in
 // qh (bit s of qh[l] for element l of sub-block s).
 func quantQ5K(b []byte, x []float32) {
-	var scale, mins [8]float32
-	var maxScale, maxMin float32
-	for s := range 8 {
-		lo, hi := float32(0), x[32*s]
-		for _, v := range x[32*s : 32*s+32] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		scale[s], mins[s] = (hi-lo)/31, -lo
-		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
-	}
-	d := putF16(b, maxScale/63)
-	dmin := putF16(b[2:], maxMin/63)
-	var sc, m [8]uint8
-	for s := range 8 {
-		sc[s] = uint8(min(63, math.Ceil(float64(scale[s]*inverse(d)))))
-		m[s] = uint8(clampRound(mins[s]*inverse(dmin), 0, 63))
-	}
-	PackScaleMinK4(b[4:16], sc, m)
 	qh, qs := b[16:48], b[48:176]
-	for s := range 8 {
-		ds, ms := d*float32(sc[s]), dmin*float32(m[s])
-		id := inverse(ds)
-		for l := range 32 {
-			q := clampRound((x[32*s+l]+ms)*id, 0, 31)
-			qs[32*(s/2)+l] |= byte(q&0xF) << (4 * (s % 2))
-			qh[l] |= byte(q>>4) << s
-		}
-	}
+	quantK(b, x, 31, func(s, l, q int) {
+		qs[32*(s/2)+l] |= byte(q&0xF) << (4 * (s % 2))
+		qh[l] |= byte(q>>4) << s
+	})
 }
 
 // quantQ4K gives each sub-block of 32 the range [min(0, lo), hi]: a scale
 // (hi-lo)/15 and a min -lo, both quantized to 6 bits against the
 // super-block's d and dmin. Scales round up so the largest element never
-// clamps.
+// clamps. Sub-block s's nibbles are the low (even s) or high halves of
+// bytes 32*(s/2).. of qs.
 func quantQ4K(b []byte, x []float32) {
+	qs := b[16:144]
+	quantK(b, x, 15, func(s, l, q int) { qs[32*(s/2)+l] |= byte(q << (4 * (s % 2))) })
+}
+
+// quantK writes a Q4_K/Q5_K super-block's d, dmin and packed 6-bit scales
+// and mins for values of 0..levels per sub-block, and hands put each
+// element's value (sub-block s, element l) to place.
+func quantK(b []byte, x []float32, levels int, put func(s, l, q int)) {
 	var scale, mins [8]float32
 	var maxScale, maxMin float32
 	for s := range 8 {
@@ -201,7 +184,7 @@ func quantQ4K(b []byte, x []float32) {
 		for _, v := range x[32*s : 32*s+32] {
 			lo, hi = min(lo, v), max(hi, v)
 		}
-		scale[s], mins[s] = (hi-lo)/15, -lo
+		scale[s], mins[s] = (hi-lo)/float32(levels), -lo
 		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
 	}
 	d := putF16(b, maxScale/63)
@@ -212,16 +195,11 @@ func quantQ4K(b []byte, x []float32) {
 		m[s] = uint8(clampRound(mins[s]*inverse(dmin), 0, 63))
 	}
 	PackScaleMinK4(b[4:16], sc, m)
-	qs := b[16:144]
-	for c := range 4 {
-		for half := range 2 {
-			s := 2*c + half
-			ds, ms := d*float32(sc[s]), dmin*float32(m[s])
-			id := inverse(ds)
-			for l := range 32 {
-				q := clampRound((x[32*s+l]+ms)*id, 0, 15)
-				qs[32*c+l] |= byte(q << (4 * half))
-			}
+	for s := range 8 {
+		ds, ms := d*float32(sc[s]), dmin*float32(m[s])
+		id := inverse(ds)
+		for l := range 32 {
+			put(s, l, clampRound((x[32*s+l]+ms)*id, 0, levels))
 		}
 	}
 }
