@@ -286,29 +286,35 @@ func TestDecodeKernelsIndependentOfDepth(t *testing.T) {
 // reference that applies them, and that reference is far from the same
 // weights' unscaled model (so a script that ignored the scaling fails).
 // small's context of 32 puts its 16 pairs' divisors in all three of
-// Llama 3's ranges (1, blended, 8).
+// Llama 3's ranges (1, blended, 8). The head-128 case has Llama 3.2 3B's
+// heads of 128 dimensions (64 divisors), two query heads on one key/value
+// head, in Q4_K_M's types.
 func TestRopeScalingMatchesReference(t *testing.T) {
 	dir := t.TempDir()
 	prompt := []int{1, 17, 42, 5, 88, 3, 25, 9, 64, 7, 12, 30, 2, 51, 77, 19}
+	head128 := small
+	head128.Heads, head128.KVHeads, head128.RopeDim = 2, 1, 128
 	for i, tc := range []struct {
 		name    string
-		typ     quant.Type
+		shape   llama.Config
+		typeOf  llamatest.TypeFunc
 		factors bool
 		linear  float64
 	}{
-		{"rope_freqs", quant.F32, true, 0},
-		{"rope_freqs-Q8_0", quant.Q8_0, true, 0},
-		{"linear", quant.F32, false, 4},
+		{"rope_freqs", small, llamatest.AllAs(quant.F32), true, 0},
+		{"rope_freqs-Q8_0", small, llamatest.AllAs(quant.Q8_0), true, 0},
+		{"linear", small, llamatest.AllAs(quant.F32), false, 4},
+		{"rope_freqs-head128-Q4_K_M", head128, llamatest.MixQ4KM, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seed := uint64(60 + i)
-			c := randomCase{name: tc.name, format: "gguf", typeOf: llamatest.AllAs(tc.typ)}
-			cfg := small
+			c := randomCase{name: tc.name, format: "gguf", typeOf: tc.typeOf}
+			cfg := tc.shape
 			cfg.RopeFactors, cfg.RopeLinear = tc.factors, tc.linear
 			path := writeRandomConfig(t, dir, c, cfg, seed)
 			want := matchReference(t, path, prompt, 8)
 			c.name += "-unscaled"
-			_, _, unscaled := referenceAfter(t, writeRandomConfig(t, dir, c, small, seed), prompt)
+			_, _, unscaled := referenceAfter(t, writeRandomConfig(t, dir, c, tc.shape, seed), prompt)
 			if e := relErr(want, unscaled); e < 1e-2 {
 				t.Fatalf("the scaling moves the reference's logits by only %.3g: the test cannot tell", e)
 			} else {
