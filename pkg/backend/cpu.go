@@ -188,6 +188,31 @@ func (d *cpuDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
 
 func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) { return d.alloc(dt, n, d.pool.get) }
 
+// AllocScratch is a buffer of a schedule's scratch that is written and
+// read once (ScratchAllocator; realize.Engine.SetOneShotScratch): from
+// 16 MiB on, a reused one of its size or a fresh mapping left in 4 KiB
+// pages; below, Alloc's. Buffers are otherwise advised for huge pages,
+// which buffers used again and again run faster from (a decode step's
+// rows: Q8_0 4.9-5.5 ms a token against 5.3-5.8 in small pages, F16 8.5
+// against 9.6-9.8; softmax_4096 4.0-4.4 against 5.4 ms, on the Xeon
+// guest). But in a guest whose host backs memory lazily, the first touch
+// of a huge page the guest has not used lately costs the host's faults of
+// all its 4 KiB pages: 10.8 ms per MB there, against 0.4 in small pages,
+// so a Llama-3.2-1B-shaped model's 128-token prompt spent over a second
+// touching its dequantized weights' scratch (67 MB a matrix) for the
+// first time: prefill 65-73 → 104-108 tok/s in small pages. A 110M
+// model's scratch (6.3 MB a matrix at most) stays in huge pages: there
+// the 900-token prompt ran 3 % slower in small ones.
+func (d *cpuDevice) AllocScratch(dt ir.DType, n int) (Buffer, error) {
+	if n*dt.Size() < oneShotSmallPages {
+		return d.Alloc(dt, n)
+	}
+	return d.alloc(dt, n, d.pool.getSmall)
+}
+
+// oneShotSmallPages is the size from which AllocScratch maps small pages.
+const oneShotSmallPages = 16 << 20
+
 // AllocZeroed is a buffer that reads as zeros (ZeroAllocator): a fresh
 // mapping, whose pages cost nothing until written.
 func (d *cpuDevice) AllocZeroed(dt ir.DType, n int) (Buffer, error) {

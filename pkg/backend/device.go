@@ -213,6 +213,13 @@ type ZeroAllocator interface {
 	AllocZeroed(dt ir.DType, n int) (Buffer, error)
 }
 
+// ScratchAllocator is a device whose buffers for kernels' outputs may be
+// allocated unlike the buffers uploaded from the host (the CPU: in small
+// pages, see cpuDevice.AllocScratch).
+type ScratchAllocator interface {
+	AllocScratch(dt ir.DType, n int) (Buffer, error)
+}
+
 // Launch is one kernel launch of a batch.
 type Launch struct {
 	Prog Program

@@ -33,9 +33,18 @@ type MemoryCounter interface {
 // which for a 64 MiB buffer is slower than the kernel that fills it.
 type mmapPool struct {
 	mu         sync.Mutex
-	free       map[int][][]byte
+	free       map[poolClass][][]byte
+	advised    map[*byte]bool // the mappings advised for huge pages
 	pooled     int
 	live, peak int64
+}
+
+// poolClass is what a freed mapping is reused for: its size, and whether
+// it is advised for huge pages (a buffer asked for in huge pages is not
+// given one in small pages, or the other way round).
+type poolClass struct {
+	size int
+	huge bool
 }
 
 // poolLimit bounds the memory kept for reuse.
@@ -46,21 +55,26 @@ const (
 	madvHugepage = 14 // MADV_HUGEPAGE
 )
 
-func (p *mmapPool) get(size int) ([]byte, error) { return p.take(size, false) }
+func (p *mmapPool) get(size int) ([]byte, error) { return p.take(size, false, true) }
+
+// getSmall is get without the huge pages' advice for a fresh mapping.
+func (p *mmapPool) getSmall(size int) ([]byte, error) { return p.take(size, false, false) }
 
 // getZeroed is a fresh mapping, never a reused one: its pages read as
 // zeros and take no memory until written. It is not advised for huge
 // pages: a KV cache is written a position at a time, and a written 4 KiB
 // would take 2 MiB (a 128-token prompt's 24 caches of 3 MiB each: up to
 // 48 MB resident for 10 MB written, as huge pages happened to be free).
-func (p *mmapPool) getZeroed(size int) ([]byte, error) { return p.take(size, true) }
+func (p *mmapPool) getZeroed(size int) ([]byte, error) { return p.take(size, true, false) }
 
-func (p *mmapPool) take(size int, zeroed bool) ([]byte, error) {
+func (p *mmapPool) take(size int, zeroed, huge bool) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := p.free[size]; !zeroed && len(l) > 0 {
+	huge = huge && size >= hugePage
+	class := poolClass{size, huge}
+	if l := p.free[class]; !zeroed && len(l) > 0 {
 		m := l[len(l)-1]
-		p.free[size] = l[:len(l)-1]
+		p.free[class] = l[:len(l)-1]
 		p.pooled -= size
 		p.count(size)
 		return m, nil
@@ -69,10 +83,14 @@ func (p *mmapPool) take(size int, zeroed bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if size >= hugePage && !zeroed {
+	if huge {
 		// Transparent huge pages: a 64 MiB buffer takes 32 first-touch
 		// faults instead of 16384 (each costs microseconds here).
 		_ = syscall.Madvise(mem, madvHugepage)
+		if p.advised == nil {
+			p.advised = map[*byte]bool{}
+		}
+		p.advised[&mem[0]] = true
 	}
 	p.count(size)
 	return mem, nil
@@ -88,14 +106,20 @@ func (p *mmapPool) put(m []byte) {
 	defer p.mu.Unlock()
 	p.live -= int64(len(m))
 	if p.pooled+len(m) > poolLimit {
-		_ = syscall.Munmap(m)
+		p.unmap(m)
 		return
 	}
 	if p.free == nil {
-		p.free = map[int][][]byte{}
+		p.free = map[poolClass][][]byte{}
 	}
-	p.free[len(m)] = append(p.free[len(m)], m)
+	class := poolClass{len(m), p.advised[&m[0]]}
+	p.free[class] = append(p.free[class], m)
 	p.pooled += len(m)
+}
+
+func (p *mmapPool) unmap(m []byte) {
+	delete(p.advised, &m[0])
+	_ = syscall.Munmap(m)
 }
 
 func (p *mmapPool) usage() MemoryUsage {
@@ -109,7 +133,7 @@ func (p *mmapPool) release() {
 	defer p.mu.Unlock()
 	for _, l := range p.free {
 		for _, m := range l {
-			_ = syscall.Munmap(m)
+			p.unmap(m)
 		}
 	}
 	p.free, p.pooled = nil, 0

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"tgc/pkg/ir"
 	"unsafe"
 )
 
@@ -100,4 +101,42 @@ func TestZeroedBuffersTakeWrittenPages(t *testing.T) {
 	if huge, _ := hugeAdvised(t, plain); !huge {
 		t.Errorf("the plain %d MiB buffer is not advised for huge pages", size>>20)
 	}
+}
+
+// TestOneShotScratchInSmallPages: a schedule's one-shot scratch
+// (AllocScratch) of 16 MiB or more is not advised for huge pages, whose
+// first touch costs a lazily backed guest more than the buffer's one use
+// saves; a smaller one is, and so is a buffer uploaded from the host
+// (Alloc) of any size from 2 MiB.
+func TestOneShotScratchInSmallPages(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("a kernel without transparent huge pages takes no advice")
+	}
+	d := &cpuDevice{}
+	for _, tc := range []struct {
+		name  string
+		alloc func(ir.DType, int) (Buffer, error)
+		bytes int
+		huge  bool
+	}{
+		{"scratch of 16 MiB", d.AllocScratch, oneShotSmallPages, false},
+		{"scratch of 8 MiB", d.AllocScratch, 8 << 20, true},
+		{"upload of 16 MiB", d.Alloc, oneShotSmallPages, true},
+	} {
+		b, err := tc.alloc(ir.Float32, tc.bytes/4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem := b.(*hostBuffer).data
+		mem[0] = 1
+		huge, ok := hugeAdvised(t, mem)
+		if !ok {
+			t.Skip("no /proc/self/smaps")
+		}
+		if huge != tc.huge {
+			t.Errorf("%s: advised for huge pages %v, want %v", tc.name, huge, tc.huge)
+		}
+		b.Free()
+	}
+	d.ReleasePooled()
 }

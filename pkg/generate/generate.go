@@ -250,6 +250,11 @@ func (s *Session) Prefill(ids []int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e, ok := s.ctx.Engine().(*realize.Engine); ok {
+		// the prompt's scratch is written and read once a chunk
+		e.SetOneShotScratch(true)
+		defer e.SetOneShotScratch(false)
+	}
 	v, err := s.mod.CallValue(s.model, t, starlark.MakeInt(0))
 	if err != nil {
 		return nil, err

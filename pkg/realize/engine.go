@@ -84,6 +84,7 @@ type Engine struct {
 	capture  *capture
 	noReadIn string
 	beam     *beam.Searcher // BEAM's searcher, made on first use
+	oneShot  bool           // SetOneShotScratch
 }
 
 // compiled is a cached schedule: kernels with their arguments expressed as
@@ -316,6 +317,28 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 		}
 	}
 	return e.run(c, g, outs)
+}
+
+// SetOneShotScratch says whether the schedules run from now on use their
+// scratch once (a prompt's prefill): its buffers then come from the
+// device's scratch allocator (backend.ScratchAllocator: small pages on
+// the CPU, whose first touch costs less than huge pages' where a
+// virtual machine's host backs memory lazily), not from the huge pages
+// that buffers used again and again (a loop's, a decode step's) run
+// faster from.
+func (e *Engine) SetOneShotScratch(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.oneShot = on
+}
+
+// allocScratch allocates a kernel's output that is freed after the
+// schedule (not kept).
+func (e *Engine) allocScratch(dt ir.DType, n int) (backend.Buffer, error) {
+	if sa, ok := e.Dev.(backend.ScratchAllocator); ok && e.oneShot {
+		return sa.AllocScratch(dt, n)
+	}
+	return e.Dev.Alloc(dt, n)
 }
 
 // heapAllocated is the bytes allocated on the heap since the start.
@@ -575,7 +598,11 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 		if it.dst >= 0 && !it.temp {
 			bufs[i] = leafBufs[it.dst] // written in place
 		} else {
-			out, err := e.Dev.Alloc(it.dtype, it.size)
+			alloc := e.Dev.Alloc
+			if !isOut[i] {
+				alloc = e.allocScratch
+			}
+			out, err := alloc(it.dtype, it.size)
 			if err != nil {
 				return fmt.Errorf("kernel %s: %w", it.name, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -248,6 +249,44 @@ func TestBytesInto(t *testing.T) {
 			if err := x.BytesInto(short); err == nil || short[0] != 7 {
 				t.Errorf("%s: BytesInto a buffer of %d bytes for %d: err %v, first byte %d", dev, len(short), len(want), err, short[0])
 			}
+		}
+	}
+}
+
+// scratchCounter is a device that counts the buffers the engine asks of
+// it as one-shot scratch (backend.ScratchAllocator).
+type scratchCounter struct {
+	backend.Device
+	scratch int
+}
+
+func (s *scratchCounter) AllocScratch(dt ir.DType, n int) (backend.Buffer, error) {
+	s.scratch++
+	return s.Device.Alloc(dt, n)
+}
+
+// TestOneShotScratch: while SetOneShotScratch is on, the buffers a
+// schedule frees when it ends (a prompt's intermediates) come from the
+// device's scratch allocator; the realized output does not, and with it
+// off nothing does.
+func TestOneShotScratch(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		dev, err := backend.Open("CPU")
+		if err != nil {
+			t.Skipf("CPU: %v", err)
+		}
+		sc := &scratchCounter{Device: dev}
+		e := New(sc, Options{})
+		ctx := tensor.NewContext(e)
+		e.SetOneShotScratch(on)
+		a, b := seq(ctx, 64, 64), seq(ctx, 64, 64)
+		// the matmul's input a*2 is broadcast: stored first, freed after
+		out := a.Mul(ctx.Const(2, ir.Float32)).Exp().Dot(b).Sum(false)
+		if _, err := out.Floats(); err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.scratch > 0; got != on {
+			t.Errorf("one-shot %v: %d scratch buffers", on, sc.scratch)
 		}
 	}
 }
