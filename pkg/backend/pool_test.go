@@ -140,3 +140,20 @@ func TestOneShotScratchInSmallPages(t *testing.T) {
 	}
 	d.ReleasePooled()
 }
+
+// TestParallelCopy: a copy split across cores copies every byte, at sizes
+// that do not divide evenly.
+func TestParallelCopy(t *testing.T) {
+	for _, n := range []int{0, 5, parallelCopyMin - 1, parallelCopyMin + 3, 3*parallelCopyMin + 1} {
+		src, dst := make([]byte, n), make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*7 + i>>9)
+		}
+		parallelCopy(dst, src)
+		for i := range src {
+			if dst[i] != src[i] {
+				t.Fatalf("%d bytes: byte %d is %d, want %d", n, i, dst[i], src[i])
+			}
+		}
+	}
+}
