@@ -200,7 +200,7 @@ func (d *cpuDevice) Alloc(dt ir.DType, n int) (Buffer, error) { return d.alloc(d
 // all its 4 KiB pages: 10.8 ms per MB there, against 0.4 in small pages,
 // so a Llama-3.2-1B-shaped model's 128-token prompt spent over a second
 // touching its dequantized weights' scratch (67 MB a matrix) for the
-// first time: prefill 65-73 → 104-108 tok/s in small pages. A 110M
+// first time: prefill 65-73 → 89-108 tok/s in small pages. A 110M
 // model's scratch (6.3 MB a matrix at most) stays in huge pages: there
 // the 900-token prompt ran 3 % slower in small ones.
 func (d *cpuDevice) AllocScratch(dt ir.DType, n int) (Buffer, error) {
