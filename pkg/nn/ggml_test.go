@@ -435,3 +435,62 @@ func TestNibbleFloats(t *testing.T) {
 		}
 	}
 }
+
+// TestScaledPermExact: a nibble's float (Q4_0's q - 8) times a scale
+// broadcast over its row, summed along the row, is on a 16-lane target the
+// permute of the scaled table ((table*d)[q], one multiply a row instead of
+// one a vector: Q4_0's matrix-vector rows 41.6–42.2 → 37.7–38.9 µs), the
+// same float multiply. Scales of a few bits keep the sums exact in any
+// order, so every device gives the row sums worked out here.
+func TestScaledPermExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const rows, cols = 16, 256
+	nib, scale, ones := make([]float64, rows*cols), make([]float64, rows), make([]float64, cols)
+	for i := range nib {
+		nib[i] = float64(r.IntN(256))
+	}
+	for i := range scale {
+		scale[i] = float64(i+1) / float64(int(1)<<(i%5))
+	}
+	for i := range ones {
+		ones[i] = 1
+	}
+	f := func(ctx *tensor.Context) *tensor.Tensor {
+		b, _ := ctx.FromFloats(ir.Uint8, []int{rows, cols}, nib)
+		d, _ := ctx.FromFloats(ir.Float32, []int{rows, 1}, scale)
+		o, _ := ctx.FromFloats(ir.Float32, []int{cols}, ones)
+		x := b.Cast(ir.Int32)
+		q := x.And(x.Const(15, ir.Int32)).Sub(x.Const(8, ir.Int32))
+		return q.Cast(ir.Float32).Mul(d).Mul(o).Sum(false, 1)
+	}
+	s, err := fuse.Create([]*tensor.Node{f(tensor.NewContext(nil)).Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ir.OptimizeFor(s.Items[len(s.Items)-1].Kernel, ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src := render.Render(render.C, k); !strings.Contains(src, "tg_perm16((((tg_f16){-8,") || !strings.Contains(src, "})*") {
+		t.Errorf("want the permute of the scaled table:\n%s", src)
+	}
+	for _, dev := range []string{"GO", "CPU", "CL", "CUDA"} {
+		ctx, _, err := realize.NewContext(dev, realize.Options{})
+		if err != nil {
+			continue
+		}
+		got, err := f(ctx).Floats()
+		if err != nil {
+			t.Fatalf("%s: %v", dev, err)
+		}
+		for i, g := range got {
+			want := 0.0
+			for j := range cols {
+				want += float64(int(nib[i*cols+j])&15-8) * scale[i]
+			}
+			if g != want {
+				t.Fatalf("%s: row %d sums to %v, want %v", dev, i, g, want)
+			}
+		}
+	}
+}

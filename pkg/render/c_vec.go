@@ -604,6 +604,12 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		}
 		return s
 	}
+	if s, ok := r.scaledPerm(t); ok {
+		if v.uses[t] > 1 {
+			return v.declare(r, t, "valu", s)
+		}
+		return s
+	}
 	src := make([]string, len(e0.Src))
 	for j := range e0.Src {
 		src[j] = r.vexpr(t.Src(j))
@@ -628,6 +634,43 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		return v.declare(r, t, "valu", s)
 	}
 	return s
+}
+
+// scaledPerm renders a float product of one permuted nibble table (a
+// tg_perm16 conversion of one term) and a broadcast scalar as the
+// permute of the scaled table: table[v]*d is (table*d)[v], the same
+// float multiply, so the same bits, and the scaled table is one multiply
+// for all the lanes the scalar is broadcast to (Q4_0's two halves of a
+// block share d) where the product cost one per vector of weights.
+func (r *renderer) scaledPerm(t ir.Lanes) (string, bool) {
+	e0 := t.L[0]
+	if t.W != 16 || e0.Op != ir.OpMul || e0.DType != ir.Float32 {
+		return "", false
+	}
+	for j := range 2 {
+		c, d := t.Src(j), t.Src(1-j)
+		if c.L[0].Op != ir.OpCast || !d.Uniform() || d.L[0].DType != ir.Float32 || c.Uniform() {
+			continue
+		}
+		if _, ok := r.vec.names[c]; ok {
+			continue // the conversion is a value of its own already
+		}
+		terms, ok := nibbleSum(c.Src(0))
+		if !ok || len(terms) != 1 {
+			continue
+		}
+		r.need("tg_perm16", cPerm16Def)
+		vals := make([]string, 16)
+		for i, v := range terms[0].table {
+			vals[i] = strconv.FormatInt(v, 10)
+		}
+		table := fmt.Sprintf("(((tg_f16){%s})*%s)", strings.Join(vals, ","), r.vexpr(d))
+		if j == 1 { // d*table: the product's operands in the IR's order
+			table = fmt.Sprintf("(%s*((tg_f16){%s}))", r.vexpr(d), strings.Join(vals, ","))
+		}
+		return fmt.Sprintf("tg_perm16(%s, %s)", table, r.nibbleIndex(terms[0].src)), true
+	}
+	return "", false
 }
 
 // cPerm16Def is tg_perm16(table, v): table's lanes at int32 lanes v's low
