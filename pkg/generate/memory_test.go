@@ -1,8 +1,6 @@
 package generate
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -25,15 +23,7 @@ import (
 func TestPeakDeviceMemory(t *testing.T) {
 	cfg := llama.Config{Dim: 256, HiddenDim: 512, Layers: 6, Heads: 8, KVHeads: 8, VocabSize: 4096,
 		ContextLength: 512, RopeDim: 32, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
-	path := filepath.Join(t.TempDir(), "q4_k.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := llamatest.WriteGGUF(f, cfg, llamatest.RandomWeights(cfg, 7), llamatest.AllAs(quant.Q4_K)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := writeRandomConfig(t, t.TempDir(), randomCase{name: "q4_k", format: "gguf", typeOf: llamatest.AllAs(quant.Q4_K)}, cfg, 7)
 
 	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
 	if err != nil {
@@ -96,15 +86,7 @@ func settled(mem backend.MemoryCounter) int64 {
 func TestLongContextPromptScratch(t *testing.T) {
 	cfg := llama.Config{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 1, VocabSize: 512,
 		ContextLength: 65536, RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
-	path := filepath.Join(t.TempDir(), "long.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := llamatest.WriteGGUF(f, cfg, llamatest.RandomWeights(cfg, 8), nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := writeRandomConfig(t, t.TempDir(), randomCase{name: "long", format: "gguf"}, cfg, 8)
 	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
 	if err != nil {
 		t.Skipf("CPU: %v", err)

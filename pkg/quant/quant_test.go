@@ -321,81 +321,57 @@ func TestBF16Rounding(t *testing.T) {
 	}
 }
 
-// TestPackQ4K: the packed layout of two hand-made Q4_K blocks holds their
-// nibbles, then the 16 unpacked scales, the 16 mins, then d and dmin of
-// each, in block order.
-func TestPackQ4K(t *testing.T) {
-	blocks := make([]byte, 2*144)
-	for i := range 2 {
-		b := blocks[i*144 : (i+1)*144]
-		b[0], b[1], b[2], b[3] = byte(i), 0x3C, 0x00, byte(0x38+i)
-		copy(b[4:16], q4kScales)
-		for l := range 128 {
-			b[16+l] = byte(l + 100*i)
-		}
-	}
-	p, err := Pack(Q4_K, blocks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p) != PackedBytes(Q4_K, 2) || len(p) != 2*148 {
-		t.Fatalf("%d packed bytes, want %d", len(p), 2*148)
-	}
-	for i := range 2 {
-		if string(p[i*128:(i+1)*128]) != string(blocks[i*144+16:(i+1)*144]) {
-			t.Errorf("block %d: nibbles % x, want the file's", i, p[i*128:(i+1)*128])
-		}
-		for j := range 8 {
-			if sc, m := p[256+8*i+j], p[272+8*i+j]; sc != q4kSc[j] || m != q4kM[j] {
-				t.Errorf("block %d sub-block %d: scale, min = %d, %d; want %d, %d", i, j, sc, m, q4kSc[j], q4kM[j])
+// TestPackK: the packed layout of two hand-made Q4_K or Q5_K blocks
+// holds their nibbles, then (Q5_K) their fifth bits (the file's qh, which
+// comes before the nibbles there), then the 16 unpacked scales, the 16
+// mins, then d and dmin of each, in block order.
+func TestPackK(t *testing.T) {
+	for _, tc := range []struct {
+		typ            Type
+		block, qh, out int // bytes: a file block, its qh, a packed block
+	}{
+		{Q4_K, 144, 0, 148},
+		{Q5_K, 176, 32, 180},
+	} {
+		blocks := make([]byte, 2*tc.block)
+		for i := range 2 {
+			b := blocks[i*tc.block : (i+1)*tc.block]
+			b[0], b[1], b[2], b[3] = byte(i), 0x3C, 0x00, byte(0x38+i)
+			copy(b[4:16], q4kScales)
+			for l := range 128 + tc.qh {
+				b[16+l] = byte(l + 77*i)
 			}
 		}
-		if d := p[288+4*i : 292+4*i]; string(d) != string(blocks[i*144:i*144+4]) {
-			t.Errorf("block %d: d, dmin bytes % x, want % x", i, d, blocks[i*144:i*144+4])
+		p, err := Pack(tc.typ, blocks)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := Pack(Q4_K, blocks[:200]); err == nil {
-		t.Error("Pack of 200 bytes (not whole blocks): no error")
+		if len(p) != PackedBytes(tc.typ, 2) || len(p) != 2*tc.out {
+			t.Fatalf("%v: %d packed bytes, want %d", tc.typ, len(p), 2*tc.out)
+		}
+		sc := 256 + 2*tc.qh // two blocks' nibbles and qh before the scales
+		for i := range 2 {
+			b := blocks[i*tc.block : (i+1)*tc.block]
+			if string(p[i*128:(i+1)*128]) != string(b[16+tc.qh:]) {
+				t.Errorf("%v block %d: nibbles % x, want the file's", tc.typ, i, p[i*128:(i+1)*128])
+			}
+			if qh := p[256+tc.qh*i : 256+tc.qh*(i+1)]; string(qh) != string(b[16:16+tc.qh]) {
+				t.Errorf("%v block %d: qh % x, want the file's", tc.typ, i, qh)
+			}
+			for j := range 8 {
+				if s, m := p[sc+8*i+j], p[sc+16+8*i+j]; s != q4kSc[j] || m != q4kM[j] {
+					t.Errorf("%v block %d sub-block %d: scale, min = %d, %d; want %d, %d", tc.typ, i, j, s, m, q4kSc[j], q4kM[j])
+				}
+			}
+			if d := p[sc+32+4*i : sc+36+4*i]; string(d) != string(b[0:4]) {
+				t.Errorf("%v block %d: d, dmin bytes % x, want % x", tc.typ, i, d, b[0:4])
+			}
+		}
+		if _, err := Pack(tc.typ, blocks[:200]); err == nil {
+			t.Errorf("%v: Pack of 200 bytes (not whole blocks): no error", tc.typ)
+		}
 	}
 	if _, err := Pack(Q8_0, make([]byte, 34)); err == nil {
 		t.Error("Pack of Q8_0 (no packed layout): no error")
-	}
-}
-
-// TestPackQ5K: Q5_K packed is Q4_K's sections with the fifth bits (the
-// file's qh, which comes before the nibbles there) after the nibbles.
-func TestPackQ5K(t *testing.T) {
-	blocks := make([]byte, 2*176)
-	for i := range 2 {
-		b := blocks[i*176 : (i+1)*176]
-		b[0], b[1], b[2], b[3] = byte(i), 0x3C, 0x00, byte(0x38+i)
-		copy(b[4:16], q4kScales)
-		for l := range 160 {
-			b[16+l] = byte(l + 77*i)
-		}
-	}
-	p, err := Pack(Q5_K, blocks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p) != PackedBytes(Q5_K, 2) || len(p) != 2*180 {
-		t.Fatalf("%d packed bytes, want %d", len(p), 2*180)
-	}
-	for i := range 2 {
-		b := blocks[i*176 : (i+1)*176]
-		if string(p[i*128:(i+1)*128]) != string(b[48:176]) {
-			t.Errorf("block %d: nibbles % x, want the file's", i, p[i*128:(i+1)*128])
-		}
-		if string(p[256+32*i:256+32*(i+1)]) != string(b[16:48]) {
-			t.Errorf("block %d: qh % x, want the file's", i, p[256+32*i:256+32*(i+1)])
-		}
-		for j := range 8 {
-			if sc, m := p[320+8*i+j], p[336+8*i+j]; sc != q4kSc[j] || m != q4kM[j] {
-				t.Errorf("block %d sub-block %d: scale, min = %d, %d; want %d, %d", i, j, sc, m, q4kSc[j], q4kM[j])
-			}
-		}
-		if d := p[352+4*i : 356+4*i]; string(d) != string(b[0:4]) {
-			t.Errorf("block %d: d, dmin bytes % x, want % x", i, d, b[0:4])
-		}
 	}
 }

@@ -253,18 +253,6 @@ func TestBytesInto(t *testing.T) {
 	}
 }
 
-// scratchCounter is a device that counts the buffers the engine asks of
-// it as one-shot scratch (backend.ScratchAllocator).
-type scratchCounter struct {
-	backend.Device
-	scratch int
-}
-
-func (s *scratchCounter) AllocScratch(dt ir.DType, n int) (backend.Buffer, error) {
-	s.scratch++
-	return s.Device.Alloc(dt, n)
-}
-
 // TestOneShotScratch: while SetOneShotScratch is on, the buffers a
 // schedule frees when it ends (a prompt's intermediates) come from the
 // device's scratch allocator; the realized output does not, and with it
@@ -275,7 +263,7 @@ func TestOneShotScratch(t *testing.T) {
 		if err != nil {
 			t.Skipf("CPU: %v", err)
 		}
-		sc := &scratchCounter{Device: dev}
+		sc := &allocCounter{Device: dev}
 		e := New(sc, Options{})
 		ctx := tensor.NewContext(e)
 		e.SetOneShotScratch(on)

@@ -208,14 +208,20 @@ func TestJitValuesAfterReplay(t *testing.T) {
 	}
 }
 
-// allocCounter counts a device's allocations.
+// allocCounter counts a device's allocations, and apart from them those
+// the engine asks for as one-shot scratch (backend.ScratchAllocator).
 type allocCounter struct {
 	backend.Device
-	allocs int
+	allocs, scratch int
 }
 
 func (d *allocCounter) Alloc(dt ir.DType, n int) (backend.Buffer, error) {
 	d.allocs++
+	return d.Device.Alloc(dt, n)
+}
+
+func (d *allocCounter) AllocScratch(dt ir.DType, n int) (backend.Buffer, error) {
+	d.scratch++
 	return d.Device.Alloc(dt, n)
 }
 

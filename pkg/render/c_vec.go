@@ -589,11 +589,7 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			r.need("tg_perm16", cPerm16Def)
 			parts := make([]string, len(terms))
 			for i, tm := range terms {
-				vals := make([]string, 16)
-				for j, v := range tm.table {
-					vals[j] = strconv.FormatInt(v, 10)
-				}
-				parts[i] = fmt.Sprintf("tg_perm16(((tg_f16){%s}), %s)", strings.Join(vals, ","), r.nibbleIndex(tm.src))
+				parts[i] = fmt.Sprintf("tg_perm16((%s), %s)", tm.literal(), r.nibbleIndex(tm.src))
 			}
 			s = "(" + strings.Join(parts, "+") + ")"
 		} else {
@@ -660,17 +656,22 @@ func (r *renderer) scaledPerm(t ir.Lanes) (string, bool) {
 			continue
 		}
 		r.need("tg_perm16", cPerm16Def)
-		vals := make([]string, 16)
-		for i, v := range terms[0].table {
-			vals[i] = strconv.FormatInt(v, 10)
-		}
-		table := fmt.Sprintf("(((tg_f16){%s})*%s)", strings.Join(vals, ","), r.vexpr(d))
+		table := fmt.Sprintf("((%s)*%s)", terms[0].literal(), r.vexpr(d))
 		if j == 1 { // d*table: the product's operands in the IR's order
-			table = fmt.Sprintf("(%s*((tg_f16){%s}))", r.vexpr(d), strings.Join(vals, ","))
+			table = fmt.Sprintf("(%s*(%s))", r.vexpr(d), terms[0].literal())
 		}
 		return fmt.Sprintf("tg_perm16(%s, %s)", table, r.nibbleIndex(terms[0].src)), true
 	}
 	return "", false
+}
+
+// literal is the term's 16 values as a float vector literal.
+func (tm nibbleTerm) literal() string {
+	vals := make([]string, 16)
+	for i, v := range tm.table {
+		vals[i] = strconv.FormatInt(v, 10)
+	}
+	return "(tg_f16){" + strings.Join(vals, ",") + "}"
 }
 
 // cPerm16Def is tg_perm16(table, v): table's lanes at int32 lanes v's low
