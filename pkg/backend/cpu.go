@@ -210,6 +210,12 @@ func (d *cpuDevice) AllocScratch(dt ir.DType, n int) (Buffer, error) {
 	return d.alloc(dt, n, d.pool.getSmall)
 }
 
+// Carve is n values of dt at byte offset of one of the device's buffers
+// (Carver).
+func (d *cpuDevice) Carve(from Buffer, offset int, dt ir.DType, n int) (Buffer, error) {
+	return carveHost(from, offset, dt, n)
+}
+
 // oneShotSmallPages is the size from which AllocScratch maps small pages.
 const oneShotSmallPages = 16 << 20
 

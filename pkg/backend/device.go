@@ -213,6 +213,15 @@ type ZeroAllocator interface {
 	AllocZeroed(dt ir.DType, n int) (Buffer, error)
 }
 
+// Carver is a device whose buffers can be carved out of one of its own:
+// a schedule's one-shot scratch placed at planned offsets in one
+// allocation (realize's arena), so that buffers whose lives do not
+// overlap share memory whatever their sizes. A carved buffer's Free
+// frees nothing; its memory is from's.
+type Carver interface {
+	Carve(from Buffer, offset int, dt ir.DType, n int) (Buffer, error)
+}
+
 // ScratchAllocator is a device whose buffers for kernels' outputs may be
 // allocated unlike the buffers uploaded from the host (the CPU: in small
 // pages, see cpuDevice.AllocScratch).

@@ -91,6 +91,24 @@ func (b *hostBuffer) Free() {
 	b.data = nil
 }
 
+// Carve is n values of dt at byte offset of a host buffer (Carver).
+func (goDevice) Carve(from Buffer, offset int, dt ir.DType, n int) (Buffer, error) {
+	return carveHost(from, offset, dt, n)
+}
+
+// carveHost is Carve for the host's buffers (GO's, the CPU's).
+func carveHost(from Buffer, offset int, dt ir.DType, n int) (Buffer, error) {
+	h, ok := from.(*hostBuffer)
+	size := n * dt.Size()
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("carve: %T is not a host buffer", from)
+	case offset < 0 || n < 0 || offset%dt.Size() != 0 || offset+size > len(h.data):
+		return nil, fmt.Errorf("carve: %d bytes at %d from a buffer of %d", size, offset, len(h.data))
+	}
+	return &hostBuffer{dt: dt, n: n, data: h.data[offset : offset+size : offset+size]}, nil
+}
+
 func (goDevice) Alloc(dt ir.DType, n int) (Buffer, error) {
 	// 8-byte aligned backing store so typed views are aligned.
 	words := make([]uint64, (n*dt.Size()+7)/8)

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -87,6 +86,9 @@ type Engine struct {
 	noReadIn string
 	beam     *beam.Searcher // BEAM's searcher, made on first use
 	oneShot  bool           // SetOneShotScratch
+	// the one-shot schedules' scratch, carved at planned offsets (arena.go)
+	arena     backend.Buffer
+	arenaSize int
 }
 
 // compiled is a cached schedule: kernels with their arguments expressed as
@@ -323,13 +325,40 @@ func (e *Engine) Realize(nodes ...*tensor.Node) error {
 	}
 	if ok && e.oneShot {
 		// A prompt's next chunk: the last chunk's graph is garbage now.
-		// Collected before the chunk's scratch is live (the prompt's
-		// peak), the heap holds one chunk's graph, not GOGC's growth
-		// over it (a 900-token Q4_K prompt of a 110M model peaked 2.5 MB
-		// lower; 8 collections, no change in its prefill's speed).
-		runtime.GC()
+		// Collected (and its pages given back) before the chunk's scratch
+		// is live (the prompt's peak), the heap holds one chunk's graph,
+		// not GOGC's growth over it (a 900-token Q4_K prompt of a 110M
+		// model peaked 2.5 MB lower with runtime.GC, 3.5 with this; 8
+		// collections, no change in its prefill's speed).
+		debug.FreeOSMemory()
 	}
 	return e.run(c, g, outs)
+}
+
+// lastUses is, for each item, the launch position of the last kernel
+// that reads its output (len(c.order): read after the schedule, a result
+// or an assign's temporary; -1: none).
+func lastUses(c *compiled) []int {
+	lastUse := make([]int, len(c.items))
+	for i := range lastUse {
+		lastUse[i] = -1
+	}
+	for pos, i := range c.order {
+		for _, r := range c.items[i].args {
+			if !r.leaf {
+				lastUse[r.idx] = pos
+			}
+		}
+	}
+	for _, i := range c.copies {
+		lastUse[i] = len(c.order)
+	}
+	for _, j := range c.outs {
+		if j >= 0 {
+			lastUse[j] = len(c.order)
+		}
+	}
+	return lastUse
 }
 
 // SetOneShotScratch says whether the schedules run from now on use their
@@ -344,6 +373,9 @@ func (e *Engine) SetOneShotScratch(on bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.oneShot = on
+	if !on {
+		e.dropArena()
+	}
 }
 
 // allocScratch allocates a kernel's output that is freed after the
@@ -576,25 +608,19 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 	// plan tells buffers apart by identity.
 	var lastUse []int
 	if e.capture == nil {
-		lastUse = make([]int, len(c.items))
-		for i := range lastUse {
-			lastUse[i] = -1
+		lastUse = lastUses(c)
+	}
+	var plan *arenaPlan
+	var arena backend.Buffer
+	carver, carves := e.Dev.(backend.Carver)
+	if carves && e.oneShot && e.capture == nil {
+		_, zeroes := e.Dev.(backend.ZeroAllocator)
+		p := planArena(c, lastUse, isOut, zeroes)
+		var err error
+		if arena, err = e.oneShotArena(p.size); err != nil {
+			return err
 		}
-		for pos, i := range c.order {
-			for _, r := range c.items[i].args {
-				if !r.leaf {
-					lastUse[r.idx] = pos
-				}
-			}
-		}
-		for _, i := range c.copies {
-			lastUse[i] = len(c.order) // read after the schedule
-		}
-		for _, j := range c.outs {
-			if j >= 0 {
-				lastUse[j] = len(c.order)
-			}
-		}
+		plan = &p
 	}
 	var total time.Duration
 	zeroed := 0
@@ -619,7 +645,9 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			e.Stats.Overwrites++
 		} else {
 			alloc := e.Dev.Alloc
-			if !isOut[i] {
+			if plan != nil && plan.off[i] >= 0 {
+				alloc = func(dt ir.DType, n int) (backend.Buffer, error) { return carver.Carve(arena, plan.off[i], dt, n) }
+			} else if !isOut[i] {
 				alloc = e.allocScratch
 			}
 			out, err := alloc(it.dtype, it.size)
