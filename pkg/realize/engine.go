@@ -6,6 +6,7 @@
 package realize
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math"
@@ -256,7 +257,11 @@ func canonical(outs []*tensor.Node) *graph {
 		sb = strconv.AppendInt(sb, int64(local[o]), 10)
 		sb = append(sb, ',')
 	}
-	g.key = string(sb)
+	// The cache keeps the key of every schedule it holds: a digest, not
+	// the description (~64 bytes a node: a 12-layer prompt chunk's was
+	// ~400 KB, resident with each cached schedule).
+	sum := sha256.Sum256(sb)
+	g.key = string(sum[:])
 	vals, err := tensor.Variables(order)
 	g.err = err
 	g.vars = map[tensor.Variable]int{}

@@ -1,8 +1,10 @@
 package realize
 
 import (
+	"fmt"
 	"math"
 	"runtime/metrics"
+	"strings"
 	"testing"
 
 	"tgc/pkg/backend"
@@ -157,6 +159,88 @@ func TestReleaseAfterCompile(t *testing.T) {
 		}
 		if forced() != before {
 			t.Errorf("ReleaseAfterCompile %d: a cached schedule forced a collection", tc.release)
+		}
+	}
+}
+
+// TestAssignChainsRunFirst: a schedule that writes a cache (an assign of a
+// value computed from scratch nothing else reads) and, independently,
+// scores that it then multiplies by the cache: the assign's kernels
+// launch before the scores' (topoOrder), so a prompt's value projection
+// and its scratch are done with before the softmax's buffers are live. The
+// values match a float64 computation.
+func TestAssignChainsRunFirst(t *testing.T) {
+	const n, d = 16, 32
+	for _, dev := range []string{"GO", "CPU"} {
+		ctx, e, err := NewContext(dev, Options{})
+		if err != nil {
+			t.Logf("skipping %s: %v", dev, err)
+			continue
+		}
+		x := seq(ctx, n, d).Mul(ctx.Full([]int{n, d}, 0.1, ir.Float32)).Realize()
+		w := seq(ctx, d, d).Mul(ctx.Full([]int{d, d}, 0.01, ir.Float32)).Realize()
+		cache := ctx.Full([]int{n, d}, 0, ir.Float32).Contiguous().Realize()
+		xv, _ := x.Floats()
+		wv, _ := w.Floats()
+		old := map[string]bool{}
+		for key := range e.cache {
+			old[key] = true
+		}
+		cache.Assign(x.Dot(w).Contiguous().Mul(ctx.Full([]int{n, d}, 2, ir.Float32)))
+		out := x.Dot(x.T()).Softmax(-1).Dot(cache)
+		if err := tensor.RealizeAll(out, cache); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := out.Floats()
+		for i := range n {
+			s := make([]float64, n)
+			m := math.Inf(-1)
+			for j := range n {
+				for k := range d {
+					s[j] += xv[i*d+k] * xv[j*d+k]
+				}
+				m = max(m, s[j])
+			}
+			sum := 0.0
+			for j := range s {
+				s[j] = math.Exp(s[j] - m)
+				sum += s[j]
+			}
+			for c := range d {
+				want := 0.0
+				for j := range n {
+					v := 0.0
+					for k := range d {
+						v += xv[j*d+k] * wv[k*d+c]
+					}
+					want += s[j] / sum * 2 * v
+				}
+				if math.Abs(got[i*d+c]-want) > 1e-4*(1+math.Abs(want)) {
+					t.Fatalf("%s: out[%d,%d] = %v, want %v", dev, i, c, got[i*d+c], want)
+				}
+			}
+		}
+		for key, c := range e.cache {
+			if old[key] {
+				continue
+			}
+			assignAt, scoresAt := -1, -1
+			for p, i := range c.order {
+				it := c.items[i]
+				if it.dst >= 0 {
+					assignAt = p
+				}
+				if scoresAt < 0 && len(it.args) == 2 && it.args[1].leaf && strings.HasPrefix(it.name, fmt.Sprintf("r_%d_%d_", n, n)) {
+					scoresAt = p
+				}
+			}
+			if assignAt < 0 || scoresAt < 0 || assignAt > scoresAt {
+				var names []string
+				for _, i := range c.order {
+					names = append(names, c.items[i].name)
+				}
+				t.Errorf("%s: the assign at %d, the scores at %d: %v", dev, assignAt, scoresAt, names)
+			}
 		}
 	}
 }
