@@ -64,6 +64,7 @@ tokenizer.bin, or a GGUF file); without one, give --prompt-ids and --ids.
 	f.IntP("steps", "n", 256, "tokens to generate (stops early at the end of the context)")
 	f.Float64("temperature", 0.8, "sampling temperature; 0 is greedy (argmax)")
 	f.Float64("top-p", 0.9, "nucleus sampling: sample among the most likely tokens whose probability reaches this")
+	f.Int("top-k", 0, "sample among the k most likely tokens only (0: all), before top-p")
 	f.Bool("ids", false, "print token ids instead of text")
 	f.Int("context", 0, fmt.Sprintf("positions of the KV cache (default: the model's context length, at most %d)", defaultContext))
 	f.String("script", "", "the model script (default: the built-in models/llama.tg)")
@@ -77,6 +78,7 @@ type generateFlags struct {
 	hasText, hasIDs          bool
 	steps, context           int
 	temperature, topP        float64
+	topK                     int
 	ids                      bool
 }
 
@@ -90,6 +92,7 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 	g.context, _ = f.GetInt("context")
 	g.temperature, _ = f.GetFloat64("temperature")
 	g.topP, _ = f.GetFloat64("top-p")
+	g.topK, _ = f.GetInt("top-k")
 	g.ids, _ = f.GetBool("ids")
 	prompt, _ := f.GetString("prompt")
 	promptFile, _ := f.GetString("prompt-file")
@@ -183,7 +186,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 	if cfg.SeedSet {
 		seed = cfg.Seed
 	}
-	sampler, err := generate.NewSampler(g.temperature, g.topP, seed)
+	sampler, err := generate.NewSampler(g.temperature, g.topP, g.topK, seed)
 	if err != nil {
 		return &usageError{err: err, cmd: c}
 	}

@@ -140,6 +140,10 @@ func TestGenerateText(t *testing.T) {
 	if other := run("--prompt", "Once upon a time", "--seed", "7", "--temperature", "1.5", "--top-p", "1"); other == text {
 		t.Errorf("another seed and temperature gave the same text %q", text)
 	}
+	// top-k 1 keeps the most likely token alone: greedy, whatever the seed
+	if k1, greedy := run("--prompt", "Once upon a time", "--seed", "7", "--temperature", "1.5", "--top-k", "1"), run("--prompt", "Once upon a time", "--temperature", "0"); k1 != greedy {
+		t.Errorf("--top-k 1 gave %q, --temperature 0 %q", k1, greedy)
+	}
 	p := filepath.Join(t.TempDir(), "p.txt")
 	os.WriteFile(p, []byte("Once upon a time"), 0o644)
 	if fromFile := run("--prompt-file", p); fromFile != text {
@@ -216,6 +220,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{model, "--prompt-ids", "1,2,3,4,5,6,7,8,9", "--ids", "--context", "8"}, "more than the context"},
 		{[]string{model, "--prompt-ids", "1,600", "--ids"}, "outside the vocabulary of 512"},
 		{[]string{model, "--ids", "--top-p", "0"}, "top-p"},
+		{[]string{model, "--ids", "--top-k", "-1"}, "top-k -1: must be 0 (all tokens) or positive"},
 		{[]string{model, "--ids", "--temperature", "-1"}, "temperature"},
 		{[]string{model, "--prompt", "a", "--prompt-ids", "1"}, "give one of"},
 		{[]string{good, "--prompt", "hi"}, "has no tokenizer"},

@@ -317,10 +317,12 @@ func (s *Session) Decode(id, pos int) ([]float32, error) {
 }
 
 // Sampler picks the next token: greedy at temperature 0, else from the
-// softmax at the temperature, kept to the smallest set of tokens whose
-// probability reaches top_p (nucleus sampling), with its own random stream.
+// softmax at the temperature, kept to the TopK most likely tokens (0: all)
+// and of those to the smallest set whose probability reaches top_p of
+// theirs (nucleus sampling), with its own random stream.
 type Sampler struct {
 	Temperature, TopP float64
+	TopK              int
 	rng               *rand.Rand
 	// One step's probabilities and candidates, kept for the next: a
 	// vocabulary's worth of each was most of a decode step's garbage.
@@ -329,14 +331,17 @@ type Sampler struct {
 }
 
 // NewSampler checks the settings and seeds the stream.
-func NewSampler(temperature, topP float64, seed uint64) (*Sampler, error) {
+func NewSampler(temperature, topP float64, topK int, seed uint64) (*Sampler, error) {
 	if math.IsNaN(temperature) || temperature < 0 {
 		return nil, fmt.Errorf("temperature %v: must be 0 (greedy) or positive", temperature)
 	}
 	if math.IsNaN(topP) || topP <= 0 || topP > 1 {
 		return nil, fmt.Errorf("top-p %v: must be in (0, 1]", topP)
 	}
-	return &Sampler{Temperature: temperature, TopP: topP, rng: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))}, nil
+	if topK < 0 {
+		return nil, fmt.Errorf("top-k %d: must be 0 (all tokens) or positive", topK)
+	}
+	return &Sampler{Temperature: temperature, TopP: topP, TopK: topK, rng: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))}, nil
 }
 
 // Next picks a token from logits.
@@ -357,29 +362,40 @@ func (s *Sampler) Next(logits []float32) int {
 		ps[i] = math.Exp((float64(x) - m) / s.Temperature)
 		sum += ps[i]
 	}
-	// A token outside the nucleus is never drawn, so only the ones that can
-	// be in it are sorted: if a token is in it, the tokens before it in
-	// the order sum to less than top_p, so it and the at most n-1 tokens
-	// from it on, none larger, sum to more than 1-top_p: its probability
-	// is above (1-top_p)/(n-1). Half that bound keeps rounding out of it.
-	cut := 0.0
-	if n := len(ps); n > 1 {
-		cut = (1 - s.TopP) * sum / float64(n-1) / 2
-	}
-	cs := s.cs[:0]
-	for i, p := range ps {
-		if p >= cut {
-			cs = append(cs, i)
-		}
-	}
 	// Largest first, ties in id order: the order a stable sort of all of
-	// them gives, with an O(n log n) sort.
-	slices.SortFunc(cs, func(a, b int) int {
+	// them gives.
+	order := func(a, b int) int {
 		if c := cmp.Compare(ps[b], ps[a]); c != 0 {
 			return c
 		}
 		return a - b
-	})
+	}
+	var cs []int
+	if s.TopK > 0 && s.TopK < len(ps) {
+		cs = topK(s.cs[:0], ps, s.TopK, order)
+		sum = 0
+		for _, id := range cs {
+			sum += ps[id] // the nucleus is top_p of what top-k kept
+		}
+	} else {
+		// A token outside the nucleus is never drawn, so only the ones
+		// that can be in it are sorted: if a token is in it, the tokens
+		// before it in the order sum to less than top_p, so it and the at
+		// most n-1 tokens from it on, none larger, sum to more than
+		// 1-top_p: its probability is above (1-top_p)/(n-1). Half that
+		// bound keeps rounding out of it.
+		cut := 0.0
+		if n := len(ps); n > 1 {
+			cut = (1 - s.TopP) * sum / float64(n-1) / 2
+		}
+		cs = s.cs[:0]
+		for i, p := range ps {
+			if p >= cut {
+				cs = append(cs, i)
+			}
+		}
+	}
+	slices.SortFunc(cs, order)
 	var kept float64
 	n := 0
 	for n < len(cs) && (n == 0 || kept < s.TopP*sum) {
@@ -393,6 +409,42 @@ func (s *Sampler) Next(logits []float32) int {
 		}
 	}
 	return cs[n-1]
+}
+
+// topK appends to cs the k ids that order puts first (a heap of k whose
+// root is the last of them: n log k, not a sort of all n), in no order.
+func topK(cs []int, ps []float64, k int, order func(a, b int) int) []int {
+	down := func(h []int, i int) { // restore the heap below i: the last in order at the root
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && order(h[c+1], h[c]) > 0 {
+				c++
+			}
+			if order(h[c], h[i]) <= 0 {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := range ps {
+		switch {
+		case len(cs) < k:
+			cs = append(cs, i)
+			if len(cs) == k {
+				for j := k/2 - 1; j >= 0; j-- {
+					down(cs, j)
+				}
+			}
+		case order(i, cs[0]) < 0: // before the last kept
+			cs[0] = i
+			down(cs, 0)
+		}
+	}
+	return cs
 }
 
 // Argmax is the index of the largest logit (the first on ties).

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// nucleusReference is top-p sampling by its definition: every token's
-// probability, all of them sorted (stable, largest first), the shortest
-// prefix reaching top_p, one uniform draw over it.
-func nucleusReference(logits []float32, temperature, topP float64, rng *rand.Rand) int {
+// nucleusReference is top-k and top-p sampling by their definitions:
+// every token's probability, all of them sorted (stable, largest first),
+// the first top_k of them (0: all), the shortest prefix of those reaching
+// top_p of their sum, one uniform draw over it.
+func nucleusReference(logits []float32, temperature, topP float64, topK int, rng *rand.Rand) int {
 	m := math.Inf(-1)
 	for _, x := range logits {
 		m = max(m, float64(x))
@@ -23,6 +24,13 @@ func nucleusReference(logits []float32, temperature, topP float64, rng *rand.Ran
 		sum += ps[i]
 	}
 	sort.SliceStable(ids, func(a, b int) bool { return ps[ids[a]] > ps[ids[b]] })
+	if topK > 0 && topK < len(ids) {
+		ids = ids[:topK]
+		sum = 0
+		for _, id := range ids {
+			sum += ps[id]
+		}
+	}
 	var kept float64
 	n := 0
 	for n < len(ids) && (n == 0 || kept < topP*sum) {
@@ -39,9 +47,11 @@ func nucleusReference(logits []float32, temperature, topP float64, rng *rand.Ran
 }
 
 // TestSamplerMatchesReference: the sampler, which sorts only the tokens
-// that can be in the nucleus, draws exactly the reference's tokens from the
-// same seed: peaked, flat and tied logits, several temperatures and top_p
-// values (1 included), vocabularies of 1 to 32000.
+// that can be in the nucleus (or the top k, picked with a heap), draws
+// exactly the reference's tokens from the same seed: peaked, flat and tied
+// logits, several temperatures, top_p values (1 included) and, with top_p
+// 0.9 and 1, top_k values (0, 1, 40, the vocabulary and more; at 32000 at
+// one temperature), vocabularies of 1 to 32000.
 func TestSamplerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := map[string]func(i int) float32{
@@ -58,15 +68,21 @@ func TestSamplerMatchesReference(t *testing.T) {
 			}
 			for _, temp := range []float64{0.3, 0.8, 1.5} {
 				for _, topP := range []float64{0.1, 0.5, 0.9, 0.99, 1} {
-					s, err := NewSampler(temp, topP, 42)
-					if err != nil {
-						t.Fatal(err)
+					topKs := []int{0}
+					if topP >= 0.9 && (vocab <= 500 || temp == 0.8) {
+						topKs = append(topKs, 1, 40, vocab, vocab+1)
 					}
-					ref := rand.New(rand.NewPCG(42, 42^0x5851f42d4c957f2d))
-					for draw := 0; draw < 5; draw++ {
-						got, want := s.Next(logits), nucleusReference(logits, temp, topP, ref)
-						if got != want {
-							t.Fatalf("%s, vocab %d, temperature %v, top-p %v, draw %d: token %d, want %d", name, vocab, temp, topP, draw, got, want)
+					for _, topK := range topKs {
+						s, err := NewSampler(temp, topP, topK, 42)
+						if err != nil {
+							t.Fatal(err)
+						}
+						ref := rand.New(rand.NewPCG(42, 42^0x5851f42d4c957f2d))
+						for draw := 0; draw < 5; draw++ {
+							got, want := s.Next(logits), nucleusReference(logits, temp, topP, topK, ref)
+							if got != want {
+								t.Fatalf("%s, vocab %d, temperature %v, top-p %v, top-k %d, draw %d: token %d, want %d", name, vocab, temp, topP, topK, draw, got, want)
+							}
 						}
 					}
 				}
@@ -81,7 +97,7 @@ func TestSamplerMatchesReference(t *testing.T) {
 // allocates nothing.
 func TestSamplerReusesBuffers(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	s, err := NewSampler(0.8, 0.9, 7)
+	s, err := NewSampler(0.8, 0.9, 0, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +108,7 @@ func TestSamplerReusesBuffers(t *testing.T) {
 			for i := range logits {
 				logits[i] = float32(r.NormFloat64() * 2)
 			}
-			if got, want := s.Next(logits), nucleusReference(logits, 0.8, 0.9, ref); got != want {
+			if got, want := s.Next(logits), nucleusReference(logits, 0.8, 0.9, 0, ref); got != want {
 				t.Fatalf("vocabulary %d, draw %d: token %d, want %d", vocab, draw, got, want)
 			}
 		}
@@ -104,6 +120,10 @@ func TestSamplerReusesBuffers(t *testing.T) {
 	if a := testing.AllocsPerRun(10, func() { s.Next(logits) }); a != 0 {
 		t.Errorf("a draw from 32000 logits allocates %v times, want 0", a)
 	}
+	s.TopK = 40
+	if a := testing.AllocsPerRun(10, func() { s.Next(logits) }); a != 0 {
+		t.Errorf("a top-40 draw from 32000 logits allocates %v times, want 0", a)
+	}
 }
 
 func BenchmarkSampler32000(b *testing.B) {
@@ -112,7 +132,7 @@ func BenchmarkSampler32000(b *testing.B) {
 	for i := range logits {
 		logits[i] = float32(r.NormFloat64())
 	}
-	s, _ := NewSampler(0.8, 0.9, 1)
+	s, _ := NewSampler(0.8, 0.9, 0, 1)
 	for b.Loop() {
 		s.Next(logits)
 	}
