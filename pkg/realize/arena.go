@@ -35,32 +35,24 @@ type arenaPlan struct {
 	size int   // the arena's bytes
 }
 
-// planArena mirrors exec's choices (zeroed buffers, assigns in place,
-// overwrites, results) to find each scratch buffer's life, from the launch
-// that writes it to the last that reads it, then places them.
-func planArena(c *compiled, lastUse []int, isOut map[int]bool, zeroed bool) arenaPlan {
+// planArena finds, from exec's choices (placeItems), each scratch
+// buffer's life, from the launch that writes it to the last that reads it
+// (an overwrite extends its input's), then places them.
+func planArena(c *compiled, places []placement, lastUse []int, isOut map[int]bool) arenaPlan {
 	var blocks []block
 	in := make([]int, len(c.items)) // each item's block (-1: none)
-	owned := make([]bool, len(c.items))
 	for i := range in {
 		in[i] = -1
 	}
 	for pos, i := range c.order {
-		it := &c.items[i]
-		if zeroed && it.zeroFill && it.dst < 0 {
-			owned[i] = true // a fresh zeroed mapping
-			continue
-		}
-		if it.dst >= 0 && !it.temp {
-			continue // the destination's memory
-		}
-		owned[i] = true
-		if j := overwritten(c, i, pos, lastUse, owned, isOut); j >= 0 {
-			owned[j] = false
-			if in[i] = in[j]; in[i] >= 0 {
+		it, pl := &c.items[i], places[i]
+		switch {
+		case pl.zeroed || pl.dest:
+		case pl.over >= 0:
+			if in[i] = in[pl.over]; in[i] >= 0 {
 				blocks[in[i]].end = max(blocks[in[i]].end, lastUse[i])
 			}
-		} else if !isOut[i] {
+		case !isOut[i]:
 			in[i] = len(blocks)
 			size := (it.size*it.dtype.Size() + arenaAlign - 1) / arenaAlign * arenaAlign
 			blocks = append(blocks, block{start: pos, end: max(pos, lastUse[i]), size: size})

@@ -53,13 +53,13 @@ func TestArenaPlanKeepsValues(t *testing.T) {
 		}
 		lastUse := lastUses(c)
 		zeroes := trial%2 == 0
-		plan := planArena(c, lastUse, isOut, zeroes)
+		places := placeItems(c, lastUse, isOut, zeroes)
+		plan := planArena(c, places, lastUse, isOut)
 		if plan.size > total {
 			t.Fatalf("trial %d: arena of %d bytes for %d of buffers", trial, plan.size, total)
 		}
 		// exec's choices, replayed over the arena's 4-byte words
 		mem := make([]int, plan.size/4)
-		owned := make([]bool, n)
 		where := make([]int, n) // each item's word offset in the arena (-1: elsewhere)
 		for pos, i := range c.order {
 			it := &c.items[i]
@@ -73,14 +73,11 @@ func TestArenaPlanKeepsValues(t *testing.T) {
 				}
 			}
 			where[i] = -1
-			switch j := overwritten(c, i, pos, lastUse, owned, isOut); {
-			case zeroes && it.zeroFill:
-				owned[i] = true
-			case j >= 0:
-				owned[i], owned[j] = true, false
-				where[i] = where[j]
+			switch pl := places[i]; {
+			case pl.zeroed:
+			case pl.over >= 0:
+				where[i] = where[pl.over]
 			default:
-				owned[i] = true
 				if plan.off[i] >= 0 {
 					where[i] = plan.off[i] / 4
 				} else if !isOut[i] {

@@ -615,12 +615,14 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 	if e.capture == nil {
 		lastUse = lastUses(c)
 	}
+	za, zeroes := e.Dev.(backend.ZeroAllocator)
+	zeroes = zeroes && e.capture == nil // a capture keeps the launch: its replays must zero again
+	places := placeItems(c, lastUse, isOut, zeroes)
 	var plan *arenaPlan
 	var arena backend.Buffer
 	carver, carves := e.Dev.(backend.Carver)
 	if carves && e.oneShot && e.capture == nil {
-		_, zeroes := e.Dev.(backend.ZeroAllocator)
-		p := planArena(c, lastUse, isOut, zeroes)
+		p := planArena(c, places, lastUse, isOut)
 		var err error
 		if arena, err = e.oneShotArena(p.size); err != nil {
 			return err
@@ -630,9 +632,8 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 	var total time.Duration
 	zeroed := 0
 	for pos, i := range c.order {
-		it := &c.items[i]
-		if za, ok := e.Dev.(backend.ZeroAllocator); ok && it.zeroFill && it.dst < 0 && e.capture == nil {
-			// a capture keeps the launch: its replays must zero again
+		it, pl := &c.items[i], places[i]
+		if pl.zeroed {
 			out, err := za.AllocZeroed(it.dtype, it.size)
 			if err != nil {
 				return fmt.Errorf("kernel %s: %w", it.name, err)
@@ -642,9 +643,9 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			zeroed++
 			continue
 		}
-		if it.dst >= 0 && !it.temp {
+		if pl.dest {
 			bufs[i] = leafBufs[it.dst] // written in place
-		} else if j := overwritten(c, i, pos, lastUse, owned, isOut); j >= 0 {
+		} else if j := pl.over; j >= 0 {
 			bufs[i], owned[i] = bufs[j], true // its input's memory, which dies here
 			owned[j] = false
 			e.Stats.Overwrites++

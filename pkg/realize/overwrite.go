@@ -47,6 +47,41 @@ func planOverwrites(c *compiled, kernels []*ir.Kernel, first []int, t ir.Target)
 	}
 }
 
+// placement is where a launch's output goes: exec's choice, made for the
+// whole schedule before its launches so that the arena (arena.go) is laid
+// out from the same choices.
+type placement struct {
+	zeroed bool // a fresh buffer reading as zeros (backend.ZeroAllocator), not launched
+	dest   bool // an assign's destination, written in place
+	over   int  // the item whose memory it takes (overwritten; -1: none)
+}
+
+// placeItems makes exec's choices for every launch in order: zero fills
+// on a device that hands out zeroed buffers (zeroes), assigns in place,
+// overwrites (lastUse nil: none, as while TinyJit captures), and the rest
+// allocated.
+func placeItems(c *compiled, lastUse []int, isOut map[int]bool, zeroes bool) []placement {
+	places := make([]placement, len(c.items))
+	owned := make([]bool, len(c.items))
+	for pos, i := range c.order {
+		it := &c.items[i]
+		pl := placement{over: -1}
+		switch {
+		case zeroes && it.zeroFill && it.dst < 0:
+			pl.zeroed, owned[i] = true, true
+		case it.dst >= 0 && !it.temp:
+			pl.dest = true
+		default:
+			if pl.over = overwritten(c, i, pos, lastUse, owned, isOut); pl.over >= 0 {
+				owned[pl.over] = false
+			}
+			owned[i] = true
+		}
+		places[i] = pl
+	}
+	return places
+}
+
 // overwritten is the item whose buffer item i, launched at position pos,
 // writes its output into, or -1: a candidate that nothing reads after
 // pos, that the schedule does not return, and that i reads through no
