@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"unsafe"
 
@@ -289,6 +290,14 @@ func (s *Session) step(id, pos int) (starlark.Value, error) {
 		return nil, err
 	}
 	return s.mod.CallValue(s.model, t, starlark.MakeInt(pos))
+}
+
+// ReleaseMemory gives back the memory the decode steps no longer need once
+// their step replays (TinyJit): the device's pooled buffers (the scratch
+// of the steps run before the capture) and the Go heap's free pages.
+func (s *Session) ReleaseMemory() {
+	debug.FreeOSMemory() // first: its collection frees device buffers too
+	s.releasePooled()
 }
 
 // releasePooled gives the device's pooled memory back after the prefill:

@@ -109,3 +109,40 @@ func TestLongContextPromptScratch(t *testing.T) {
 		t.Errorf("a 300-token prompt held %d bytes of scratch beside the weights and a %d-position cache: sized by the context", scratch, cfg.ContextLength)
 	}
 }
+
+// TestReleaseMemory: once the step replays, ReleaseMemory gives back the
+// device's pooled buffers (the scratch of the steps run before the
+// capture), which nothing else frees during a generation. (Its garbage
+// collection may free more buffers, whose cleanups run after it: at most
+// those are pooled after the call.)
+func TestReleaseMemory(t *testing.T) {
+	path, _ := writeRandom(t, t.TempDir(), randomCase{name: "q4_k", format: "gguf", typeOf: llamatest.AllAs(quant.Q4_K), kvHeads: 2}, 3)
+	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	mem := eng.Dev.(backend.MemoryCounter)
+	s := openWith(t, ctx, Options{Model: path, StepPrompt: -1})
+	logits, err := s.Prefill([]int{1, 40, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pos := 3; pos < 6; pos++ {
+		if logits, err = s.Decode(Argmax(logits), pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := mem.Memory()
+	if before.Pooled == 0 {
+		t.Fatal("nothing pooled after the steps before the capture: the test cannot tell")
+	}
+	s.ReleaseMemory()
+	after := mem.Memory()
+	if freed := before.Live - after.Live; after.Pooled > freed || freed < 0 {
+		t.Fatalf("after ReleaseMemory: %d bytes pooled (%d before), %d live (%d before); want no more pooled than freed during the call", after.Pooled, before.Pooled, after.Live, before.Live)
+	}
+	next, err := s.Decode(Argmax(logits), 6)
+	if err != nil || len(next) != s.Vocab {
+		t.Fatalf("the step after ReleaseMemory: %d logits, %v", len(next), err)
+	}
+}

@@ -20,7 +20,18 @@ const madvPageout = 21
 // neighbours too), code a generation's steps do not run again; what they
 // do run comes back on first use. Best effort: an older kernel refuses
 // the advice and nothing changes.
-func ReleaseCode() (int64, error) {
+func ReleaseCode() (int64, error) { return releaseCode(false) }
+
+// ReleaseCodeForGood is ReleaseCode for a process whose start-up is over
+// for good (a generation's replayed steps): what comes back is read a
+// page at a time (MADV_RANDOM: no read-around of the pages beside a
+// fault, which the kernel would map with it): a Q4_K 110M decode's
+// executable pages 7.5 → 4.0 MB at its end, its speed the same. Not
+// between a prompt's compiles: its chunks then read their code back from
+// the disk a page at a time (prefill 4–7 % slower).
+func ReleaseCodeForGood() (int64, error) { return releaseCode(true) }
+
+func releaseCode(random bool) (int64, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -46,6 +57,9 @@ func ReleaseCode() (int64, error) {
 		}
 		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(a), uintptr(b-a), madvPageout); e != 0 {
 			return n, e
+		}
+		if random {
+			_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(a), uintptr(b-a), syscall.MADV_RANDOM)
 		}
 		n += int64(b - a)
 	}
