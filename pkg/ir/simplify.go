@@ -843,15 +843,19 @@ func digitOf(x *Expr) (v *Expr, c int64) {
 // substLinear returns a Rebuild function that replaces x by p, also inside
 // sums that contain all of x's terms with the same coefficients times one
 // factor m: with x = i*24 + j, the index i*24 + j + 3 (a PAD's offset)
-// becomes p + 3, and (i*24 + j)*256 + 5 (a flattened row) p*256 + 5.
+// becomes p + 3, and (i*24 + j)*256 + 5 (a flattened row) p*256 + 5. A
+// scaled variable x = i*2 is replaced in the products of i by multiples of
+// 2 too: i*98 + j becomes p*49 + j (the pieces of a concatenation whose
+// two axes merge_axes joined into i).
 func substLinear(b *Builder, x, p *Expr) func(*Expr) *Expr {
 	xs, xc := normalize(addTerms(nil, x, 1))
-	linear := len(xs) > 1 || xc != 0
+	scaled := len(xs) == 1 && xc == 0 && xs[0].k != 1
+	linear := len(xs) > 1 || xc != 0 || scaled
 	return func(e *Expr) *Expr {
 		if e == x {
 			return p
 		}
-		if !linear || e.Op != OpAdd || e.DType != x.DType {
+		if !linear || (e.Op != OpAdd && !(scaled && e.Op == OpMul)) || e.DType != x.DType {
 			return nil
 		}
 		es, ec := normalize(addTerms(nil, e, 1))

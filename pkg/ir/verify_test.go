@@ -179,6 +179,39 @@ func TestVerifyBounds(t *testing.T) {
 	}
 }
 
+// TestVerifyBoundsScaledGuard: a concatenation's last piece read after
+// merge_axes joined two axes into i (a loop space too large to
+// enumerate): the guard bounds i*2, the index reads i*98, and the proof
+// substitutes the guarded i*2 inside it (98*i = 49*(i*2)). One position
+// more and the load leaves its buffer.
+func TestVerifyBoundsScaledGuard(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		first int64 // the guard: first-1 < i*2
+		err   string
+	}{
+		{"in bounds", 1536, ""},
+		{"one row early", 1534, "load from buf1 at index [-98..125439]"},
+	} {
+		b := ir.NewBuilder()
+		i := &ir.Axis{ID: 0, Size: 2048, Kind: ir.AxisGlobal}
+		j := &ir.Axis{ID: 1, Size: 98, Kind: ir.AxisGlobal}
+		vi, vj := b.Var(i), b.Var(j)
+		idx := b.Add(b.Add(b.Mul(vi, b.Int(98)), vj), b.Int(-768*98))
+		load := b.Load(1, ir.Float32, idx, b.Lt(b.Int(c.first-1), b.Mul(vi, b.Int(2))))
+		st := b.Store(0, b.Add(b.Mul(vi, b.Int(98)), vj), load)
+		k := &ir.Kernel{Name: "k", B: b, Global: []*ir.Axis{i, j}, Stores: []*ir.Expr{st},
+			Bufs: []ir.BufParam{{DType: ir.Float32, Size: 2048 * 98, Output: true}, {DType: ir.Float32, Size: 1280 * 98}}}
+		err := k.Verify()
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		}
+	}
+}
+
 // TestVerifyBoundsThroughDigits: a convolution's windows over flattened
 // output rows p = oy*10 + ox (ONNX's conv as a matrix product, rows padded
 // from 100 to 104) read x[oy+ky-1][ox+kx-1] of a 10x10 image, guarded
