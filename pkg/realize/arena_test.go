@@ -142,3 +142,42 @@ func TestOneShotArena(t *testing.T) {
 		}
 	}
 }
+
+// TestOneShotCodeGoneOnce: the executable's pages are given back for good
+// at a prompt's first chunk that compiles nothing (a cache hit in one-shot
+// mode: the chunks that follow run the same code), not while schedules
+// still compile, and not outside one-shot mode.
+func TestOneShotCodeGoneOnce(t *testing.T) {
+	ctx, e, err := NewContext("GO", Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	chunk := func() {
+		t.Helper()
+		x := seq(ctx, 8, 8).Add(ctx.Const(1, ir.Float32))
+		if _, err := x.Dot(x).Floats(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chunk()
+	chunk() // a cache hit, not one-shot
+	if e.Stats.CacheHits == 0 {
+		t.Fatal("the same chunk again was no cache hit: the test cannot tell")
+	}
+	if e.codeGone {
+		t.Fatal("code given back outside one-shot mode")
+	}
+	e.SetOneShotScratch(true)
+	defer e.SetOneShotScratch(false)
+	y := seq(ctx, 4, 4)
+	if _, err := y.Exp().Floats(); err != nil { // compiles
+		t.Fatal(err)
+	}
+	if e.codeGone {
+		t.Fatal("code given back at a chunk that compiled")
+	}
+	chunk() // the first one-shot cache hit
+	if !e.codeGone {
+		t.Fatal("code not given back at the first one-shot chunk that compiled nothing")
+	}
+}
