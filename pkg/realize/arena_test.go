@@ -143,12 +143,13 @@ func TestOneShotArena(t *testing.T) {
 	}
 }
 
-// TestOneShotCodeGoneOnce: the executable's pages are given back for good
-// at a prompt's first chunk that compiles nothing (a cache hit in one-shot
+// TestOneShotCodeGoneOnce: an engine that gives code back
+// (ReleaseAfterCompile) gives the executable's pages back for good at a
+// prompt's first chunk that compiles nothing (a cache hit in one-shot
 // mode: the chunks that follow run the same code), not while schedules
 // still compile, and not outside one-shot mode.
 func TestOneShotCodeGoneOnce(t *testing.T) {
-	ctx, e, err := NewContext("GO", Options{})
+	ctx, e, err := NewContext("GO", Options{ReleaseAfterCompile: 1 << 40})
 	if err != nil {
 		t.Skip(err)
 	}
