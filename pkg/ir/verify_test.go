@@ -169,13 +169,19 @@ func TestVerifyBounds(t *testing.T) {
 		}
 		k := &ir.Kernel{Name: "k", B: b, Global: []*ir.Axis{i, j}, Stores: []*ir.Expr{st},
 			Bufs: []ir.BufParam{{DType: ir.Float32, Size: 60, Output: true}, {DType: ir.Float32, Size: 40}}}
-		err := k.Verify()
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", c.name, err)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
-		}
+		wantVerify(t, c.name, k.Verify(), c.err)
+	}
+}
+
+// wantVerify reports a verification that failed where it should pass
+// (want "") or that did not fail with an error holding want.
+func wantVerify(t *testing.T, name string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", name, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: error %v, want %q", name, err, want)
 	}
 }
 
@@ -202,13 +208,7 @@ func TestVerifyBoundsScaledGuard(t *testing.T) {
 		st := b.Store(0, b.Add(b.Mul(vi, b.Int(98)), vj), load)
 		k := &ir.Kernel{Name: "k", B: b, Global: []*ir.Axis{i, j}, Stores: []*ir.Expr{st},
 			Bufs: []ir.BufParam{{DType: ir.Float32, Size: 2048 * 98, Output: true}, {DType: ir.Float32, Size: 1280 * 98}}}
-		err := k.Verify()
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", c.name, err)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
-		}
+		wantVerify(t, c.name, k.Verify(), c.err)
 	}
 }
 
