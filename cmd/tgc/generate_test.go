@@ -44,7 +44,7 @@ func TestGenerateIDs(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ids %v, want %v", got, want)
 	}
-	for _, w := range []string{"prompt 1 tokens", "prefill", "decode", "tok/s", "GB/s", "the read bandwidth"} {
+	for _, w := range []string{"prompt 1 tokens", "prefill", "decode", "tok/s", "GB/s", "the read bandwidth", "sampling"} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("final line %q lacks %q", errOut, w)
 		}
@@ -295,5 +295,23 @@ func TestEmitLlama(t *testing.T) {
 	}
 	if plan.Version != 2 || symbolic == 0 || cacheWrites == 0 {
 		t.Errorf("plan version %d, %d kernels reading start_pos, %d buffers written twice (KV caches)", plan.Version, symbolic, cacheWrites)
+	}
+}
+
+// TestGenStatsLine: the final line's decode rate is the steps' after the
+// first two, and the sampler's time a token is its own figure, the mean of
+// its draws (absent when nothing was drawn).
+func TestGenStatsLine(t *testing.T) {
+	g := genStats{prompt: 3, prefill: time.Second, weightBytes: 1e9}
+	for _, d := range []time.Duration{time.Second, time.Second, 10 * time.Millisecond, 30 * time.Millisecond} {
+		g.step(d)
+	}
+	if line := g.line("CPU"); !strings.Contains(line, "decode 50.0 tok/s (2 tokens, after 2 warm-up steps)") || strings.Contains(line, "sampling") {
+		t.Errorf("without draws: %q", line)
+	}
+	g.draw(time.Millisecond)
+	g.draw(3 * time.Millisecond)
+	if line := g.line("CPU"); !strings.HasSuffix(line, ", sampling 2 ms a token") || !strings.Contains(line, "decode 50.0 tok/s") {
+		t.Errorf("with two draws of 1 and 3 ms: %q", line)
 	}
 }
