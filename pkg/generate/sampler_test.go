@@ -49,9 +49,10 @@ func nucleusReference(logits []float32, temperature, topP float64, topK int, rng
 // TestSamplerMatchesReference: the sampler, which sorts only the tokens
 // that can be in the nucleus (or the top k, picked with a heap), draws
 // exactly the reference's tokens from the same seed: peaked, flat and tied
-// logits, several temperatures, top_p values (1 included) and, with top_p
-// 0.9 and 1, top_k values (0, 1, 40, the vocabulary and more; at 32000 at
-// one temperature), vocabularies of 1 to 32000.
+// logits and logits a float32 ulp apart, several temperatures, top_p values
+// (1 included) and, with top_p 0.9 and 1, top_k values (0, 1, 40, the
+// vocabulary and more; at 32000 at one temperature), vocabularies of 1 to
+// 32000.
 func TestSamplerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := map[string]func(i int) float32{
@@ -59,6 +60,9 @@ func TestSamplerMatchesReference(t *testing.T) {
 		"flat":   func(int) float32 { return float32(r.Float64() * 0.01) },
 		"ties":   func(i int) float32 { return float32(i % 4) },
 		"peaked": func(i int) float32 { return float32(-i) * 0.5 },
+		// logits a float32 ulp apart: probabilities that differ in float64
+		// but round to one float32 (the radix sort's keys)
+		"ulps": func(i int) float32 { return math.Float32frombits(math.Float32bits(1) + uint32(i%977)) },
 	}
 	for name, gen := range shapes {
 		for _, vocab := range []int{1, 2, 7, 500, 32000} {
