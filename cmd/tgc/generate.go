@@ -311,7 +311,10 @@ func runGenerate(c *cobra.Command, args []string) error {
 	stoppedAtContext := false
 	for n := 0; n < g.steps; n++ {
 		drawn := time.Now()
-		next := sampler.Next(logits)
+		next, err := sampler.Next(logits)
+		if err != nil {
+			return fmt.Errorf("%s: position %d: %w", filepath.Base(g.model), pos, err)
+		}
 		st.draw(time.Since(drawn))
 		if s.Tok != nil && (next == s.Tok.EOS() || next == s.Tok.BOS()) {
 			break

@@ -166,7 +166,7 @@ func TestGenerateErrors(t *testing.T) {
 	full, _ := os.ReadFile(model)
 	cfg := llama.Config{Dim: 32, HiddenDim: 64, Layers: 1, Heads: 2, KVHeads: 2, VocabSize: 16, ContextLength: 8,
 		RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
-	ggufWith := func(md func([]gguf.KV) []gguf.KV, typ quant.Type) []byte {
+	ggufWith := func(md func([]gguf.KV) []gguf.KV, typ quant.Type, fill ...byte) []byte {
 		var buf bytes.Buffer
 		var tensors []gguf.Tensor
 		for _, w := range cfg.Weights() {
@@ -175,6 +175,11 @@ func TestGenerateErrors(t *testing.T) {
 				n *= d
 			}
 			data := make([]byte, n*4)
+			if len(fill) > 0 {
+				for i := range data {
+					data[i] = fill[i%len(fill)]
+				}
+			}
 			dims := make([]int64, len(w.Shape))
 			for i, d := range w.Shape {
 				dims[len(dims)-1-i] = int64(d)
@@ -201,6 +206,7 @@ func TestGenerateErrors(t *testing.T) {
 		return out
 	}, quant.F32))
 	good := write("good.gguf", ggufWith(same, quant.F32))
+	nan := write("nan.gguf", ggufWith(same, quant.F32, 0, 0, 0xc0, 0x7f)) // every weight a float32 NaN
 	fifo := filepath.Join(dir, "fifo.bin")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -224,6 +230,8 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{model, "--ids", "--temperature", "-1"}, "temperature"},
 		{[]string{model, "--prompt", "a", "--prompt-ids", "1"}, "give one of"},
 		{[]string{good, "--prompt", "hi"}, "has no tokenizer"},
+		{[]string{nan, "--prompt-ids", "1", "--ids"}, "nan.gguf: position 1: the model's logit for id 0 of 16 is NaN"},
+		{[]string{nan, "--prompt-ids", "1", "--ids", "--temperature", "0"}, "nan.gguf: position 1: the model's logit for id 0 of 16 is NaN"},
 	}
 	for _, c := range cases {
 		_, errOut, status := tgc(t, append([]string{"generate", "--device", "CPU"}, c.args...)...)

@@ -356,15 +356,31 @@ func NewSampler(temperature, topP float64, topK int, seed uint64) (*Sampler, err
 	return &Sampler{Temperature: temperature, TopP: topP, TopK: topK, rng: rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))}, nil
 }
 
-// Next picks a token from logits.
-func (s *Sampler) Next(logits []float32) int {
+// Next picks a token from logits (-Inf: a token never drawn). Logits that
+// hold a NaN or +Inf, or no finite value (a model whose weights or
+// activations overflowed), are an error: no distribution over the tokens
+// follows from them.
+func (s *Sampler) Next(logits []float32) (int, error) {
+	// the largest logit and its first id (Argmax), compared as float32s
+	// (a third of a flat draw's time as float64 maxima)
+	mx, best, bad := float32(math.Inf(-1)), 0, false
+	for i, x := range logits {
+		if x > mx {
+			mx, best = x, i
+		}
+		bad = bad || !(x < float32(math.Inf(1))) // NaN or +Inf
+	}
+	if bad {
+		i := slices.IndexFunc(logits, func(x float32) bool { return !(x < float32(math.Inf(1))) })
+		return 0, fmt.Errorf("the model's logit for id %d of %d is %v: its weights or activations overflowed", i, len(logits), logits[i])
+	}
+	if math.IsInf(float64(mx), -1) {
+		return 0, fmt.Errorf("none of the model's %d logits is finite", len(logits))
+	}
 	if s.Temperature == 0 {
-		return Argmax(logits)
+		return best, nil
 	}
-	m := math.Inf(-1)
-	for _, x := range logits {
-		m = max(m, float64(x))
-	}
+	m := float64(mx)
 	if cap(s.ps) < len(logits) {
 		s.ps, s.cs = make([]float64, len(logits)), make([]int, 0, len(logits))
 		s.keys, s.keys2, s.cs2 = make([]uint32, len(logits)), make([]uint32, len(logits)), make([]int, len(logits))
@@ -419,10 +435,10 @@ func (s *Sampler) Next(logits []float32) int {
 	r := s.rng.Float64() * kept
 	for _, id := range cs[:n] {
 		if r -= ps[id]; r < 0 {
-			return id
+			return id, nil
 		}
 	}
-	return cs[n-1]
+	return cs[n-1], nil
 }
 
 // sortByProb puts cs, given in id order, in order's order: largest

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -83,7 +84,7 @@ func TestSamplerMatchesReference(t *testing.T) {
 						}
 						ref := rand.New(rand.NewPCG(42, 42^0x5851f42d4c957f2d))
 						for draw := 0; draw < 5; draw++ {
-							got, want := s.Next(logits), nucleusReference(logits, temp, topP, topK, ref)
+							got, want := next(t, s, logits), nucleusReference(logits, temp, topP, topK, ref)
 							if got != want {
 								t.Fatalf("%s, vocab %d, temperature %v, top-p %v, top-k %d, draw %d: token %d, want %d", name, vocab, temp, topP, topK, draw, got, want)
 							}
@@ -112,7 +113,7 @@ func TestSamplerReusesBuffers(t *testing.T) {
 			for i := range logits {
 				logits[i] = float32(r.NormFloat64() * 2)
 			}
-			if got, want := s.Next(logits), nucleusReference(logits, 0.8, 0.9, 0, ref); got != want {
+			if got, want := next(t, s, logits), nucleusReference(logits, 0.8, 0.9, 0, ref); got != want {
 				t.Fatalf("vocabulary %d, draw %d: token %d, want %d", vocab, draw, got, want)
 			}
 		}
@@ -121,11 +122,11 @@ func TestSamplerReusesBuffers(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(r.NormFloat64())
 	}
-	if a := testing.AllocsPerRun(10, func() { s.Next(logits) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { _, _ = s.Next(logits) }); a != 0 {
 		t.Errorf("a draw from 32000 logits allocates %v times, want 0", a)
 	}
 	s.TopK = 40
-	if a := testing.AllocsPerRun(10, func() { s.Next(logits) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { _, _ = s.Next(logits) }); a != 0 {
 		t.Errorf("a top-40 draw from 32000 logits allocates %v times, want 0", a)
 	}
 }
@@ -138,6 +139,49 @@ func BenchmarkSampler32000(b *testing.B) {
 	}
 	s, _ := NewSampler(0.8, 0.9, 0, 1)
 	for b.Loop() {
-		s.Next(logits)
+		_, _ = s.Next(logits)
+	}
+}
+
+// next is s.Next, which must not fail on these logits.
+func next(t *testing.T, s *Sampler, logits []float32) int {
+	t.Helper()
+	id, err := s.Next(logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestSamplerRefusesNonFinite: logits with a NaN or +Inf give an error
+// naming the first such id, and logits with no finite value one too,
+// greedy or not (they made a sampling draw index its candidates at -1);
+// a -Inf logit is a token never drawn.
+func TestSamplerRefusesNonFinite(t *testing.T) {
+	inf := float32(math.Inf(1))
+	nan := float32(math.NaN())
+	for _, temp := range []float64{0, 0.8} {
+		s, err := NewSampler(temp, 0.9, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			logits []float32
+			want   string
+		}{
+			{[]float32{1, nan, 2}, "logit for id 1 of 3 is NaN"},
+			{[]float32{1, 2, inf}, "logit for id 2 of 3 is +Inf"},
+			{[]float32{-inf, -inf}, "none of the model's 2 logits is finite"},
+			{nil, "none of the model's 0 logits"},
+		} {
+			if _, err := s.Next(c.logits); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("temperature %v, logits %v: error %v, want one naming %q", temp, c.logits, err, c.want)
+			}
+		}
+		for range 20 {
+			if id, err := s.Next([]float32{-inf, 5, 4.5, -inf}); err != nil || (temp == 0 && id != 1) || id == 0 || id == 3 {
+				t.Fatalf("temperature %v, logits with -Inf: %d, %v", temp, id, err)
+			}
+		}
 	}
 }
