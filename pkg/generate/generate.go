@@ -361,17 +361,20 @@ func NewSampler(temperature, topP float64, topK int, seed uint64) (*Sampler, err
 // activations overflowed), are an error: no distribution over the tokens
 // follows from them.
 func (s *Sampler) Next(logits []float32) (int, error) {
-	// the largest logit and its first id (Argmax), compared as float32s
-	// (a third of a flat draw's time as float64 maxima)
+	// the largest logit and its first id (Argmax's), found in the pass
+	// that checks them, compared as float32s (float64 max, with its NaN
+	// and ±0 rules, was a third of a flat draw's time outside the sort and
+	// the exponentials)
+	unusable := func(x float32) bool { return !(x < float32(math.Inf(1))) } // NaN or +Inf
 	mx, best, bad := float32(math.Inf(-1)), 0, false
 	for i, x := range logits {
 		if x > mx {
 			mx, best = x, i
 		}
-		bad = bad || !(x < float32(math.Inf(1))) // NaN or +Inf
+		bad = bad || unusable(x)
 	}
 	if bad {
-		i := slices.IndexFunc(logits, func(x float32) bool { return !(x < float32(math.Inf(1))) })
+		i := slices.IndexFunc(logits, unusable)
 		return 0, fmt.Errorf("the model's logit for id %d of %d is %v: its weights or activations overflowed", i, len(logits), logits[i])
 	}
 	if math.IsInf(float64(mx), -1) {
