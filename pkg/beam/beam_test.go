@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -968,9 +969,9 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 // runs), and the optimized kernel agrees with the unoptimized one on the
 // CPU and in the GO interpreter. Their sub-blocks' scales come from tables
 // (ir.Tables) with results bit for bit those of the kernel computing them
-// in the loop, but for Q6_K's at 16 lanes, whose blocks of 16 weights are
-// one vector each, unrolled whole and two side by side (subBlockChains);
-// at 16 lanes the quants become floats by permutes of their values
+// in the loop; Q6_K's at 16 lanes, whose blocks of 16 weights are one
+// vector each, unrolled whole and two side by side (subBlockChains), from
+// a family table (two scales a step, 16 a super-block in one loop); at 16 lanes the quants become floats by permutes of their values
 // (tg_perm16: Q4_K's nibbles, Q6_K's low nibble and high bits), at 8 by
 // converts.
 func TestQuantizedMatvecsInVectors(t *testing.T) {
@@ -1006,12 +1007,16 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				src := render.Render(render.C, k)
 				// Q6_K's sub-blocks of 16 are one vector at 16 lanes,
 				// unrolled whole with two side by side: no block loop
-				// is left, and no table. Q5_0's and Q5_1's blocks have
-				// one scale each (no sub-blocks), as Q8_0's.
-				kquant := strings.HasPrefix(name, "Q4_K") || strings.HasPrefix(name, "Q5_K")
-				wantTabs := kquant || w == 8 && name == "Q6_K matvec"
-				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != wantTabs {
+				// is left, and the two sub-blocks' scales are a family
+				// table filled 16 at a time. Q5_0's and Q5_1's blocks
+				// have one scale each (no sub-blocks), as Q8_0's.
+				kquant := strings.HasPrefix(name, "Q4_K") || strings.HasPrefix(name, "Q5_K") || strings.HasPrefix(name, "Q6_K")
+				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != kquant {
 					t.Errorf("%s %s (width %d): the sub-blocks' scales tabled %v:\n%s", name, k.Name, w, tabled, k.Dump())
+				}
+				family := k.Tabs != nil && k.Tabs.Tabs[0].Family != nil
+				if wantFamily := w == 16 && name == "Q6_K matvec"; family != wantFamily || family && !strings.Contains(src, "< 16; ridx") {
+					t.Errorf("%s %s (width %d): a family table %v, want %v:\n%s", name, k.Name, w, family, wantFamily, src)
 				}
 				if whole := strings.Contains(ir.FormatOpts(k.Opts), "UNROLL(5,16) UNROLL(4,2)"); whole != (w == 16 && name == "Q6_K matvec") {
 					t.Errorf("%s %s (width %d): opts %s", name, k.Name, w, ir.FormatOpts(k.Opts))
@@ -1125,6 +1130,60 @@ func TestTablesVerify(t *testing.T) {
 		tb := tab
 		tb.Axes = append([]*ir.Axis{}, tab.Axes...)
 		br.f(&tb)
+		nk.Tabs = &ir.Tables{Tabs: []ir.Table{tb}}
+		if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), br.want) {
+			t.Errorf("%s: Verify says %v, want %q", br.name, err, br.want)
+		}
+	}
+}
+
+// TestFamilyTableVerify: a Q6_K matrix-vector kernel at 16 lanes gets a
+// family table (its two unrolled sub-blocks' scales, one loop of 16 over a
+// super-block's scale bytes), which Verify accepts, and refuses with a
+// member's element moved, the members swapped, an inner loop dropped, and
+// a value that reads the inner loops instead of the table's own.
+func TestFamilyTableVerify(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x := floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T())
+	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ir.CPUTarget
+	target.VecWidth = 16
+	k, err := ir.OptimizeFor(s.Items[len(s.Items)-1].Kernel, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Tabs == nil || len(k.Tabs.Tabs) != 1 || k.Tabs.Tabs[0].Family == nil || k.Verify() != nil {
+		t.Fatalf("want one verified family table:\n%s", k.Dump())
+	}
+	tab := k.Tabs.Tabs[0]
+	f := tab.Family
+	if len(f.Members) != 2 || f.Axis.Size != 16 || tab.Size() != 32 {
+		t.Fatalf("want 2 members, a loop of 16 and 32 elements (two super-blocks): %d, %d, %d\n%s", len(f.Members), f.Axis.Size, tab.Size(), k.Dump())
+	}
+	if !strings.Contains(k.Dump(), "and the members") {
+		t.Errorf("the dump does not show the family:\n%s", k.Dump())
+	}
+	breaks := []struct {
+		name, want string
+		f          func(tb *ir.Table, fm *ir.Family)
+	}{
+		{"element moved", "member 1's element", func(tb *ir.Table, fm *ir.Family) { fm.Cols[1] = fm.Cols[0] }},
+		{"members swapped", "member 0 is not the value", func(tb *ir.Table, fm *ir.Family) {
+			fm.Members[0], fm.Members[1] = fm.Members[1], fm.Members[0]
+		}},
+		{"inner loop dropped", "a loop of 16 over 8", func(tb *ir.Table, fm *ir.Family) { fm.Inner = fm.Inner[1:] }},
+		{"value reads the inner loops", "value reads", func(tb *ir.Table, fm *ir.Family) { tb.Value = fm.Members[0] }},
+	}
+	for _, br := range breaks {
+		nk := *k
+		tb := tab
+		fm := *f
+		fm.Members, fm.Cols, fm.Inner = slices.Clone(f.Members), slices.Clone(f.Cols), slices.Clone(f.Inner)
+		tb.Family = &fm
+		br.f(&tb, &fm)
 		nk.Tabs = &ir.Tables{Tabs: []ir.Table{tb}}
 		if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), br.want) {
 			t.Errorf("%s: Verify says %v, want %q", br.name, err, br.want)

@@ -38,6 +38,28 @@ type Table struct {
 	Value *Expr
 	Axes  []*Axis // the reduce's loops Value reads, in the reduce's order
 	Col   *Expr   // the element: Axes' variables flattened, the last fastest
+	// Family, when not nil, makes the table hold several values of the
+	// kernel (Value is then their common form, not a node of the kernel,
+	// and Col is unused): see Family.
+	Family *Family
+}
+
+// Family is a table of values that are one value at several constant
+// offsets of their loads: Q6_K's scales d·sc[j] and d·sc[j+1] where the
+// simd pass unrolled two sub-blocks side by side, so that no single value
+// is read by every member of the reduce. Their loads read contiguous
+// bytes over Inner's loops and the members, so the table's last loop
+// (Axis) runs over all of them at once: 16 scale bytes of a super-block,
+// which the C compiler converts as one vector.
+type Family struct {
+	Members []*Expr // the kernel's values, member i at Inner's offsets + i
+	Cols    []*Expr // member i's element of the table
+	// Inner are the reduce's loops the loads read contiguously, Axis the
+	// table's last loop, over Inner's iterations times the members (the
+	// members fastest). Value reads Axis where the members read Inner's
+	// variables and their own offsets.
+	Inner []*Axis
+	Axis  *Axis
 }
 
 // Size is the number of elements of t.
@@ -49,17 +71,46 @@ func (t Table) Size() int64 {
 	return n
 }
 
-// Of is the table whose value e is (false: none).
-func (p *Tables) Of(e *Expr) (int, bool) {
+// Of is the table that holds value e and e's element in it (false:
+// none).
+func (p *Tables) Of(e *Expr) (int, *Expr, bool) {
 	if p == nil {
-		return 0, false
+		return 0, nil, false
 	}
 	for i, t := range p.Tabs {
-		if t.Value == e {
-			return i, true
+		if t.Family == nil && t.Value == e {
+			return i, t.Col, true
+		}
+		if t.Family != nil {
+			if m := slices.Index(t.Family.Members, e); m >= 0 {
+				return i, t.Family.Cols[m], true
+			}
 		}
 	}
-	return 0, false
+	return 0, nil, false
+}
+
+// Reduce is one of the reduce's loops the table is computed in (its
+// Axes' first, or its family's inner loops'): where the renderer writes
+// it.
+func (t Table) Reduce() *Axis {
+	for _, a := range t.Axes {
+		if t.Family == nil || a != t.Family.Axis {
+			return a
+		}
+	}
+	if t.Family != nil && len(t.Family.Inner) > 0 {
+		return t.Family.Inner[0]
+	}
+	return nil
+}
+
+// values are the kernel's values t holds.
+func (t Table) values() []*Expr {
+	if t.Family != nil {
+		return t.Family.Members
+	}
+	return []*Expr{t.Value}
 }
 
 // PlanTables is the tables pass (see Tables): a table for each block
@@ -92,7 +143,13 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 			continue
 		}
 		vals := sharedValues(k, prog.Members[leader], axes, fv, global)
-		if len(vals) == 0 || len(vals) > 2 { // more: not a block's scale and minimum
+		if len(vals) == 0 {
+			if t, ok := familyTable(k, prog.Members[leader], axes, fv, global, len(tabs)); ok {
+				tabs = append(tabs, t)
+			}
+			continue
+		}
+		if len(vals) > 2 { // more: not a block's scale and minimum
 			continue
 		}
 		for _, v := range vals {
@@ -293,28 +350,39 @@ func (p *Tables) verify(k *Kernel, in map[*Expr]bool) error {
 	}
 	for i, t := range p.Tabs {
 		e := t.Value
-		if !in[e] || e.DType != Float32 {
+		if e == nil || e.DType != Float32 || t.Family == nil && !in[e] {
 			return fmt.Errorf("tables: table %d's value is not a float32 of the kernel", i)
 		}
 		if len(t.Axes) == 0 || t.Size() > MaxTable {
 			return fmt.Errorf("tables: table %d has %d elements (1 to %d)", i, t.Size(), MaxTable)
 		}
 		var owner *Expr
-		Walk(k.Stores, func(r *Expr) {
-			if r.Op == OpReduce && owner == nil && slices.Contains(r.Arg.(*ReduceArg).Axes, t.Axes[0]) {
-				owner = r
-			}
-		})
+		if ra := t.Reduce(); ra != nil {
+			Walk(k.Stores, func(r *Expr) {
+				if r.Op == OpReduce && owner == nil && slices.Contains(r.Arg.(*ReduceArg).Axes, ra) {
+					owner = r
+				}
+			})
+		}
 		if owner == nil || nestedIn(k, owner) {
 			return fmt.Errorf("tables: table %d's loops are not a top-level reduce's", i)
 		}
 		raxes := owner.Arg.(*ReduceArg).Axes
-		for _, a := range t.Axes {
+		loops := t.Axes
+		vfv := fv[e]
+		if f := t.Family; f != nil {
+			loops = append(slices.Clone(t.Axes[:len(t.Axes)-1]), f.Inner...)
+			vfv = freeVars([]*Expr{e})[e]
+			if t.Axes[len(t.Axes)-1] != f.Axis || slices.Contains(raxes, f.Axis) {
+				return fmt.Errorf("tables: table %d's last loop is not its family's own", i)
+			}
+		}
+		for _, a := range loops {
 			if !slices.Contains(raxes, a) || a.Sym != nil {
 				return fmt.Errorf("tables: table %d's loop %s is not one of its reduce's", i, a.Name())
 			}
 		}
-		for _, a := range fv[e] {
+		for _, a := range vfv {
 			if !global[a] && !slices.Contains(t.Axes, a) {
 				return fmt.Errorf("tables: table %d's value reads %s", i, a.Name())
 			}
@@ -341,6 +409,45 @@ func (p *Tables) verify(k *Kernel, in map[*Expr]bool) error {
 		if idf(t.Col) != flatten(b, t.Axes) || t.Col.Min < 0 || t.Col.Max >= t.Size() {
 			return fmt.Errorf("tables: table %d's element %s is not its loops flattened", i, t.Col)
 		}
+		if t.Family != nil {
+			if err := t.Family.verify(t, in, b, idf); err != nil {
+				return fmt.Errorf("tables: table %d: %v", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// verify proves a family table's members: member i is the table's value
+// with its loop at Inner's position times the members plus i, and reads
+// that element.
+func (f *Family) verify(t Table, in map[*Expr]bool, b *Builder, idf func(*Expr) *Expr) error {
+	n := int64(len(f.Members))
+	size := n
+	for _, a := range f.Inner {
+		size *= a.Size
+	}
+	if n < 2 || len(f.Cols) != len(f.Members) || f.Axis.Size != size {
+		return fmt.Errorf("%d members, %d elements, a loop of %d over %d", n, len(f.Cols), f.Axis.Size, size)
+	}
+	prefix := t.Axes[:len(t.Axes)-1]
+	for i, m := range f.Members {
+		if !in[m] || m.DType != Float32 {
+			return fmt.Errorf("member %d is not a float32 of the kernel", i)
+		}
+		pos := innerPos(b, f.Inner, n, int64(i))
+		got := b.Rebuild(t.Value, func(x *Expr) *Expr {
+			if x.Op == OpVar && x.Arg.(*Axis) == f.Axis {
+				return pos
+			}
+			return nil
+		}, map[*Expr]*Expr{})
+		if !sameValue(got, idf(m)) {
+			return fmt.Errorf("member %d is not the value at its position", i)
+		}
+		if want := b.Add(b.Mul(flatten(b, prefix), b.Int(size)), pos); !sameValue(idf(f.Cols[i]), want) || f.Cols[i].Min < 0 || f.Cols[i].Max >= t.Size() {
+			return fmt.Errorf("member %d's element %s is not its position", i, f.Cols[i])
+		}
 	}
 	return nil
 }
@@ -354,7 +461,12 @@ func (k *Kernel) TabledOnly() map[*Expr]bool {
 	}
 	var vals, cols []*Expr
 	for _, t := range k.Tabs.Tabs {
-		vals, cols = append(vals, t.Value), append(cols, t.Col)
+		vals = append(vals, t.values()...)
+		if t.Family != nil {
+			cols = append(cols, t.Family.Cols...)
+		} else {
+			cols = append(cols, t.Col)
+		}
 	}
 	return OnlyUnder(k, vals, cols...)
 }
@@ -407,7 +519,280 @@ func (p *Tables) dump(names map[*Expr]string) string {
 		for _, a := range t.Axes {
 			ls = append(ls, fmt.Sprintf("%s<%d", a.Name(), a.Size))
 		}
+		if f := t.Family; f != nil {
+			var ms, in []string
+			for _, m := range f.Members {
+				ms = append(ms, names[m])
+			}
+			for _, a := range f.Inner {
+				in = append(in, a.Name())
+			}
+			fmt.Fprintf(&sb, "  table %d over %s: %s, %s's loop over %s and the members\n", i, strings.Join(ls, " "), strings.Join(ms, " "), f.Axis.Name(), strings.Join(in, " "))
+			continue
+		}
 		fmt.Fprintf(&sb, "  table %d over %s: %s\n", i, strings.Join(ls, " "), names[t.Value])
 	}
 	return sb.String()
+}
+
+// familyTable plans a family table (see Family) for a reduce group where
+// sharedValues finds no value every member reads: each member reads one
+// block value that other members read too (its lanes' scale), and those
+// values are one value at constant offsets i*c of its loads, c per load,
+// over the contiguous offsets of some of the group's loops (Inner).
+// made numbers the table's own loop apart from earlier tables'.
+func familyTable(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool, made int) (Table, bool) {
+	vals, ok := laneValues(k, members, axes, fv, global)
+	if !ok || len(vals) < 2 {
+		return Table{}, false
+	}
+	// each value's loads moved from the first value's, then the values
+	// in the order of their moves
+	moves := make([][]int64, len(vals))
+	for i, v := range vals {
+		if !translate(vals[0], v, &moves[i]) {
+			return Table{}, false
+		}
+	}
+	by := -1 // a load that moves
+	for l := range moves[0] {
+		if slices.ContainsFunc(moves, func(m []int64) bool { return m[l] != 0 }) {
+			by = l
+			break
+		}
+	}
+	if by < 0 {
+		return Table{}, false
+	}
+	order := make([]int, len(vals))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(moves[a][by] - moves[b][by]) })
+	n := int64(len(vals))
+	step := make([]int64, len(moves[0])) // c: a load's move from one value to the next
+	for l := range step {
+		step[l] = moves[order[1]][l] - moves[order[0]][l]
+	}
+	members2 := make([]*Expr, n)
+	for i, o := range order {
+		members2[i] = vals[o]
+		for l := range step {
+			if moves[o][l]-moves[order[0]][l] != int64(i)*step[l] {
+				return Table{}, false
+			}
+		}
+	}
+	base := members2[0]
+	var loops []*Axis // the group's loops the value reads, in the reduce's order
+	for _, a := range axes {
+		if slices.Contains(fv[base], a) {
+			loops = append(loops, a)
+		}
+	}
+	loads := loadsOf(base)
+	// the longest run of innermost loops read contiguously with the
+	// members, by a load of consecutive elements: at least one loop (a
+	// family of the members alone, a matmul's broadcast rows, is no
+	// super-block's scales)
+	if !slices.Contains(step, 1) {
+		return Table{}, false
+	}
+	inner := loops
+	for ; !oneRun(loads, step, inner, n); inner = inner[1:] {
+		if len(inner) == 1 {
+			return Table{}, false
+		}
+	}
+	prefix := loops[:len(loops)-len(inner)]
+	size := n
+	for _, a := range inner {
+		size *= a.Size
+	}
+	id := made
+	for _, a := range append(slices.Clone(k.Global), k.ReduceAxes()...) {
+		id = max(id, a.ID+made+1)
+	}
+	ax := &Axis{ID: id, Size: size, Kind: AxisReduce}
+	b := k.B
+	stepOf := map[*Expr]int64{}
+	for l, ld := range loads {
+		if s, seen := stepOf[ld]; seen && s != step[l] {
+			return Table{}, false
+		}
+		stepOf[ld] = step[l]
+	}
+	zero := func(x *Expr) *Expr {
+		if x.Op == OpVar && slices.Contains(inner, x.Arg.(*Axis)) {
+			return b.Int(0)
+		}
+		return nil
+	}
+	value := b.Rebuild(base, func(x *Expr) *Expr {
+		if x.Op != OpLoad {
+			return nil
+		}
+		idx := b.Add(b.Rebuild(x.Src[0], zero, map[*Expr]*Expr{}), b.Mul(b.Var(ax), b.Int(stepOf[x])))
+		return b.Load(x.Arg.(int), x.DType, idx, nil)
+	}, map[*Expr]*Expr{})
+	if slices.ContainsFunc(freeVars([]*Expr{value})[value], func(a *Axis) bool { return slices.Contains(inner, a) }) {
+		return Table{}, false // an inner loop read other than by a load's index
+	}
+	t := Table{Value: value, Axes: append(slices.Clone(prefix), ax), Family: &Family{Members: members2, Inner: inner, Axis: ax}}
+	if t.Size() > MaxTable {
+		return Table{}, false
+	}
+	t.Col = flatten(b, t.Axes)
+	for i := range members2 {
+		t.Family.Cols = append(t.Family.Cols, b.Add(b.Mul(flatten(b, prefix), b.Int(size)), innerPos(b, inner, n, int64(i))))
+	}
+	return t, true
+}
+
+// laneValues lists the block values (blockValue) a reduce group's members
+// read, when each member reads exactly one that other members read too
+// (the largest such; a sub-block's scale, which its lanes share).
+func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([]*Expr, bool) {
+	readers := map[*Expr]int{}
+	isValue := map[*Expr]bool{}
+	read := make([][]*Expr, len(members))
+	for i, m := range members {
+		seen := map[*Expr]bool{}
+		WalkPre(m.Src, func(x *Expr) bool {
+			if seen[x] || x.Op == OpReduce {
+				return false
+			}
+			seen[x] = true
+			is, known := isValue[x]
+			if !known {
+				is = blockValue(k, x, axes, fv, global)
+				isValue[x] = is
+			}
+			if is {
+				readers[x]++
+				read[i] = append(read[i], x)
+			}
+			return true
+		})
+	}
+	var vals []*Expr
+	for i := range members {
+		var top []*Expr // shared values not inside another shared one
+		for _, c := range read[i] {
+			if readers[c] < 2 {
+				continue
+			}
+			if !slices.ContainsFunc(read[i], func(d *Expr) bool { return d != c && readers[d] >= 2 && contains(d, c) }) {
+				top = append(top, c)
+			}
+		}
+		if len(top) != 1 {
+			return nil, false
+		}
+		vals = appendNew(vals, top[0])
+	}
+	return vals, true
+}
+
+// translate says whether y is x with its loads' indices moved by
+// constants, appending the moves in x's order of loads (loadsOf).
+func translate(x, y *Expr, moves *[]int64) bool {
+	if x.Op != y.Op || x.DType != y.DType || len(x.Src) != len(y.Src) {
+		return false
+	}
+	switch x.Op {
+	case OpLoad:
+		if x.Arg != y.Arg || len(x.Src) != 1 {
+			return false
+		}
+		tx, cx := normalize(addTerms(nil, x.Src[0], 1))
+		ty, cy := normalize(addTerms(nil, y.Src[0], 1))
+		if !sameTerms(tx, 0, ty, 0) {
+			return false
+		}
+		*moves = append(*moves, cy-cx)
+		return true
+	case OpConst, OpVar, OpParam, OpReduce:
+		return x == y
+	}
+	for i := range x.Src {
+		if !translate(x.Src[i], y.Src[i], moves) {
+			return false
+		}
+	}
+	return true
+}
+
+// loadsOf lists x's loads in translate's order (a load reached twice is
+// listed twice).
+func loadsOf(x *Expr) []*Expr {
+	if x.Op == OpLoad {
+		return []*Expr{x}
+	}
+	var ls []*Expr
+	for _, s := range x.Src {
+		ls = append(ls, loadsOf(s)...)
+	}
+	return ls
+}
+
+// oneRun says whether every load reads inner's loops and the n
+// members as one run: in each index, inner's variables appear only as
+// terms of their own, loop a's with coefficient step·(n times the sizes
+// of the loops after it).
+func oneRun(loads []*Expr, step []int64, inner []*Axis, n int64) bool {
+	for l, ld := range loads {
+		ts, _ := normalize(addTerms(nil, ld.Src[0], 1))
+		for i, a := range inner {
+			want := step[l] * n
+			for _, b := range inner[i+1:] {
+				want *= b.Size
+			}
+			got := int64(0)
+			for _, t := range ts {
+				switch {
+				case t.e == nil:
+				case t.e.Op == OpVar && t.e.Arg.(*Axis) == a:
+					got += t.k
+				case usesVar(t.e, a):
+					return false
+				}
+			}
+			if got != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// innerPos is member i's position in a family table's last loop: inner's
+// variables flattened, times n, plus i.
+func innerPos(b *Builder, inner []*Axis, n, i int64) *Expr {
+	return b.Add(b.Mul(flatten(b, inner), b.Int(n)), b.Int(i))
+}
+
+// sameValue says whether x and y compute the same value: the same
+// operations, with integer indices compared as linear forms (two builds of
+// one sum may order its terms differently).
+func sameValue(x, y *Expr) bool {
+	if x == y {
+		return true
+	}
+	if x.DType == Index && y.DType == Index {
+		tx, cx := normalize(addTerms(nil, x, 1))
+		ty, cy := normalize(addTerms(nil, y, 1))
+		if sameTerms(tx, cx, ty, cy) {
+			return true
+		}
+	}
+	if x.Op != y.Op || x.DType != y.DType || len(x.Src) != len(y.Src) || x.Arg != y.Arg {
+		return false
+	}
+	for i := range x.Src {
+		if !sameValue(x.Src[i], y.Src[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -701,7 +701,7 @@ func (r *renderer) tables(axes []*ir.Axis) {
 		return
 	}
 	for i, t := range r.tabs.Tabs {
-		if !slices.Contains(axes, t.Axes[0]) {
+		if !slices.Contains(axes, t.Reduce()) {
 			continue
 		}
 		r.line("float tg_tab%d[%d] __attribute__((aligned(64)));", i, t.Size())
@@ -739,8 +739,8 @@ func (r *renderer) expr(e *ir.Expr) string {
 			return fmt.Sprintf("tg_pro[%s]", r.expr(c))
 		}
 	}
-	if i, ok := r.tabs.Of(e); ok && e != r.tabling { // tabulated before its reduce (ir.Tables)
-		return fmt.Sprintf("tg_tab%d[%s]", i, r.expr(r.tabs.Tabs[i].Col))
+	if i, col, ok := r.tabs.Of(e); ok && e != r.tabling { // tabulated before its reduce (ir.Tables)
+		return fmt.Sprintf("tg_tab%d[%s]", i, r.expr(col))
 	}
 	if r.vec != nil {
 		if vecs, ok := r.vec.hsum[e]; ok {
