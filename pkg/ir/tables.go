@@ -50,7 +50,10 @@ type Table struct {
 // is read by every member of the reduce. Their loads read contiguous
 // bytes over Inner's loops and the members, so the table's last loop
 // (Axis) runs over all of them at once: 16 scale bytes of a super-block,
-// which the C compiler converts as one vector.
+// which the C compiler converts as one vector (vpmovsxbd, vcvtdq2ps, a
+// multiply by d), where the loop converted each scale alone and broadcast
+// it. A decode's Q6_K 768x2048 product (Xeon guest, DEBUG=2 medians over
+// 400 launches): 83 -> 71 µs; 768x768 36 -> 31.
 type Family struct {
 	Members []*Expr // the kernel's values, member i at Inner's offsets + i
 	Cols    []*Expr // member i's element of the table
@@ -184,10 +187,10 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 // and that every member reads, when the members' values have a reduce
 // nested in them that reads the group's loops (the block's sum; not a
 // value computed before the loops, a softmax's maximum). Q6_K's blocks
-// of 16 weights, one vector unrolled whole with no loop left, have none:
-// their scales' tables made the 768x2048 product slower (82 against 78
-// µs), the loops around a row's 64 scales too short for the compiler to
-// vectorize.
+// of 16 weights, one vector unrolled whole with no loop left, have none
+// (a table for each unrolled sub-block made the 768x2048 product slower,
+// 82 against 78 µs: loops of 2 around a row's 64 scales, too short for
+// the compiler to vectorize); familyTable gives them one table.
 func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) []*Expr {
 	nested := false // a block's sum: a reduce in the loops (not one hoisted before them)
 	for _, m := range members {
