@@ -231,10 +231,19 @@ func reportPlan(w io.Writer, tr *realize.Tracer, out string, beam int) {
 
 func newInfoCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "info MODEL.onnx",
-		Short: "Describe an ONNX model: opsets, inputs, outputs, weights, operators, what tgc cannot run",
+		Use:   "info MODEL",
+		Short: "Describe an ONNX model or a LLaMA checkpoint (GGUF, llama2.c): its inputs or architecture, weights, what tgc cannot run",
+		Long: `Info describes a model file without running it.
+
+An ONNX model (.onnx): its opsets, inputs, outputs, weights and operators, and
+every node tgc cannot run. A GGUF file or a llama2.c checkpoint (.bin): its
+format, the architecture's hyperparameters, its weights by tensor type, its
+tokenizer, the KV cache tgc generate allocates, and whether tgc generate runs
+it (if not, why).`,
 		Example: `  tgc info resnet50.onnx
-  tgc info model.onnx | grep unsupported`,
+  tgc info model.onnx | grep unsupported
+  tgc info Llama-3.2-1B-Instruct-Q4_K_M.gguf
+  tgc info stories15M.bin`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return &usageError{err: fmt.Errorf("expected one model file (usage: %s)", c.UseLine()), cmd: c}
@@ -244,6 +253,9 @@ func newInfoCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := checkModel(args[0]); err != nil {
 				return err
+			}
+			if isLlamaCheckpoint(args[0]) {
+				return printLlamaInfo(c.OutOrStdout(), args[0])
 			}
 			m, err := onnx.Inspect(args[0])
 			if err != nil {
