@@ -1,10 +1,13 @@
 package ir_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -39,6 +42,80 @@ func TestStreamingReduce(t *testing.T) {
 		}
 		if got := heuristicOpts(t, s.Items[0].Kernel, c.target); got != c.opts {
 			t.Errorf("%s: %s heuristic %s, want %s", c.name, s.Items[0].Kernel.Name, got, c.opts)
+		}
+	}
+}
+
+// TestStreamPrefetch: the streaming form's loads (4 rows of 2 vectors,
+// each row a contiguous stream of an input past the L3) are prefetched
+// 512 bytes ahead along their own reduce loop, a line each; not with the
+// input in L3, nor for rows the loads do not read whole (a batch norm's
+// 20-lane image rows, 32 columns of 768-wide rows: a decode's attention
+// reads the KV cache so). Verify refuses such a prefetch one element off its
+// stride, or along a reduce loop other than its own.
+func TestStreamPrefetch(t *testing.T) {
+	small := func(tg ir.Target) ir.Target { tg.L3 = 1 << 20; return tg }
+	kernel := func(out *tensor.Tensor, tg ir.Target) *ir.Kernel {
+		t.Helper()
+		s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := ir.OptimizeFor(s.Items[0].Kernel, tg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	along := func(k *ir.Kernel) (n int) {
+		if k.Prefetch != nil {
+			for _, at := range k.Prefetch.Loads {
+				if at.Next == at.Loop {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	k := kernel(input(1<<20).Sum(false), small(zen4(16)))
+	if n := along(k); n != 8 {
+		t.Fatalf("%d loads prefetched along their loop, want 8 (4 rows x 2 lines):\n%s", n, k.Dump())
+	}
+	var loop *ir.Axis
+	for _, at := range k.Prefetch.Loads {
+		if at.Ahead != 4 || at.Dist != 32 || at.Every != 1 {
+			t.Errorf("prefetch %d iterations of %d elements ahead every %d, want 4 of 32 (512 bytes), every iteration", at.Ahead, at.Dist, at.Every)
+		}
+		loop = at.Loop
+	}
+	src := render.Render(render.C, k)
+	if want := fmt.Sprintf("(%s + 4 < %d ? 128 : 0)", loop.Name(), loop.Size); strings.Count(src, want) != 8 {
+		t.Errorf("want 8 prefetches %s:\n%s", want, src)
+	}
+	for name, c := range map[string]struct {
+		out *tensor.Tensor
+		tg  ir.Target
+	}{
+		"input in L3":  {input(1 << 20).Sum(false), zen4(16)},
+		"20-lane rows": {input(512, 32, 20, 20).Sum(false, 0, 2, 3), small(zen4(16))},
+		// 32 columns of each 768-wide row: two lines of every 48 read
+		"slices of rows": {input(1024, 768).Shrink([][2]int{{0, 1024}, {0, 32}}).Sum(false, 0), small(zen4(16))},
+	} {
+		if k := kernel(c.out, c.tg); along(k) != 0 {
+			t.Errorf("%s: prefetched along the reduce loop:\n%s", name, k.Dump())
+		}
+	}
+	for name, damage := range map[string]func(*ir.PrefetchAt){
+		"one element off": func(at *ir.PrefetchAt) { at.Dist++ },
+		"another loop":    func(at *ir.PrefetchAt) { at.Next = &ir.Axis{ID: 99, Size: at.Loop.Size, Kind: ir.AxisReduce} },
+	} {
+		k := kernel(input(1<<20).Sum(false), small(zen4(16)))
+		for ld, at := range k.Prefetch.Loads {
+			damage(&at)
+			k.Prefetch.Loads[ld] = at
+		}
+		if err := k.Verify(); err == nil || !strings.Contains(err.Error(), "prefetch") {
+			t.Errorf("%s: Verify says %v", name, err)
 		}
 	}
 }
