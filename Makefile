@@ -39,9 +39,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTokenizer -fuzztime 30s ./pkg/llama2c
 	$(GO) test -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime 30s ./pkg/tokenizer
 	$(GO) test -run '^$$' -fuzz FuzzEncodeBPE -fuzztime 30s ./pkg/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzFromGGUF$$' -fuzztime 30s ./pkg/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzFromGGUF$$' -fuzztime 30s ./pkg/llama
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./pkg/npy
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/onnx
 	$(GO) test -run '^$$' -fuzz FuzzRun -fuzztime 30s ./pkg/onnx
+	$(GO) test -run '^$$' -fuzz FuzzLoadReadBandwidth -fuzztime 30s ./pkg/bench
+	$(GO) test -run '^$$' -fuzz FuzzReadImages -fuzztime 30s ./pkg/mnist
 
 # Benchmarks: fused vs unfused elementwise, matmul GFLOP/s.
 bench:
