@@ -1081,13 +1081,10 @@ func quantized(t *testing.T, r *rand.Rand, qt quant.Type, rows, cols int) *tenso
 	return w
 }
 
-// TestTablesVerify: Verify accepts a Q4_K matrix-vector kernel's tables
-// plan and refuses it with an element moved by one, with a loop its value
-// does not read dropped, with a value that reads the block's sum, and
-// with a table too large.
-func TestTablesVerify(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	x := floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T())
+// lastKernel16 is x's schedule's last kernel optimized for the CPU at 16
+// lanes.
+func lastKernel16(t *testing.T, x *tensor.Tensor) *ir.Kernel {
+	t.Helper()
 	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -1098,6 +1095,16 @@ func TestTablesVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k
+}
+
+// TestTablesVerify: Verify accepts a Q4_K matrix-vector kernel's tables
+// plan and refuses it with an element moved by one, with a loop its value
+// does not read dropped, with a value that reads the block's sum, and
+// with a table too large.
+func TestTablesVerify(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	k := lastKernel16(t, floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()))
 	if k.Tabs == nil || len(k.Tabs.Tabs) != 1 || k.Tabs.Tabs[0].Size() != 16 || k.Verify() != nil {
 		t.Fatalf("want one verified table of 16 sub-block scales:\n%s", k.Dump())
 	}
@@ -1144,17 +1151,7 @@ func TestTablesVerify(t *testing.T) {
 // a value that reads the inner loops instead of the table's own.
 func TestFamilyTableVerify(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	x := floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T())
-	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := ir.CPUTarget
-	target.VecWidth = 16
-	k, err := ir.OptimizeFor(s.Items[len(s.Items)-1].Kernel, target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := lastKernel16(t, floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T()))
 	if k.Tabs == nil || len(k.Tabs.Tabs) != 1 || k.Tabs.Tabs[0].Family == nil || k.Verify() != nil {
 		t.Fatalf("want one verified family table:\n%s", k.Dump())
 	}

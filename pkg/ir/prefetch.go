@@ -150,13 +150,7 @@ func prefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (Pre
 		return PrefetchAt{}, false // in cache, or each element reused enough for the hardware prefetcher
 	}
 	idx := e.Src[0]
-	var loop *Axis
-	for i := len(raxes) - 1; i >= 0; i-- {
-		if usesVar(idx, raxes[i]) {
-			loop = raxes[i]
-			break
-		}
-	}
+	loop := innermostRead(idx, raxes)
 	if loop == nil {
 		return PrefetchAt{}, false
 	}
@@ -193,13 +187,7 @@ func streamPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64
 		return PrefetchAt{}, false
 	}
 	idx := e.Src[0]
-	var loop *Axis
-	for i := len(raxes) - 1; i >= 0; i-- {
-		if usesVar(idx, raxes[i]) {
-			loop = raxes[i]
-			break
-		}
-	}
+	loop := innermostRead(idx, raxes)
 	if loop == nil || loop.Sym != nil {
 		return PrefetchAt{}, false
 	}
@@ -237,6 +225,17 @@ func wholeRow(k *Kernel, e *Expr, s int64) bool {
 		lines[(d-lo)/PrefetchLine] = true
 	}
 	return int64(len(lines)) == s/PrefetchLine
+}
+
+// innermostRead is the last of raxes (reduce loops, outer to inner) that
+// idx reads, or nil.
+func innermostRead(idx *Expr, raxes []*Axis) *Axis {
+	for i := len(raxes) - 1; i >= 0; i-- {
+		if usesVar(idx, raxes[i]) {
+			return raxes[i]
+		}
+	}
+	return nil
 }
 
 // rowStride is the innermost global loop idx reads along and its

@@ -16,6 +16,8 @@ import (
 // smallCaches is a host whose L2 the test's operands overflow.
 var smallCaches = ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 8 << 10, L2: 16 << 10, L3: 4 << 10, BufAlign: 4096}
 
+// matmulKernel is x's schedule's first kernel optimized for tg (a
+// product's, or a split sum's partials).
 func matmulKernel(t *testing.T, x *tensor.Tensor, tg ir.Target) *ir.Kernel {
 	t.Helper()
 	s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})

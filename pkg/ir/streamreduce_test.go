@@ -55,18 +55,6 @@ func TestStreamingReduce(t *testing.T) {
 // stride, or along a reduce loop other than its own.
 func TestStreamPrefetch(t *testing.T) {
 	small := func(tg ir.Target) ir.Target { tg.L3 = 1 << 20; return tg }
-	kernel := func(out *tensor.Tensor, tg ir.Target) *ir.Kernel {
-		t.Helper()
-		s, err := fuse.Create([]*tensor.Node{out.Node()}, fuse.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := ir.OptimizeFor(s.Items[0].Kernel, tg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
 	along := func(k *ir.Kernel) (n int) {
 		if k.Prefetch != nil {
 			for _, at := range k.Prefetch.Loads {
@@ -77,7 +65,7 @@ func TestStreamPrefetch(t *testing.T) {
 		}
 		return n
 	}
-	k := kernel(input(1<<20).Sum(false), small(zen4(16)))
+	k := matmulKernel(t, input(1<<20).Sum(false), small(zen4(16)))
 	if n := along(k); n != 8 {
 		t.Fatalf("%d loads prefetched along their loop, want 8 (4 rows x 2 lines):\n%s", n, k.Dump())
 	}
@@ -101,7 +89,7 @@ func TestStreamPrefetch(t *testing.T) {
 		// 32 columns of each 768-wide row: two lines of every 48 read
 		"slices of rows": {input(1024, 768).Shrink([][2]int{{0, 1024}, {0, 32}}).Sum(false, 0), small(zen4(16))},
 	} {
-		if k := kernel(c.out, c.tg); along(k) != 0 {
+		if k := matmulKernel(t, c.out, c.tg); along(k) != 0 {
 			t.Errorf("%s: prefetched along the reduce loop:\n%s", name, k.Dump())
 		}
 	}
@@ -109,7 +97,7 @@ func TestStreamPrefetch(t *testing.T) {
 		"one element off": func(at *ir.PrefetchAt) { at.Dist++ },
 		"another loop":    func(at *ir.PrefetchAt) { at.Next = &ir.Axis{ID: 99, Size: at.Loop.Size, Kind: ir.AxisReduce} },
 	} {
-		k := kernel(input(1<<20).Sum(false), small(zen4(16)))
+		k := matmulKernel(t, input(1<<20).Sum(false), small(zen4(16)))
 		for ld, at := range k.Prefetch.Loads {
 			damage(&at)
 			k.Prefetch.Loads[ld] = at

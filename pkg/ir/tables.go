@@ -204,29 +204,10 @@ func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis
 	if !nested {
 		return nil
 	}
-	readers := map[*Expr]int{} // members that read a candidate
-	var cands []*Expr
-	isValue := map[*Expr]bool{} // blockValue, once a node (the members share most of theirs)
-	for _, m := range members {
-		seen := map[*Expr]bool{}
-		WalkPre(m.Src, func(x *Expr) bool {
-			if seen[x] || x.Op == OpReduce {
-				return false
-			}
-			seen[x] = true
-			is, known := isValue[x]
-			if !known {
-				is = blockValue(k, x, axes, fv, global)
-				isValue[x] = is
-			}
-			if is {
-				if readers[x] == 0 {
-					cands = append(cands, x)
-				}
-				readers[x]++
-			}
-			return true
-		})
+	read, readers := memberValues(k, members, axes, fv, global)
+	var cands []*Expr // in the order the members first read them
+	for _, r := range read {
+		cands = appendNew(cands, r...)
 	}
 	need := len(members)
 	var vals []*Expr
@@ -652,12 +633,12 @@ func familyTable(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis,
 	return t, true
 }
 
-// laneValues lists the block values (blockValue) a reduce group's members
-// read, when each member reads exactly one that other members read too
-// (the largest such; a sub-block's scale, which its lanes share).
-func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([]*Expr, bool) {
+// memberValues lists the block values (blockValue) each member's value
+// reads outside the reduces in it, in the order it reads them, and how
+// many members read each.
+func memberValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([][]*Expr, map[*Expr]int) {
 	readers := map[*Expr]int{}
-	isValue := map[*Expr]bool{}
+	isValue := map[*Expr]bool{} // blockValue, once a node (the members share most of theirs)
 	read := make([][]*Expr, len(members))
 	for i, m := range members {
 		seen := map[*Expr]bool{}
@@ -678,6 +659,14 @@ func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, 
 			return true
 		})
 	}
+	return read, readers
+}
+
+// laneValues lists the block values (blockValue) a reduce group's members
+// read, when each member reads exactly one that other members read too
+// (the largest such; a sub-block's scale, which its lanes share).
+func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([]*Expr, bool) {
+	read, readers := memberValues(k, members, axes, fv, global)
 	var vals []*Expr
 	for i := range members {
 		var top []*Expr // shared values not inside another shared one

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bytes"
 	"reflect"
 	"testing"
 
@@ -41,11 +40,7 @@ func FuzzFromGGUF(f *testing.F) {
 		{Key: "tokenizer.ggml.scores", Value: gguf.ArrayOf([]float32{0, 0, 0, -1, -2, -3})},
 		{Key: "tokenizer.ggml.token_type", Value: gguf.ArrayOf([]int32{2, 3, 3, 1, 1, 6})},
 	}} {
-		var buf bytes.Buffer
-		if err := gguf.Write(&buf, 3, md, nil); err != nil {
-			f.Fatal(err)
-		}
-		f.Add(buf.Bytes())
+		f.Add(ggufBytes(f, md))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := gguf.Parse("fuzz.gguf", b)

@@ -210,13 +210,19 @@ func ggufVocab(v *llama2c.Vocab, model string) []gguf.KV {
 	}
 }
 
-func parseGGUF(t *testing.T, md []gguf.KV) *gguf.File {
-	t.Helper()
+// ggufBytes is a GGUF file of metadata md and no tensors.
+func ggufBytes(tb testing.TB, md []gguf.KV) []byte {
+	tb.Helper()
 	var buf bytes.Buffer
 	if err := gguf.Write(&buf, 3, md, nil); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	f, err := gguf.Parse("vocab.gguf", buf.Bytes())
+	return buf.Bytes()
+}
+
+func parseGGUF(t *testing.T, md []gguf.KV) *gguf.File {
+	t.Helper()
+	f, err := gguf.Parse("vocab.gguf", ggufBytes(t, md))
 	if err != nil {
 		t.Fatal(err)
 	}
