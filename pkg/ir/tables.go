@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -552,7 +553,7 @@ func familyTable(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis,
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return int(moves[a][by] - moves[b][by]) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(moves[a][by], moves[b][by]) })
 	n := int64(len(vals))
 	step := make([]int64, len(moves[0])) // c: a load's move from one value to the next
 	for l := range step {
