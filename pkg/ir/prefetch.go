@@ -175,9 +175,10 @@ const streamAheadBytes = 512
 // cover without a gap from one iteration to the next (streamOpts' rows
 // side by side, each a contiguous stream). It is prefetched
 // streamAheadBytes ahead along that loop, a line each: the lines are
-// asked for before the loads reach them. sum_16M's kernel on the Xeon guest (C harness, both cores,
-// eight 64 MiB inputs cycling): 1.88-1.94 ms without, 1.73-1.77 with
-// (256 bytes ahead: 1.78-1.90; 1024 the same as 512; 2048 slower).
+// asked for before the loads reach them. sum_16M's kernel on the Xeon
+// guest (C harness, both cores, eight 64 MiB inputs cycling): 1.88-1.94
+// ms without, 1.73-1.77 with (256 bytes ahead: 1.78-1.90; 1024 the same
+// as 512; 2048 slower).
 func streamPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (PrefetchAt, bool) {
 	if e.Op != OpLoad || len(e.Src) != 1 || e.DType != Float32 {
 		return PrefetchAt{}, false
@@ -732,7 +733,7 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 			}
 			continue
 		}
-		if !slices.Contains(k.Global, at.Next) && (at.Next != at.Loop || at.Loop.Sym != nil) || at.Loop == nil || at.Loop.Kind != AxisReduce {
+		if at.Loop == nil || at.Loop.Kind != AxisReduce || !slices.Contains(k.Global, at.Next) && (at.Next != at.Loop || at.Loop.Sym != nil) {
 			return fmt.Errorf("prefetch of %s: %v is neither a global loop of the kernel nor its own loop, or %v is not a reduce loop", ld, at.Next, at.Loop)
 		}
 		s, ok := AxisStride(ld.Src[0], at.Loop)

@@ -96,6 +96,7 @@ func TestStreamPrefetch(t *testing.T) {
 	for name, damage := range map[string]func(*ir.PrefetchAt){
 		"one element off": func(at *ir.PrefetchAt) { at.Dist++ },
 		"another loop":    func(at *ir.PrefetchAt) { at.Next = &ir.Axis{ID: 99, Size: at.Loop.Size, Kind: ir.AxisReduce} },
+		"no loop":         func(at *ir.PrefetchAt) { at.Loop, at.Next = nil, nil },
 	} {
 		k := matmulKernel(t, input(1<<20).Sum(false), small(zen4(16)))
 		for ld, at := range k.Prefetch.Loads {
