@@ -92,4 +92,7 @@ func TestInfoLlama(t *testing.T) {
 	if st != 1 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "cut.gguf") {
 		t.Errorf("truncated: status %d, stdout %q, stderr %q", st, out, errs)
 	}
+	if _, errs, st = tgc(t, "info", dir); st != 1 || !strings.Contains(errs, "is a directory, not a model file") {
+		t.Errorf("a directory: status %d, stderr %q", st, errs)
+	}
 }

@@ -55,7 +55,7 @@ func checkModel(file string) error {
 	case err != nil:
 		return err
 	case st.IsDir():
-		return fmt.Errorf("%s is a directory, not an .onnx model", file)
+		return fmt.Errorf("%s is a directory, not a model file", file)
 	}
 	return nil
 }
