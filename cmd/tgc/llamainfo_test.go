@@ -16,7 +16,8 @@ import (
 // SentencePiece tokenizer: its hyperparameters, its tensors by type, the
 // tokenizer, the KV cache) and a llama2.c checkpoint without running
 // them; a GGUF file tgc cannot run is described with the loader's reason
-// (status 0), and a truncated one is an error of one line.
+// (status 0), and a truncated one is an error of one line. `tgc run`,
+// `emit` and `train` given a checkpoint name `tgc generate`.
 func TestInfoLlama(t *testing.T) {
 	dir := setup(t)
 	cfg := llama.Config{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 256, ContextLength: 8192,
@@ -94,5 +95,12 @@ func TestInfoLlama(t *testing.T) {
 	}
 	if _, errs, st = tgc(t, "info", dir); st != 1 || !strings.Contains(errs, "is a directory, not a model file") {
 		t.Errorf("a directory: status %d, stderr %q", st, errs)
+	}
+	// a checkpoint where a script goes: the command that takes it, not
+	// its bytes read as a script
+	for _, c := range [][]string{{"run", noTok}, {"emit", noTok}, {"run", l2c}, {"train", l2c}} {
+		if _, errs, st := tgc(t, c...); st != 1 || !strings.Contains(errs, "tgc generate "+c[1]) || strings.Contains(errs, "NUL") {
+			t.Errorf("tgc %s %s: status %d, stderr %q", c[0], filepath.Base(c[1]), st, errs)
+		}
 	}
 }
