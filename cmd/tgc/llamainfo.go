@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"tgc/pkg/fileaccess"
 	"tgc/pkg/gguf"
@@ -70,10 +71,13 @@ func printLlamaInfo(w io.Writer, file string) error {
 	defer g.Close()
 	name, _ := g.GetString("general.name")
 	arch, _ := g.GetString("general.architecture")
+	if !isPrintable(name) { // the file's own text: no terminal escapes through
+		name = strconv.Quote(name)
+	}
 	fmt.Fprintf(w, "model:     %s (GGUF v%d, %d metadata keys, alignment %d)\n", cmp.Or(name, filepath.Base(file)), g.Version, len(g.Metadata), g.Alignment)
 	m, merr := llama.FromGGUF(g)
 	if merr != nil {
-		fmt.Fprintf(w, "arch:      %s\n", cmp.Or(arch, "(none)"))
+		fmt.Fprintf(w, "arch:      %s\n", cmp.Or(strconv.Quote(arch), "(none)"))
 		printTensorTypes(w, g.Tensors)
 		fmt.Fprintf(w, "tgc generate: cannot run it: %v\n", merr)
 		return nil
@@ -100,6 +104,11 @@ func printLlamaInfo(w io.Writer, file string) error {
 	}
 	fmt.Fprintln(w, "tgc generate: runs it")
 	return nil
+}
+
+// isPrintable says whether s is printable text (no control characters).
+func isPrintable(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' })
 }
 
 // printLlamaModel prints a model's hyperparameters, weights and KV cache.

@@ -40,6 +40,11 @@ func TestInfoLlama(t *testing.T) {
 	}
 	withTok := write("mix.gguf", gguf.KV{Key: "tokenizer.ggml.model", Value: gguf.String("llama")},
 		gguf.KV{Key: "tokenizer.ggml.tokens", Value: gguf.ArrayOf(pieces)})
+	// general.name "tgc random llama" with an escape sequence in it: shown quoted
+	mix, _ := os.ReadFile(withTok)
+	if err := os.WriteFile(withTok, bytes.Replace(mix, []byte("random"), []byte("\x1b[2J\a\a"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	noTok := write("notok.gguf")
 	var bin bytes.Buffer
 	c2 := cfg // what a llama2.c file holds: run.c's theta and epsilon
@@ -57,7 +62,7 @@ func TestInfoLlama(t *testing.T) {
 		file string
 		want []string
 	}{
-		{withTok, []string{"(GGUF v3, ", "arch:      llama: 2 layers, dim 256, 4 heads (2 key/value heads, head size 64), feed-forward 512, vocabulary 256",
+		{withTok, []string{`model:     "tgc \x1b[2J\a\a llama" (GGUF v3, `, "arch:      llama: 2 layers, dim 256, 4 heads (2 key/value heads, head size 64), feed-forward 512, vocabulary 256",
 			"RoPE base 500000 over 64 of 64 head dimensions; RMSNorm epsilon 1e-05", "weights:   21 tensors, ", "  Q4_K     12 tensors", "  Q6_K      4 tensors", "  F32       5 tensors",
 			"classifier: output.weight (Q4_K)", "context:   8192 positions trained; tgc generate's KV cache holds 4096 by default, float32 keys and values: 8.0 MiB; --context up to 8192: 16.0 MiB",
 			"tokenizer: llama (SentencePiece), 256 tokens, BOS 1, EOS 2, adds BOS", "tgc generate: runs it"}},
@@ -82,7 +87,7 @@ func TestInfoLlama(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errs, st := tgc(t, "info", qwen)
-	if st != 0 || !strings.Contains(out, "tgc generate: cannot run it: ") || !strings.Contains(out, `"qwen2"`) || !strings.Contains(out, "weights:   21 tensors") {
+	if st != 0 || !strings.Contains(out, "tgc generate: cannot run it: ") || !strings.Contains(out, `arch:      "qwen2"`) || !strings.Contains(out, "weights:   21 tensors") {
 		t.Errorf("qwen2: status %d, stdout:\n%s\nstderr: %s", st, out, errs)
 	}
 	cut := filepath.Join(dir, "cut.gguf")
