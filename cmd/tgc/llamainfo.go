@@ -7,13 +7,13 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"tgc/pkg/fileaccess"
 	"tgc/pkg/gguf"
 	"tgc/pkg/llama"
 	"tgc/pkg/llama2c"
@@ -21,18 +21,17 @@ import (
 	"tgc/pkg/tokenizer"
 )
 
-// isLlamaCheckpoint says whether `tgc info` reads file as a LLaMA
-// checkpoint: a GGUF file (by its magic) or a llama2.c one (.bin).
-func isLlamaCheckpoint(file string) bool {
-	if strings.EqualFold(filepath.Ext(file), ".bin") {
-		return true
+// checkpointKind is "gguf" for an open GGUF file (by its magic), "llama2c"
+// for a .bin (llama2.c's checkpoints have no magic), else "": what `tgc
+// info` describes as a LLaMA checkpoint and `tgc run` refuses as a script.
+func checkpointKind(f *os.File, file string) string {
+	switch {
+	case llama.IsGGUF(f):
+		return "gguf"
+	case strings.EqualFold(filepath.Ext(file), ".bin"):
+		return "llama2c"
 	}
-	f, err := fileaccess.Open(file)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return llama.IsGGUF(f)
+	return ""
 }
 
 // printLlamaInfo describes a GGUF file or a llama2.c checkpoint: its
@@ -41,13 +40,8 @@ func isLlamaCheckpoint(file string) bool {
 // tgc runs it (and if not, the loader's reason). A GGUF file whose
 // architecture or keys tgc refuses is still described as far as its
 // header goes.
-func printLlamaInfo(w io.Writer, file string) error {
-	f, err := fileaccess.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if !llama.IsGGUF(f) {
+func printLlamaInfo(w io.Writer, f *os.File, file string) error {
+	if checkpointKind(f, file) == "llama2c" {
 		c, err := llama2c.OpenFile(f)
 		if err != nil {
 			return err
@@ -78,7 +72,11 @@ func printLlamaInfo(w io.Writer, file string) error {
 	m, merr := llama.FromGGUF(g)
 	if merr != nil {
 		fmt.Fprintf(w, "arch:      %s\n", cmp.Or(strconv.Quote(arch), "(none)"))
-		printTensorTypes(w, g.Tensors)
+		var sizes []tensorSize
+		for _, t := range g.Tensors {
+			sizes = append(sizes, tensorSize{t.Type, len(t.Data)})
+		}
+		printTensorTypes(w, sizes)
 		fmt.Fprintf(w, "tgc generate: cannot run it: %v\n", merr)
 		return nil
 	}
@@ -125,11 +123,11 @@ func printLlamaModel(w io.Writer, m *llama.Model) {
 	}
 	// epsilon as stored (a float32 in both formats): 1e-05, not 9.99...e-06
 	fmt.Fprintf(w, "positions: %s; RMSNorm epsilon %s\n", rope, strconv.FormatFloat(c.NormEps, 'g', -1, 32))
-	var ts []gguf.Tensor
+	var sizes []tensorSize
 	for _, t := range m.Tensors {
-		ts = append(ts, gguf.Tensor{Name: t.Name, Type: t.Type, Data: t.Data})
+		sizes = append(sizes, tensorSize{t.Type, len(t.Data)})
 	}
-	printTensorTypes(w, ts)
+	printTensorTypes(w, sizes)
 	if c.Tied {
 		fmt.Fprintf(w, "classifier: the token embedding (tied, %s)\n", m.Tensors["token_embd.weight"].Type)
 	} else {
@@ -144,9 +142,15 @@ func printLlamaModel(w io.Writer, m *llama.Model) {
 	fmt.Fprintf(w, "context:   %d positions trained; tgc generate's KV cache holds %d by default, float32 keys and values: %s%s\n", c.ContextLength, ctx, fmtBytes(cache), more)
 }
 
+// tensorSize is a tensor's type and its bytes as stored.
+type tensorSize struct {
+	t     quant.Type
+	bytes int
+}
+
 // printTensorTypes prints the tensors' count and bytes, then each type's,
 // largest first.
-func printTensorTypes(w io.Writer, ts []gguf.Tensor) {
+func printTensorTypes(w io.Writer, ts []tensorSize) {
 	type use struct {
 		t            quant.Type
 		count, bytes int
@@ -154,14 +158,14 @@ func printTensorTypes(w io.Writer, ts []gguf.Tensor) {
 	by := map[quant.Type]*use{}
 	total := 0
 	for _, t := range ts {
-		u := by[t.Type]
+		u := by[t.t]
 		if u == nil {
-			u = &use{t: t.Type}
-			by[t.Type] = u
+			u = &use{t: t.t}
+			by[t.t] = u
 		}
 		u.count++
-		u.bytes += len(t.Data)
-		total += len(t.Data)
+		u.bytes += t.bytes
+		total += t.bytes
 	}
 	fmt.Fprintf(w, "weights:   %d tensors, %s\n", len(ts), fmtBytes(total))
 	var us []*use

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tgc/pkg/fileaccess"
 	"tgc/pkg/onnx"
 	"tgc/pkg/realize"
 	"tgc/pkg/tensor"
@@ -254,8 +255,13 @@ it (if not, why).`,
 			if err := checkModel(args[0]); err != nil {
 				return err
 			}
-			if isLlamaCheckpoint(args[0]) {
-				return printLlamaInfo(c.OutOrStdout(), args[0])
+			f, err := fileaccess.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if checkpointKind(f, args[0]) != "" {
+				return printLlamaInfo(c.OutOrStdout(), f, args[0])
 			}
 			m, err := onnx.Inspect(args[0])
 			if err != nil {

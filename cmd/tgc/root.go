@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"tgc/pkg/backend"
 	"tgc/pkg/config"
 	"tgc/pkg/fileaccess"
-	"tgc/pkg/llama"
 	"tgc/pkg/realize"
 	"tgc/pkg/script"
 )
@@ -212,10 +210,10 @@ func checkScript(file string) error {
 	defer f.Close()
 	// a model file given where a script goes: say which command takes it
 	// (its bytes would otherwise be read as a script: "61 MB is too long")
-	switch {
-	case llama.IsGGUF(f):
+	switch checkpointKind(f, file) {
+	case "gguf":
 		return fmt.Errorf("%s is a GGUF model, not a script: tgc generate %s runs it, tgc info %s describes it", file, file, file)
-	case strings.EqualFold(filepath.Ext(file), ".bin"):
+	case "llama2c":
 		return fmt.Errorf("%s is not a script (.tg or .py); a llama2.c checkpoint runs with tgc generate %s", file, file)
 	}
 	return nil
