@@ -962,7 +962,8 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 // TestQuantizedMatvecsInVectors: the matrix-vector products of the
 // quantized types a Q4_K_M or Q5_K_M file holds (Q4_K and Q5_K packed as
 // loaded, and Q6_K, whose high bits are shifted by 0 to 6 by sub-block: a
-// scalar shift for all lanes), and of Q5_0 and Q5_1 (each lane shifts its
+// scalar shift for all lanes), of Q2_K and Q3_K (packed as loaded), and
+// of Q5_0 and Q5_1 (each lane shifts its
 // block's word of fifth bits by its own amount: a vector literal at 16
 // lanes, an index plus the lane numbers at 8) accumulate in vectors at
 // both widths (the simd pass has
@@ -987,6 +988,8 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 		"Q5_K matvec": floats(r, 1, 512).Dot(packed(t, r, quant.Q5_K, 16, 512).T()),
 		"Q5_0 matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_0, 16, 512).T()),
 		"Q5_1 matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_1, 16, 512).T()),
+		"Q2_K matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q2_K, 16, 512).T()),
+		"Q3_K matvec": floats(r, 1, 512).Dot(packed(t, r, quant.Q3_K, 16, 512).T()),
 	}
 	for name, x := range graphs {
 		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
@@ -1010,13 +1013,25 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				// is left, and the two sub-blocks' scales are a family
 				// table filled 16 at a time. Q5_0's and Q5_1's blocks
 				// have one scale each (no sub-blocks), as Q8_0's.
-				kquant := strings.HasPrefix(name, "Q4_K") || strings.HasPrefix(name, "Q5_K") || strings.HasPrefix(name, "Q6_K")
+				// Q2_K's and Q3_K's sub-blocks are 16 weights too, and
+				// Q2_K's have a minimum beside the scale: two family
+				// tables.
+				kquant := !strings.HasPrefix(name, "Q5_0") && !strings.HasPrefix(name, "Q5_1")
 				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != kquant {
 					t.Errorf("%s %s (width %d): the sub-blocks' scales tabled %v:\n%s", name, k.Name, w, tabled, k.Dump())
 				}
-				family := k.Tabs != nil && k.Tabs.Tabs[0].Family != nil
-				if wantFamily := w == 16 && name == "Q6_K matvec"; family != wantFamily || family && !strings.Contains(src, "< 16; ridx") {
-					t.Errorf("%s %s (width %d): a family table %v, want %v:\n%s", name, k.Name, w, family, wantFamily, src)
+				families := 0
+				for i := 0; k.Tabs != nil && i < len(k.Tabs.Tabs); i++ {
+					if k.Tabs.Tabs[i].Family != nil {
+						families++
+					}
+				}
+				wantFamilies := 0
+				if w == 16 {
+					wantFamilies = map[string]int{"Q6_K matvec": 1, "Q3_K matvec": 1, "Q2_K matvec": 2}[name]
+				}
+				if families != wantFamilies || families > 0 && !strings.Contains(src, "< 16; ridx") {
+					t.Errorf("%s %s (width %d): %d family tables, want %d:\n%s", name, k.Name, w, families, wantFamilies, src)
 				}
 				if whole := strings.Contains(ir.FormatOpts(k.Opts), "UNROLL(5,16) UNROLL(4,2)"); whole != (w == 16 && name == "Q6_K matvec") {
 					t.Errorf("%s %s (width %d): opts %s", name, k.Name, w, ir.FormatOpts(k.Opts))

@@ -48,6 +48,10 @@ var q4KM = llamaFormat{"q4_k_m", llamatest.MixQ4KM}
 // q5KM is llama.cpp's Q5_K_M mix: Q5_K where Q4_K_M has Q4_K.
 var q5KM = llamaFormat{"q5_k_m", llamatest.MixQ5KM}
 
+// q3KM is llama.cpp's Q3_K_M mix: Q4_K for attn_v, attn_output and
+// ffn_down, Q3_K for the other matrices.
+var q3KM = llamaFormat{"q3_k_m", llamatest.MixQ3KM}
+
 // llamaModel returns the path of the benchmark model in format f under
 // dir/bench (dir "": the kernel cache's), writing it on first use (a
 // random model; the same seed every time).
@@ -204,5 +208,5 @@ func llamaPrefill(n int) Workload {
 // 900 runs in chunks (models/llama.tg's prefill_chunk): its attention
 // over the positions so far is most of what the 128-token one lacks.
 func LlamaWorkloads() []Workload {
-	return []Workload{llamaDecode(allAs(quant.F32)), llamaDecode(allAs(quant.F16)), llamaDecode(allAs(quant.Q8_0)), llamaDecode(allAs(quant.Q4_K)), llamaDecode(q4KM), llamaDecode(q5KM), llamaPrefill(128), llamaPrefill(900)}
+	return []Workload{llamaDecode(allAs(quant.F32)), llamaDecode(allAs(quant.F16)), llamaDecode(allAs(quant.Q8_0)), llamaDecode(allAs(quant.Q4_K)), llamaDecode(q4KM), llamaDecode(q5KM), llamaDecode(q3KM), llamaDecode(allAs(quant.Q2_K)), llamaPrefill(128), llamaPrefill(900)}
 }

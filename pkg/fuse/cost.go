@@ -2,6 +2,7 @@ package fuse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"tgc/pkg/ir"
@@ -75,6 +76,9 @@ func (b *broadcasts) see(n, s *tensor.Node, nStored, nInReduce bool) {
 			ax = b.loopAxes[n]
 		case n.Op == ir.OpReshape:
 			ax = reshapedLoopAxes(b.loopAxes[n], n.Shape, s.Shape)
+		case n.Op == ir.OpPermute:
+			// x @ w.T reads w through a transpose: the axes are s's own
+			ax = permutedLoopAxes(b.loopAxes[n], n.Arg.([]int))
 		}
 		if old, seen := b.loopAxes[s]; seen && old != ax {
 			ax = ""
@@ -223,6 +227,37 @@ func (b *broadcasts) tooDear(n *tensor.Node) bool {
 	return b.inReduce[n] && recomputeCost(n) > broadcastLimit
 }
 
+// loopAxesOf parses a reduce's axes as fmt.Sprint prints them ("[1 2]").
+func loopAxesOf(axes string) ([]int, bool) {
+	var out []int
+	for _, f := range strings.Fields(strings.Trim(axes, "[]")) {
+		var a int
+		if _, err := fmt.Sscan(f, &a); err != nil {
+			return nil, false
+		}
+		out = append(out, a)
+	}
+	return out, len(out) > 0
+}
+
+// permutedLoopAxes maps a reduce's axes (of a permute's output) to the
+// permute's input: output dimension a is input dimension perm[a].
+func permutedLoopAxes(axes string, perm []int) string {
+	red, ok := loopAxesOf(axes)
+	if !ok {
+		return ""
+	}
+	in := make([]int, 0, len(red))
+	for _, a := range red {
+		if a < 0 || a >= len(perm) {
+			return ""
+		}
+		in = append(in, perm[a])
+	}
+	slices.Sort(in)
+	return fmt.Sprint(in)
+}
+
 // reshapedLoopAxes maps a reduce's axes (in a reshape's output shape out)
 // to the dimensions of its input shape in that vary only inside the
 // reduced block: the reduced axes must be a suffix of out, of P elements,
@@ -230,17 +265,28 @@ func (b *broadcasts) tooDear(n *tensor.Node) bool {
 // stride times its size) divides P. A quantized weight's per-block scale
 // broadcast over the block's elements, then reshaped to the matmul's
 // (rows, k), is such a value: the split_reduces pass gives the reduce its
-// block structure and the scale is computed once per block.
+// block structure and the scale is computed once per block. A reshape
+// that only adds or drops dimensions of size 1 (x @ w.T's view of w.T)
+// keeps the axes wherever they are.
 func reshapedLoopAxes(axes string, out, in []int) string {
-	if axes == "" {
+	axs, ok := loopAxesOf(axes)
+	if !ok {
 		return ""
 	}
-	red := map[int]bool{}
-	for _, f := range strings.Fields(strings.Trim(axes, "[]")) {
-		var a int
-		if _, err := fmt.Sscan(f, &a); err != nil {
+	if m, ok := squeezeMap(out, in); ok {
+		var dims []int
+		for _, a := range axs {
+			if a >= 0 && a < len(m) && m[a] >= 0 {
+				dims = append(dims, m[a])
+			}
+		}
+		if len(dims) == 0 {
 			return ""
 		}
+		return fmt.Sprint(dims)
+	}
+	red := map[int]bool{}
+	for _, a := range axs {
 		red[a] = true
 	}
 	p, j := 1, len(out)-1
@@ -262,6 +308,34 @@ func reshapedLoopAxes(axes string, out, in []int) string {
 		return ""
 	}
 	return fmt.Sprint(dims)
+}
+
+// squeezeMap maps each dimension of out to the dimension of in that it
+// is (-1 for one of size 1) when out and in differ only by dimensions of
+// size 1; ok is false otherwise.
+func squeezeMap(out, in []int) (m []int, ok bool) {
+	m = make([]int, len(out))
+	j := 0
+	for a, size := range out {
+		m[a] = -1
+		if size == 1 {
+			continue
+		}
+		for j < len(in) && in[j] == 1 {
+			j++
+		}
+		if j == len(in) || in[j] != size {
+			return nil, false
+		}
+		m[a] = j
+		j++
+	}
+	for ; j < len(in); j++ {
+		if in[j] != 1 {
+			return nil, false
+		}
+	}
+	return m, true
 }
 
 // broadcastsAlong says whether an EXPAND broadcasts only along the axes

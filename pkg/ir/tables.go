@@ -148,8 +148,11 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 		}
 		vals := sharedValues(k, prog.Members[leader], axes, fv, global)
 		if len(vals) == 0 {
-			if t, ok := familyTable(k, prog.Members[leader], axes, fv, global, len(tabs)); ok {
-				tabs = append(tabs, t)
+			slots, _ := laneValues(k, prog.Members[leader], axes, fv, global)
+			for _, vals := range slots { // Q2_K: a scale and a minimum per lane
+				if t, ok := familyTable(k, vals, axes, fv, len(tabs)); ok {
+					tabs = append(tabs, t)
+				}
 			}
 			continue
 		}
@@ -526,9 +529,8 @@ func (p *Tables) dump(names map[*Expr]string) string {
 // values are one value at constant offsets i*c of its loads, c per load,
 // over the contiguous offsets of some of the group's loops (Inner).
 // made numbers the table's own loop apart from earlier tables'.
-func familyTable(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool, made int) (Table, bool) {
-	vals, ok := laneValues(k, members, axes, fv, global)
-	if !ok || len(vals) < 2 {
+func familyTable(k *Kernel, vals []*Expr, axes []*Axis, fv map[*Expr][]*Axis, made int) (Table, bool) {
+	if len(vals) < 2 {
 		return Table{}, false
 	}
 	// each value's loads moved from the first value's, then the values
@@ -664,11 +666,13 @@ func memberValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis
 }
 
 // laneValues lists the block values (blockValue) a reduce group's members
-// read, when each member reads exactly one that other members read too
-// (the largest such; a sub-block's scale, which its lanes share).
-func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([]*Expr, bool) {
+// read, when each member reads the same number of them that other members
+// read too (the largest such; a sub-block's scale, and Q2_K's its minimum,
+// which its lanes share): slot t holds the members' t-th values, in the
+// order each member reads them, each value once.
+func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([][]*Expr, bool) {
 	read, readers := memberValues(k, members, axes, fv, global)
-	var vals []*Expr
+	var slots [][]*Expr
 	for i := range members {
 		var top []*Expr // shared values not inside another shared one
 		for _, c := range read[i] {
@@ -679,12 +683,17 @@ func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, 
 				top = append(top, c)
 			}
 		}
-		if len(top) != 1 {
+		if i == 0 {
+			slots = make([][]*Expr, len(top))
+		}
+		if len(top) == 0 || len(top) != len(slots) {
 			return nil, false
 		}
-		vals = appendNew(vals, top[0])
+		for t, v := range top {
+			slots[t] = appendNew(slots[t], v)
+		}
 	}
-	return vals, true
+	return slots, true
 }
 
 // translate says whether y is x with its loads' indices moved by

@@ -139,6 +139,18 @@ func MixQ4KM(name string) quant.Type { return kMix(name, quant.Q4_K) }
 // MixQ5KM approximates llama.cpp's Q5_K_M: Q5_K where Q4_K_M has Q4_K.
 func MixQ5KM(name string) quant.Type { return kMix(name, quant.Q5_K) }
 
+// MixQ3KM approximates llama.cpp's Q3_K_M: Q4_K for the value, output
+// and FFN-down projections, Q3_K for the other matrices, F32 norms.
+func MixQ3KM(name string) quant.Type {
+	switch {
+	case vector(name):
+		return quant.F32
+	case strings.HasSuffix(name, "attn_v.weight"), strings.HasSuffix(name, "attn_output.weight"), strings.HasSuffix(name, "ffn_down.weight"):
+		return quant.Q4_K
+	}
+	return quant.Q3_K
+}
+
 func kMix(name string, base quant.Type) quant.Type {
 	switch {
 	case vector(name):

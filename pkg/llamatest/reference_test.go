@@ -140,6 +140,7 @@ func TestEveryType(t *testing.T) {
 	}{
 		{"F32", AllAs(quant.F32), 0}, {"F16", AllAs(quant.F16), 2e-3}, {"BF16", AllAs(quant.BF16), 2e-2},
 		{"Q8_0", AllAs(quant.Q8_0), 2e-2}, {"Q4_0", AllAs(quant.Q4_0), 0.5}, {"Q4_1", AllAs(quant.Q4_1), 0.5},
+		{"Q2_K", AllAs(quant.Q2_K), 2}, {"Q3_K", AllAs(quant.Q3_K), 1},
 		{"Q4_K", AllAs(quant.Q4_K), 0.5}, {"Q6_K", AllAs(quant.Q6_K), 0.2}, {"Q4_K_M", MixQ4KM, 0.5},
 	} {
 		var buf bytes.Buffer

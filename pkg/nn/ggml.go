@@ -59,6 +59,10 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 		w = d.q5_0()
 	case quant.Q5_1:
 		w = d.q5_1()
+	case quant.Q2_K:
+		w = d.q2k()
+	case quant.Q3_K:
+		w = d.q3k()
 	case quant.Q4_K:
 		w = d.q4k()
 	case quant.Q5_K:
@@ -74,7 +78,8 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 // (quant.Pack; quant.HasPacked(t)): Q4_K and Q5_K with their nibbles
 // contiguous and their scales and mins one byte each, so that the kernel
 // reading it does no bit extraction besides the nibbles (and Q5_K's fifth
-// bits). The float arithmetic is Dequant's.
+// bits); Q3_K with its scales one signed byte each. The float arithmetic
+// is Dequant's.
 func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, error) {
 	if err := raw.Err(); err != nil {
 		return nil, err
@@ -91,6 +96,11 @@ func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tenso
 	}
 	if raw.Numel() != quant.PackedBytes(t, nb) {
 		return nil, fmt.Errorf("dequant: packed %s %s needs %d bytes, the tensor has %d", t, tensor.FormatShape(shape), quant.PackedBytes(t, nb), raw.Numel())
+	}
+	if t == quant.Q3_K {
+		d := dequantizer{raw: raw, nb: nb, bb: quant.PackedBytes(t, 1)}
+		w := q3kWeight(d.half(112).Reshape(nb, 1, 1, 1, 1), d.int8s(96, 112).Reshape(nb, 2, 4, 2, 1), d.q3kQuants()).Reshape(shape...)
+		return w, w.Err()
 	}
 	section := func(from, to int) *tensor.Tensor {
 		return raw.Shrink([][2]int{{from, to}}).Cast(ir.Int32)
@@ -268,6 +278,55 @@ func (d dequantizer) k4ScalesMins() (sc, m *tensor.Tensor) {
 	sc = upper.Where(and(c, 15).Or(shr(a, 6).Mul(ci(a, 16))), and(a, 63)).Reshape(d.nb, 4, 2, 1)
 	m = upper.Where(shr(c, 4).Or(shr(b, 6).Mul(ci(b, 16))), and(b, 63)).Reshape(d.nb, 4, 2, 1)
 	return sc, m
+}
+
+// pairs reads 64 bytes of 2-bit quants at byte off of every block as
+// (blocks, h, j, k, l) = (2, 4, 2, 16): element 128h + 32j + 16k + l is bit
+// pair j of byte 32h + 16k + l (Q2_K's and Q3_K's layout).
+func (d dequantizer) pairs(off int) *tensor.Tensor {
+	q := d.bytes(off, off+64).Reshape(d.nb, 2, 1, 2, 16).Expand(d.nb, 2, 4, 2, 16)
+	shift := q.Context().Arange(0, 8, 2, ir.Int32).Reshape(1, 1, 4, 1, 1) // 2j
+	return and(q.Shr(shift), 3)
+}
+
+// Q2_K: 16 scale bytes (sub-block s = 8h + 2j + k: scale in the low
+// nibble, min in the high), the quants in bit pairs (pairs), f16 d, f16
+// dmin: d*sc*q - dmin*m.
+func (d dequantizer) q2k() *tensor.Tensor {
+	s := d.bytes(0, 16).Reshape(d.nb, 2, 4, 2, 1)
+	return q4kWeight(d.half(80).Reshape(d.nb, 1, 1, 1, 1), d.half(82).Reshape(d.nb, 1, 1, 1, 1), and(s, 15), shr(s, 4), d.pairs(16))
+}
+
+// Q3_K: 32 bytes hmask, the low bits in bit pairs (pairs) at byte 32, 12
+// bytes of 6-bit scales (quant.ScaleK3), f16 d. It is d*(sc-32)*q.
+func (d dequantizer) q3k() *tensor.Tensor {
+	ctx := d.raw.Context()
+	// Scale s = 8h + 2j + k = 8h + 4jh + 2jl + k (j = 2jh + jl): its low 4
+	// bits are nibble h of byte 2j + k, its top 2 bit pair 2h + jh of byte
+	// 8 + 2jl + k.
+	sc := d.bytes(96, 108)
+	lo := sc.Shrink([][2]int{{0, d.nb}, {0, 8}}).Reshape(d.nb, 1, 8).Expand(d.nb, 2, 8)
+	lo = and(lo.Shr(lane(ctx, 2, 1, 3).Mul(ci(lo, 4))), 15).Reshape(d.nb, 2, 4, 2, 1)
+	hi := sc.Shrink([][2]int{{0, d.nb}, {8, 12}}).Reshape(d.nb, 1, 1, 4).Expand(d.nb, 2, 2, 4)
+	by := lane(ctx, 2, 1, 4).Mul(ci(hi, 4)).Add(lane(ctx, 2, 2, 4).Mul(ci(hi, 2))) // 2(2h + jh)
+	hi = and(hi.Shr(by), 3).Reshape(d.nb, 2, 4, 2, 1)
+	scale := lo.Add(hi.Mul(ci(hi, 16))).Sub(ci(hi, 32))
+	return q3kWeight(d.half(108).Reshape(d.nb, 1, 1, 1, 1), scale, d.q3kQuants())
+}
+
+// q3kQuants is a Q3_K block's quants (either layout: hmask, then qs),
+// (blocks, h, j, k, l): element (h, j, k, l) takes its third bit from bit
+// 4h + j of hmask[16k + l]; a clear bit means 4 less.
+func (d dequantizer) q3kQuants() *tensor.Tensor {
+	ctx := d.raw.Context()
+	hm := d.bytes(0, 32).Reshape(d.nb, 1, 1, 2, 16).Expand(d.nb, 2, 4, 2, 16)
+	bit := lane(ctx, 2, 1, 5).Mul(ci(hm, 4)).Add(lane(ctx, 4, 2, 5)) // 4h + j
+	return d.pairs(32).Add(and(hm.Shr(bit), 1).Mul(ci(hm, 4))).Sub(ci(hm, 4))
+}
+
+// q3kWeight is Q3_K's d*sc*q, for either layout's fields (sc signed).
+func q3kWeight(dd, sc, q *tensor.Tensor) *tensor.Tensor {
+	return dd.Mul(sc.Cast(ir.Float32)).Mul(q.Cast(ir.Float32))
 }
 
 // Q6_K: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8

@@ -22,6 +22,7 @@ import (
 // (scales and mins), which random bytes must not make NaN or infinite.
 var halfFields = map[quant.Type][]int{
 	quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q4_1: {0, 2}, quant.Q4_K: {0, 2}, quant.Q6_K: {208},
+	quant.Q5_0: {0}, quant.Q5_1: {0, 2}, quant.Q5_K: {0, 2}, quant.Q2_K: {80, 82}, quant.Q3_K: {108},
 }
 
 // randomBlocks is nb blocks of random bytes (every bit pattern of the
@@ -147,12 +148,24 @@ func TestDequantFusesIntoMatmul(t *testing.T) {
 	}
 }
 
-// fusesIntoMatmul checks the kernels of x·wᵀ for 1 and 128 rows of x.
+// fusesIntoMatmul checks the kernels of x·wᵀ for 1 and 128 rows of x,
+// written as a broadcast product and sum and as models/llama.tg's
+// Linear writes it, x @ w.T (whose transposed views the fusion's cost
+// model follows to the weight's scales: Q2_K's, Q3_K's and the file
+// layout of Q4_K's cost more than a load to recompute, and are computed
+// once per sub-block, not stored).
 func fusesIntoMatmul(t *testing.T, ctx *tensor.Context, typ quant.Type, w *tensor.Tensor, n, k int) {
 	t.Helper()
-	for _, rows := range []int{1, 128} {
+	for _, c := range []struct {
+		rows int
+		dot  bool
+	}{{1, false}, {128, false}, {1, true}, {128, true}} {
+		rows := c.rows
 		x := ctx.Full([]int{rows, k}, 1, ir.Float32)
 		y := x.Reshape(rows, 1, k).Mul(w).Sum(false, -1)
+		if c.dot {
+			y = x.Dot(w.T())
+		}
 		s, err := fuse.Create([]*tensor.Node{y.Node()}, fuse.Options{})
 		if err != nil {
 			t.Fatal(err)

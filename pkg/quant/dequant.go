@@ -57,6 +57,8 @@ var blockFuncs = map[Type]func(dst []float32, b []byte){
 	Q4_1: dequantQ4_1,
 	Q5_0: dequantQ5_0,
 	Q5_1: dequantQ5_1,
+	Q2_K: dequantQ2K,
+	Q3_K: dequantQ3K,
 	Q4_K: dequantQ4K,
 	Q5_K: dequantQ5K,
 	Q6_K: dequantQ6K,
@@ -137,6 +139,58 @@ func ScaleMinK4(j int, scales []byte) (sc, m uint8) {
 	sc = scales[j+4]&0xF | scales[j-4]>>6<<4
 	m = scales[j+4]>>4 | scales[j]>>6<<4
 	return sc, m
+}
+
+// dequantQ2K decodes a Q2_K super-block of 256 elements: 16 scale bytes
+// (sub-block s of 16 elements: scale in the low nibble, min in the high),
+// 64 bytes of 2-bit quants, f16 d, f16 dmin. Sub-block s is
+// d*sc[s]*q - dmin*m[s]. The quants come in two halves of 32 bytes, each
+// byte holding four elements in its bit pairs: for half h, pair j (bits
+// 2j, 2j+1) and byte l of the half, the element is 128h + 32j + l, in
+// sub-block 8h + 2j + l/16.
+func dequantQ2K(dst []float32, b []byte) {
+	scales, qs := b[0:16], b[16:80]
+	d, dmin := f16(b[80:]), f16(b[82:])
+	for h := range 2 {
+		for j := range 4 {
+			for l := range 32 {
+				s := 8*h + 2*j + l/16
+				ds, ms := d*float32(scales[s]&0xF), dmin*float32(scales[s]>>4)
+				q := qs[32*h+l] >> (2 * j) & 3
+				dst[128*h+32*j+l] = ds*float32(q) - ms
+			}
+		}
+	}
+}
+
+// ScaleK3 is Q3_K's signed 6-bit scale of sub-block s (0..15) from the
+// block's 12 scale bytes: its low 4 bits are nibble s/8 of byte s%8, its
+// top 2 bits are bit pair s/4 of byte 8 + s%4; the 6-bit value less 32.
+func ScaleK3(s int, scales []byte) int8 {
+	lo := scales[s%8] >> (4 * (s / 8)) & 0xF
+	hi := scales[8+s%4] >> (2 * (s / 4)) & 3
+	return int8(lo|hi<<4) - 32
+}
+
+// dequantQ3K decodes a Q3_K super-block of 256 elements: 32 bytes hmask
+// (the third bits), 64 bytes of 2-bit quants laid out as Q2_K's, 12 bytes
+// of 6-bit scales (ScaleK3), f16 d. Element 128h + 32j + l (half h, bit
+// pair j, byte l of the half's 32) takes its low bits from pair j of
+// qs[32h+l] and its third bit from bit 4h+j of hmask[l]; a clear third bit
+// means 4 less: q = low - 4 + 4*bit in -4..3, and the element is
+// d*scale[8h + 2j + l/16]*q.
+func dequantQ3K(dst []float32, b []byte) {
+	hmask, qs, scales := b[0:32], b[32:96], b[96:108]
+	d := f16(b[108:])
+	for h := range 2 {
+		for j := range 4 {
+			for l := range 32 {
+				ds := d * float32(ScaleK3(8*h+2*j+l/16, scales))
+				q := int(qs[32*h+l]>>(2*j)&3) - 4 + 4*int(hmask[l]>>(4*h+j)&1)
+				dst[128*h+32*j+l] = ds * float32(q)
+			}
+		}
+	}
 }
 
 // dequantQ4K decodes a Q4_K super-block of 256 elements: f16 d, f16 dmin,

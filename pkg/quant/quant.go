@@ -16,6 +16,8 @@
 //	Q4_1     32     20  f16 d; f16 m; u8 qs[16]                 (d*nib(i)+m)
 //	Q5_0     32     22  f16 d; u8 qh[4]; u8 qs[16]              (d*(q5(i)-16))
 //	Q5_1     32     24  f16 d; f16 m; u8 qh[4]; u8 qs[16]       (d*q5(i)+m)
+//	Q2_K    256     84  u8 scales[16]; u8 qs[64]; f16 d; f16 dmin
+//	Q3_K    256    110  u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d
 //	Q4_K    256    144  f16 d; f16 dmin; u8 scales[12]; u8 qs[128]
 //	Q5_K    256    176  f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]
 //	Q6_K    256    210  u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d
@@ -23,8 +25,8 @@
 // In Q4_0 and Q4_1, byte j of qs holds element j in its low nibble and
 // element j+16 in its high nibble. Q5_0 and Q5_1 add a fifth bit per
 // element: bit i of the little-endian uint32 qh is element i's bit 4
-// (q5(i) = nib(i) | bit<<4). Q4_K, Q5_K and Q6_K are described at
-// dequantQ4K, dequantQ5K and dequantQ6K.
+// (q5(i) = nib(i) | bit<<4). The K types are described at dequantQ2K,
+// dequantQ3K, dequantQ4K, dequantQ5K and dequantQ6K.
 package quant
 
 import (
@@ -44,6 +46,8 @@ const (
 	Q5_0 Type = 6
 	Q5_1 Type = 7
 	Q8_0 Type = 8
+	Q2_K Type = 10
+	Q3_K Type = 11
 	Q4_K Type = 12
 	Q5_K Type = 13
 	Q6_K Type = 14
@@ -64,6 +68,8 @@ var formats = map[Type]format{
 	Q4_1: {32, 20},
 	Q5_0: {32, 22},
 	Q5_1: {32, 24},
+	Q2_K: {256, 84},
+	Q3_K: {256, 110},
 	Q4_K: {256, 144},
 	Q5_K: {256, 176},
 	Q6_K: {256, 210},
@@ -71,7 +77,7 @@ var formats = map[Type]format{
 
 // supportedOrder lists the supported types in the order error messages name
 // them.
-var supportedOrder = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K}
+var supportedOrder = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
 
 // names holds every type ggml has defined, supported or not, so that a file
 // using one gets an error naming it.
@@ -107,7 +113,8 @@ func SupportedTypes() []Type {
 }
 
 // SupportedList is the supported type names joined for messages:
-// "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K".
+// "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
+// Q6_K".
 func SupportedList() string {
 	s := make([]string, len(supportedOrder))
 	for i, t := range supportedOrder {

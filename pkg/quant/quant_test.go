@@ -204,6 +204,76 @@ func TestQ6KBlock(t *testing.T) {
 	}
 }
 
+func TestQ2KBlock(t *testing.T) {
+	b := make([]byte, 84)
+	scales, qs := b[0:16], b[16:80]
+	b[80], b[81] = 0x00, 0x3C // d = 1
+	b[82], b[83] = 0x00, 0x38 // dmin = 0.5
+	for s := range 16 {
+		scales[s] = byte(s) | byte(15-s)<<4 // sub-block s: scale s, min 15-s
+	}
+	// Byte 0 of the first half: pairs 3, 2, 1, 0 = 2, 0, 1, 3, elements
+	// 96, 64, 32, 0 (sub-blocks 6, 4, 2, 0).
+	qs[0] = 0b10_00_01_11
+	// Byte 17 of the second half, pair 2 = 3: element 128+64+17 = 209 (sub-block 8+4+1).
+	qs[32+17] = 0b00_11_00_00
+	want := map[int]float32{
+		0:   0*3 - 0.5*15,
+		32:  2*1 - 0.5*13,
+		64:  4*0 - 0.5*11,
+		96:  6*2 - 0.5*9,
+		209: 13*3 - 0.5*2,
+	}
+	// Every other element has q = 0: minus its sub-block's min.
+	expect(t, dequant(t, Q2_K, b), want, func(e int) float32 { return -0.5 * float32(15-e/16) })
+}
+
+// q3kScales packs the 16 signed scales q3kSc as Q3_K stores them (each
+// plus 32 in 6 bits): the low nibbles of sub-blocks 0-7 in the low nibbles
+// of bytes 0-7, of 8-15 in their high nibbles; the top bit pairs of
+// sub-blocks 0-3 in the low pairs of bytes 8-11, 4-7 in the next pairs,
+// and so on.
+var (
+	q3kSc     = [16]int8{-32, -31, -1, 0, 1, 2, 15, 16, 31, -16, 7, -8, 20, 3, -3, 9}
+	q3kScales = []byte{
+		// low nibbles of (sc+32): 0 1 31 32 33 34 47 48 | 63 16 39 24 52 35 29 41
+		0x0 | 0xF<<4, 0x1 | 0x0<<4, 0xF | 0x7<<4, 0x0 | 0x8<<4,
+		0x1 | 0x4<<4, 0x2 | 0x3<<4, 0xF | 0xD<<4, 0x0 | 0x9<<4,
+		// top pairs: byte 8+i holds sub-blocks i, i+4, i+8, i+12
+		0 | 2<<2 | 3<<4 | 3<<6, 0 | 2<<2 | 1<<4 | 2<<6, 1 | 2<<2 | 2<<4 | 1<<6, 2 | 3<<2 | 1<<4 | 2<<6,
+	}
+)
+
+func TestScaleK3(t *testing.T) {
+	for s := range 16 {
+		if got := ScaleK3(s, q3kScales); got != q3kSc[s] {
+			t.Errorf("sub-block %d: scale %d, want %d", s, got, q3kSc[s])
+		}
+	}
+}
+
+func TestQ3KBlock(t *testing.T) {
+	b := make([]byte, 110)
+	hmask, qs := b[0:32], b[32:96]
+	copy(b[96:108], q3kScales)
+	b[108], b[109] = 0x00, 0x38 // d = 0.5
+	// First half, byte 5: pairs 0..3 = 3, 0, 2, 1 with third bits (hmask[5]
+	// bits 0..3) 1, 0, 0, 1: q = 3, -4, -2, 1 for elements 5, 37, 69, 101.
+	qs[5], hmask[5] = 0b01_10_00_11, 0b1001
+	// Second half, byte 30, pair 3 = 2, third bit (hmask[30] bit 7) 1:
+	// element 128+96+30 = 254 (sub-block 8+6+1) is 2.
+	qs[32+30], hmask[30] = 0b10_00_00_00, 0b1000_0000
+	want := map[int]float32{
+		5:   0.5 * -32 * 3,
+		37:  0.5 * -1 * -4,
+		69:  0.5 * 1 * -2,
+		101: 0.5 * 15 * 1,
+		254: 0.5 * 9 * 2,
+	}
+	// Every other element has low bits 0 and a clear third bit: -4.
+	expect(t, dequant(t, Q3_K, b), want, func(e int) float32 { return 0.5 * float32(q3kSc[e/16]) * -4 })
+}
+
 // TestMultiBlock checks that Dequantize walks consecutive blocks.
 func TestMultiBlock(t *testing.T) {
 	b := make([]byte, 68)
@@ -221,7 +291,7 @@ func TestDequantizeErrors(t *testing.T) {
 	}{
 		{Q8_0, 31, 34, "whole number of blocks"},
 		{Q8_0, 32, 33, "need 34 bytes, got 33"},
-		{Type(11), 256, 110, "Q3_K (11) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)"},
+		{Type(23), 256, 136, "IQ4_XS (23) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)"},
 		{Type(99), 1, 1, "unknown tensor type 99"},
 	} {
 		err := Dequantize(tc.typ, make([]float32, tc.n), make([]byte, tc.src))
@@ -292,6 +362,10 @@ func TestRoundTrip(t *testing.T) {
 				bound = 2 * amax / 31 * 0.6
 			case Q6_K:
 				bound = amax / 31 * 0.6
+			case Q2_K:
+				bound = 2 * amax / 3 * 0.65
+			case Q3_K:
+				bound = amax / 4 * 0.6
 			}
 			if d := abs(y[i] - x[i]); d > bound || math.IsNaN(float64(y[i])) {
 				t.Errorf("%v: element %d = %v, want %v within %v", typ, i, y[i], x[i], bound)
@@ -373,5 +447,44 @@ func TestPackK(t *testing.T) {
 	}
 	if _, err := Pack(Q8_0, make([]byte, 34)); err == nil {
 		t.Error("Pack of Q8_0 (no packed layout): no error")
+	}
+}
+
+// TestPackQ3K: Q3_K's packed layout of two hand-made blocks holds each
+// block's hmask and qs as in the file, its 16 scales as signed bytes
+// (q3kSc, from the packed q3kScales), then its d.
+func TestPackQ3K(t *testing.T) {
+	blocks := make([]byte, 2*110)
+	for i := range 2 {
+		b := blocks[i*110 : (i+1)*110]
+		for l := range 96 {
+			b[l] = byte(3*l + 101*i)
+		}
+		copy(b[96:108], q3kScales)
+		b[108], b[109] = byte(7+i), 0x3C
+	}
+	p, err := Pack(Q3_K, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != PackedBytes(Q3_K, 2) || len(p) != 2*114 {
+		t.Fatalf("%d packed bytes, want %d", len(p), 2*114)
+	}
+	for i := range 2 {
+		b, o := blocks[i*110:(i+1)*110], p[i*114:(i+1)*114]
+		if string(o[:96]) != string(b[:96]) {
+			t.Errorf("block %d: hmask and qs % x, want the file's", i, o[:96])
+		}
+		for s := range 16 {
+			if int8(o[96+s]) != q3kSc[s] {
+				t.Errorf("block %d sub-block %d: scale %d, want %d", i, s, int8(o[96+s]), q3kSc[s])
+			}
+		}
+		if string(o[112:]) != string(b[108:]) {
+			t.Errorf("block %d: d bytes % x, want % x", i, o[112:], b[108:])
+		}
+	}
+	if _, err := Pack(Q3_K, blocks[:200]); err == nil {
+		t.Error("Pack of 200 bytes (not whole blocks): no error")
 	}
 }

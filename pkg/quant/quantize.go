@@ -38,6 +38,8 @@ var quantFuncs = map[Type]func(b []byte, x []float32){
 	Q4_1: quantQ4_1,
 	Q5_0: quantQ5_0,
 	Q5_1: quantQ5_1,
+	Q2_K: quantQ2K,
+	Q3_K: quantQ3K,
 	Q4_K: quantQ4K,
 	Q5_K: quantQ5K,
 	Q6_K: quantQ6K,
@@ -200,6 +202,65 @@ func quantK(b []byte, x []float32, levels int, put func(s, l, q int)) {
 		id := inverse(ds)
 		for l := range 32 {
 			put(s, l, clampRound((x[32*s+l]+ms)*id, 0, levels))
+		}
+	}
+}
+
+// quantQ2K is quantK's scheme for sub-blocks of 16 with 4 levels: scales
+// and mins in 4 bits against d and dmin (scale byte s: scale low, min
+// high), the quants in bit pairs (dequantQ2K's layout).
+func quantQ2K(b []byte, x []float32) {
+	var scale, mins [16]float32
+	var maxScale, maxMin float32
+	for s := range 16 {
+		lo, hi := float32(0), x[16*s]
+		for _, v := range x[16*s : 16*s+16] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		scale[s], mins[s] = (hi-lo)/3, -lo
+		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
+	}
+	d := putF16(b[80:], maxScale/15)
+	dmin := putF16(b[82:], maxMin/15)
+	qs := b[16:80]
+	for s := range 16 {
+		sc := int(min(15, math.Ceil(float64(scale[s]*inverse(d)))))
+		m := clampRound(mins[s]*inverse(dmin), 0, 15)
+		b[s] = byte(sc | m<<4)
+		ds, ms := d*float32(sc), dmin*float32(m)
+		id := inverse(ds)
+		for i := 16 * s; i < 16*s+16; i++ {
+			h, j, l := i/128, i%128/32, i%32
+			qs[32*h+l] |= byte(clampRound((x[i]+ms)*id, 0, 3) << (2 * j))
+		}
+	}
+}
+
+// quantQ3K maps each sub-block of 16's element of largest magnitude to
+// -4 (as quantQ4_0 does to -8), its scale a signed 6-bit multiple of d,
+// which maps the largest scale to -32.
+func quantQ3K(b []byte, x []float32) {
+	var scale [16]float32
+	var big float32
+	for s := range 16 {
+		scale[s] = largest(x[16*s:16*s+16]) / -4
+		if abs(scale[s]) > abs(big) {
+			big = scale[s]
+		}
+	}
+	hmask, qs, scb := b[0:32], b[32:96], b[96:108]
+	d := putF16(b[108:], big/-32)
+	for s := range 16 {
+		sc := clampRound(scale[s]*inverse(d), -32, 31)
+		u := sc + 32
+		scb[s%8] |= byte(u&0xF) << (4 * (s / 8))
+		scb[8+s%4] |= byte(u>>4) << (2 * (s / 4))
+		id := inverse(d * float32(sc))
+		for i := 16 * s; i < 16*s+16; i++ {
+			h, j, l := i/128, i%128/32, i%32
+			q := clampRound(x[i]*id, -4, 3) + 4 // 0..7: low bits, third bit
+			qs[32*h+l] |= byte(q&3) << (2 * j)
+			hmask[l] |= byte(q>>2) << (4*h + j)
 		}
 	}
 }

@@ -600,6 +600,12 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 		}
 		return s
 	}
+	if s, ok := r.offsetPerm(t); ok {
+		if v.uses[t] > 1 {
+			return v.declare(r, t, "valu", s)
+		}
+		return s
+	}
 	if s, ok := r.scaledPerm(t); ok {
 		if v.uses[t] > 1 {
 			return v.declare(r, t, "valu", s)
@@ -639,9 +645,48 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 // for all the lanes the scalar is broadcast to (Q4_0's two halves of a
 // block share d) where the product cost one per vector of weights.
 func (r *renderer) scaledPerm(t ir.Lanes) (string, bool) {
+	table, index, ok := r.scaledTable(t)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("tg_perm16(%s, %s)", table, index), true
+}
+
+// offsetPerm renders a scaledPerm product plus or minus a broadcast
+// scalar (Q2_K's d·sc·q − dmin·m, the minimum subtracted from every
+// weight of its sub-block of 16, one vector) as the permute of the
+// scaled and offset table: one multiply-add for the 16 entries where the
+// product and the subtraction cost a multiply and a subtraction per
+// vector of weights. The same float operations on the same values; the C
+// compiler may contract the table's multiply and add as it may elsewhere.
+func (r *renderer) offsetPerm(t ir.Lanes) (string, bool) {
+	e0 := t.L[0]
+	if t.W != 16 || e0.Op != ir.OpSub && e0.Op != ir.OpAdd || e0.DType != ir.Float32 {
+		return "", false
+	}
+	for j := range 2 {
+		p, m := t.Src(j), t.Src(1-j)
+		if !m.Uniform() || m.L[0].DType != ir.Float32 || p.Uniform() || j == 1 && e0.Op == ir.OpSub {
+			continue // m - p would need the table negated
+		}
+		if _, ok := r.vec.names[p]; ok || r.vec.uses[p] > 1 {
+			continue // the product is a value of its own
+		}
+		table, index, ok := r.scaledTable(p)
+		if !ok {
+			continue
+		}
+		op := map[ir.Op]string{ir.OpSub: "-", ir.OpAdd: "+"}[e0.Op]
+		return fmt.Sprintf("tg_perm16((%s%s%s), %s)", table, op, r.vexpr(m), index), true
+	}
+	return "", false
+}
+
+// scaledTable is scaledPerm's scaled table and the permute's index.
+func (r *renderer) scaledTable(t ir.Lanes) (table, index string, ok bool) {
 	e0 := t.L[0]
 	if t.W != 16 || e0.Op != ir.OpMul || e0.DType != ir.Float32 {
-		return "", false
+		return "", "", false
 	}
 	for j := range 2 {
 		c, d := t.Src(j), t.Src(1-j)
@@ -656,13 +701,13 @@ func (r *renderer) scaledPerm(t ir.Lanes) (string, bool) {
 			continue
 		}
 		r.need("tg_perm16", cPerm16Def)
-		table := fmt.Sprintf("((%s)*%s)", terms[0].literal(), r.vexpr(d))
+		table = fmt.Sprintf("((%s)*%s)", terms[0].literal(), r.vexpr(d))
 		if j == 1 { // d*table: the product's operands in the IR's order
 			table = fmt.Sprintf("(%s*(%s))", r.vexpr(d), terms[0].literal())
 		}
-		return fmt.Sprintf("tg_perm16(%s, %s)", table, r.nibbleIndex(terms[0].src)), true
+		return table, r.nibbleIndex(terms[0].src), true
 	}
-	return "", false
+	return "", "", false
 }
 
 // literal is the term's 16 values as a float vector literal.

@@ -835,6 +835,9 @@ func (r *renderer) spellOp(e *ir.Expr, args []string) string {
 	if t == "" {
 		panic(fmt.Sprintf("render: no rendering for %s", e.Op))
 	}
+	if e.Op == ir.OpShr && plainShift(e) {
+		return "(" + args[0] + ">>" + args[1] + ")"
+	}
 	fn := ""
 	if info.Helper != "" {
 		dt := e.Src[0].DType
@@ -848,6 +851,16 @@ func (r *renderer) spellOp(e *ir.Expr, args []string) string {
 		r.need(fn, fmt.Sprintf("%s %s %s(%s a, %s b) { return %s; }", r.lang.FnQual, typ, fn, typ, typ, body))
 	}
 	return expand(t, args, map[byte]string{'F': fn})
+}
+
+// plainShift says whether a right shift needs none of its helper's
+// cases: a value that is never negative shifted by a count in [0, bits),
+// for which every dialect's >> is defined and the same (a quantized
+// block's byte shifted to its scale's nibble). The helper's branches kept
+// gcc from vectorizing the loops that fill a Q2_K row's table of scales.
+func plainShift(e *ir.Expr) bool {
+	x, n := e.Src[0], e.Src[1]
+	return x.Min >= 0 && n.Min >= 0 && n.Max < int64(x.DType.Bits())
 }
 
 // infixChars end the infix operators of the op table's templates.
