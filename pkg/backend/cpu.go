@@ -222,7 +222,11 @@ const oneShotSmallPages = 16 << 20
 // AllocZeroed is a buffer that reads as zeros (ZeroAllocator): a fresh
 // mapping, whose pages cost nothing until written.
 func (d *cpuDevice) AllocZeroed(dt ir.DType, n int) (Buffer, error) {
-	return d.alloc(dt, n, d.pool.getZeroed)
+	b, err := d.alloc(dt, n, d.pool.getZeroed)
+	if err == nil {
+		b.(*hostBuffer).pages = newLazyPages(n * dt.Size())
+	}
+	return b, err
 }
 
 func (d *cpuDevice) alloc(dt ir.DType, n int, get func(int) ([]byte, error)) (Buffer, error) {
@@ -329,6 +333,7 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 		work := k.Work()
 		p.small = work < 1<<16 && k.GlobalSize() < 1<<14
 		p.flops = work
+		p.spans = k.StoreSpans()
 		outer := *k.Global[0]
 		p.outer = &outer
 		out[i] = &p
@@ -620,8 +625,9 @@ type cpuProgram struct {
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
 	small  bool
-	flops  int64     // the kernel's (Kernel.Work): a long one runs in more pieces (piecesFor)
-	launch *launcher // the device's worker threads
+	flops  int64          // the kernel's (Kernel.Work): a long one runs in more pieces (piecesFor)
+	spans  []ir.StoreSpan // where its stores write (populateSpans)
+	launch *launcher      // the device's worker threads
 }
 
 func (p *cpuProgram) Name() string { return p.name }
@@ -646,6 +652,7 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	pin.Pin(&ptrs[0])
 	pin.Pin(&vars[0])
 	pb, pv := uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&vars[0]))
+	populateSpans(p.spans, bufs, vars)
 	start := time.Now()
 	n := p.outer.Trip(vars)
 	if p.small {

@@ -35,10 +35,11 @@ func (goDevice) Owns(b Buffer) bool { _, ok := b.(*hostBuffer); return ok }
 // hostBuffer is memory the CPU can address: a Go slice (GO) or an mmap'd
 // region (CPU).
 type hostBuffer struct {
-	dt   ir.DType
-	n    int
-	data []byte
-	free func()
+	dt    ir.DType
+	n     int
+	data  []byte
+	free  func()
+	pages *lazyPages // a fresh zeroed mapping, populated ahead of writes (populate.go); nil otherwise
 }
 
 func (b *hostBuffer) CopyIn(data []byte) error {

@@ -154,6 +154,7 @@ func (d *cpuDevice) RunBatch(ls []Launch, times []time.Duration) error {
 		cores := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 		bo, vo := 0, 0
 		for i, l := range ls {
+			populateSpans(progs[i].spans, l.Bufs, l.Vars)
 			for j, b := range l.Bufs {
 				if hb := b.(*hostBuffer); len(hb.data) > 0 {
 					ptrs[bo+j] = uintptr(unsafe.Pointer(unsafe.SliceData(hb.data)))
