@@ -67,7 +67,8 @@ const PrefetchLine = 16
 // element along the innermost reduce loop it reads and by a constant
 // stride of at least a line along the innermost global loop it reads (the
 // next iteration of that loop, not the one after a lane block: a guard of
-// `next < end` keeps the prefetch inside the launch's range). Not with a
+// `next < trip` keeps the prefetch inside the loop, across the launch
+// pieces a core runs one after the other). Not with a
 // keep plan (which prefetches its own next row), nor where the L2 is
 // unknown, nor for a buffer whose elements the kernel reuses more than
 // prefetchFLOPs flops per byte.

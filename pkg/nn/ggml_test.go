@@ -240,7 +240,8 @@ func TestQ8MatvecBlockLoop(t *testing.T) {
 // (the prefetch pass's narrow loads: rows of 768 weights are 1536 bytes
 // in float16, 2 rows ahead; 816 in Q8_0, 4 ahead; 630 in Q6_K, 5; 384 or
 // 432 in Q4_0 and Q4_K, 8), one prefetch for a line of each row's stream,
-// where the target knows its L2; a product of 128 rows (each weight byte
+// up to the last row (not only within a launch's piece), where the target
+// knows its L2; a product of 128 rows (each weight byte
 // used 256 flops: a prompt's prefill) and a target without cache sizes
 // prefetch nothing. TestDequantMatmul runs the kernels with their
 // prefetches.
@@ -280,7 +281,8 @@ func TestQuantRowsPrefetched(t *testing.T) {
 				if at.Ahead != want || at.Next != k.Global[0] || ld.DType.Size() > 2 {
 					t.Errorf("%s (packed %v): prefetch of %s rows of %d bytes %d %s ahead, want a narrow load %d rows ahead", typ, packed, ld.DType, row, at.Ahead, at.Next.Name(), want)
 				}
-				if !strings.Contains(src, fmt.Sprintf("gidx0 + %d < end", at.Ahead)) {
+				// guarded by the split loop's whole trip, not the piece's end
+				if !strings.Contains(src, fmt.Sprintf("gidx0 + %d < %d ?", at.Ahead, k.Global[0].Size)) {
 					t.Errorf("%s: no prefetch %d rows ahead in the C source:\n%s", typ, at.Ahead, src)
 				}
 			}

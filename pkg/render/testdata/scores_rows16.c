@@ -133,11 +133,11 @@ void r_64_12_64(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
         int alu2 = (((gidx0*768)+alu0)+alu1);
         int alu3 = (alu0+alu1);
         tg_f16 vval0 = tg_load(tg_f16, &in1[alu2]);
-        __builtin_prefetch(&in1[alu2 + (gidx0 + 1 < end ? 768 : 0)]);
+        __builtin_prefetch(&in1[alu2 + (gidx0 + 1 < 64 ? 768 : 0)]);
         tg_f16 vval1 = tg_load(tg_f16, &in2[alu3]);
         vacc0 += (vval0*vval1);
         tg_f16 vval2 = tg_load(tg_f16, &in1[(alu2+16)]);
-        __builtin_prefetch(&in1[(alu2+16) + (gidx0 + 1 < end ? 768 : 0)]);
+        __builtin_prefetch(&in1[(alu2+16) + (gidx0 + 1 < 64 ? 768 : 0)]);
         tg_f16 vval3 = tg_load(tg_f16, &in2[(alu3+16)]);
         vacc1 += (vval2*vval3);
       }
