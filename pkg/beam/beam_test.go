@@ -2,6 +2,7 @@ package beam
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -1200,5 +1201,49 @@ func TestFamilyTableVerify(t *testing.T) {
 		if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), br.want) {
 			t.Errorf("%s: Verify says %v, want %q", br.name, err, br.want)
 		}
+	}
+}
+
+// TestSearchPartialWrite: a kernel that writes one row of its output (a
+// KV cache's position, at vars[0]: the row of sums of 64 rows of 32) is
+// searched like any other: the reference runs on poisoned outputs as the
+// candidates do, so the rows it leaves alone compare equal. (Before, the
+// reference's untouched memory against the candidates' poison failed
+// every candidate, the heuristic's first, and the search gave up.) A
+// candidate that writes NaN over part of the row still fails its check.
+func TestSearchPartialWrite(t *testing.T) {
+	cpu := cpuDevice(t)
+	b := ir.NewBuilder()
+	g := &ir.Axis{ID: 0, Size: 64, Kind: ir.AxisGlobal}
+	r := &ir.Axis{ID: 1, Size: 32, Kind: ir.AxisReduce}
+	pos := b.ParamIn(ir.ParamArg{Index: 0, Name: "start_pos", Min: 0, Max: 63})
+	sum := b.Reduce(&ir.ReduceArg{Op: ir.OpSum, Axes: []*ir.Axis{r}}, b.Load(1, ir.Float32, b.Add(b.Mul(b.Var(g), b.Int(32)), b.Var(r)), nil))
+	at := b.Add(b.Mul(pos, b.Int(64)), b.Var(g))
+	mk := func(val *ir.Expr) *ir.Kernel {
+		return &ir.Kernel{Name: "r_64_32", B: b, Global: []*ir.Axis{g}, NumParams: 1,
+			Bufs:   []ir.BufParam{{DType: ir.Float32, Size: 64 * 64, Output: true}, {DType: ir.Float32, Size: 64 * 32}},
+			Stores: []*ir.Expr{b.Store(0, at, val)}}
+	}
+	k := mk(sum)
+	bn, err := newBench(cpu, ir.CPUTarget, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bn.free()
+	holes := mk(b.Alu(ir.OpWhere, b.Alu(ir.OpCmpLt, b.Var(g), b.Int(60)), sum, b.Const(ir.Float32, math.NaN())))
+	progs, err := cpu.Compile([]*ir.Kernel{bn.rename(k), bn.rename(holes)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bn.check(progs[0]); err != nil {
+		t.Errorf("the row's kernel fails its own check: %v", err)
+	}
+	if _, err := bn.check(progs[1]); err == nil {
+		t.Errorf("a kernel writing NaN over part of the row passed the check")
+	}
+	s := New(cpu, Options{Width: 2, Budget: 10 * time.Second, Dir: t.TempDir()})
+	s.Choose(k)
+	if s.Stats.Searched != 1 || s.Stats.Candidates < 2 {
+		t.Errorf("stats after the search: %+v, want a search of several candidates", s.Stats)
 	}
 }

@@ -34,11 +34,13 @@ func newBench(dev backend.Device, tgt ir.Target, k *ir.Kernel) (*bench, error) {
 			return nil, err
 		}
 		b.bufs = append(b.bufs, buf)
+		fill := poison(int(p.Size) * p.DType.Size())
 		if !p.Output {
-			if err := buf.CopyIn(randomBytes(rng, p.DType, int(p.Size))); err != nil {
-				b.free()
-				return nil, err
-			}
+			fill = randomBytes(rng, p.DType, int(p.Size))
+		}
+		if err := buf.CopyIn(fill); err != nil {
+			b.free()
+			return nil, err
 		}
 		_ = i
 	}
@@ -151,16 +153,24 @@ func (b *bench) time(p backend.Program, runs int) (float64, error) {
 	return bestSecs, nil
 }
 
+// poison is n bytes of 0xff: NaN for floats, -1 for ints.
+func poison(n int) []byte {
+	p := make([]byte, n)
+	for j := range p {
+		p[j] = 0xff
+	}
+	return p
+}
+
 // check poisons the outputs, runs the candidate once and compares every
 // output element with the unoptimized kernel's; it returns the run's time.
+// The reference ran on poisoned outputs too: an element the candidate
+// fails to write shows, and a kernel that writes part of its output (a
+// KV cache's row at vars[0]) leaves the rest poisoned in both.
 func (b *bench) check(p backend.Program) (float64, error) {
 	for i, r := range b.ref {
 		if r != nil {
-			poison := make([]byte, len(r))
-			for j := range poison {
-				poison[j] = 0xff // NaN for floats, -1 for ints: an unwritten element shows
-			}
-			if err := b.bufs[i].CopyIn(poison); err != nil {
+			if err := b.bufs[i].CopyIn(poison(len(r))); err != nil {
 				return 0, err
 			}
 		}
