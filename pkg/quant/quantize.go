@@ -179,16 +179,7 @@ func quantQ4K(b []byte, x []float32) {
 // and mins for values of 0..levels per sub-block, and hands put each
 // element's value (sub-block s, element l) to place.
 func quantK(b []byte, x []float32, levels int, put func(s, l, q int)) {
-	var scale, mins [8]float32
-	var maxScale, maxMin float32
-	for s := range 8 {
-		lo, hi := float32(0), x[32*s]
-		for _, v := range x[32*s : 32*s+32] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		scale[s], mins[s] = (hi-lo)/float32(levels), -lo
-		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
-	}
+	scale, mins, maxScale, maxMin := subBlockRanges(x, 32, levels)
 	d := putF16(b, maxScale/63)
 	dmin := putF16(b[2:], maxMin/63)
 	var sc, m [8]uint8
@@ -210,16 +201,7 @@ func quantK(b []byte, x []float32, levels int, put func(s, l, q int)) {
 // and mins in 4 bits against d and dmin (scale byte s: scale low, min
 // high), the quants in bit pairs (dequantQ2K's layout).
 func quantQ2K(b []byte, x []float32) {
-	var scale, mins [16]float32
-	var maxScale, maxMin float32
-	for s := range 16 {
-		lo, hi := float32(0), x[16*s]
-		for _, v := range x[16*s : 16*s+16] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		scale[s], mins[s] = (hi-lo)/3, -lo
-		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
-	}
+	scale, mins, maxScale, maxMin := subBlockRanges(x, 16, 3)
 	d := putF16(b[80:], maxScale/15)
 	dmin := putF16(b[82:], maxMin/15)
 	qs := b[16:80]
@@ -263,6 +245,23 @@ func quantQ3K(b []byte, x []float32) {
 			hmask[l] |= byte(q>>2) << (4*h + j)
 		}
 	}
+}
+
+// subBlockRanges gives each sub-block of size elements of x the range
+// [min(0, lo), hi]: its step for values of 0..levels and its minimum -lo,
+// and the largest step and minimum.
+func subBlockRanges(x []float32, size, levels int) (scale, mins []float32, maxScale, maxMin float32) {
+	n := len(x) / size
+	scale, mins = make([]float32, n), make([]float32, n)
+	for s := range n {
+		lo, hi := float32(0), x[size*s]
+		for _, v := range x[size*s : size*s+size] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		scale[s], mins[s] = (hi-lo)/float32(levels), -lo
+		maxScale, maxMin = max(maxScale, scale[s]), max(maxMin, mins[s])
+	}
+	return scale, mins, maxScale, maxMin
 }
 
 // PackScaleMinK4 packs eight 6-bit scales and mins into the 12 bytes that
