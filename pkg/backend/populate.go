@@ -32,19 +32,22 @@ const (
 // lazyPages records which chunks of a zeroed buffer are populated.
 type lazyPages struct {
 	done []atomic.Uint64 // a bit per chunk
+	left atomic.Int64    // chunks not yet populated
 	off  atomic.Bool     // the system refused: stop asking
 }
 
 func newLazyPages(size int) *lazyPages {
 	chunks := (size + populateChunk - 1) / populateChunk
-	return &lazyPages{done: make([]atomic.Uint64, (chunks+63)/64)}
+	p := &lazyPages{done: make([]atomic.Uint64, (chunks+63)/64)}
+	p.left.Store(int64(chunks))
+	return p
 }
 
 // populate faults in the chunks of b's bytes [from, to) that are not yet
 // (concurrent calls may both ask for a chunk: populating is idempotent).
 func (p *lazyPages) populate(b *hostBuffer, from, to int64) {
-	if p.off.Load() || len(b.data) == 0 {
-		return
+	if p.off.Load() || p.left.Load() <= 0 || len(b.data) == 0 {
+		return // a buffer written whole once costs no more checks
 	}
 	to = min(to, int64(len(b.data)))
 	for c := max(from, 0) / populateChunk; c*populateChunk < to; c++ {
@@ -59,7 +62,9 @@ func (p *lazyPages) populate(b *hostBuffer, from, to int64) {
 			p.off.Store(true) // an older kernel: pages come by faults
 			return
 		}
-		word.Or(bit)
+		if word.Or(bit)&bit == 0 {
+			p.left.Add(-1)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -1039,6 +1040,12 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				}
 				if nib := strings.Contains(src, "tg_perm16("); nib != (w == 16) {
 					t.Errorf("%s %s (width %d): nibbles converted by permutes %v", name, k.Name, w, nib)
+				}
+				// Q2_K's d·sc·q − dmin·m: the scale and the minimum in the
+				// permuted table (offsetPerm), one multiply-add a vector
+				offset := regexp.MustCompile(`tg_perm16\(\(\(vbc\d+\*\(\(tg_f16\)\{[-0-9,]*\}\)\)-vbc\d+\)`).MatchString(src)
+				if want := w == 16 && name == "Q2_K matvec"; offset != want {
+					t.Errorf("%s %s (width %d): the minimum folded into the table %v, want %v:\n%s", name, k.Name, w, offset, want, src)
 				}
 				if k.Tabs != nil {
 					inLoop := *k

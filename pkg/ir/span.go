@@ -4,8 +4,8 @@ package ir
 // buffers, as an affine function of its vars: every element written with
 // vars v lies in [Lo + Σ Coef[i]·v[i], Hi + Σ Coef[i]·v[i]]. A KV cache's
 // write at start_pos is a row at vars[0]·row: the CPU device populates a
-// lazily mapped buffer's pages ahead of such writes (a page first
-// written inside a kernel cost that launch 5-7 µs in the Xeon guest).
+// lazily mapped buffer's pages before such writes (a page first written
+// inside a kernel cost that launch 5-7 µs in the Xeon guest).
 type StoreSpan struct {
 	Buf    int
 	Lo, Hi int64

@@ -148,8 +148,7 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 		}
 		vals := sharedValues(k, prog.Members[leader], axes, fv, global)
 		if len(vals) == 0 {
-			slots, _ := laneValues(k, prog.Members[leader], axes, fv, global)
-			for _, vals := range slots { // Q2_K: a scale and a minimum per lane
+			for _, vals := range laneValues(k, prog.Members[leader], axes, fv, global) { // Q2_K: a scale and a minimum per lane
 				if t, ok := familyTable(k, vals, axes, fv, len(tabs)); ok {
 					tabs = append(tabs, t)
 				}
@@ -669,8 +668,9 @@ func memberValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis
 // read, when each member reads the same number of them that other members
 // read too (the largest such; a sub-block's scale, and Q2_K's its minimum,
 // which its lanes share): slot t holds the members' t-th values, in the
-// order each member reads them, each value once.
-func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) ([][]*Expr, bool) {
+// order each member reads them, each value once; nil when the members
+// read different numbers of them, or none.
+func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, global map[*Axis]bool) [][]*Expr {
 	read, readers := memberValues(k, members, axes, fv, global)
 	var slots [][]*Expr
 	for i := range members {
@@ -687,13 +687,13 @@ func laneValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis, 
 			slots = make([][]*Expr, len(top))
 		}
 		if len(top) == 0 || len(top) != len(slots) {
-			return nil, false
+			return nil
 		}
 		for t, v := range top {
 			slots[t] = appendNew(slots[t], v)
 		}
 	}
-	return slots, true
+	return slots
 }
 
 // translate says whether y is x with its loads' indices moved by
