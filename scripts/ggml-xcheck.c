@@ -24,7 +24,8 @@ int main(int argc, char **argv){
     {2,"Q4_0","dequantize_row_q4_0",32,18},{3,"Q4_1","dequantize_row_q4_1",32,20},{6,"Q5_0","dequantize_row_q5_0",32,22},
     {7,"Q5_1","dequantize_row_q5_1",32,24},{8,"Q8_0","dequantize_row_q8_0",32,34},{10,"Q2_K","dequantize_row_q2_K",256,84},
     {11,"Q3_K","dequantize_row_q3_K",256,110},{12,"Q4_K","dequantize_row_q4_K",256,144},{13,"Q5_K","dequantize_row_q5_K",256,176},
-    {14,"Q6_K","dequantize_row_q6_K",256,210}};
+    {14,"Q6_K","dequantize_row_q6_K",256,210},{20,"IQ4_NL","dequantize_row_iq4_nl",32,18},
+    {23,"IQ4_XS","dequantize_row_iq4_xs",256,136}};
   int rows = 2, n = 1024;
   float *x = malloc(sizeof(float)*rows*n), *y = malloc(sizeof(float)*rows*n);
   for (int i=0;i<rows*n;i++) x[i] = (float)(nrand() * (i % 97 == 0 ? 4.0 : 1.0));

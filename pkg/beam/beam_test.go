@@ -964,8 +964,10 @@ func TestMatvecMinsOneHSum(t *testing.T) {
 // TestQuantizedMatvecsInVectors: the matrix-vector products of the
 // quantized types a Q4_K_M or Q5_K_M file holds (Q4_K and Q5_K packed as
 // loaded, and Q6_K, whose high bits are shifted by 0 to 6 by sub-block: a
-// scalar shift for all lanes), of Q2_K and Q3_K (packed as loaded), and
-// of Q5_0 and Q5_1 (each lane shifts its
+// scalar shift for all lanes), of Q2_K and Q3_K (packed as loaded), of
+// IQ4_NL and IQ4_XS (packed: their nibbles index a non-linear grid, a chain
+// of selects that becomes one permute's table), and of Q5_0 and Q5_1
+// (each lane shifts its
 // block's word of fifth bits by its own amount: a vector literal at 16
 // lanes, an index plus the lane numbers at 8) accumulate in vectors at
 // both widths (the simd pass has
@@ -985,13 +987,15 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(9, 10))
 	graphs := map[string]*tensor.Tensor{
-		"Q4_K matvec": floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
-		"Q6_K matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T()),
-		"Q5_K matvec": floats(r, 1, 512).Dot(packed(t, r, quant.Q5_K, 16, 512).T()),
-		"Q5_0 matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_0, 16, 512).T()),
-		"Q5_1 matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_1, 16, 512).T()),
-		"Q2_K matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.Q2_K, 16, 512).T()),
-		"Q3_K matvec": floats(r, 1, 512).Dot(packed(t, r, quant.Q3_K, 16, 512).T()),
+		"Q4_K matvec":   floats(r, 1, 512).Dot(packedQ4K(t, r, 16, 512).T()),
+		"Q6_K matvec":   floats(r, 1, 512).Dot(quantized(t, r, quant.Q6_K, 16, 512).T()),
+		"Q5_K matvec":   floats(r, 1, 512).Dot(packed(t, r, quant.Q5_K, 16, 512).T()),
+		"Q5_0 matvec":   floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_0, 16, 512).T()),
+		"Q5_1 matvec":   floats(r, 1, 512).Dot(quantized(t, r, quant.Q5_1, 16, 512).T()),
+		"Q2_K matvec":   floats(r, 1, 512).Dot(quantized(t, r, quant.Q2_K, 16, 512).T()),
+		"Q3_K matvec":   floats(r, 1, 512).Dot(packed(t, r, quant.Q3_K, 16, 512).T()),
+		"IQ4_NL matvec": floats(r, 1, 512).Dot(quantized(t, r, quant.IQ4_NL, 16, 512).T()),
+		"IQ4_XS matvec": floats(r, 1, 512).Dot(packed(t, r, quant.IQ4_XS, 16, 512).T()),
 	}
 	for name, x := range graphs {
 		s, err := fuse.Create([]*tensor.Node{x.Node()}, fuse.Options{})
@@ -1018,7 +1022,12 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				// Q2_K's and Q3_K's sub-blocks are 16 weights too, and
 				// Q2_K's have a minimum beside the scale: two family
 				// tables.
-				kquant := !strings.HasPrefix(name, "Q5_0") && !strings.HasPrefix(name, "Q5_1")
+				// IQ4_NL's blocks have one scale each as Q5_0's; IQ4_XS's
+				// sub-blocks of 32 are two vectors at 16 lanes, unrolled
+				// whole, whose one scale no table holds (a table needs
+				// sub-block sums or a family).
+				kquant := !strings.HasPrefix(name, "Q5_0") && !strings.HasPrefix(name, "Q5_1") && !strings.HasPrefix(name, "IQ4_NL") &&
+					!(name == "IQ4_XS matvec" && w == 16)
 				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != kquant {
 					t.Errorf("%s %s (width %d): the sub-blocks' scales tabled %v:\n%s", name, k.Name, w, tabled, k.Dump())
 				}

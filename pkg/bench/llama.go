@@ -208,5 +208,5 @@ func llamaPrefill(n int) Workload {
 // 900 runs in chunks (models/llama.tg's prefill_chunk): its attention
 // over the positions so far is most of what the 128-token one lacks.
 func LlamaWorkloads() []Workload {
-	return []Workload{llamaDecode(allAs(quant.F32)), llamaDecode(allAs(quant.F16)), llamaDecode(allAs(quant.Q8_0)), llamaDecode(allAs(quant.Q4_K)), llamaDecode(q4KM), llamaDecode(q5KM), llamaDecode(q3KM), llamaDecode(allAs(quant.Q2_K)), llamaPrefill(128), llamaPrefill(900)}
+	return []Workload{llamaDecode(allAs(quant.F32)), llamaDecode(allAs(quant.F16)), llamaDecode(allAs(quant.Q8_0)), llamaDecode(allAs(quant.Q4_K)), llamaDecode(q4KM), llamaDecode(q5KM), llamaDecode(q3KM), llamaDecode(allAs(quant.Q2_K)), llamaDecode(allAs(quant.IQ4_XS)), llamaPrefill(128), llamaPrefill(900)}
 }

@@ -97,6 +97,13 @@ func decideBuffers(order []*tensor.Node, outputs []*tensor.Node, opts Options, r
 		if n.Realized() != nil || !n.Op.IsALU() {
 			continue
 		}
+		if tableEntry(n) {
+			// where(key == i, v, rest): one entry of a lookup table (IQ4's
+			// grid of 16 values over a nibble), which the renderer reads
+			// as one permute for the whole chain; its compare is free
+			cost[n] = cost[n.Src[2]]
+			continue
+		}
 		c := 1
 		for _, s := range n.Src {
 			c += cost[s]
@@ -270,6 +277,19 @@ func epilogueOfReduce(n *tensor.Node) bool {
 		return false
 	}
 	return walk(n)
+}
+
+// tableEntry reports whether n selects a constant where a value equals a
+// constant, and something else otherwise: a link of a lookup's chain.
+func tableEntry(n *tensor.Node) bool {
+	if n.Op != ir.OpWhere || !constOnly(n.Src[1]) {
+		return false
+	}
+	c := n.Src[0]
+	for c.Realized() == nil && c.Op.IsMovement() {
+		c = c.Src[0]
+	}
+	return c.Realized() == nil && c.Op == ir.OpCmpEq && (constOnly(c.Src[0]) || constOnly(c.Src[1]))
 }
 
 // constOnly reports whether a node is built from constants alone (no

@@ -299,7 +299,7 @@ func TestErrors(t *testing.T) {
 		{"alignment type", header(0, 1).str(AlignmentKey).u32(uint32(TypeUint64)).u64(32).b, `"general.alignment": has type uint64, want uint32`},
 		{"alignment value", header(0, 1).str(AlignmentKey).u32(uint32(TypeUint32)).u32(24).b, `"general.alignment": 24 is not a power of two`},
 		{"nesting", nested(20), "arrays nested more than 16 deep"},
-		{"unsupported type", tensorFile(23, []uint64{256}, 0, 136), `tensor_infos[0] "w": tensor type IQ4_XS (23) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)`},
+		{"unsupported type", tensorFile(17, []uint64{256}, 0, 74), `tensor_infos[0] "w": tensor type IQ2_XS (17) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)`},
 		{"unknown type", tensorFile(99, []uint64{1}, 0, 4), `tensor_infos[0] "w": unknown tensor type 99 (supported: F32`},
 		{"five dims", tensorFile(0, []uint64{1, 1, 1, 1, 1}, 0, 4), "5 dimensions, at most 4 are allowed"},
 		{"partial block", tensorFile(uint32(quant.Q4_K), []uint64{128, 2}, 0, 144), "a row of 128 elements is not a whole number of Q4_K blocks of 256"},
@@ -387,7 +387,7 @@ func TestWriteErrors(t *testing.T) {
 		{[]KV{{"k", Value{TypeArray, Array{TypeInt8, []uint8{1}}}}}, nil, "array of int8 holds []uint8"},
 		{[]KV{{"k", Uint8(1)}, {"k", Uint8(1)}}, nil, "duplicate key"},
 		{[]KV{{AlignmentKey, Uint32(3)}}, nil, "must be a uint32 power of two"},
-		{nil, []Tensor{{Name: "x", Dims: []int64{256}, Type: 23, Data: make([]byte, 136)}}, "IQ4_XS is not a supported type"},
+		{nil, []Tensor{{Name: "x", Dims: []int64{256}, Type: 17, Data: make([]byte, 74)}}, "IQ2_XS is not a supported type"},
 		{nil, []Tensor{{Name: "x", Dims: []int64{16}, Type: quant.Q4_0, Data: make([]byte, 9)}}, "not a whole number of Q4_0 blocks"},
 		{nil, []Tensor{{Name: "", Dims: []int64{}, Type: quant.F32, Data: make([]byte, 4)}}, "empty name"},
 	} {

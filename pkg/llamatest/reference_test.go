@@ -142,6 +142,7 @@ func TestEveryType(t *testing.T) {
 		{"Q8_0", AllAs(quant.Q8_0), 2e-2}, {"Q4_0", AllAs(quant.Q4_0), 0.5}, {"Q4_1", AllAs(quant.Q4_1), 0.5},
 		{"Q2_K", AllAs(quant.Q2_K), 2}, {"Q3_K", AllAs(quant.Q3_K), 1},
 		{"Q4_K", AllAs(quant.Q4_K), 0.5}, {"Q6_K", AllAs(quant.Q6_K), 0.2}, {"Q4_K_M", MixQ4KM, 0.5},
+		{"IQ4_NL", AllAs(quant.IQ4_NL), 0.5}, {"IQ4_XS", AllAs(quant.IQ4_XS), 0.5},
 	} {
 		var buf bytes.Buffer
 		if err := WriteGGUF(&buf, small, w, tc.typeOf); err != nil {

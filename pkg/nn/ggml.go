@@ -69,6 +69,10 @@ func Dequant(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tensor, err
 		w = d.q5k()
 	case quant.Q6_K:
 		w = d.q6k()
+	case quant.IQ4_NL:
+		w = d.iq4nl()
+	case quant.IQ4_XS:
+		w = d.iq4xs()
 	}
 	w = w.Reshape(shape...)
 	return w, w.Err()
@@ -96,6 +100,11 @@ func DequantPacked(raw *tensor.Tensor, t quant.Type, shape []int) (*tensor.Tenso
 	}
 	if raw.Numel() != quant.PackedBytes(t, nb) {
 		return nil, fmt.Errorf("dequant: packed %s %s needs %d bytes, the tensor has %d", t, tensor.FormatShape(shape), quant.PackedBytes(t, nb), raw.Numel())
+	}
+	if t == quant.IQ4_XS {
+		d := dequantizer{raw: raw, nb: nb, bb: quant.PackedBytes(t, 1)}
+		w := iq4Weight(d.half(0).Reshape(nb, 1, 1, 1), d.int8s(2, 10).Reshape(nb, 8, 1, 1), nibbles(d.bytes(10, 138).Reshape(nb, 8, 16), 2)).Reshape(shape...)
+		return w, w.Err()
 	}
 	if t == quant.Q3_K {
 		d := dequantizer{raw: raw, nb: nb, bb: quant.PackedBytes(t, 1)}
@@ -346,6 +355,43 @@ func (d dequantizer) q6k() *tensor.Tensor {
 	sc := d.int8s(192, 208).Reshape(d.nb, 2, 2, 2, 2, 1)
 	dd := d.half(208).Reshape(d.nb, 1, 1, 1, 1, 1)
 	return dd.Mul(d.f32(sc)).Mul(d.f32(q))
+}
+
+// gridIQ4 is quant.KValuesIQ4[q] for nibbles q (int32): a chain of
+// selects, which the C renderer turns into one permute of the 16 values
+// (a nibble's table, as for the other types' linear ones).
+func gridIQ4(q *tensor.Tensor) *tensor.Tensor {
+	v := ci(q, int(quant.KValuesIQ4[15]))
+	for i := 14; i >= 0; i-- {
+		v = q.Eq(ci(q, i)).Where(ci(q, int(quant.KValuesIQ4[i])), v)
+	}
+	return v
+}
+
+// iq4Weight is IQ4_XS's d*sc*grid[q] (IQ4_NL's without sc), for either
+// layout's fields (sc signed).
+func iq4Weight(dd, sc, q *tensor.Tensor) *tensor.Tensor {
+	return dd.Mul(sc.Cast(ir.Float32)).Mul(gridIQ4(q).Cast(ir.Float32))
+}
+
+// IQ4_NL: f16 d, 16 bytes of nibbles as Q4_0's: d*grid[q].
+func (d dequantizer) iq4nl() *tensor.Tensor {
+	q := nibbles(d.bytes(2, 18), 1) // (blocks, 2, 16)
+	return d.half(0).Reshape(d.nb, 1, 1).Mul(gridIQ4(q).Cast(ir.Float32))
+}
+
+// IQ4_XS: f16 d, uint16 scales_h, 4 bytes scales_l, then 8 sub-blocks of
+// 32 as IQ4_NL's nibbles. Sub-block s's scale (quant.ScaleIQ4XS): nibble
+// s%2 of scales_l[s/2], bit pair s of scales_h above it, less 32.
+func (d dequantizer) iq4xs() *tensor.Tensor {
+	ctx := d.raw.Context()
+	lo := d.bytes(4, 8).Reshape(d.nb, 4, 1).Expand(d.nb, 4, 2)
+	lo = and(lo.Shr(lane(ctx, 2, 2, 3).Mul(ci(lo, 4))), 15).Reshape(d.nb, 8)
+	hw := d.raw.Bitcast(ir.Uint16).Reshape(d.nb, d.bb/2).Shrink([][2]int{{0, d.nb}, {1, 2}}).Cast(ir.Int32).Expand(d.nb, 8)
+	hi := and(hw.Shr(lane(ctx, 8, 1, 2).Mul(ci(hw, 2))), 3)
+	sc := lo.Add(hi.Mul(ci(hi, 16))).Sub(ci(hi, 32)).Reshape(d.nb, 8, 1, 1)
+	q := nibbles(d.bytes(8, 136).Reshape(d.nb, 8, 16), 2) // (blocks, 8, 2, 16)
+	return iq4Weight(d.half(0).Reshape(d.nb, 1, 1, 1), sc, q)
 }
 
 // BF16: the top half of a float32; the blocks' memory read as bfloat16,

@@ -22,7 +22,7 @@ import (
 // (scales and mins), which random bytes must not make NaN or infinite.
 var halfFields = map[quant.Type][]int{
 	quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q4_1: {0, 2}, quant.Q4_K: {0, 2}, quant.Q6_K: {208},
-	quant.Q5_0: {0}, quant.Q5_1: {0, 2}, quant.Q5_K: {0, 2}, quant.Q2_K: {80, 82}, quant.Q3_K: {108},
+	quant.Q5_0: {0}, quant.Q5_1: {0, 2}, quant.Q5_K: {0, 2}, quant.Q2_K: {80, 82}, quant.Q3_K: {108}, quant.IQ4_NL: {0}, quant.IQ4_XS: {0},
 }
 
 // randomBlocks is nb blocks of random bytes (every bit pattern of the
@@ -507,5 +507,50 @@ func TestScaledPermExact(t *testing.T) {
 				t.Fatalf("%s: row %d sums to %v, want %v", dev, i, g, want)
 			}
 		}
+	}
+}
+
+// TestTiedIQ4StaysQuantized: a tied embedding in IQ4_XS, read by the
+// embedding's one-hot gather and by the classifier's matrix-vector
+// product, is dequantized inside both kernels, not stored as a float
+// copy of the table first: its grid of 16 values is a chain of selects
+// (nn's gridIQ4) that the fusion's cost model counts as a table lookup
+// (fuse's tableEntry), not as 30 operations a weight that two kernels
+// would recompute. (Stored, the copy was rewritten every decode step:
+// 18 ms of a 26 ms step for the 110M shape.)
+func TestTiedIQ4StaysQuantized(t *testing.T) {
+	ctx := tensor.NewContext(nil)
+	n, k := 64, 256
+	r := rand.New(rand.NewPCG(4, 5))
+	f := make([]float32, n*k)
+	for i := range f {
+		f[i] = float32(r.NormFloat64())
+	}
+	blocks, err := quant.Quantize(quant.IQ4_XS, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := dequant(ctx, quant.IQ4_XS, blocks, []int{n, k}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ctx.FromInts(ir.Int32, []int{1}, []int64{7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := tok.Reshape(1, 1, 1).Eq(ctx.Arange(0, float64(n), 1, ir.Int32).Reshape(n, 1))
+	emb := hit.Where(w, ctx.Full([]int{1}, 0, ir.Float32)).Sum(false, -2) // (1, k): row 7
+	logits := emb.Dot(w.T())
+	s, err := fuse.Create([]*tensor.Node{logits.Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range s.Items {
+		if it.Out.DType == ir.Float32 && it.Out.Numel() >= n*k {
+			t.Errorf("the dequantized table is stored by %s:\n%s", it.Kernel.Name, s.Dump())
+		}
+	}
+	if len(s.Items) != 2 {
+		t.Errorf("%d kernels, want 2 (the row's gather, the product):\n%s", len(s.Items), s.Dump())
 	}
 }

@@ -52,16 +52,18 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // blockFuncs decode one block of a quantized type: dst has BlockSize
 // elements, b BlockBytes bytes.
 var blockFuncs = map[Type]func(dst []float32, b []byte){
-	Q8_0: dequantQ8_0,
-	Q4_0: dequantQ4_0,
-	Q4_1: dequantQ4_1,
-	Q5_0: dequantQ5_0,
-	Q5_1: dequantQ5_1,
-	Q2_K: dequantQ2K,
-	Q3_K: dequantQ3K,
-	Q4_K: dequantQ4K,
-	Q5_K: dequantQ5K,
-	Q6_K: dequantQ6K,
+	Q8_0:   dequantQ8_0,
+	Q4_0:   dequantQ4_0,
+	Q4_1:   dequantQ4_1,
+	Q5_0:   dequantQ5_0,
+	Q5_1:   dequantQ5_1,
+	Q2_K:   dequantQ2K,
+	Q3_K:   dequantQ3K,
+	Q4_K:   dequantQ4K,
+	Q5_K:   dequantQ5K,
+	Q6_K:   dequantQ6K,
+	IQ4_NL: dequantIQ4NL,
+	IQ4_XS: dequantIQ4XS,
 }
 
 // f16 reads a little-endian binary16 value.
@@ -261,6 +263,46 @@ func dequantQ6K(dst []float32, b []byte) {
 				e := 128*h + 32*k + l
 				dst[e] = d * float32(int8(sc[e/16])) * float32(q[k])
 			}
+		}
+	}
+}
+
+// KValuesIQ4 is the value each nibble of IQ4_NL and IQ4_XS stands for
+// (ggml's kvalues_iq4nl): a non-linear grid, denser near zero.
+var KValuesIQ4 = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// dequantIQ4NL decodes an IQ4_NL block of 32: f16 d, then 16 bytes whose
+// low nibbles are elements 0..15 and high nibbles 16..31, each
+// d*KValuesIQ4[nibble].
+func dequantIQ4NL(dst []float32, b []byte) {
+	d := f16(b)
+	for j, q := range b[2:18] {
+		dst[j] = d * float32(KValuesIQ4[q&0xF])
+		dst[j+16] = d * float32(KValuesIQ4[q>>4])
+	}
+}
+
+// ScaleIQ4XS is IQ4_XS's signed 6-bit scale of sub-block s (0..7): its low
+// 4 bits are nibble s%2 of scales_l[s/2], its top 2 bits pair s of the
+// little-endian uint16 scales_h; the value less 32.
+func ScaleIQ4XS(s int, scalesH uint16, scalesL []byte) int8 {
+	lo := scalesL[s/2] >> (4 * (s % 2)) & 0xF
+	hi := byte(scalesH>>(2*s)) & 3
+	return int8(lo|hi<<4) - 32
+}
+
+// dequantIQ4XS decodes an IQ4_XS super-block of 256: f16 d, uint16
+// scales_h, 4 bytes scales_l (ScaleIQ4XS), then 8 sub-blocks of 32 laid
+// out as IQ4_NL blocks' nibbles (16 bytes each): element l of sub-block
+// s is d*scale[s]*KValuesIQ4[nibble].
+func dequantIQ4XS(dst []float32, b []byte) {
+	d := f16(b)
+	scalesH := binary.LittleEndian.Uint16(b[2:])
+	for s := range 8 {
+		ds := d * float32(ScaleIQ4XS(s, scalesH, b[4:8]))
+		for j, q := range b[8+16*s : 24+16*s] {
+			dst[32*s+j] = ds * float32(KValuesIQ4[q&0xF])
+			dst[32*s+j+16] = ds * float32(KValuesIQ4[q>>4])
 		}
 	}
 }

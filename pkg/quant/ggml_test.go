@@ -20,7 +20,7 @@ import (
 // layout (a scale's bits, a quant's position) fails here even where this
 // package's quantizer and decoder agree with each other.
 func TestMatchesGGML(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS} {
 		dir := filepath.Join("testdata", "ggml")
 		blocks, err := os.ReadFile(filepath.Join(dir, typ.String()+".blocks"))
 		if err != nil {

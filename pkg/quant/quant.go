@@ -21,12 +21,16 @@
 //	Q4_K    256    144  f16 d; f16 dmin; u8 scales[12]; u8 qs[128]
 //	Q5_K    256    176  f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]
 //	Q6_K    256    210  u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d
+//	IQ4_NL   32     18  f16 d; u8 qs[16]                        (d*KValuesIQ4[nib(i)])
+//	IQ4_XS  256    136  f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]
 //
 // In Q4_0 and Q4_1, byte j of qs holds element j in its low nibble and
 // element j+16 in its high nibble. Q5_0 and Q5_1 add a fifth bit per
 // element: bit i of the little-endian uint32 qh is element i's bit 4
 // (q5(i) = nib(i) | bit<<4). The K types are described at dequantQ2K,
-// dequantQ3K, dequantQ4K, dequantQ5K and dequantQ6K.
+// dequantQ3K, dequantQ4K, dequantQ5K and dequantQ6K, IQ4_XS at
+// dequantIQ4XS. IQ4_NL's and IQ4_XS's nibbles index a non-linear table of
+// 16 values (KValuesIQ4) instead of standing for themselves.
 package quant
 
 import (
@@ -39,19 +43,21 @@ type Type uint32
 
 // The supported types. Their values are ggml's enum ggml_type.
 const (
-	F32  Type = 0
-	F16  Type = 1
-	Q4_0 Type = 2
-	Q4_1 Type = 3
-	Q5_0 Type = 6
-	Q5_1 Type = 7
-	Q8_0 Type = 8
-	Q2_K Type = 10
-	Q3_K Type = 11
-	Q4_K Type = 12
-	Q5_K Type = 13
-	Q6_K Type = 14
-	BF16 Type = 30
+	F32    Type = 0
+	F16    Type = 1
+	Q4_0   Type = 2
+	Q4_1   Type = 3
+	Q5_0   Type = 6
+	Q5_1   Type = 7
+	Q8_0   Type = 8
+	Q2_K   Type = 10
+	Q3_K   Type = 11
+	Q4_K   Type = 12
+	Q5_K   Type = 13
+	Q6_K   Type = 14
+	IQ4_NL Type = 20
+	IQ4_XS Type = 23
+	BF16   Type = 30
 )
 
 // format is the shape of one supported type's blocks.
@@ -60,24 +66,26 @@ type format struct {
 }
 
 var formats = map[Type]format{
-	F32:  {1, 4},
-	F16:  {1, 2},
-	BF16: {1, 2},
-	Q8_0: {32, 34},
-	Q4_0: {32, 18},
-	Q4_1: {32, 20},
-	Q5_0: {32, 22},
-	Q5_1: {32, 24},
-	Q2_K: {256, 84},
-	Q3_K: {256, 110},
-	Q4_K: {256, 144},
-	Q5_K: {256, 176},
-	Q6_K: {256, 210},
+	F32:    {1, 4},
+	F16:    {1, 2},
+	BF16:   {1, 2},
+	Q8_0:   {32, 34},
+	Q4_0:   {32, 18},
+	Q4_1:   {32, 20},
+	Q5_0:   {32, 22},
+	Q5_1:   {32, 24},
+	Q2_K:   {256, 84},
+	Q3_K:   {256, 110},
+	Q4_K:   {256, 144},
+	Q5_K:   {256, 176},
+	Q6_K:   {256, 210},
+	IQ4_NL: {32, 18},
+	IQ4_XS: {256, 136},
 }
 
 // supportedOrder lists the supported types in the order error messages name
 // them.
-var supportedOrder = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
+var supportedOrder = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS}
 
 // names holds every type ggml has defined, supported or not, so that a file
 // using one gets an error naming it.
@@ -114,7 +122,7 @@ func SupportedTypes() []Type {
 
 // SupportedList is the supported type names joined for messages:
 // "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
-// Q6_K".
+// Q6_K, IQ4_NL, IQ4_XS".
 func SupportedList() string {
 	s := make([]string, len(supportedOrder))
 	for i, t := range supportedOrder {

@@ -274,6 +274,45 @@ func TestQ3KBlock(t *testing.T) {
 	expect(t, dequant(t, Q3_K, b), want, func(e int) float32 { return 0.5 * float32(q3kSc[e/16]) * -4 })
 }
 
+func TestIQ4NLBlock(t *testing.T) {
+	b := make([]byte, 18)
+	b[0], b[1] = 0x00, 0x38 // d = 0.5
+	for j := range 16 {
+		b[2+j] = 0x88 // nibble 8: grid value 1
+	}
+	b[2+0] = 0x0F // element 0: nibble 15 (113); element 16: nibble 0 (-127)
+	b[2+5] = 0x7A // element 5: nibble 10 (25); element 21: nibble 7 (-10)
+	want := map[int]float32{0: 0.5 * 113, 16: 0.5 * -127, 5: 0.5 * 25, 21: 0.5 * -10}
+	expect(t, dequant(t, IQ4_NL, b), want, func(int) float32 { return 0.5 })
+}
+
+// iq4xsLs are the 6-bit scales (plus 32) of TestIQ4XSBlock's sub-blocks,
+// packed by hand into scales_l (their low nibbles, two a byte) and
+// scales_h (their top bit pairs, sub-block s at bits 2s).
+var iq4xsLs = [8]int{0, 1, 31, 32, 33, 47, 63, 16}
+
+func TestScaleIQ4XS(t *testing.T) {
+	scalesL := []byte{0x10, 0x0F, 0xF1, 0x0F}
+	for s, ls := range iq4xsLs {
+		if got := ScaleIQ4XS(s, 0x7A90, scalesL); int(got) != ls-32 {
+			t.Errorf("sub-block %d: scale %d, want %d", s, got, ls-32)
+		}
+	}
+}
+
+func TestIQ4XSBlock(t *testing.T) {
+	b := make([]byte, 136)
+	b[0], b[1] = 0x00, 0x34 // d = 0.25
+	b[2], b[3] = 0x90, 0x7A // scales_h
+	copy(b[4:8], []byte{0x10, 0x0F, 0xF1, 0x0F})
+	for j := range 128 {
+		b[8+j] = 0x88 // grid value 1
+	}
+	b[8+32+3] = 0xF0 // sub-block 2, byte 3: element 67 nibble 0 (-127), element 83 nibble 15 (113)
+	want := map[int]float32{67: 0.25 * -1 * -127, 83: 0.25 * -1 * 113}
+	expect(t, dequant(t, IQ4_XS, b), want, func(e int) float32 { return 0.25 * float32(iq4xsLs[e/32]-32) })
+}
+
 // TestMultiBlock checks that Dequantize walks consecutive blocks.
 func TestMultiBlock(t *testing.T) {
 	b := make([]byte, 68)
@@ -291,7 +330,7 @@ func TestDequantizeErrors(t *testing.T) {
 	}{
 		{Q8_0, 31, 34, "whole number of blocks"},
 		{Q8_0, 32, 33, "need 34 bytes, got 33"},
-		{Type(23), 256, 136, "IQ4_XS (23) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)"},
+		{Type(17), 256, 74, "IQ2_XS (17) is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)"},
 		{Type(99), 1, 1, "unknown tensor type 99"},
 	} {
 		err := Dequantize(tc.typ, make([]float32, tc.n), make([]byte, tc.src))
@@ -366,6 +405,10 @@ func TestRoundTrip(t *testing.T) {
 				bound = 2 * amax / 3 * 0.65
 			case Q3_K:
 				bound = amax / 4 * 0.6
+			case IQ4_NL: // half the grid's widest gap (23 of 127), or the clamp at 113
+				bound = amax * 0.12
+			case IQ4_XS:
+				bound = amax * 0.14
 			}
 			if d := abs(y[i] - x[i]); d > bound || math.IsNaN(float64(y[i])) {
 				t.Errorf("%v: element %d = %v, want %v within %v", typ, i, y[i], x[i], bound)

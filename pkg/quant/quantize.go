@@ -30,19 +30,21 @@ func Quantize(t Type, src []float32) ([]byte, error) {
 }
 
 var quantFuncs = map[Type]func(b []byte, x []float32){
-	F32:  func(b []byte, x []float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(x[0])) },
-	F16:  func(b []byte, x []float32) { binary.LittleEndian.PutUint16(b, half.FromFloat32(x[0])) },
-	BF16: func(b []byte, x []float32) { binary.LittleEndian.PutUint16(b, BF16FromFloat32(x[0])) },
-	Q8_0: quantQ8_0,
-	Q4_0: quantQ4_0,
-	Q4_1: quantQ4_1,
-	Q5_0: quantQ5_0,
-	Q5_1: quantQ5_1,
-	Q2_K: quantQ2K,
-	Q3_K: quantQ3K,
-	Q4_K: quantQ4K,
-	Q5_K: quantQ5K,
-	Q6_K: quantQ6K,
+	F32:    func(b []byte, x []float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(x[0])) },
+	F16:    func(b []byte, x []float32) { binary.LittleEndian.PutUint16(b, half.FromFloat32(x[0])) },
+	BF16:   func(b []byte, x []float32) { binary.LittleEndian.PutUint16(b, BF16FromFloat32(x[0])) },
+	Q8_0:   quantQ8_0,
+	Q4_0:   quantQ4_0,
+	Q4_1:   quantQ4_1,
+	Q5_0:   quantQ5_0,
+	Q5_1:   quantQ5_1,
+	Q2_K:   quantQ2K,
+	Q3_K:   quantQ3K,
+	Q4_K:   quantQ4K,
+	Q5_K:   quantQ5K,
+	Q6_K:   quantQ6K,
+	IQ4_NL: quantIQ4NL,
+	IQ4_XS: quantIQ4XS,
 }
 
 // BF16FromFloat32 rounds f to the nearest bfloat16, ties to even; NaNs stay
@@ -310,3 +312,52 @@ func quantQ6K(b []byte, x []float32) {
 }
 
 func abs(v float32) float32 { return float32(math.Abs(float64(v))) }
+
+// nearestIQ4 is the nibble whose KValuesIQ4 value is nearest v.
+func nearestIQ4(v float32) byte {
+	best := 0
+	for i, k := range KValuesIQ4 {
+		if abs(v-float32(k)) < abs(v-float32(KValuesIQ4[best])) {
+			best = i
+		}
+	}
+	return byte(best)
+}
+
+// putIQ4 stores 32 values scaled by 1/ds as the nibbles of the grid
+// values nearest them (element j low, j+16 high).
+func putIQ4(qs []byte, x []float32, ds float32) {
+	id := inverse(ds)
+	for j := range 16 {
+		qs[j] = nearestIQ4(x[j]*id) | nearestIQ4(x[j+16]*id)<<4
+	}
+}
+
+// quantIQ4NL maps the element of largest magnitude to the grid's -127.
+func quantIQ4NL(b []byte, x []float32) {
+	putIQ4(b[2:18], x, putF16(b, largest(x)/-127))
+}
+
+// quantIQ4XS gives each sub-block of 32 the scale that maps its element
+// of largest magnitude to -127, a signed 6-bit multiple of d, which maps
+// the largest scale to -32.
+func quantIQ4XS(b []byte, x []float32) {
+	var scale [8]float32
+	var big float32
+	for s := range 8 {
+		scale[s] = largest(x[32*s:32*s+32]) / -127
+		if abs(scale[s]) > abs(big) {
+			big = scale[s]
+		}
+	}
+	d := putF16(b, big/-32)
+	var scalesH uint16
+	for s := range 8 {
+		sc := clampRound(scale[s]*inverse(d), -32, 31)
+		u := sc + 32
+		b[4+s/2] |= byte(u&0xF) << (4 * (s % 2))
+		scalesH |= uint16(u>>4) << (2 * s)
+		putIQ4(b[8+16*s:24+16*s], x[32*s:32*s+32], d*float32(sc))
+	}
+	binary.LittleEndian.PutUint16(b[2:], scalesH)
+}

@@ -844,7 +844,7 @@ func nibbleOf(t ir.Lanes) (nibbleTerm, bool) {
 		return tm, tableFits(tm.table)
 	case ir.OpWhere:
 		if !t.Src(0).Uniform() {
-			return nibbleTerm{}, false
+			return lookupOf(t)
 		}
 		a, okA := nibbleOf(t.Src(1))
 		b, okB := nibbleOf(t.Src(2))
@@ -863,6 +863,69 @@ func laneConst(t ir.Lanes) (int64, bool) {
 		return 0, false
 	}
 	return t.L[0].Min, true
+}
+
+// lookupOf is a select between two tables (or constants) of one source
+// by lanes that compare that source's nibble with a constant:
+// where(q == i, v, rest), IQ4's grid values chained over the 16 nibbles
+// (nn's gridIQ4), becomes one table.
+func lookupOf(t ir.Lanes) (nibbleTerm, bool) {
+	cond := t.Src(0)
+	if cond.L[0].Op != ir.OpCmpEq {
+		return nibbleTerm{}, false
+	}
+	var key nibbleTerm
+	var c int64
+	found := false
+	for j := range 2 {
+		if v, ok := laneConst(cond.Src(j)); ok {
+			if tm, ok := nibbleOf(cond.Src(1 - j)); ok && tm.src.sel == nil {
+				key, c, found = tm, v, true
+				break
+			}
+		}
+	}
+	if !found {
+		return nibbleTerm{}, false
+	}
+	arm := func(x ir.Lanes) (nibbleTerm, bool) {
+		if v, ok := laneConst(x); ok {
+			tm := nibbleTerm{src: key.src}
+			for i := range tm.table {
+				tm.table[i] = v
+			}
+			return tm, true
+		}
+		tm, ok := nibbleOf(x)
+		return tm, ok && tm.src.sel == nil && sameLanes(*tm.src.t, *key.src.t)
+	}
+	a, okA := arm(t.Src(1))
+	b, okB := arm(t.Src(2))
+	if !okA || !okB {
+		return nibbleTerm{}, false
+	}
+	out := nibbleTerm{src: key.src}
+	for i := range out.table {
+		if key.table[i] == c {
+			out.table[i] = a.table[i]
+		} else {
+			out.table[i] = b.table[i]
+		}
+	}
+	return out, tableFits(out.table)
+}
+
+// sameLanes says whether two lane tuples are the same expressions.
+func sameLanes(a, b ir.Lanes) bool {
+	if a.W != b.W || len(a.L) != len(b.L) {
+		return false
+	}
+	for i := range a.L {
+		if a.L[i] != b.L[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // tableFits says whether a table's values are small enough to be exact in
