@@ -220,18 +220,25 @@ func quantQ2K(b []byte, x []float32) {
 	}
 }
 
-// quantQ3K maps each sub-block of 16's element of largest magnitude to
-// -4 (as quantQ4_0 does to -8), its scale a signed 6-bit multiple of d,
-// which maps the largest scale to -32.
-func quantQ3K(b []byte, x []float32) {
-	var scale [16]float32
-	var big float32
-	for s := range 16 {
-		scale[s] = largest(x[16*s:16*s+16]) / -4
+// signedScales is each sub-block of size elements' scale that maps its
+// element of largest magnitude to -level, and the scale of largest
+// magnitude (the first of them).
+func signedScales(x []float32, size int, level float32) (scale []float32, big float32) {
+	scale = make([]float32, len(x)/size)
+	for s := range scale {
+		scale[s] = largest(x[size*s:size*s+size]) / -level
 		if abs(scale[s]) > abs(big) {
 			big = scale[s]
 		}
 	}
+	return scale, big
+}
+
+// quantQ3K maps each sub-block of 16's element of largest magnitude to
+// -4 (as quantQ4_0 does to -8), its scale a signed 6-bit multiple of d,
+// which maps the largest scale to -32.
+func quantQ3K(b []byte, x []float32) {
+	scale, big := signedScales(x, 16, 4)
 	hmask, qs, scb := b[0:32], b[32:96], b[96:108]
 	d := putF16(b[108:], big/-32)
 	for s := range 16 {
@@ -342,14 +349,7 @@ func quantIQ4NL(b []byte, x []float32) {
 // of largest magnitude to -127, a signed 6-bit multiple of d, which maps
 // the largest scale to -32.
 func quantIQ4XS(b []byte, x []float32) {
-	var scale [8]float32
-	var big float32
-	for s := range 8 {
-		scale[s] = largest(x[32*s:32*s+32]) / -127
-		if abs(scale[s]) > abs(big) {
-			big = scale[s]
-		}
-	}
+	scale, big := signedScales(x, 32, 127)
 	d := putF16(b, big/-32)
 	var scalesH uint16
 	for s := range 8 {
