@@ -357,13 +357,13 @@ func (d dequantizer) q6k() *tensor.Tensor {
 	return dd.Mul(d.f32(sc)).Mul(d.f32(q))
 }
 
-// gridIQ4 is quant.KValuesIQ4[q] for nibbles q (int32): a chain of
+// gridIQ4 is quant.GridIQ4(q) for nibbles q (int32): a chain of
 // selects, which the C renderer turns into one permute of the 16 values
 // (a nibble's table, as for the other types' linear ones).
 func gridIQ4(q *tensor.Tensor) *tensor.Tensor {
-	v := ci(q, int(quant.KValuesIQ4[15]))
+	v := ci(q, int(quant.GridIQ4(15)))
 	for i := 14; i >= 0; i-- {
-		v = q.Eq(ci(q, i)).Where(ci(q, int(quant.KValuesIQ4[i])), v)
+		v = q.Eq(ci(q, i)).Where(ci(q, int(quant.GridIQ4(i))), v)
 	}
 	return v
 }

@@ -267,18 +267,21 @@ func dequantQ6K(dst []float32, b []byte) {
 	}
 }
 
-// KValuesIQ4 is the value each nibble of IQ4_NL and IQ4_XS stands for
+// iq4Grid is the value each nibble of IQ4_NL and IQ4_XS stands for
 // (ggml's kvalues_iq4nl): a non-linear grid, denser near zero.
-var KValuesIQ4 = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+var iq4Grid = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// GridIQ4 is the value IQ4_NL's and IQ4_XS's nibble q (0..15) stands for.
+func GridIQ4(q int) int8 { return iq4Grid[q&0xF] }
 
 // dequantIQ4NL decodes an IQ4_NL block of 32: f16 d, then 16 bytes whose
 // low nibbles are elements 0..15 and high nibbles 16..31, each
-// d*KValuesIQ4[nibble].
+// d*GridIQ4(nibble).
 func dequantIQ4NL(dst []float32, b []byte) {
 	d := f16(b)
 	for j, q := range b[2:18] {
-		dst[j] = d * float32(KValuesIQ4[q&0xF])
-		dst[j+16] = d * float32(KValuesIQ4[q>>4])
+		dst[j] = d * float32(iq4Grid[q&0xF])
+		dst[j+16] = d * float32(iq4Grid[q>>4])
 	}
 }
 
@@ -294,15 +297,15 @@ func ScaleIQ4XS(s int, scalesH uint16, scalesL []byte) int8 {
 // dequantIQ4XS decodes an IQ4_XS super-block of 256: f16 d, uint16
 // scales_h, 4 bytes scales_l (ScaleIQ4XS), then 8 sub-blocks of 32 laid
 // out as IQ4_NL blocks' nibbles (16 bytes each): element l of sub-block
-// s is d*scale[s]*KValuesIQ4[nibble].
+// s is d*scale[s]*GridIQ4(nibble).
 func dequantIQ4XS(dst []float32, b []byte) {
 	d := f16(b)
 	scalesH := binary.LittleEndian.Uint16(b[2:])
 	for s := range 8 {
 		ds := d * float32(ScaleIQ4XS(s, scalesH, b[4:8]))
 		for j, q := range b[8+16*s : 24+16*s] {
-			dst[32*s+j] = ds * float32(KValuesIQ4[q&0xF])
-			dst[32*s+j+16] = ds * float32(KValuesIQ4[q>>4])
+			dst[32*s+j] = ds * float32(iq4Grid[q&0xF])
+			dst[32*s+j+16] = ds * float32(iq4Grid[q>>4])
 		}
 	}
 }

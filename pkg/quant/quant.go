@@ -21,7 +21,7 @@
 //	Q4_K    256    144  f16 d; f16 dmin; u8 scales[12]; u8 qs[128]
 //	Q5_K    256    176  f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]
 //	Q6_K    256    210  u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d
-//	IQ4_NL   32     18  f16 d; u8 qs[16]                        (d*KValuesIQ4[nib(i)])
+//	IQ4_NL   32     18  f16 d; u8 qs[16]                        (d*GridIQ4(nib(i)))
 //	IQ4_XS  256    136  f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]
 //
 // In Q4_0 and Q4_1, byte j of qs holds element j in its low nibble and
@@ -30,7 +30,7 @@
 // (q5(i) = nib(i) | bit<<4). The K types are described at dequantQ2K,
 // dequantQ3K, dequantQ4K, dequantQ5K and dequantQ6K, IQ4_XS at
 // dequantIQ4XS. IQ4_NL's and IQ4_XS's nibbles index a non-linear table of
-// 16 values (KValuesIQ4) instead of standing for themselves.
+// 16 values (GridIQ4) instead of standing for themselves.
 package quant
 
 import (

@@ -320,11 +320,11 @@ func quantQ6K(b []byte, x []float32) {
 
 func abs(v float32) float32 { return float32(math.Abs(float64(v))) }
 
-// nearestIQ4 is the nibble whose KValuesIQ4 value is nearest v.
+// nearestIQ4 is the nibble whose grid value (GridIQ4) is nearest v.
 func nearestIQ4(v float32) byte {
 	best := 0
-	for i, k := range KValuesIQ4 {
-		if abs(v-float32(k)) < abs(v-float32(KValuesIQ4[best])) {
+	for i, k := range iq4Grid {
+		if abs(v-float32(k)) < abs(v-float32(iq4Grid[best])) {
 			best = i
 		}
 	}
