@@ -1050,6 +1050,11 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				if nib := strings.Contains(src, "tg_perm16("); nib != (w == 16) {
 					t.Errorf("%s %s (width %d): nibbles converted by permutes %v", name, k.Name, w, nib)
 				}
+				// IQ4's grid is no line: at 8 lanes two permutes of 8 and a
+				// select, where the linear tables convert
+				if grid := strings.Contains(src, "tg_perm8x2("); grid != (w == 8 && strings.HasPrefix(name, "IQ4")) {
+					t.Errorf("%s %s (width %d): a grid's two 8-lane permutes %v", name, k.Name, w, grid)
+				}
 				// Q2_K's d·sc·q − dmin·m: the scale and the minimum in the
 				// permuted table (offsetPerm), one multiply-add a vector
 				offset := regexp.MustCompile(`tg_perm16\(\(\(vbc\d+\*\(\(tg_f16\)\{[-0-9,]*\}\)\)-vbc\d+\)`).MatchString(src)

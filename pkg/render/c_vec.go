@@ -592,6 +592,14 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 				parts[i] = fmt.Sprintf("tg_perm16((%s), %s)", tm.literal(), r.nibbleIndex(tm.src))
 			}
 			s = "(" + strings.Join(parts, "+") + ")"
+		} else if ok && w == 8 && e0.DType == ir.Float32 && len(terms) == 1 && !affine(terms[0].table) {
+			// a non-linear table (IQ4's grid) at 8 lanes: two halves of
+			// 8 and a select by the index's bit 3, where converting the
+			// selects' integers cost a compare and a blend per entry
+			r.need("tg_perm8x2", cPerm8x2Def)
+			tab := terms[0].literal() // (tg_f16){...}: its two halves
+			vals := strings.Split(strings.TrimSuffix(strings.TrimPrefix(tab, "(tg_f16){"), "}"), ",")
+			s = fmt.Sprintf("tg_perm8x2(((tg_f8){%s}), ((tg_f8){%s}), %s)", strings.Join(vals[:8], ","), strings.Join(vals[8:], ","), r.nibbleIndex(terms[0].src))
 		} else {
 			s = fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		}
@@ -730,6 +738,36 @@ const cPerm16Def = `#if defined(__AVX512F__) && defined(__clang__)
 #else
 #define tg_perm16(table, v) ({ tg_f16 t_ = (table), r_; tg_i16 v_ = (tg_i16)(v) & 15; for (int l_ = 0; l_ < 16; l_++) r_[l_] = t_[v_[l_]]; r_; })
 #endif`
+
+// cPerm8x2Def is tg_perm8x2(lo, hi, v): 8 float lanes, lo[v & 7] where v's
+// bit 3 is clear and hi[v & 7] where it is set: gcc's two-vector shuffle
+// (vpermt2ps with AVX-512, two vpermps and a blend with AVX2), a loop
+// elsewhere.
+const cPerm8x2Def = `#if defined(__GNUC__) && !defined(__clang__)
+#define tg_perm8x2(lo, hi, v) __builtin_shuffle((lo), (hi), (tg_i8)(v) & 15)
+#else
+#define tg_perm8x2(lo, hi, v) ({ tg_f8 l_ = (lo), h_ = (hi), r_; tg_i8 v_ = (tg_i8)(v) & 15; for (int i_ = 0; i_ < 8; i_++) r_[i_] = v_[i_] < 8 ? l_[v_[i_]] : h_[v_[i_] - 8]; r_; })
+#endif`
+
+// affine says whether a table is a + b·(i mod p) over its 16 entries for
+// some p dividing 16 (Q2_K's low bits repeat every 4): the lanes' own
+// integers, converted, compute it.
+func affine(tab [16]int64) bool {
+	for p := 1; p <= 16; p *= 2 {
+		b := int64(0)
+		if p > 1 {
+			b = tab[1] - tab[0]
+		}
+		ok := true
+		for i, v := range tab {
+			ok = ok && v == tab[0]+b*int64(i%p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
 
 // nibbleTerm is int32 lanes computed from the low 4 bits of src's alone:
 // lane l is table[src[l] & 15].
@@ -879,7 +917,7 @@ func lookupOf(t ir.Lanes) (nibbleTerm, bool) {
 	found := false
 	for j := range 2 {
 		if v, ok := laneConst(cond.Src(j)); ok {
-			if tm, ok := nibbleOf(cond.Src(1 - j)); ok && tm.src.sel == nil {
+			if tm, ok := nibbleOf(cond.Src(1 - j)); ok {
 				key, c, found = tm, v, true
 				break
 			}
@@ -897,7 +935,7 @@ func lookupOf(t ir.Lanes) (nibbleTerm, bool) {
 			return tm, true
 		}
 		tm, ok := nibbleOf(x)
-		return tm, ok && tm.src.sel == nil && sameLanes(*tm.src.t, *key.src.t)
+		return tm, ok && sameSrc(tm.src, key.src)
 	}
 	a, okA := arm(t.Src(1))
 	b, okB := arm(t.Src(2))
@@ -913,6 +951,15 @@ func lookupOf(t ir.Lanes) (nibbleTerm, bool) {
 		}
 	}
 	return out, tableFits(out.table)
+}
+
+// sameSrc says whether two nibble sources are the same lanes (and the
+// same scalar choice between two, if any).
+func sameSrc(a, b nibbleSrc) bool {
+	same := func(x, y *ir.Lanes) bool {
+		return x == nil && y == nil || x != nil && y != nil && sameLanes(*x, *y)
+	}
+	return same(a.t, b.t) && same(a.alt, b.alt) && same(a.sel, b.sel)
 }
 
 // sameLanes says whether two lane tuples are the same expressions.
