@@ -1024,10 +1024,9 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				// tables.
 				// IQ4_NL's blocks have one scale each as Q5_0's; IQ4_XS's
 				// sub-blocks of 32 are two vectors at 16 lanes, unrolled
-				// whole, whose one scale no table holds (a table needs
-				// sub-block sums or a family).
-				kquant := !strings.HasPrefix(name, "Q5_0") && !strings.HasPrefix(name, "Q5_1") && !strings.HasPrefix(name, "IQ4_NL") &&
-					!(name == "IQ4_XS matvec" && w == 16)
+				// whole, which share their scale: a table without
+				// sub-block sums.
+				kquant := !strings.HasPrefix(name, "Q5_0") && !strings.HasPrefix(name, "Q5_1") && !strings.HasPrefix(name, "IQ4_NL")
 				if tabled := k.Tabs != nil && strings.Contains(src, "tg_tab0["); tabled != kquant {
 					t.Errorf("%s %s (width %d): the sub-blocks' scales tabled %v:\n%s", name, k.Name, w, tabled, k.Dump())
 				}

@@ -189,8 +189,11 @@ func PlanTables(k *Kernel, _ Target) (*Kernel, error) {
 // read some of the group's loops (axes) and otherwise only global axes,
 // and that every member reads, when the members' values have a reduce
 // nested in them that reads the group's loops (the block's sum; not a
-// value computed before the loops, a softmax's maximum). Q6_K's blocks
-// of 16 weights, one vector unrolled whole with no loop left, have none
+// value computed before the loops, a softmax's maximum), or when several
+// members read them without one (IQ4_XS's sub-block of 32 at 16 lanes:
+// two vectors unrolled whole that share their scale; its products 4-8 %
+// faster tabled). Q6_K's blocks of 16 weights, one vector unrolled whole
+// with no loop left, have none
 // (a table for each unrolled sub-block made the 768x2048 product slower,
 // 82 against 78 µs: loops of 2 around a row's 64 scales, too short for
 // the compiler to vectorize); familyTable gives them one table.
@@ -204,8 +207,8 @@ func sharedValues(k *Kernel, members []*Expr, axes []*Axis, fv map[*Expr][]*Axis
 			return !nested
 		})
 	}
-	if !nested {
-		return nil
+	if !nested && len(members) < 2 {
+		return nil // one vector a block, nothing shared with another
 	}
 	read, readers := memberValues(k, members, axes, fv, global)
 	var cands []*Expr // in the order the members first read them
