@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 30s ./pkg/script/frontend
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./pkg/backend/kcache
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/gguf
+	$(GO) test -run '^$$' -fuzz FuzzDequantize -fuzztime 30s ./pkg/quant
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pkg/llama2c
 	$(GO) test -run '^$$' -fuzz FuzzParseTokenizer -fuzztime 30s ./pkg/llama2c
 	$(GO) test -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime 30s ./pkg/tokenizer
