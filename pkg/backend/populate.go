@@ -44,9 +44,11 @@ func newLazyPages(size int) *lazyPages {
 }
 
 // populate faults in the chunks of b's bytes [from, to) that are not yet
-// (concurrent calls may both ask for a chunk: populating is idempotent).
-func (p *lazyPages) populate(b *hostBuffer, from, to int64) {
-	if p.off.Load() || p.left.Load() <= 0 || len(b.data) == 0 {
+// (concurrent calls may both ask for a chunk: populating is idempotent);
+// nothing for a buffer that is not a lazy mapping.
+func (b *hostBuffer) populate(from, to int64) {
+	p := b.pages
+	if p == nil || p.off.Load() || p.left.Load() <= 0 || len(b.data) == 0 {
 		return // a buffer written whole once costs no more checks
 	}
 	to = min(to, int64(len(b.data)))
@@ -81,6 +83,6 @@ func populateSpans(spans []ir.StoreSpan, bufs []Buffer, vars []int64) {
 		}
 		lo, hi := s.At(vars)
 		size := int64(hb.dt.Size())
-		hb.pages.populate(hb, lo*size, (hi+1)*size)
+		hb.populate(lo*size, (hi+1)*size)
 	}
 }

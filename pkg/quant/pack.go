@@ -33,14 +33,43 @@ import "fmt"
 // int8, then its nibbles as in the file: 138 bytes against 136 (1.5 %
 // more), for the same reason.
 
-// q3kPackedBytes and iq4xsPackedBytes are a block in the packed layout.
-const (
-	q3kPackedBytes   = 114
-	iq4xsPackedBytes = 138
-)
+// blockPacker is, for a type whose packed layout keeps its blocks (Q3_K,
+// IQ4_XS), the size of a packed block and the function that packs one
+// (o from the file's b); 0 and nil for the others.
+func blockPacker(t Type) (int, func(o, b []byte)) {
+	switch t {
+	case Q3_K:
+		return 114, packQ3K
+	case IQ4_XS:
+		return 138, packIQ4XS
+	}
+	return 0, nil
+}
+
+// packQ3K: hmask and qs, the 16 scales as int8, d.
+func packQ3K(o, b []byte) {
+	copy(o, b[:96])
+	for s := range 16 {
+		o[96+s] = byte(ScaleK3(s, b[96:108]))
+	}
+	copy(o[112:], b[108:110])
+}
+
+// packIQ4XS: d, the 8 scales as int8, the nibbles.
+func packIQ4XS(o, b []byte) {
+	copy(o, b[:2])
+	scalesH := uint16(b[2]) | uint16(b[3])<<8
+	for s := range 8 {
+		o[2+s] = byte(ScaleIQ4XS(s, scalesH, b[4:8]))
+	}
+	copy(o[10:], b[8:136])
+}
 
 // HasPacked reports whether t has a packed kernel layout.
-func HasPacked(t Type) bool { return t == Q4_K || t == Q5_K || t == Q3_K || t == IQ4_XS }
+func HasPacked(t Type) bool {
+	n, _ := blockPacker(t)
+	return t == Q4_K || t == Q5_K || n > 0
+}
 
 // packedQH is the bytes of a block's qh section in t's packed layout.
 func packedQH(t Type) int {
@@ -52,11 +81,8 @@ func packedQH(t Type) int {
 
 // PackedBytes is the size of nb blocks of t in its packed layout.
 func PackedBytes(t Type, nb int) int {
-	switch t {
-	case Q3_K:
-		return nb * q3kPackedBytes
-	case IQ4_XS:
-		return nb * iq4xsPackedBytes
+	if n, _ := blockPacker(t); n > 0 {
+		return nb * n
 	}
 	if HasPacked(t) {
 		return nb * (148 + packedQH(t))
@@ -87,26 +113,9 @@ func Pack(t Type, blocks []byte) ([]byte, error) {
 	}
 	nb := len(blocks) / bb
 	out := make([]byte, PackedBytes(t, nb))
-	if t == IQ4_XS {
+	if n, pack := blockPacker(t); pack != nil {
 		for i := range nb {
-			b, o := blocks[i*bb:(i+1)*bb], out[i*iq4xsPackedBytes:(i+1)*iq4xsPackedBytes]
-			copy(o, b[:2]) // d
-			scalesH := uint16(b[2]) | uint16(b[3])<<8
-			for s := range 8 {
-				o[2+s] = byte(ScaleIQ4XS(s, scalesH, b[4:8]))
-			}
-			copy(o[10:], b[8:136])
-		}
-		return out, nil
-	}
-	if t == Q3_K {
-		for i := range nb {
-			b, o := blocks[i*bb:(i+1)*bb], out[i*q3kPackedBytes:(i+1)*q3kPackedBytes]
-			copy(o, b[:96]) // hmask, qs
-			for s := range 16 {
-				o[96+s] = byte(ScaleK3(s, b[96:108]))
-			}
-			copy(o[112:], b[108:110])
+			pack(out[i*n:(i+1)*n], blocks[i*bb:(i+1)*bb])
 		}
 		return out, nil
 	}

@@ -597,9 +597,8 @@ func (r *renderer) vexpr(t ir.Lanes) string {
 			// 8 and a select by the index's bit 3, where converting the
 			// selects' integers cost a compare and a blend per entry
 			r.need("tg_perm8x2", cPerm8x2Def)
-			tab := terms[0].literal() // (tg_f16){...}: its two halves
-			vals := strings.Split(strings.TrimSuffix(strings.TrimPrefix(tab, "(tg_f16){"), "}"), ",")
-			s = fmt.Sprintf("tg_perm8x2(((tg_f8){%s}), ((tg_f8){%s}), %s)", strings.Join(vals[:8], ","), strings.Join(vals[8:], ","), r.nibbleIndex(terms[0].src))
+			tab := terms[0].table
+			s = fmt.Sprintf("tg_perm8x2((%s), (%s), %s)", floatLiteral(tab[:8]), floatLiteral(tab[8:]), r.nibbleIndex(terms[0].src))
 		} else {
 			s = fmt.Sprintf("__builtin_convertvector(%s, %s)", r.vexpr(t.Src(0)), vtype(t))
 		}
@@ -719,12 +718,15 @@ func (r *renderer) scaledTable(t ir.Lanes) (table, index string, ok bool) {
 }
 
 // literal is the term's 16 values as a float vector literal.
-func (tm nibbleTerm) literal() string {
-	vals := make([]string, 16)
-	for i, v := range tm.table {
+func (tm nibbleTerm) literal() string { return floatLiteral(tm.table[:]) }
+
+// floatLiteral is the values as a float vector literal of their count.
+func floatLiteral(vs []int64) string {
+	vals := make([]string, len(vs))
+	for i, v := range vs {
 		vals[i] = strconv.FormatInt(v, 10)
 	}
-	return "(tg_f16){" + strings.Join(vals, ",") + "}"
+	return fmt.Sprintf("(tg_f%d){%s}", len(vs), strings.Join(vals, ","))
 }
 
 // cPerm16Def is tg_perm16(table, v): table's lanes at int32 lanes v's low
