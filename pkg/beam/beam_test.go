@@ -1060,6 +1060,29 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 				if want := w == 16 && name == "Q2_K matvec"; offset != want {
 					t.Errorf("%s %s (width %d): the minimum folded into the table %v, want %v:\n%s", name, k.Name, w, offset, want, src)
 				}
+				// every table filled a vector at a time: 16 lanes along
+				// a family's loop of 16 scales at 16, the 8 bytes of
+				// Q4_K's, Q5_K's, Q3_K's and IQ4_XS's super-block scales
+				// (over loops of 4x2 for the K types), 8 at 8 lanes
+				for i := 0; k.Tabs != nil && i < len(k.Tabs.Tabs); i++ {
+					tb := k.Tabs.Tabs[i]
+					want := 8
+					if w == 16 && tb.Family != nil {
+						want = 16
+					}
+					if tb.Fill.W != want || !strings.Contains(src, fmt.Sprintf("tg_store(&tg_tab%d[", i)) {
+						t.Errorf("%s %s (width %d): table %d filled %d lanes at a time (%d loops whole), want %d:\n%s", name, k.Name, w, i, tb.Fill.W, tb.FillAxes, want, src)
+					}
+					// the verifier proves each lane is the value at its element
+					bad := *k
+					tabs := *k.Tabs
+					tabs.Tabs = slices.Clone(k.Tabs.Tabs)
+					tabs.Tabs[i].Fill.L[0], tabs.Tabs[i].Fill.L[1] = tb.Fill.L[1], tb.Fill.L[0]
+					bad.Tabs = &tabs
+					if err := bad.Verify(); err == nil || !strings.Contains(err.Error(), "fill lane") {
+						t.Errorf("%s %s (width %d): table %d's fill with two lanes swapped verified: %v", name, k.Name, w, i, err)
+					}
+				}
 				if k.Tabs != nil {
 					inLoop := *k
 					inLoop.Tabs = nil

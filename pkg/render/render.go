@@ -707,14 +707,30 @@ func (r *renderer) tables(axes []*ir.Axis) {
 			continue
 		}
 		r.line("float tg_tab%d[%d] __attribute__((aligned(64)));", i, t.Size())
-		for _, a := range t.Axes {
-			r.line("for (%s %s = 0; %s < %d; %s++) {", r.idx, a.Name(), a.Name(), a.Size, a.Name())
+		// a vector a step of the last loop, or the last loops whole
+		fill := t.Fill.W > 0 && r.vec != nil
+		loops := t.Axes
+		if fill {
+			loops = t.Axes[:len(t.Axes)-t.FillAxes]
+		}
+		for j, a := range loops {
+			step := "++"
+			if fill && t.FillAxes == 0 && j == len(t.Axes)-1 {
+				step = fmt.Sprintf(" += %d", t.Fill.W)
+			}
+			r.line("for (%s %s = 0; %s < %d; %s%s) {", r.idx, a.Name(), a.Name(), a.Size, a.Name(), step)
 			r.indent++
 		}
 		r.tabling = t.Value
-		r.line("tg_tab%d[%s] = %s;", i, r.expr(t.Col), r.expr(t.Value))
+		if fill {
+			mark := r.vec.scope()
+			r.line("tg_store(&tg_tab%d[%s], %s);", i, r.expr(t.FillCol), r.vexpr(t.Fill))
+			r.vec.leave(mark)
+		} else {
+			r.line("tg_tab%d[%s] = %s;", i, r.expr(t.Col), r.expr(t.Value))
+		}
 		r.tabling = nil
-		for range t.Axes {
+		for range loops {
 			r.indent--
 			r.line("}")
 		}
