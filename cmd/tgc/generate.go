@@ -40,11 +40,14 @@ bandwidth (measured in the same run).
 The tokenizer is the GGUF file's own, or --tokenizer (llama2.c's
 tokenizer.bin, or a GGUF file); without one, give --prompt-ids and --ids.
 --temperature 0 is greedy; otherwise temperature and top-p sampling from
---seed (default ` + strconv.Itoa(defaultGenerateSeed) + `, so two runs print the same text).`,
+--seed (default ` + strconv.Itoa(defaultGenerateSeed) + `, so two runs print the same text).
+--kv-cache f16 (or bf16) keeps the keys and values in half the memory of
+the default f32, rounded to 16 bits as llama.cpp's default cache does.`,
 		Example: `  tgc generate stories15M.bin --tokenizer tokenizer.bin --prompt "Once upon a time" -n 256
   tgc generate model.gguf --prompt "The capital of France is" -n 64 --temperature 0
   tgc generate model.gguf --prompt-file p.txt --temperature 0.8 --top-p 0.9 --seed 42
   tgc generate stories260K.bin --prompt-ids 1 -n 200 --ids
+  tgc generate model.gguf --prompt-file long.txt --context 8192 --kv-cache f16
   DEBUG=2 tgc generate model.gguf -n 16`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -67,12 +70,14 @@ tokenizer.bin, or a GGUF file); without one, give --prompt-ids and --ids.
 	f.Int("top-k", 0, "sample among the k most likely tokens only (0: all), before top-p")
 	f.Bool("ids", false, "print token ids instead of text")
 	f.Int("context", 0, fmt.Sprintf("positions of the KV cache (default: the model's context length, at most %d)", defaultContext))
+	f.String("kv-cache", "f32", "the KV cache's element type: "+strings.Join(generate.KVCacheTypes(), ", ")+" (f16 and bf16: half the memory, rounded)")
 	f.String("script", "", "the model script (default: the built-in models/llama.tg)")
 	return c
 }
 
 type generateFlags struct {
 	model, tokenizer, script string
+	kvCache                  string
 	prompt                   string
 	promptIDs                []int
 	hasText, hasIDs          bool
@@ -90,6 +95,7 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 	g.script, _ = f.GetString("script")
 	g.steps, _ = f.GetInt("steps")
 	g.context, _ = f.GetInt("context")
+	g.kvCache, _ = f.GetString("kv-cache")
 	g.temperature, _ = f.GetFloat64("temperature")
 	g.topP, _ = f.GetFloat64("top-p")
 	g.topK, _ = f.GetInt("top-k")
@@ -110,6 +116,8 @@ func readGenerateFlags(c *cobra.Command, model string) (*generateFlags, error) {
 		return nil, bad("-n must be at least 1, got %d", g.steps)
 	case g.context < 0:
 		return nil, bad("--context must not be negative, got %d", g.context)
+	case !slices.Contains(generate.KVCacheTypes(), g.kvCache):
+		return nil, bad("--kv-cache %q: want one of %s", g.kvCache, strings.Join(generate.KVCacheTypes(), ", "))
 	}
 	switch {
 	case f.Changed("prompt"):
@@ -245,7 +253,7 @@ func runGenerate(c *cobra.Command, args []string) error {
 	if maxContext == 0 {
 		maxContext = defaultContext
 	}
-	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: maxContext,
+	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: maxContext, KVCache: g.kvCache,
 		Script: src, ScriptName: name, Context: ctx, Files: files, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		return err

@@ -51,6 +51,30 @@ func TestGenerateIDs(t *testing.T) {
 	}
 }
 
+// TestGenerateHalfKVCache: with --kv-cache f16 stories260K's greedy ids
+// are llama2.c's up to its 38th token, where llama2.c's own top two
+// logits are 0.0029 apart and the cache's rounding tips them (llama.cpp,
+// whose cache holds float16, leaves llama2.c's ids there too): the
+// rounding reaches the kernels, and nothing else changes.
+func TestGenerateHalfKVCache(t *testing.T) {
+	model := testmodels.Path(t, "stories260K.bin")
+	want := testmodels.LoadExpected(t).Stories260K.Greedy.IDs[:40]
+	setup(t)
+	out, errOut, status := tgc(t, "generate", model, "--prompt-ids", "1", "-n", "40", "--ids", "--temperature", "0", "--device", "CPU", "--kv-cache", "f16")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	got := strings.Fields(out)
+	if len(got) != len(want) {
+		t.Fatalf("%d ids, want %d: %q", len(got), len(want), out)
+	}
+	for i, w := range want {
+		if same := got[i] == strconv.Itoa(w); same != (i < 37) {
+			t.Errorf("id %d: %s, llama2.c's %d (the same: %v, want %v)", i+1, got[i], w, same, i < 37)
+		}
+	}
+}
+
 // TestGenerateSavedReadBandwidth: the final line's read bandwidth is the
 // one the cache directory keeps for this host (measured once a week, not
 // on every run), and a run without one measures it and keeps it.
@@ -228,6 +252,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{model, "--ids", "--top-p", "0"}, "top-p"},
 		{[]string{model, "--ids", "--top-k", "-1"}, "top-k -1: must be 0 (all tokens) or positive"},
 		{[]string{model, "--ids", "--temperature", "-1"}, "temperature"},
+		{[]string{model, "--ids", "--kv-cache", "q8"}, `--kv-cache "q8": want one of f32, f16, bf16`},
 		{[]string{model, "--prompt", "a", "--prompt-ids", "1"}, "give one of"},
 		{[]string{good, "--prompt", "hi"}, "has no tokenizer"},
 		{[]string{nan, "--prompt-ids", "1", "--ids"}, "nan.gguf: position 1: the model's logit for id 0 of 16 is NaN"},

@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"go.starlark.net/starlark"
@@ -45,6 +46,9 @@ type Options struct {
 	// PrefillChunk is the most positions of a prompt run as one batch (0:
 	// the script's default); a longer prompt runs in chunks of it.
 	PrefillChunk int
+	// KVCache is the KV cache's element type, one of KVCacheTypes (""
+	// the script's default, f32).
+	KVCache string
 	// StepPrompt: a prompt of at most this many tokens runs token by token
 	// through the jitted decode step instead of as one batch (0: up to
 	// DefaultStepPrompt tokens for a model with quantized matrices, none
@@ -58,6 +62,10 @@ type Options struct {
 	Stdout     io.Writer // the script's print (nil: os.Stdout)
 	Stderr     io.Writer // its warnings (nil: os.Stderr)
 }
+
+// KVCacheTypes are the KV cache's element types models/llama.tg takes
+// (--kv-cache): float32, and float16 and bfloat16 at half the memory.
+func KVCacheTypes() []string { return []string{"f32", "f16", "bf16"} }
 
 // Session is a loaded model.
 type Session struct {
@@ -109,6 +117,9 @@ func Open(o Options) (*Session, error) {
 	if o.MaxContext < 0 {
 		return nil, fmt.Errorf("context %d: must not be negative", o.MaxContext)
 	}
+	if o.KVCache != "" && !slices.Contains(KVCacheTypes(), o.KVCache) {
+		return nil, fmt.Errorf("KV cache type %q: must be one of %s", o.KVCache, strings.Join(KVCacheTypes(), ", "))
+	}
 	ctxLen := cfg.ContextLength
 	if o.MaxContext > 0 {
 		ctxLen = min(ctxLen, o.MaxContext)
@@ -125,11 +136,15 @@ func Open(o Options) (*Session, error) {
 	if o.StepPrompt == 0 && quantized {
 		s.stepPrompt = DefaultStepPrompt
 	}
-	args := []starlark.Value{starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF)}
+	args := starlark.Tuple{starlark.String(o.Model), starlark.MakeInt(ctxLen), starlark.Bool(isGGUF)}
+	var kwargs []starlark.Tuple
 	if o.PrefillChunk > 0 {
-		args = append(args, starlark.MakeInt(o.PrefillChunk))
+		kwargs = append(kwargs, starlark.Tuple{starlark.String("prefill_chunk"), starlark.MakeInt(o.PrefillChunk)})
 	}
-	s.model, err = mod.Call("load_model", args...)
+	if o.KVCache != "" {
+		kwargs = append(kwargs, starlark.Tuple{starlark.String("kv_cache"), starlark.String(o.KVCache)})
+	}
+	s.model, err = mod.CallKw("load_model", args, kwargs)
 	if err != nil {
 		mod.Close()
 		return nil, err

@@ -146,3 +146,33 @@ func TestReleaseMemory(t *testing.T) {
 		t.Fatalf("the step after ReleaseMemory: %d logits, %v", len(next), err)
 	}
 }
+
+// TestHalfKVCacheMemory: a KV cache of float16 or bfloat16 (--kv-cache)
+// holds half the device memory of a float32 one: the live bytes after
+// loading a model whose 16384-position cache is most of it (the weights
+// and the rotary tables, ~1 MB, besides) are the weights plus half the
+// float32 cache's bytes, and 2 MiB.
+func TestHalfKVCacheMemory(t *testing.T) {
+	cfg := llama.Config{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 4, VocabSize: 256,
+		ContextLength: 16384, RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
+	path := writeRandomConfig(t, t.TempDir(), randomCase{name: "kv", format: "gguf"}, cfg, 9)
+	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	mem := eng.Dev.(backend.MemoryCounter)
+	kv32 := int64(cfg.Layers * 2 * cfg.ContextLength * cfg.KVHeads * cfg.HeadDim() * 4)
+	for _, c := range []struct {
+		kv   string
+		want int64 // the cache's bytes
+	}{{"f32", kv32}, {"f16", kv32 / 2}, {"bf16", kv32 / 2}} {
+		before := settled(mem)
+		s := openWith(t, ctx, Options{Model: path, KVCache: c.kv})
+		cache := settled(mem) - before - s.WeightBytes
+		t.Logf("%s: %d bytes beside the weights, the cache %d", c.kv, cache, c.want)
+		if cache < c.want || cache > c.want+2<<20 {
+			t.Errorf("--kv-cache %s: %d bytes beside the weights, want the cache's %d and at most 2 MiB", c.kv, cache, c.want)
+		}
+		s.Close()
+	}
+}

@@ -302,7 +302,14 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 	if !ok || d*esz < 4*PrefetchLine {
 		return PrefetchAt{}, false
 	}
-	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: max(narrowAhead, (narrowAheadBytes+d*esz-1)/(d*esz))}, true
+	ahead := max(narrowAhead, (narrowAheadBytes+d*esz-1)/(d*esz))
+	if ahead >= g.Size {
+		// never in the loop's range, its guard always false: slices of
+		// rows (a float16 KV cache's heads, 128 bytes a step of a loop
+		// of 12) prefetched their own lines
+		return PrefetchAt{}, false
+	}
+	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: ahead}, true
 }
 
 // rowSlicePrefetchable says whether e is a float32 load that reads a row
@@ -741,8 +748,8 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 		if esz := int64(ld.DType.Size()); !ok || s < 1 || at.Every < 1 || at.Every&(at.Every-1) != 0 || at.Every > 1 && s*esz*at.Every > 4*PrefetchLine {
 			return fmt.Errorf("prefetch of %s every %d of %s: it does not read a line in as many iterations", ld, at.Every, at.Loop.Name())
 		}
-		if at.Ahead < 1 {
-			return fmt.Errorf("prefetch of %s %d iterations of %s ahead", ld, at.Ahead, at.Next.Name())
+		if at.Ahead < 1 || at.Next.Sym == nil && at.Ahead >= at.Next.Size {
+			return fmt.Errorf("prefetch of %s %d iterations of %s ahead (of %d)", ld, at.Ahead, at.Next.Name(), at.Next.Size)
 		}
 		if s, ok := AxisStride(ld.Src[0], at.Next); !ok || s != at.Dist {
 			return fmt.Errorf("prefetch of %s one %s (%d) ahead, but it reads %s at stride %d", ld, at.Next.Name(), at.Dist, at.Next.Name(), s)

@@ -20,6 +20,9 @@ type Reference struct {
 	finalNorm []float64
 	// ropeFactors divide the pairs' frequencies (rope_freqs.weight; nil: 1)
 	ropeFactors []float64
+	// KVRound, when not nil, rounds every key and value as the cache
+	// stores it (a cache of 16-bit floats: tgc generate --kv-cache f16).
+	KVRound func(float64) float64
 }
 
 type refLayer struct {
@@ -129,6 +132,11 @@ func (r *Reference) Forward(s *State, token, pos int) ([]float64, error) {
 		}
 		for h := range r.KVHeads {
 			r.rope(k[h*hd:(h+1)*hd], pos)
+		}
+		if r.KVRound != nil {
+			for i := range k {
+				k[i], v[i] = r.KVRound(k[i]), r.KVRound(v[i])
+			}
 		}
 		s.k[l] = append(s.k[l], k)
 		s.v[l] = append(s.v[l], v)

@@ -219,7 +219,13 @@ func (m *Module) Close() {
 
 // Call calls the script's global function name with args; errors are
 // *Error with the script's positions.
-func (m *Module) Call(name string, args ...starlark.Value) (_ starlark.Value, err error) {
+func (m *Module) Call(name string, args ...starlark.Value) (starlark.Value, error) {
+	return m.CallKw(name, args, nil)
+}
+
+// CallKw calls the script's function name with positional and keyword
+// arguments.
+func (m *Module) CallKw(name string, args starlark.Tuple, kwargs []starlark.Tuple) (_ starlark.Value, err error) {
 	fn, ok := m.Globals[name].(starlark.Callable)
 	if !ok {
 		return nil, &Error{Msg: fmt.Sprintf("%s defines no function %s", m.in.file, name)}
@@ -229,7 +235,7 @@ func (m *Module) Call(name string, args ...starlark.Value) (_ starlark.Value, er
 			err = &Error{Pos: m.in.scriptPos(), Msg: m.in.InternalError(r)}
 		}
 	}()
-	v, err := starlark.Call(m.in.thread, fn, args, nil)
+	v, err := starlark.Call(m.in.thread, fn, args, kwargs)
 	if err != nil {
 		return nil, m.in.convert(err)
 	}
