@@ -53,8 +53,8 @@ func TestGenerateIDs(t *testing.T) {
 
 // TestGenerateHalfKVCache: with --kv-cache f16 stories260K's greedy ids
 // are llama2.c's up to its 38th token, where llama2.c's own top two
-// logits are 0.0029 apart and the cache's rounding tips them (llama.cpp,
-// whose cache holds float16, leaves llama2.c's ids there too): the
+// logits are 0.0029 apart and the cache's rounding tips them (llama.cpp's
+// arithmetic leaves llama2.c's ids there too, docs/performance.md): the
 // rounding reaches the kernels, and nothing else changes.
 func TestGenerateHalfKVCache(t *testing.T) {
 	model := testmodels.Path(t, "stories260K.bin")

@@ -139,7 +139,7 @@ func printLlamaModel(w io.Writer, m *llama.Model) {
 	if ctx < c.ContextLength {
 		more = fmt.Sprintf("; --context up to %d: %s", c.ContextLength, fmtBytes(2*c.Layers*c.ContextLength*c.KVHeads*c.HeadDim()*4))
 	}
-	fmt.Fprintf(w, "context:   %d positions trained; tgc generate's KV cache holds %d by default, float32 keys and values: %s%s\n", c.ContextLength, ctx, fmtBytes(cache), more)
+	fmt.Fprintf(w, "context:   %d positions trained; tgc generate's KV cache holds %d by default, float32 keys and values: %s (--kv-cache f16: %s)%s\n", c.ContextLength, ctx, fmtBytes(cache), fmtBytes(cache/2), more)
 }
 
 // tensorSize is a tensor's type and its bytes as stored.

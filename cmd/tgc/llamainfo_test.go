@@ -64,7 +64,7 @@ func TestInfoLlama(t *testing.T) {
 	}{
 		{withTok, []string{`model:     "tgc \x1b[2J\a\a llama" (GGUF v3, `, "arch:      llama: 2 layers, dim 256, 4 heads (2 key/value heads, head size 64), feed-forward 512, vocabulary 256",
 			"RoPE base 500000 over 64 of 64 head dimensions; RMSNorm epsilon 1e-05", "weights:   21 tensors, ", "  Q4_K     12 tensors", "  Q6_K      4 tensors", "  F32       5 tensors",
-			"classifier: output.weight (Q4_K)", "context:   8192 positions trained; tgc generate's KV cache holds 4096 by default, float32 keys and values: 8.0 MiB; --context up to 8192: 16.0 MiB",
+			"classifier: output.weight (Q4_K)", "context:   8192 positions trained; tgc generate's KV cache holds 4096 by default, float32 keys and values: 8.0 MiB (--kv-cache f16: 4.0 MiB); --context up to 8192: 16.0 MiB",
 			"tokenizer: llama (SentencePiece), 256 tokens, BOS 1, EOS 2, adds BOS", "tgc generate: runs it"}},
 		{noTok, []string{"tokenizer: none in the file", "tgc generate: runs it"}},
 		{l2c, []string{"model:     model.bin (llama2.c checkpoint, version 0)", "arch:      llama: 2 layers, dim 256", "  F32      21 tensors",
