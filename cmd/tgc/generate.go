@@ -253,7 +253,11 @@ func runGenerate(c *cobra.Command, args []string) error {
 	if maxContext == 0 {
 		maxContext = defaultContext
 	}
-	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: maxContext, KVCache: g.kvCache,
+	kvCache := g.kvCache
+	if kvCache == "f32" {
+		kvCache = "" // the script's default: a --script whose load_model takes no kv_cache still runs
+	}
+	s, err := generate.Open(generate.Options{Model: g.model, Tokenizer: g.tokenizer, MaxContext: maxContext, KVCache: kvCache,
 		Script: src, ScriptName: name, Context: ctx, Files: files, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"tgc/pkg/llamatest"
 	"tgc/pkg/quant"
 	"tgc/pkg/realize"
+	"tgc/pkg/tensor"
 )
 
 // TestPeakDeviceMemory: generating from a Q4_K model (a prompt of several
@@ -25,14 +26,7 @@ func TestPeakDeviceMemory(t *testing.T) {
 		ContextLength: 512, RopeDim: 32, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
 	path := writeRandomConfig(t, t.TempDir(), randomCase{name: "q4_k", format: "gguf", typeOf: llamatest.AllAs(quant.Q4_K)}, cfg, 7)
 
-	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skipf("CPU: %v", err)
-	}
-	mem, ok := eng.Dev.(backend.MemoryCounter)
-	if !ok {
-		t.Fatalf("%s keeps no account of its memory", eng.Dev.Name())
-	}
+	ctx, mem := cpuMemory(t)
 	// The device is the package's: buffers of earlier tests that are
 	// garbage leave its account once collected.
 	before := settled(mem)
@@ -62,6 +56,21 @@ func TestPeakDeviceMemory(t *testing.T) {
 	}
 }
 
+// cpuMemory is a context on the CPU device and the device's account of
+// its buffers' bytes.
+func cpuMemory(t *testing.T) (*tensor.Context, backend.MemoryCounter) {
+	t.Helper()
+	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU: %v", err)
+	}
+	mem, ok := eng.Dev.(backend.MemoryCounter)
+	if !ok {
+		t.Fatalf("%s keeps no account of its memory", eng.Dev.Name())
+	}
+	return ctx, mem
+}
+
 // settled collects garbage until the device's live bytes stop changing
 // (buffers left by earlier tests are freed by their cleanups).
 func settled(mem backend.MemoryCounter) int64 {
@@ -87,11 +96,7 @@ func TestLongContextPromptScratch(t *testing.T) {
 	cfg := llama.Config{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 1, VocabSize: 512,
 		ContextLength: 65536, RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
 	path := writeRandomConfig(t, t.TempDir(), randomCase{name: "long", format: "gguf"}, cfg, 8)
-	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skipf("CPU: %v", err)
-	}
-	mem := eng.Dev.(backend.MemoryCounter)
+	ctx, mem := cpuMemory(t)
 	before := settled(mem)
 	mem.ResetPeak()
 	s := openWith(t, ctx, Options{Model: path, PrefillChunk: 128})
@@ -117,11 +122,7 @@ func TestLongContextPromptScratch(t *testing.T) {
 // those are pooled after the call.)
 func TestReleaseMemory(t *testing.T) {
 	path, _ := writeRandom(t, t.TempDir(), randomCase{name: "q4_k", format: "gguf", typeOf: llamatest.AllAs(quant.Q4_K), kvHeads: 2}, 3)
-	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skipf("CPU: %v", err)
-	}
-	mem := eng.Dev.(backend.MemoryCounter)
+	ctx, mem := cpuMemory(t)
 	s := openWith(t, ctx, Options{Model: path, StepPrompt: -1})
 	logits, err := s.Prefill([]int{1, 40, 7})
 	if err != nil {
@@ -156,11 +157,7 @@ func TestHalfKVCacheMemory(t *testing.T) {
 	cfg := llama.Config{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 4, VocabSize: 256,
 		ContextLength: 16384, RopeDim: 16, RopeTheta: 10000, NormEps: llama.Llama2cNormEps, Tied: true}
 	path := writeRandomConfig(t, t.TempDir(), randomCase{name: "kv", format: "gguf"}, cfg, 9)
-	ctx, eng, err := realize.NewContext("CPU", realize.Options{})
-	if err != nil {
-		t.Skipf("CPU: %v", err)
-	}
-	mem := eng.Dev.(backend.MemoryCounter)
+	ctx, mem := cpuMemory(t)
 	kv32 := int64(cfg.Layers * 2 * cfg.ContextLength * cfg.KVHeads * cfg.HeadDim() * 4)
 	for _, c := range []struct {
 		kv   string

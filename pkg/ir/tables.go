@@ -418,14 +418,17 @@ func (p *Tables) verify(k *Kernel, in map[*Expr]bool) error {
 			}
 		}
 		if f := t.Fill; f.W != 0 {
+			if t.FillAxes == 1 || t.FillAxes > len(t.Axes) || f.W != 8 && f.W != 16 {
+				return fmt.Errorf("tables: table %d's fill of %d lanes over its last %d loops", i, f.W, t.FillAxes)
+			}
 			axes := t.Axes[len(t.Axes)-max(t.FillAxes, 1):]
 			size := int64(1)
 			for _, a := range axes {
 				size *= a.Size
 			}
 			at := func(x *Expr, l int) *Expr { return laneAt(b, x, axes, int64(l)) }
-			if f.W != 8 && f.W != 16 || t.FillAxes == 0 && size%int64(f.W) != 0 || t.FillAxes > 0 && size != int64(f.W) ||
-				t.FillAxes > len(t.Axes) || !fillable(b, idf(e), at, f.W) || !sameValue(idf(t.FillCol), at(idf(t.Col), 0)) {
+			if t.FillAxes == 0 && size%int64(f.W) != 0 || t.FillAxes > 0 && size != int64(f.W) ||
+				!fillable(b, idf(e), at, f.W) || !sameValue(idf(t.FillCol), at(idf(t.Col), 0)) {
 				return fmt.Errorf("tables: table %d's fill of %d lanes does not fit its loops", i, f.W)
 			}
 			for l := range f.W {
@@ -457,7 +460,11 @@ func fillLanes(k *Kernel, t Table) (Lanes, int, *Expr) {
 		return Lanes{}, 0, nil
 	}
 	b := k.B
-	for _, w := range []int{k.SIMD.Width, 8} {
+	widths := []int{k.SIMD.Width}
+	if k.SIMD.Width > 8 {
+		widths = append(widths, 8)
+	}
+	for _, w := range widths {
 		if w < 8 || w > MaxVecWidth {
 			continue
 		}
@@ -496,15 +503,18 @@ func fillOf(e *Expr, at func(*Expr, int) *Expr, w int) Lanes {
 }
 
 // fillable says whether e computes, lane by lane (at(e, l) is lane l's
-// expression), what a C vector computes: its loads read consecutive
-// elements along the lanes or one element, unguarded; casts between ints
-// and floats; + - * & | and shifts by a constant within the width.
+// expression), what the vector renderer computes: its loads read
+// consecutive elements along the lanes or one element, unguarded; its
+// arithmetic (+ - * & | and shifts by a constant within the width) is on
+// float32 or int32 lanes; its casts make those from them or from a load
+// of bytes or float16 (a widening load: NarrowLoad).
 func fillable(b *Builder, e *Expr, at func(*Expr, int) *Expr, w int) bool {
+	lanes := func(d DType) bool { return d == Float32 || d == Int32 }
 	switch e.Op {
 	case OpConst:
-		return true
+		return lanes(e.DType)
 	case OpLoad:
-		if len(e.Src) > 1 {
+		if len(e.Src) > 1 || !lanes(e.DType) && e.DType != Int8 && e.DType != Uint8 && e.DType != Float16 {
 			return false
 		}
 		first, same, next := at(e.Src[0], 0), true, true
@@ -514,19 +524,24 @@ func fillable(b *Builder, e *Expr, at func(*Expr, int) *Expr, w int) bool {
 			next = next && sameValue(x, b.Add(first, b.Int(int64(l))))
 		}
 		return same || next
-	case OpShr, OpShl:
-		c := e.Src[1]
-		if !c.IsConst() || c.Min < 0 || c.Max >= 32 {
-			return false
-		}
 	case OpCast:
-		if !e.DType.IsFloat() && !e.DType.IsInt() || e.DType == Index || e.Src[0].DType == Index {
+		x := e.Src[0]
+		switch {
+		case !lanes(e.DType):
+			return false
+		case x.Op == OpBitcast: // signed bytes
+			return x.DType == Int8 && x.Src[0].DType == Uint8 && x.Src[0].Op == OpLoad && fillable(b, x.Src[0], at, w)
+		case !lanes(x.DType) && x.Op != OpLoad:
 			return false
 		}
-		if x := e.Src[0]; x.Op == OpBitcast { // signed bytes: read by a widening load (NarrowLoad)
-			return x.DType == Int8 && x.Src[0].DType == Uint8 && x.Src[0].Op == OpLoad && fillable(b, x.Src[0], at, w)
+	case OpShr, OpShl:
+		if c := e.Src[1]; e.DType != Int32 || !c.IsConst() || c.Min < 0 || c.Max >= 32 {
+			return false
 		}
 	case OpAdd, OpSub, OpMul, OpAnd, OpOr:
+		if !lanes(e.DType) {
+			return false
+		}
 	default:
 		return false
 	}
