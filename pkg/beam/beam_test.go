@@ -1083,6 +1083,25 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 						t.Errorf("%s %s (width %d): table %d's fill with two lanes swapped verified: %v", name, k.Name, w, i, err)
 					}
 				}
+				// the loops whose variable shifts the high bits (Q3_K's
+				// and Q5_K's by sub-block, Q6_K's two, Q2_K's 2-bit
+				// quants) unrolled whole by gcc (ir.ValueLoops); not
+				// Q4_K's or IQ4_XS's choice of a nibble
+				loops := 0
+				if k.ValueLoops != nil {
+					loops = len(k.ValueLoops.Axes)
+				}
+				wantLoops := map[string]int{"Q2_K matvec": 1, "Q3_K matvec": 2, "Q5_K matvec": 2, "Q6_K matvec": 2}[name]
+				if loops != wantLoops || strings.Count(src, "#pragma GCC unroll") != wantLoops {
+					t.Errorf("%s %s (width %d): %d loops unrolled whole, want %d:\n%s", name, k.Name, w, loops, wantLoops, src)
+				}
+				if loops > 0 {
+					bad := *k
+					bad.ValueLoops = &ir.ValueLoops{Axes: append(slices.Clone(k.ValueLoops.Axes), k.ReduceAxes()[0])}
+					if err := bad.Verify(); err == nil || !strings.Contains(err.Error(), "value_loops") {
+						t.Errorf("%s %s (width %d): a reduce's first loop unrolled whole verified: %v", name, k.Name, w, err)
+					}
+				}
 				if k.Tabs != nil {
 					inLoop := *k
 					inLoop.Tabs = nil

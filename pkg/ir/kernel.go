@@ -50,6 +50,9 @@ type Kernel struct {
 	// Tabs: C, block values of a reduce computed for the whole row into
 	// tables before its loops (the tables pass)
 	Tabs *Tables
+	// ValueLoops: C, a quantized row's short loops the C compiler unrolls
+	// whole (the value_loops pass)
+	ValueLoops *ValueLoops
 }
 
 // Kind is "E" for elementwise kernels and "r" for kernels with a reduce.
@@ -285,6 +288,11 @@ func (k *Kernel) Dump() string {
 			fmt.Fprintf(&sb, "  vec loop   %s in %d lanes (omp simd)\n", a.Name(), k.VecLoops.Width)
 		}
 	}
+	if k.ValueLoops != nil {
+		for _, a := range k.ValueLoops.Axes {
+			fmt.Fprintf(&sb, "  unrolled   %s whole (gcc: its variable is a value)\n", a.Name())
+		}
+	}
 	if k.Stream != nil {
 		for _, r := range k.Stream.Runs {
 			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
@@ -407,7 +415,7 @@ func (k *Kernel) verifyExprs() error {
 // same, is not proved again (its proof reads the expressions and itself
 // alone, and linearizes the kernel: most of a decode step's compile).
 func (k *Kernel) verifyPlans(prev *Kernel) error {
-	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.VecLoops == nil && k.Tabs == nil && k.Group == 0 {
+	if k.SIMD == nil && k.Vec4 == nil && k.Keep == nil && k.Skip == nil && k.Stream == nil && k.Rows == nil && k.Prefetch == nil && k.Pro == nil && k.VecLoops == nil && k.Tabs == nil && k.ValueLoops == nil && k.Group == 0 {
 		return nil
 	}
 	if k.Group > 0 && (k.Group&(k.Group-1) != 0 || !hasReduce(k)) {
@@ -462,6 +470,11 @@ func (k *Kernel) verifyPlans(prev *Kernel) error {
 	}
 	if k.VecLoops != nil && (prev == nil || prev.VecLoops != k.VecLoops) {
 		if err := k.VecLoops.verify(k); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+	}
+	if k.ValueLoops != nil {
+		if err := k.ValueLoops.verify(k); err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
@@ -648,6 +661,7 @@ var Passes = []Pass{
 	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
 	{Name: "tables", Run: PlanTables, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+	{Name: "value_loops", Run: PlanValueLoops, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "prefetch_epilogue", Run: PlanEpiloguePrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},

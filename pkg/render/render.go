@@ -452,6 +452,9 @@ func (r *renderer) reduce(e *ir.Expr) {
 		if i == len(axes)-1 {
 			r.declareRows(a)
 		}
+		if r.lang.gpu == nil && r.k.ValueLoops.Has(a) { // ir.ValueLoops
+			r.line("#pragma GCC unroll %d", a.Size)
+		}
 		r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		r.indent++
 		// Iterations that only add zeros (ir.Skip: a padded border), as
