@@ -91,6 +91,9 @@ type Session struct {
 
 // Open loads the model (and the tokenizer) through the script.
 func Open(o Options) (*Session, error) {
+	if o.KVCache != "" && !slices.Contains(KVCacheTypes(), o.KVCache) {
+		return nil, fmt.Errorf("KV cache type %q: must be one of %s", o.KVCache, strings.Join(KVCacheTypes(), ", "))
+	}
 	f, err := o.Files.Open(o.Model)
 	if err != nil {
 		return nil, err
@@ -116,9 +119,6 @@ func Open(o Options) (*Session, error) {
 	m.Close()
 	if o.MaxContext < 0 {
 		return nil, fmt.Errorf("context %d: must not be negative", o.MaxContext)
-	}
-	if o.KVCache != "" && !slices.Contains(KVCacheTypes(), o.KVCache) {
-		return nil, fmt.Errorf("KV cache type %q: must be one of %s", o.KVCache, strings.Join(KVCacheTypes(), ", "))
 	}
 	ctxLen := cfg.ContextLength
 	if o.MaxContext > 0 {

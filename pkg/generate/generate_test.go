@@ -2,6 +2,7 @@ package generate
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"tgc/models"
@@ -329,5 +330,14 @@ func TestDecodeStepLaunches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenRefusesKVCacheType: an element type for the KV cache that the
+// script does not take is refused first, before the model is opened.
+func TestOpenRefusesKVCacheType(t *testing.T) {
+	_, err := Open(Options{Model: "/nonexistent/model.gguf", KVCache: "q8_0"})
+	if err == nil || !strings.Contains(err.Error(), `KV cache type "q8_0": must be one of f32, f16, bf16`) {
+		t.Fatalf("got %v", err)
 	}
 }

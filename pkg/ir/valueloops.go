@@ -6,18 +6,18 @@ import (
 )
 
 // The value_loops pass (C targets). In a quantized row's reduce (a kernel
-// the tables pass tabled) some short loops are read as values, not only
-// as addresses: Q3_K's and Q5_K's shifts of their high-bit bytes by the
-// sub-block's number, Q4_K's and Q6_K's choice of a byte's low or high
-// nibble. gcc leaves such a loop rolled, so each iteration broadcasts its
-// shift amount into a vector (on Intel a shuffle uop on the port the
-// permutes need), shifts by a variable and selects, and widens again the
-// bytes the iterations share. The plan has the renderer ask gcc to unroll
-// them whole (`#pragma GCC unroll N`): the amounts become immediates and
-// the shared bytes one load; the same operations in the same order, so
-// the same results. Measured on the Xeon guest, decode kernels' DEBUG=2
-// medians (two alternated pairs): Q3_K_M's 2048-row FFN pair 153-162 ->
-// 115-121 µs, its classifier 1227-1260 -> 868-936 µs.
+// the tables pass tabled) some short loops' variables are shift amounts,
+// not only addresses: Q3_K's and Q5_K's high-bit bytes shifted by the
+// sub-block's number, Q6_K's by two loops', Q2_K's 2-bit quants. gcc
+// leaves such a loop rolled, so each iteration broadcasts its shift
+// amount into a vector (on Intel a shuffle uop on the port the permutes
+// need), shifts by a variable, and widens again the bytes the iterations
+// share. The plan has the renderer ask gcc to unroll them whole (`#pragma
+// GCC unroll N`): the amounts become immediates and the shared bytes one
+// load; the same operations in the same order, so the same results.
+// Measured on the Xeon guest, decode kernels' DEBUG=2 medians (two
+// alternated pairs): Q3_K_M's 2048-row FFN pair 151-152 -> 114-122 µs,
+// Q2_K's classifier 812-881 -> 646-678 µs.
 
 // ValueLoops is the value_loops pass's plan: the loops the C compiler
 // unrolls whole.
