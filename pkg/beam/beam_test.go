@@ -1092,6 +1092,9 @@ func TestQuantizedMatvecsInVectors(t *testing.T) {
 					loops = len(k.ValueLoops.Axes)
 				}
 				wantLoops := map[string]int{"Q2_K matvec": 1, "Q3_K matvec": 2, "Q5_K matvec": 2, "Q6_K matvec": 2}[name]
+				if dump := k.Dump(); strings.Count(dump, "  unrolled ") != wantLoops || k.Tabs != nil && strings.Count(dump, "; filled ") != len(k.Tabs.Tabs) {
+					t.Errorf("%s %s (width %d): the DEBUG=5 dump lacks the fills or the unrolled loops:\n%s", name, k.Name, w, dump)
+				}
 				if loops != wantLoops || strings.Count(src, "#pragma GCC unroll") != wantLoops {
 					t.Errorf("%s %s (width %d): %d loops unrolled whole, want %d:\n%s", name, k.Name, w, loops, wantLoops, src)
 				}

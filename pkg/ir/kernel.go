@@ -290,7 +290,7 @@ func (k *Kernel) Dump() string {
 	}
 	if k.ValueLoops != nil {
 		for _, a := range k.ValueLoops.Axes {
-			fmt.Fprintf(&sb, "  unrolled   %s whole (gcc: its variable is a value)\n", a.Name())
+			fmt.Fprintf(&sb, "  unrolled   %s whole (gcc: a shift by its variable)\n", a.Name())
 		}
 	}
 	if k.Stream != nil {

@@ -686,12 +686,24 @@ func (p *Tables) dump(names map[*Expr]string) string {
 			for _, a := range f.Inner {
 				in = append(in, a.Name())
 			}
-			fmt.Fprintf(&sb, "  table %d over %s: %s, %s's loop over %s and the members\n", i, strings.Join(ls, " "), strings.Join(ms, " "), f.Axis.Name(), strings.Join(in, " "))
+			fmt.Fprintf(&sb, "  table %d over %s: %s, %s's loop over %s and the members%s\n", i, strings.Join(ls, " "), strings.Join(ms, " "), f.Axis.Name(), strings.Join(in, " "), t.fillDump())
 			continue
 		}
-		fmt.Fprintf(&sb, "  table %d over %s: %s\n", i, strings.Join(ls, " "), names[t.Value])
+		fmt.Fprintf(&sb, "  table %d over %s: %s%s\n", i, strings.Join(ls, " "), names[t.Value], t.fillDump())
 	}
 	return sb.String()
+}
+
+// fillDump says how the table is filled (DEBUG=5).
+func (t Table) fillDump() string {
+	switch {
+	case t.Fill.W == 0:
+		return ""
+	case t.FillAxes == 0:
+		return fmt.Sprintf("; filled %d lanes a step of %s", t.Fill.W, t.Axes[len(t.Axes)-1].Name())
+	default:
+		return fmt.Sprintf("; filled %d lanes over its last %d loops whole", t.Fill.W, t.FillAxes)
+	}
 }
 
 // familyTable plans a family table (see Family) for a reduce group where
