@@ -312,7 +312,7 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: ahead}, true
 }
 
-// rowSlicePrefetchable says whether e is a float32 load that reads a row
+// rowSlicePrefetchable says whether e is a float load that reads a row
 // of a buffer in memory (prefetchable's size rule) per iteration of the
 // launch's split loop (Global[0], a stride of rowSliceMin to rowSliceMax
 // bytes), in slices along inner global loops: a decode step's attention
@@ -323,19 +323,25 @@ func narrowPrefetchable(k *Kernel, e *Expr, raxes []*Axis, flops int64) (Prefetc
 // its reduce loop). On the Xeon guest a C harness of the 110M model's
 // scores (495 positions of 3 KB, one core, the 12 layers' caches read
 // after a 64 MiB flush) streamed 12-15 GB/s without and 24-25 with the
-// prefetches one row ahead (two rows: 19-23).
+// prefetches one row ahead (two rows: 19-23). A 16-bit float cache
+// (--kv-cache f16) is prefetched whatever its size: a layer's at 1024
+// positions is 1.5 MB, within L2 by the size rule, but a decode step
+// reads it once, cold, after the other layers' weights (the 110M model at
+// 920 positions, DEBUG=2 medians in the step, four alternated pairs: the
+// scores 49-76 µs a layer without, 36-41 with).
 func rowSlicePrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (PrefetchAt, bool) {
-	if e.Op != OpLoad || len(e.Src) != 1 || e.DType != Float32 || len(k.Global) < 2 {
+	if e.Op != OpLoad || len(e.Src) != 1 || e.DType != Float32 && e.DType != Float16 && e.DType != BFloat16 || len(k.Global) < 2 {
 		return PrefetchAt{}, false
 	}
-	bytes := k.Bufs[e.Arg.(int)].Size * 4
-	if bytes <= max(t.L2, t.L3/4) || bytes*prefetchFLOPs < flops {
+	esz := int64(e.DType.Size())
+	bytes := k.Bufs[e.Arg.(int)].Size * esz
+	if esz == 4 && bytes <= max(t.L2, t.L3/4) || bytes*prefetchFLOPs < flops {
 		return PrefetchAt{}, false
 	}
 	idx := e.Src[0]
 	g := k.Global[0]
 	d, ok := AxisStride(idx, g)
-	if !ok || d*4 < rowSliceMin || d*4 > rowSliceMax {
+	if !ok || d*esz < rowSliceMin || d*esz > rowSliceMax {
 		return PrefetchAt{}, false
 	}
 	sliced := false
@@ -356,10 +362,10 @@ func rowSlicePrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int
 		return PrefetchAt{}, false
 	}
 	every := int64(1)
-	for 2*every*s*4 <= 4*PrefetchLine {
+	for 2*every*s*esz <= 4*PrefetchLine {
 		every *= 2
 	}
-	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: max(1, (rowSliceAheadBytes+d*4-1)/(d*4))}, true
+	return PrefetchAt{Loop: loop, Next: g, Dist: d, Every: every, Ahead: max(1, (rowSliceAheadBytes+d*esz-1)/(d*esz))}, true
 }
 
 // rowSliceMin and rowSliceMax bound the rows rowSlicePrefetchable
@@ -576,9 +582,10 @@ func lineLeaders(lds []*Expr) []*Expr {
 	return out
 }
 
-// lineStarts keeps, of float32 loads of one buffer whose indices differ by
+// lineStarts keeps, of loads of one buffer whose indices differ by
 // constants (a vector's lanes), the first and those a whole number of
-// lines after it: one prefetch for each line they read.
+// lines after it (16 float32s, 32 halves): one prefetch for each line
+// they read.
 func lineStarts(lds []*Expr) []*Expr {
 	var out []*Expr
 	for _, e := range lds {
@@ -596,7 +603,7 @@ func lineStarts(lds []*Expr) []*Expr {
 				first = c
 			}
 		}
-		if first >= 0 && first%PrefetchLine == 0 {
+		if line := PrefetchLine * 4 / int64(e.DType.Size()); first >= 0 && first%line == 0 { // a line's elements: 16 float32s, 32 halves
 			out = append(out, e)
 		}
 	}

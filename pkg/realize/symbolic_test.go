@@ -506,6 +506,34 @@ func TestDecodeAttentionRowSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	near(t, "attention", got, attendHeadsRef(keys, q, pos+1, heads, hd), 1e-5)
+
+	// A float16 cache (tgc generate --kv-cache f16: 1.5 MB, within L2 by
+	// size): its scores prefetch the row 2 ahead (its 1.5 KB), one load a
+	// line (a line holds 32 halves), read cold in a decode step as the
+	// float32 cache is.
+	half := cache.Cast(ir.Float16).Contiguous().Realize().ShrinkDims([][2]tensor.SInt{{tensor.Int(0), sp.Add(1)}, {tensor.Int(0), tensor.Int(heads)}, {tensor.Int(0), tensor.Int(hd)}}).Cast(ir.Float32)
+	scores16 := half.Mul(qt).Sum(false, 2).Permute(1, 0).Softmax(-1)
+	var rows16 *ir.Kernel
+	for _, k := range symKernels(t, scores16, fuse.Options{}) {
+		if len(k.Global) == 2 && k.Global[1].Size == heads {
+			rows16 = k
+		}
+	}
+	if rows16 == nil {
+		t.Fatal("no float16 scores kernel")
+	}
+	if ok, err = ir.OptimizeFor(rows16, xeon, nil); err != nil {
+		t.Fatal(err)
+	}
+	ahead = ahead[:0]
+	if ok.Prefetch != nil {
+		for _, at := range ok.Prefetch.Loads {
+			ahead = append(ahead, at)
+		}
+	}
+	if len(ahead) != 1 || ahead[0].Next != ok.Global[0] || ahead[0].Dist != heads*hd || ahead[0].Ahead != 2 {
+		t.Errorf("float16 scores: prefetches %+v, want one load a line, the row 2 ahead", ahead)
+	}
 }
 
 // TestSymbolicSoftmaxVecLoops: a softmax over rows of symbolic length (a
