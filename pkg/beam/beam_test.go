@@ -565,7 +565,14 @@ func TestCheckRejectsWrongKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bn.free()
-	progs, err := cpu.Compile([]*ir.Kernel{bn.rename(good), bn.rename(bad)})
+	checkGoodBad(t, cpu, bn, good, bad, "a kernel computing x*x")
+}
+
+// checkGoodBad compiles good and bad against bench bn: good must pass its
+// check, bad (described by what) must fail it.
+func checkGoodBad(t *testing.T, dev backend.Device, bn *bench, good, bad *ir.Kernel, what string) {
+	t.Helper()
+	progs, err := dev.Compile([]*ir.Kernel{bn.rename(good), bn.rename(bad)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +580,7 @@ func TestCheckRejectsWrongKernel(t *testing.T) {
 		t.Errorf("the kernel itself fails its check: %v", err)
 	}
 	if _, err := bn.check(progs[1]); err == nil {
-		t.Errorf("a kernel computing x*x passed the check of x")
+		t.Errorf("%s passed the check", what)
 	}
 }
 
@@ -1296,16 +1303,7 @@ func TestSearchPartialWrite(t *testing.T) {
 	}
 	defer bn.free()
 	holes := mk(b.Alu(ir.OpWhere, b.Alu(ir.OpCmpLt, b.Var(g), b.Int(60)), sum, b.Const(ir.Float32, math.NaN())))
-	progs, err := cpu.Compile([]*ir.Kernel{bn.rename(k), bn.rename(holes)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bn.check(progs[0]); err != nil {
-		t.Errorf("the row's kernel fails its own check: %v", err)
-	}
-	if _, err := bn.check(progs[1]); err == nil {
-		t.Errorf("a kernel writing NaN over part of the row passed the check")
-	}
+	checkGoodBad(t, cpu, bn, k, holes, "a kernel writing NaN over part of the row")
 	s := New(cpu, Options{Width: 2, Budget: 10 * time.Second, Dir: t.TempDir()})
 	s.Choose(k)
 	if s.Stats.Searched != 1 || s.Stats.Candidates < 2 {

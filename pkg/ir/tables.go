@@ -557,17 +557,16 @@ func fillable(b *Builder, e *Expr, at func(*Expr, int) *Expr, w int) bool {
 // variables (one loop: its variable plus l; several, covered whole: the
 // constants of l's digits).
 func laneAt(b *Builder, e *Expr, axes []*Axis, l int64) *Expr {
-	sub := map[*Axis]*Expr{}
 	if len(axes) == 1 {
 		if l == 0 {
 			return e
 		}
-		sub[axes[0]] = b.Add(b.Var(axes[0]), b.Int(l))
-	} else {
-		for i := len(axes) - 1; i >= 0; i-- {
-			sub[axes[i]] = b.Int(l % axes[i].Size)
-			l /= axes[i].Size
-		}
+		return substVar(b, e, axes[0], b.Add(b.Var(axes[0]), b.Int(l)))
+	}
+	sub := map[*Axis]*Expr{}
+	for i := len(axes) - 1; i >= 0; i-- {
+		sub[axes[i]] = b.Int(l % axes[i].Size)
+		l /= axes[i].Size
 	}
 	return b.Rebuild(e, func(x *Expr) *Expr {
 		if x.Op == OpVar {
