@@ -128,7 +128,10 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
 	rows := map[string]*tensor.Tensor{
-		"softmax rows":   floats(r, 16, 64).Softmax(-1), // 4 KiB: the small-L3 targets keep it in scratch and stream it
+		// 24 KiB: the small-L3 targets keep it in scratch, stream it, and
+		// write each row's lines in the next row's kept loop (Stream.Lag);
+		// 96 rows, so that a launch's pieces hold several rows each
+		"softmax rows":   floats(r, 96, 64).Softmax(-1),
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
 		// a decode step's RMSNorm in the prologue of the matrix-vector
 		// products that read it (fuse's prologues, ir.Prologue): plain,
@@ -328,7 +331,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
-	streamedElementwise, scratchLines := 0, 0
+	streamedElementwise, scratchLines, lagged := 0, 0, 0
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -369,6 +372,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				kept++
 				if ok.Keep.Scratch && ok.Stream != nil && ok.Stream.Cols {
 					scratchLines++
+					if ok.Stream.Lag > 0 {
+						lagged++
+					}
 				}
 			}
 			if ok.Skip != nil {
@@ -488,6 +494,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if scratchLines < 2 {
 		t.Errorf("only %d opt lists keep a row in scratch and stream the column loop's lines", scratchLines)
+	}
+	if lagged < 2 {
+		t.Errorf("only %d opt lists write a row's lines in the next row's kept loop", lagged)
 	}
 	if streamedElementwise < 2 {
 		t.Errorf("only %d heuristic lists of elementwise kernels stream their stores", streamedElementwise)

@@ -299,6 +299,9 @@ func (k *Kernel) Dump() string {
 		}
 		if k.Stream.Cols {
 			fmt.Fprintf(&sb, "  stream     %s in lines of the column loop\n", names[k.Keep.Store])
+			if k.Stream.Lag > 0 {
+				fmt.Fprintf(&sb, "  lag        the column loop in the next row's kept loop, %d lines an iteration\n", k.Stream.Lag)
+			}
 		}
 	}
 	if k.Vec4 != nil {

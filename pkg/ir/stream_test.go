@@ -108,3 +108,70 @@ func TestStreamedElementwise(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamLag: a softmax row kernel whose column loop is streamed in
+// lines runs it in the next row's kept loop (Stream.Lag: the row's lines
+// over the kept loop's iterations) where the core's L1 holds a row and
+// its two scratch rows, and not where it does not or the L1 is unknown;
+// the verifier refuses a lag that does not write the row's lines, and a
+// lag without streamed lines.
+func TestStreamLag(t *testing.T) {
+	lagTarget := streamTarget
+	lagTarget.L1 = 48 << 10
+	smallL1 := lagTarget
+	smallL1.L1 = 32 << 10
+	noL1 := lagTarget
+	noL1.L1 = 0
+	rows := func(cols int) *ir.Kernel {
+		s, err := fuse.Create([]*tensor.Node{input(16, cols).Softmax(-1).Node()}, fuse.Options{HoistReduces: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Items[len(s.Items)-1].Kernel
+	}
+	for _, c := range []struct {
+		name   string
+		cols   int
+		target ir.Target
+		lagged bool
+	}{
+		{"row of 4 KiB", 1024, lagTarget, true},
+		{"row of 16 KiB, L1 48 KiB", 4096, lagTarget, true},
+		{"row of 16 KiB, L1 32 KiB", 4096, smallL1, false},
+		{"L1 unknown", 1024, noL1, false},
+	} {
+		got, err := ir.OptimizeFor(rows(c.cols), c.target, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Stream == nil || !got.Stream.Cols {
+			t.Fatalf("%s: the column loop is not streamed in lines:\n%s", c.name, got.Dump())
+		}
+		lag := got.Stream.Lag
+		if (lag > 0) != c.lagged {
+			t.Fatalf("%s: lag %d, want lagged %v:\n%s", c.name, lag, c.lagged, got.Dump())
+		}
+		if !c.lagged {
+			continue
+		}
+		trips := int64(1)
+		for _, a := range got.Keep.Leader.Arg.(*ir.ReduceArg).Axes {
+			trips *= a.Size
+		}
+		if lag*trips != int64(c.cols/16) {
+			t.Errorf("%s: %d lines an iteration of %d iterations for %d lines", c.name, lag, trips, c.cols/16)
+		}
+		if !strings.Contains(got.Dump(), "lag ") {
+			t.Errorf("%s: the dump does not show the lag:\n%s", c.name, got.Dump())
+		}
+		bad := *got
+		bad.Stream = &ir.Stream{Cols: true, Lag: lag + 1}
+		if err := bad.Verify(); err == nil {
+			t.Errorf("%s: Verify accepted %d lines an iteration", c.name, lag+1)
+		}
+		bad.Stream = &ir.Stream{Lag: lag}
+		if err := bad.Verify(); err == nil {
+			t.Errorf("%s: Verify accepted a lag without streamed lines", c.name)
+		}
+	}
+}

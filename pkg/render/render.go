@@ -120,6 +120,9 @@ type renderer struct {
 	// the read-back value needed (not rendered).
 	keep *ir.Keep
 	dead map[*ir.Expr]bool
+	// lag are the row's values a lagged column loop reads (ir.Stream.Lag),
+	// each saved at the row's end into tg_lagN, N its index here.
+	lag []*ir.Expr
 	// pro, when set, is the kernel's prologue plan (ir.Prologue): its
 	// value's occurrences read the scratch row tg_pro, and the nodes only
 	// they read are dead too.
@@ -201,11 +204,18 @@ func (r *renderer) kernel() string {
 	}
 	r.sb.WriteString(r.lang.Signature(r.k))
 	r.indent = 1
-	if r.keep != nil && r.keep.Scratch {
-		// The row of kept values (ir.Keep.Scratch), one float a column.
-		r.line("float tg_keep[%d] __attribute__((aligned(64)));", r.k.Global[len(r.k.Global)-1].Size)
-	}
 	lines := r.k.Stream != nil && r.k.Stream.Cols // the column loop in lines (ir.Stream.Cols)
+	lagged := lines && r.k.Stream.Lag > 0         // in the next row's kept loop (ir.Stream.Lag)
+	if r.keep != nil && r.keep.Scratch {
+		// The row of kept values (ir.Keep.Scratch), one float a column;
+		// two where a row's values wait for the next row's kept loop.
+		if lagged {
+			r.line("float tg_keep2[2][%d] __attribute__((aligned(64)));", r.k.Global[len(r.k.Global)-1].Size)
+			r.declareLag()
+		} else {
+			r.line("float tg_keep[%d] __attribute__((aligned(64)));", r.k.Global[len(r.k.Global)-1].Size)
+		}
+	}
 	if r.k.Rows != nil {
 		// The row the row_guards plan's loads read where their guard fails.
 		r.line("static const float tg_zeros[%d];", r.k.Rows.Zeros)
@@ -215,11 +225,21 @@ func (r *renderer) kernel() string {
 		if i == 0 && r.pro != nil {
 			r.prologue()
 		} else {
+			if lagged && i == 1 { // this row's scratch row
+				r.line("float *tg_keep = tg_keep2[%s & 1];", r.k.Global[0].Name())
+			}
 			r.block(r.prog.Hoisted[i])
 		}
 		switch {
 		case i == 0:
 			r.line("%s", r.lang.OuterLoop(a, r.idx))
+		case lagged:
+			// The column loop runs in the next row's kept loop: what it
+			// reads of this row is saved for it.
+			for j, e := range r.lag {
+				r.line("tg_lag%d = %s;", j, r.expr(e))
+			}
+			continue
 		case lines && i == len(r.k.Global)-1:
 			// 16 columns at a time into a line, written around the
 			// caches as one: gcc makes the inner loop one vector.
@@ -238,6 +258,14 @@ func (r *renderer) kernel() string {
 			r.line("for (%s %s = 0; %s < %s; %s++) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 		}
 		r.indent++
+	}
+	if lagged {
+		r.indent--
+		r.line("}")
+		r.lastLagRow()
+		r.line("tg_sfence();")
+		r.sb.WriteString("}\n")
+		return head + strings.Join(r.helpers, "") + vecPrelude + r.sb.String()
 	}
 	r.block(r.prog.Innermost)
 	for _, s := range r.prog.Stores {
@@ -527,6 +555,9 @@ func (r *renderer) reduce(e *ir.Expr) {
 	}
 	if r.vec != nil {
 		r.vec.leave(mark)
+	}
+	if r.keep != nil && leader == r.keep.Leader && r.k.Stream != nil && r.k.Stream.Cols && r.k.Stream.Lag > 0 {
+		r.laggedLines(axes)
 	}
 	for range axes {
 		r.indent--

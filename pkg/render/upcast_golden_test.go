@@ -55,6 +55,17 @@ func TestGoldenCSoftmaxRows(t *testing.T) {
 	goldenCPUOpts(t, input(ir.Float32, 4, 64).Softmax(-1), ir.DefaultVecWidth, fuse.Options{HoistReduces: true}, "softmax_rows.c")
 }
 
+// TestGoldenCSoftmaxLag pins softmax's rows on an AVX-512 host whose L3
+// the output exceeds and whose L1 holds a row and two scratch rows
+// (ir.Stream.Lag): each row's streamed lines are written in the next
+// row's exp loop, two lines an iteration, from the previous row's scratch
+// row and saved values (tg_lagN); the launch's last row after the rows.
+func TestGoldenCSoftmaxLag(t *testing.T) {
+	target := ir.CPUTarget
+	target.VecWidth, target.VecRegs, target.L1, target.L3, target.BufAlign = 16, 32, 48<<10, 4<<10, 4096
+	goldenCPUTarget(t, input(ir.Float32, 16, 1024).Softmax(-1), target, fuse.Options{HoistReduces: true}, "softmax_lag16.c")
+}
+
 // TestGoldenCElementwiseStream pins an elementwise kernel on that host:
 // blocked in lines (UPCAST 16, Target.streamedLines), its store run a
 // vector without accumulators, streamed.

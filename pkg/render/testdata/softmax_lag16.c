@@ -1,0 +1,273 @@
+#include <stdint.h>
+#include <math.h>
+#ifndef TG_EXP2
+#define TG_EXP2
+static inline float tg_exp2f(float x) {
+  /* clamp to [-151, 129] as integers (a float ?: would become branches):
+     an order-preserving key of the bits, min and max, back to the float;
+     NaN goes to one end, and is fixed below */
+  union { float f; int32_t i; } c = {x};
+  c.i ^= (c.i >> 31) & 0x7fffffff;
+  c.i = c.i < 0x43010000 ? c.i : 0x43010000;
+  c.i = c.i > -1125580801 ? c.i : -1125580801;
+  c.i ^= (c.i >> 31) & 0x7fffffff;
+  float nf = (c.f + 12582912.0f) - 12582912.0f; /* round to nearest integer */
+  float f = c.f - nf;
+  int n = (int)nf;
+  float p = 1.0f + f*(0.693147182f + f*(0.240226507f + f*(0.0555035695f +
+            f*(0.00961808302f + f*(0.00133908633f + f*0.000154531634f)))));
+  int n1 = n >> 1;
+  union { uint32_t u; float f; } s1 = {(uint32_t)(n1 + 127) << 23}, s2 = {(uint32_t)(n - n1 + 127) << 23};
+  union { float f; uint32_t u; } r = {(p * s1.f) * s2.f}, in = {x};
+  uint32_t nan = -(uint32_t)(x != x); /* a mask, not ?: (gcc would branch) */
+  r.u = (r.u & ~nan) | (in.u & nan);
+  return r.f;
+}
+#endif
+#ifndef TG_STREAM_LINE
+#define TG_STREAM_LINE
+typedef float tg_line16 __attribute__((vector_size(64)));
+#if defined(__AVX512F__)
+#define tg_stream_line(p, l) ({ tg_line16 sl_; __builtin_memcpy(&sl_, (l), 64); __asm__ volatile("vmovntps %1, %0" : "=m"(*(tg_line16 *)(p)) : "v"(sl_)); })
+#define tg_sfence() __asm__ volatile("sfence" ::: "memory")
+#else
+#define tg_stream_line(p, l) __builtin_memcpy((p), (l), 64)
+#define tg_sfence() ((void)0)
+#endif
+#endif
+#ifndef TG_STREAM
+#define TG_STREAM
+#if defined(__AVX512F__)
+#define tg_stream(p, v) ({ tg_f16 s_ = (v); __asm__ volatile("vmovntps %1, %0" : "=m"(*(tg_f16 *)(p)) : "v"(s_)); })
+#define tg_sfence() __asm__ volatile("sfence" ::: "memory")
+#else
+#define tg_stream(p, v) tg_store(p, v)
+#define tg_sfence() ((void)0)
+#endif
+#endif
+#ifndef TG_VEC
+#define TG_VEC
+typedef float tg_f16 __attribute__((vector_size(64)));
+typedef int tg_i16 __attribute__((vector_size(64)));
+typedef float tg_f8 __attribute__((vector_size(32)));
+typedef int tg_i8 __attribute__((vector_size(32)));
+typedef float tg_f4 __attribute__((vector_size(16)));
+typedef int tg_i4 __attribute__((vector_size(16)));
+#define tg_pairs16(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31))
+#define tg_psum16(v) ({ tg_f16 p16_ = (v); tg_psum8(__builtin_shufflevector(p16_, p16_, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(p16_, p16_, 1,3,5,7,9,11,13,15)); })
+#define tg_pairs8(a, b) (__builtin_shufflevector(a, b, 0,2,4,6,8,10,12,14) + __builtin_shufflevector(a, b, 1,3,5,7,9,11,13,15))
+#define tg_psum8(v) ({ tg_f8 p8_ = (v); tg_psum4(__builtin_shufflevector(p8_, p8_, 0,2,4,6) + __builtin_shufflevector(p8_, p8_, 1,3,5,7)); })
+#define tg_pairs4(a, b) (__builtin_shufflevector(a, b, 0,2,4,6) + __builtin_shufflevector(a, b, 1,3,5,7))
+#define tg_load(T, p) ({ T v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define tg_store(p, v) ({ __typeof__(v) v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); })
+#define tg_sel(TI, TF, m, a, b) ((TF)(((m) & (TI)(a)) | (~(m) & (TI)(b))))
+/* Horizontal sums (ir.HSum), the pairwise tree's own additions:
+   tg_pairsW(a, b) is the W sums of neighbours of a's lanes then b's (their
+   even lanes plus their odd lanes: two permutes and an add), tg_psumW(v)
+   v's lanes summed pairwise, down to (v[0]+v[1]) + (v[2]+v[3]). */
+#define tg_psum4(v) ({ tg_f4 p4_ = (v); (p4_[0] + p4_[1]) + (p4_[2] + p4_[3]); })
+/* tg_exp2f (c_math.go) lane by lane: the same operations on vectors, so
+   the same results. The clamp is two float selects (vector selects are
+   not branches), which keep NaN: it then runs through the float
+   arithmetic and comes back as NaN, so the scalar's NaN mask is not
+   needed. On x86 the selects are MAXPS and MINPS, which return their
+   second operand when either is NaN: max(lo, x) is exactly
+   x < lo ? lo : x, one instruction where the select is a compare and a
+   blend. The rounding to an integer is ROUNDPS / VRNDSCALEPS to nearest
+   even where the target has it, which the scalar's two adds also do in
+   the clamped range (only -0 for +0 differs, and 2^-0 = 2^0): one
+   instruction for two dependent adds. p*2^n is AVX-512's vscalefps where
+   the target has it (one instruction for nine, rounded once as the
+   scalar's two exact factors are), else the scalar's two factors. */
+#define tg_exp2v(TI, TF, x) ({ \
+  TF x_ = (x), lo_ = (TF){} - 151.0f, hi_ = (TF){} + 129.0f; \
+  TF c_ = tg_clamp_of(TF)(TI, TF, x_, lo_, hi_); \
+  TF nf_ = tg_rint_of(TF)(TF, c_); \
+  TF f_ = c_ - nf_; \
+  TF p_ = 1.0f + f_*(0.693147182f + f_*(0.240226507f + f_*(0.0555035695f + \
+          f_*(0.00961808302f + f_*(0.00133908633f + f_*0.000154531634f))))); \
+  tg_scale_of(TF)(TI, TF, p_, nf_); })
+#define tg_clamp_of(TF) tg_clamp_of_(TF)
+#define tg_clamp_of_(TF) tg_clamp_##TF
+#define tg_clamp2(TI, TF, x, lo, hi) ({ \
+  TF cl_ = tg_sel(TI, TF, (x) < (lo), (lo), (x)); \
+  tg_sel(TI, TF, cl_ > (hi), (hi), cl_); })
+#define tg_rint_of(TF) tg_rint_of_(TF)
+#define tg_rint_of_(TF) tg_rint_##TF
+#define tg_rint2(TF, c) (((c) + 12582912.0f) - 12582912.0f)
+#ifdef __AVX512F__
+#define tg_clamp_tg_f16(TI, TF, x, lo, hi) \
+  __builtin_ia32_minps512_mask(hi, __builtin_ia32_maxps512_mask(lo, x, lo, (unsigned short)-1, 4), hi, (unsigned short)-1, 4)
+#define tg_rint_tg_f16(TF, c) __builtin_ia32_rndscaleps_mask(c, 8, c, (unsigned short)-1, 4)
+#else
+#define tg_clamp_tg_f16 tg_clamp2
+#define tg_rint_tg_f16 tg_rint2
+#endif
+#ifdef __AVX__
+#define tg_clamp_tg_f8(TI, TF, x, lo, hi) __builtin_ia32_minps256(hi, __builtin_ia32_maxps256(lo, x))
+#define tg_rint_tg_f8(TF, c) __builtin_ia32_roundps256(c, 8)
+#else
+#define tg_clamp_tg_f8 tg_clamp2
+#define tg_rint_tg_f8 tg_rint2
+#endif
+#ifdef __SSE__
+#define tg_clamp_tg_f4(TI, TF, x, lo, hi) __builtin_ia32_minps(hi, __builtin_ia32_maxps(lo, x))
+#else
+#define tg_clamp_tg_f4 tg_clamp2
+#endif
+#ifdef __SSE4_1__
+#define tg_rint_tg_f4(TF, c) __builtin_ia32_roundps(c, 8)
+#else
+#define tg_rint_tg_f4 tg_rint2
+#endif
+/* tg_max(TI, TF, a, b): a > b ? a : b lane by lane, the scalar MAX's
+   (v>acc)?v:acc. MAXPS is exactly that (it returns its second operand
+   when either is NaN and for +0 against -0): one instruction, latency 2,
+   where the select is a compare into a mask and a blend (latency 6): a
+   row's max pass, one dependent max per vector, ran 5x slower so. */
+#define tg_max(TI, TF, a, b) tg_max_of(TF)(TI, TF, a, b)
+#define tg_max_of(TF) tg_max_of_(TF)
+#define tg_max_of_(TF) tg_max_##TF
+#define tg_max2(TI, TF, a, b) ({ TF ma_ = (a), mb_ = (b); tg_sel(TI, TF, ma_ > mb_, ma_, mb_); })
+#ifdef __AVX512F__
+#define tg_max_tg_f16(TI, TF, a, b) ({ TF mb_ = (b); __builtin_ia32_maxps512_mask(a, mb_, mb_, (unsigned short)-1, 4); })
+#else
+#define tg_max_tg_f16 tg_max2
+#endif
+#ifdef __AVX__
+#define tg_max_tg_f8(TI, TF, a, b) __builtin_ia32_maxps256(a, b)
+#else
+#define tg_max_tg_f8 tg_max2
+#endif
+#ifdef __SSE__
+#define tg_max_tg_f4(TI, TF, a, b) __builtin_ia32_maxps(a, b)
+#else
+#define tg_max_tg_f4 tg_max2
+#endif
+#define tg_scale_of(TF) tg_scale_of_(TF)
+#define tg_scale_of_(TF) tg_scale_##TF
+#define tg_scale2(TI, TF, p, nf) ({ \
+  TI n_ = __builtin_convertvector(nf, TI), n1_ = n_ >> 1; \
+  TF s1_ = (TF)((n1_ + 127) << 23), s2_ = (TF)((n_ - n1_ + 127) << 23); \
+  (p * s1_) * s2_; })
+#ifdef __AVX512F__
+#define tg_scale_tg_f16(TI, TF, p, nf) __builtin_ia32_scalefps512_mask(p, nf, p, (unsigned short)-1, 4)
+#else
+#define tg_scale_tg_f16 tg_scale2
+#endif
+#ifdef __AVX512VL__
+#define tg_scale_tg_f8(TI, TF, p, nf) __builtin_ia32_scalefps256_mask(p, nf, p, (unsigned char)-1)
+#define tg_scale_tg_f4(TI, TF, p, nf) __builtin_ia32_scalefps128_mask(p, nf, p, (unsigned char)-1)
+#else
+#define tg_scale_tg_f8 tg_scale2
+#define tg_scale_tg_f4 tg_scale2
+#endif
+#endif
+void r_16_1024_1024_1024(void **bufs, const int64_t *vars, int64_t start, int64_t end) {
+  float *restrict out0 = (float *)bufs[0];
+  const float *restrict in1 = (const float *)bufs[1];
+  (void)vars;
+  float tg_keep2[2][1024] __attribute__((aligned(64)));
+  int tg_lag0 = 0;
+  float tg_lag1 = 0;
+  for (int gidx0 = start; gidx0 < end; gidx0++) {
+    float *tg_keep = tg_keep2[gidx0 & 1];
+    int alu0 = (gidx0*1024);
+    tg_f16 vacc0 = {-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY};
+    tg_f16 vacc1 = {-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY,-INFINITY};
+    for (int ridx0 = 0; ridx0 < 32; ridx0++) {
+      int alu1 = (alu0+(ridx0*32));
+      tg_f16 vval0 = tg_load(tg_f16, &in1[alu1]);
+      tg_f16 vmax0 = vval0;
+      vacc0 = tg_max(tg_i16, tg_f16, vmax0, vacc0);
+      tg_f16 vval1 = tg_load(tg_f16, &in1[(alu1+16)]);
+      tg_f16 vmax1 = vval1;
+      vacc1 = tg_max(tg_i16, tg_f16, vmax1, vacc1);
+    }
+    float alu2 = ((vacc0[0]>vacc0[1])?vacc0[0]:vacc0[1]);
+    float alu3 = ((vacc0[2]>vacc0[3])?vacc0[2]:vacc0[3]);
+    float alu4 = ((alu2>alu3)?alu2:alu3);
+    float alu5 = ((vacc0[4]>vacc0[5])?vacc0[4]:vacc0[5]);
+    float alu6 = ((vacc0[6]>vacc0[7])?vacc0[6]:vacc0[7]);
+    float alu7 = ((alu5>alu6)?alu5:alu6);
+    float alu8 = ((alu4>alu7)?alu4:alu7);
+    float alu9 = ((vacc0[8]>vacc0[9])?vacc0[8]:vacc0[9]);
+    float alu10 = ((vacc0[10]>vacc0[11])?vacc0[10]:vacc0[11]);
+    float alu11 = ((alu9>alu10)?alu9:alu10);
+    float alu12 = ((vacc0[12]>vacc0[13])?vacc0[12]:vacc0[13]);
+    float alu13 = ((vacc0[14]>vacc0[15])?vacc0[14]:vacc0[15]);
+    float alu14 = ((alu12>alu13)?alu12:alu13);
+    float alu15 = ((alu11>alu14)?alu11:alu14);
+    float alu16 = ((alu8>alu15)?alu8:alu15);
+    float alu17 = ((vacc1[0]>vacc1[1])?vacc1[0]:vacc1[1]);
+    float alu18 = ((vacc1[2]>vacc1[3])?vacc1[2]:vacc1[3]);
+    float alu19 = ((alu17>alu18)?alu17:alu18);
+    float alu20 = ((vacc1[4]>vacc1[5])?vacc1[4]:vacc1[5]);
+    float alu21 = ((vacc1[6]>vacc1[7])?vacc1[6]:vacc1[7]);
+    float alu22 = ((alu20>alu21)?alu20:alu21);
+    float alu23 = ((alu19>alu22)?alu19:alu22);
+    float alu24 = ((vacc1[8]>vacc1[9])?vacc1[8]:vacc1[9]);
+    float alu25 = ((vacc1[10]>vacc1[11])?vacc1[10]:vacc1[11]);
+    float alu26 = ((alu24>alu25)?alu24:alu25);
+    float alu27 = ((vacc1[12]>vacc1[13])?vacc1[12]:vacc1[13]);
+    float alu28 = ((vacc1[14]>vacc1[15])?vacc1[14]:vacc1[15]);
+    float alu29 = ((alu27>alu28)?alu27:alu28);
+    float alu30 = ((alu26>alu29)?alu26:alu29);
+    float alu31 = ((alu23>alu30)?alu23:alu30);
+    float alu32 = ((alu16>alu31)?alu16:alu31);
+    tg_f16 vacc2 = {0};
+    tg_f16 vacc3 = {0};
+    for (int ridx1 = 0; ridx1 < 32; ridx1++) {
+      int alu33 = (alu0+(ridx1*32));
+      tg_f16 vval2 = tg_load(tg_f16, &in1[alu33]);
+      tg_f16 vbc0 = {alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32,alu32};
+      tg_f16 vbc1 = {1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f,1.442695f};
+      __builtin_prefetch(&in1[alu33 + (gidx0 + 1 < end ? 1024 : 0)]);
+      tg_f16 vkeep0 = tg_exp2v(tg_i16, tg_f16, ((vval2-vbc0)*vbc1));
+      tg_store(&tg_keep[(ridx1*32)], vkeep0);
+      vacc2 += vkeep0;
+      tg_f16 vval3 = tg_load(tg_f16, &in1[(alu33+16)]);
+      __builtin_prefetch(&in1[(alu33+16) + (gidx0 + 1 < end ? 1024 : 0)]);
+      tg_f16 vkeep1 = tg_exp2v(tg_i16, tg_f16, ((vval3-vbc0)*vbc1));
+      tg_store(&tg_keep[((ridx1*32)+16)], vkeep1);
+      vacc3 += vkeep1;
+      if (gidx0 > start) {
+        int tg_prev = gidx0 - 1;
+        for (int tg_q = 0; tg_q < 2; tg_q++) {
+          int gidx0 = tg_prev;
+          float *tg_keep = tg_keep2[gidx0 & 1];
+          float tg_line[16] __attribute__((aligned(64)));
+          float *tg_dst = 0;
+          for (int tg_l = 0; tg_l < 16; tg_l++) {
+            int gidx1 = (ridx1*2+tg_q)*16 + tg_l;
+            int alu34 = (tg_lag0+gidx1);
+            tg_line[tg_l] = (tg_keep[gidx1]*tg_lag1);
+            tg_dst = &out0[alu34] - tg_l;
+          }
+          tg_stream_line(tg_dst, tg_line);
+        }
+      }
+    }
+    float alu35 = tg_psum16(tg_pairs16(vacc2, vacc3));
+    float alu36 = (1.0f/alu35);
+    tg_lag0 = alu0;
+    tg_lag1 = alu36;
+  }
+  if (end > start) {
+    int tg_prev = end - 1;
+    for (int gidx1_line = 0; gidx1_line < 1024; gidx1_line += 16) {
+      int gidx0 = tg_prev;
+      float *tg_keep = tg_keep2[gidx0 & 1];
+      float tg_line[16] __attribute__((aligned(64)));
+      float *tg_dst = 0;
+      for (int tg_l = 0; tg_l < 16; tg_l++) {
+        int gidx1 = gidx1_line + tg_l;
+        int alu37 = (tg_lag0+gidx1);
+        tg_line[tg_l] = (tg_keep[gidx1]*tg_lag1);
+        tg_dst = &out0[alu37] - tg_l;
+      }
+      tg_stream_line(tg_dst, tg_line);
+    }
+  }
+  tg_sfence();
+}
