@@ -153,6 +153,7 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	elementwise := map[string]*tensor.Tensor{
 		"elementwise streamed":   floats(r, 1024).Mul(floats(r, 1024)).Add(floats(r, 1024)).Relu(),
 		"broadcast add streamed": floats(r, 16, 64).Add(floats(r, 64)).Exp(),
+		"sigmoid streamed":       floats(r, 1024).Mul(floats(r, 1024)).Sigmoid(), // 1/(1+exp): a vector reciprocal
 	}
 	// Short reduces (not searchable): a channels-last max pool over its
 	// padding, read in place under the padding's guard (fuse's

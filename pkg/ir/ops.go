@@ -230,7 +230,7 @@ var opTable = [numOps]OpInfo{
 		Float: func(a, _ float64) float64 { return -a }, Int: func(_ DType, a, _ int64) int64 { return -a },
 		C: "(-$0)", SIMD: "(-$0)", Grad: "neg"},
 	OpRecip: {Name: "RECIP", Kind: KindALU, Arity: 1, Types: TFloat,
-		Float: func(a, _ float64) float64 { return 1 / a }, C: "(1.0f/$0)", F64: "(1.0/$0)", Grad: "recip"},
+		Float: func(a, _ float64) float64 { return 1 / a }, C: "(1.0f/$0)", F64: "(1.0/$0)", SIMD: "(1.0f/$0)", Grad: "recip"},
 	OpExp2: {Name: "EXP2", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Exp2(a) },
 		C: "tg_exp2f($0)", CL: "exp2($0)", CUDA: "exp2f($0)", Metal: "exp2($0)", F64: "exp2($0)", SIMD: "tg_exp2v(tg_i$w, tg_f$w, $0)", Grad: "exp2"},
 	OpLog2: {Name: "LOG2", Kind: KindALU, Arity: 1, Types: TFloat, Float: func(a, _ float64) float64 { return math.Log2(a) },

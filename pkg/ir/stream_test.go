@@ -88,6 +88,7 @@ func TestStreamedElementwise(t *testing.T) {
 	}{
 		{"relu(a*b+a)", input(16384).Mul(input(16384)).Add(input(16384)).Relu(), streamTarget, 1},
 		{"broadcast add", input(128, 128).Add(input(128)), streamTarget, 1},
+		{"sigmoid (exp2, reciprocal)", input(16384).Sigmoid(), streamTarget, 1},
 		{"8 lanes", input(16384).Mul(input(16384)), narrow, 0},
 		{"output under L3", input(8192).Mul(input(8192)), streamTarget, 0},
 		{"rows of 24", input(1024, 24).Add(input(24)), streamTarget, 0},

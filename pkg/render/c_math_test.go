@@ -242,7 +242,14 @@ int main(int argc, char **argv) {
     VF v = tg_load(VF, &x[i]);
     tg_store(&y[i], tg_exp2v(VI, VF, v));
   }
-  f = fopen(argv[2], "wb"); if (!f || fwrite(y, 4, n, f) != (size_t)n) return 4;
+  float *z = calloc(m, 4), *c = calloc(m, 4);
+  for (long i = 0; i < n; i++) z[i] = tg_exp2f(x[i]);
+  for (long i = 0; i < m; i += W) {
+    VF v = tg_load(VF, &x[i]), lo = (VF){} - 151.0f, hi = (VF){} + 129.0f;
+    tg_store(&c[i], tg_clamp_of(VF)(VI, VF, v, lo, hi));
+  }
+  f = fopen(argv[2], "wb");
+  if (!f || fwrite(y, 4, n, f) != (size_t)n || fwrite(z, 4, n, f) != (size_t)n || fwrite(c, 4, n, f) != (size_t)n) return 4;
   fclose(f);
   return 0;
 }
@@ -250,8 +257,9 @@ int main(int argc, char **argv) {
 
 // TestCVecExp2: the vector exp2 the renderer uses in vectorized reduces
 // (tg_exp2v) is within 1 ulp of Go's math.Exp2 over the same inputs as the
-// scalar one, at every width the host can run, with AVX-512's vscalefps
-// (where the host has it) and without it.
+// scalar one, and the same bits as the scalar tg_exp2f (NaN for NaN), at
+// every width the host can run, with AVX-512's vscalefps and
+// VFIXUPIMMPS (where the host has them) and without them.
 func TestCVecExp2(t *testing.T) {
 	cc := cCompiler(t)
 	xs := cMathInputs()
@@ -277,7 +285,7 @@ func TestCVecExp2(t *testing.T) {
 		w := v.w
 		dir := t.TempDir()
 		defs := fmt.Sprintf("#define W %d\n#define VF tg_f%d\n#define VI tg_i%d\n", w, w, w)
-		src := "#include <stdint.h>\n#include <math.h>\n" + cVecPrelude(16) + defs + cVecExp2Driver
+		src := "#include <stdint.h>\n#include <math.h>\n" + Exp2C + cVecPrelude(16) + defs + cVecExp2Driver
 		cfile, exe, inPath, outPath := filepath.Join(dir, "v.c"), filepath.Join(dir, "v"), filepath.Join(dir, "in"), filepath.Join(dir, "out")
 		if err := os.WriteFile(cfile, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
@@ -294,7 +302,7 @@ func TestCVecExp2(t *testing.T) {
 			t.Fatalf("width %d: %v\n%s", w, err, out)
 		}
 		b, err := os.ReadFile(outPath)
-		if err != nil || len(b) != len(in) {
+		if err != nil || len(b) != 3*len(in) {
 			t.Fatalf("width %d: %d bytes of results for %d inputs (%v)", w, len(b), len(in), err)
 		}
 		bad := 0
@@ -304,6 +312,22 @@ func TestCVecExp2(t *testing.T) {
 			if u := ulps(got, want); u > 1 {
 				if bad++; bad <= 10 {
 					t.Errorf("width %d: exp2(%g) = %g, want %g (%g ulp)", w, x, got, want, u)
+				}
+			}
+			// The argument as exp2v clamps it: infinities made finite
+			// (to -151/129, or to -MAX/+MAX where vscalefps scales), NaN
+			// kept, the inputs in [-151, 129] unchanged.
+			c := math.Float32frombits(binary.LittleEndian.Uint32(b[2*len(in)+4*i:]))
+			inf := math.IsInf(float64(x), 0)
+			if (inf && (math.IsInf(float64(c), 0) || c != c || (c < 0) != (x < 0))) || (x != x) != (c != c) || (x >= -151 && x <= 129 && c != x) {
+				if bad++; bad <= 10 {
+					t.Errorf("width %d %v: exp2's argument %g clamped to %g", w, v.flags, x, c)
+				}
+			}
+			scalar := math.Float32frombits(binary.LittleEndian.Uint32(b[len(in)+4*i:]))
+			if math.Float32bits(got) != math.Float32bits(scalar) && (got == got || scalar == scalar) {
+				if bad++; bad <= 10 {
+					t.Errorf("width %d %v: exp2(%g) = %g (%#x), the scalar's %g (%#x)", w, v.flags, x, got, math.Float32bits(got), scalar, math.Float32bits(scalar))
 				}
 			}
 		}
