@@ -1,5 +1,7 @@
 package ir
 
+import "maps"
+
 // Writing over an input. A kernel's output may take the memory of an input
 // buffer that dies with it (the engine's memory plan, realize) when every
 // element of that input is read before the store that overwrites it, in
@@ -29,9 +31,10 @@ package ir
 //     hoisted beside it that read the input run before it (they feed it),
 //     and the column loop reads nothing of the input but the kept values.
 //
-// A prologue or tables (computed once a launch piece or a row, before the
-// loops this proof reasons about) that could read the input, more than one
-// store, or a grid target's kernel: no.
+// Several stores: only an elementwise kernel's lanes (laneRefusal). A
+// prologue or tables (computed once a launch piece or a row, before the
+// loops this proof reasons about) that could read the input, or a grid
+// target's kernel: no.
 
 // MayOverwrite reports whether k's store may write into the memory of
 // input buffer b on a target whose global axes are loops (see above). The
@@ -41,9 +44,12 @@ func MayOverwrite(k *Kernel, b int) bool { return OverwriteRefusal(k, b) == "" }
 
 // OverwriteRefusal is why k may not write over input b ("": it may).
 func OverwriteRefusal(k *Kernel, b int) string {
+	if len(k.Stores) > 1 {
+		return laneRefusal(k, b)
+	}
 	switch {
 	case len(k.Stores) != 1:
-		return "more than one store"
+		return "no store"
 	case len(k.Global) == 0:
 		return "no global axis"
 	case b <= 0 || b >= len(k.Bufs) || k.Bufs[b].Output:
@@ -140,6 +146,69 @@ func OverwriteRefusal(k *Kernel, b int) string {
 	return ""
 }
 
+// laneRefusal is OverwriteRefusal for a kernel of several stores: an
+// elementwise kernel blocked in lanes (UPCAST), each store one lane, base
+// + c, of one linear index, the lanes of an iteration disjoint from every
+// other iteration's. Each read of b must be in the innermost loop at the
+// index of a store whose value reads it: it runs before that store, and
+// no other store writes that element.
+func laneRefusal(k *Kernel, b int) string {
+	switch {
+	case len(k.Global) == 0:
+		return "no global axis"
+	case b <= 0 || b >= len(k.Bufs) || k.Bufs[b].Output:
+		return "not an input"
+	case k.Pro != nil || k.Tabs != nil || k.Keep != nil || k.Group != 0 || k.Vec4 != nil:
+		return "more than one store, with a plan"
+	}
+	var base linear
+	lo, hi := int64(0), int64(0)
+	at := map[int64]bool{}
+	for i, st := range k.Stores {
+		if st.Arg.(int) != 0 || k.Bufs[0].DType != k.Bufs[b].DType {
+			return "another type"
+		}
+		l, ok := linearIndex(st.Src[0])
+		if !ok || len(l.rest) > 0 {
+			return "a store's index is not linear"
+		}
+		if i == 0 {
+			base, lo, hi = l, l.c, l.c
+		} else if !maps.Equal(l.coef, base.coef) {
+			return "stores along different strides"
+		}
+		if at[l.c] {
+			return "two stores to one element"
+		}
+		at[l.c] = true
+		lo, hi = min(lo, l.c), max(hi, l.c)
+	}
+	if !base.injectiveFrom(k.Global, hi-lo+1) {
+		return "the stores' lanes overlap another iteration's"
+	}
+	p := Linearize(k)
+	hoisted := map[*Expr]bool{}
+	for _, blk := range p.Hoisted {
+		for _, e := range blk.Nodes {
+			hoisted[e] = true
+		}
+	}
+	ib, memo := NewBuilder(), map[*Expr]*Expr{}
+	id := func(e *Expr) *Expr { return ib.Rebuild(e, func(*Expr) *Expr { return nil }, memo) }
+	why := ""
+	for _, st := range k.Stores {
+		Walk([]*Expr{st.Src[1]}, func(e *Expr) {
+			if why != "" || e.Op != OpLoad || e.Arg.(int) != b {
+				return
+			}
+			if hoisted[e] || p.Place[e] != nil || id(e.Src[0]) != id(st.Src[0]) {
+				why = "a read of the input at another index than its lane's store"
+			}
+		})
+	}
+	return why
+}
+
 // readsOwnColumn says whether each member of the kept group reads input b
 // in the group's loop (or one nested in it) only at the element it stores
 // (Keep.Index): members run in order in one iteration, each storing after
@@ -227,8 +296,11 @@ func linearOf(e *Expr) linear {
 // injective says whether the linear index (no opaque terms) takes a
 // different value at every point of the global axes: strides positive,
 // each at least the extent of the axes inside it.
-func (l linear) injective(global []*Axis) bool {
-	span := int64(1)
+func (l linear) injective(global []*Axis) bool { return l.injectiveFrom(global, 1) }
+
+// injectiveFrom is injective for a store of span consecutive elements at
+// each index (lanes base+c, c in a range of span).
+func (l linear) injectiveFrom(global []*Axis, span int64) bool {
 	for i := len(global) - 1; i >= 0; i-- {
 		a := global[i]
 		c := l.coef[a]

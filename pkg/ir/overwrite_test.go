@@ -40,3 +40,30 @@ func TestOverwriteRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestOverwriteLanes: an elementwise kernel that takes an exp2 is blocked
+// in lanes of 16 (one store a lane) on an AVX-512 host with its output in
+// cache; it may still write over its input, where each lane reads the
+// element it stores, and not where a lane reads another's.
+func TestOverwriteLanes(t *testing.T) {
+	tg := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L3: 64 << 20, BufAlign: 4096}
+	cases := []struct {
+		name string
+		f    func(x *tensor.Tensor) *tensor.Tensor
+		want string
+	}{
+		{"sigmoid", func(x *tensor.Tensor) *tensor.Tensor { return x.Sigmoid() }, ""},
+		{"exp of a shifted window plus the window", func(x *tensor.Tensor) *tensor.Tensor {
+			return x.Shrink([][2]int{{0, 64}, {16, 64}}).Exp().Add(x.Shrink([][2]int{{0, 64}, {0, 48}}))
+		}, "a read of the input at another index than its lane's store"},
+	}
+	for _, tc := range cases {
+		k := rowKernel(t, tc.f(input(64, 64)), tg)
+		if len(k.Stores) < 16 || k.SIMD == nil {
+			t.Fatalf("%s: %d stores, not in vector lanes:\n%s", tc.name, len(k.Stores), k.Dump())
+		}
+		if got := ir.OverwriteRefusal(k, 1); got != tc.want {
+			t.Errorf("%s: refusal %q, want %q\n%s", tc.name, got, tc.want, k.Dump())
+		}
+	}
+}
