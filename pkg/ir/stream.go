@@ -90,8 +90,7 @@ func PlanStream(k *Kernel, t Target) (*Kernel, error) {
 // constant that divides the lines, and the row's input beside its two
 // scratch rows in L1.
 func lagLines(k *Kernel, t Target) int64 {
-	if k.Keep == nil || !k.Keep.Scratch || len(k.Global) != 2 || len(k.Stores) != 1 || k.Stores[0] != k.Keep.Store ||
-		k.Pro != nil || k.Rows != nil || k.Skip != nil || k.Tabs != nil || k.ValueLoops != nil || k.VecLoops != nil {
+	if k.Keep == nil || !k.Keep.Scratch || !lagShape(k) {
 		return 0
 	}
 	col := k.Global[1]
@@ -104,6 +103,14 @@ func lagLines(k *Kernel, t Target) int64 {
 		return 0
 	}
 	return lines / trips
+}
+
+// lagShape says whether k is rows and columns alone, as a lagged column
+// loop needs: two global axes, the keep plan's store the only one, and no
+// plan that the row loop renders besides the keep plan's.
+func lagShape(k *Kernel) bool {
+	return len(k.Global) == 2 && len(k.Stores) == 1 && k.Stores[0] == k.Keep.Store &&
+		k.Pro == nil && k.Rows == nil && k.Skip == nil && k.Tabs == nil && k.ValueLoops == nil && k.VecLoops == nil
 }
 
 // keptTrips is the iterations of the keep plan's loop: the product of the
@@ -204,7 +211,7 @@ func (s *Stream) verify(k *Kernel) error {
 		}
 	}
 	if s.Lag != 0 {
-		if !s.Cols || len(k.Global) != 2 || len(k.Stores) != 1 || k.Stores[0] != k.Keep.Store || k.Pro != nil || k.Rows != nil || k.Skip != nil || k.Tabs != nil || k.ValueLoops != nil || k.VecLoops != nil {
+		if !s.Cols || !lagShape(k) {
 			return fmt.Errorf("stream: a lagged column loop (%d lines an iteration) in a kernel that is not rows and streamed columns alone", s.Lag)
 		}
 		trips, ok := keptTrips(k)
