@@ -264,11 +264,12 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 // will write them around the caches: runs of a whole vector of the
 // target's width that is one cache line, of values that read vector loads
 // (hasVector), into an output streamLines accepts; or where the values
-// take an exp2 (takesExp2). Elsewhere gcc's own vectorizer does as well
-// with the scalar loop; a non-temporal store needs the vector
-// (Target.streamedLines blocks such kernels in lines).
+// take an exp2 (takesExp2: runs of the target's width, a line or not).
+// Elsewhere gcc's own vectorizer does as well with the scalar loop; a
+// non-temporal store needs the vector (Target.streamedLines blocks such
+// kernels in lines).
 func planStreamedStores(k *Kernel, t Target, m *simdMatcher, w int) (*Kernel, error) {
-	if w*4 != streamLine {
+	if w*4 != streamLine && !takesExp2(k) {
 		return k, nil
 	}
 	read := readBufs(k)
@@ -288,9 +289,10 @@ func planStreamedStores(k *Kernel, t Target, m *simdMatcher, w int) (*Kernel, er
 // takesExp2 says whether a kernel's stores take an exp2: in vectors the C
 // prelude's tg_exp2v computes it (and a reciprocal) in half the time of
 // gcc's vectorization of the scalar tg_exp2f (a C harness on the Zen 5
-// guest, sigmoid of two inputs in L2, one thread: 0.149 against 0.296
-// ns an element), so its elementwise kernels are worth vectors whether
-// their output is streamed or not.
+// guest, sigmoid of two inputs in L2, one thread: 0.139-0.149 against
+// 0.289-0.296 ns an element; 8 lanes without AVX-512, as on an AVX2
+// host: 0.359 against 0.578-0.626), so its elementwise kernels are worth
+// vectors whether their output is streamed or not.
 func takesExp2(k *Kernel) bool {
 	found := false
 	Walk(k.Stores, func(e *Expr) { found = found || e.Op == OpExp2 })

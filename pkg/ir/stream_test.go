@@ -176,3 +176,44 @@ func TestStreamLag(t *testing.T) {
 		}
 	}
 }
+
+// TestExp2Lanes: an elementwise kernel that takes an exp2 is blocked in
+// vectors of the target's width (16 lanes with AVX-512, 8 on an AVX2
+// host; not 8 on an AVX-512 host, where gcc's loop takes 16) with its
+// output in cache (nothing streamed), its store runs planned by the simd
+// pass; one whose lanes the simd pass cannot make vectors of (a float
+// division) keeps the plain loop gcc vectorizes, and so does one without
+// an exp2.
+func TestExp2Lanes(t *testing.T) {
+	for _, h := range []struct {
+		w, regs int
+		lanes   bool
+	}{{16, 32, true}, {8, 16, true}, {8, 32, false}} {
+		w := h.w
+		tg := ir.Target{Upcast: true, VecWidth: w, VecRegs: h.regs, L3: 64 << 20, BufAlign: 4096}
+		for _, c := range []struct {
+			name  string
+			out   *tensor.Tensor
+			lanes bool
+		}{
+			{"sigmoid", input(64, 64).Sigmoid(), h.lanes},
+			{"exp over a division", input(64, 64).Div(input(64, 64)).Exp(), false},
+			{"product", input(64, 64).Mul(input(64, 64)), false},
+		} {
+			got, err := ir.OptimizeFor(lastKernel(t, c.out), tg, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			vec := got.SIMD != nil && len(got.SIMD.Stores) > 0
+			if vec != c.lanes || got.Stream != nil {
+				t.Errorf("width %d (%d registers), %s: store runs in vectors %v (want %v), streamed %v:\n%s", w, h.regs, c.name, vec, c.lanes, got.Stream != nil, got.Dump())
+			}
+			if vec && len(got.SIMD.Stores[0]) != w {
+				t.Errorf("width %d, %s: runs of %d lanes", w, c.name, len(got.SIMD.Stores[0]))
+			}
+			if !c.lanes && len(got.Opts) > 0 {
+				t.Errorf("width %d, %s: opts %s without vectors", w, c.name, ir.FormatOpts(got.Opts))
+			}
+		}
+	}
+}

@@ -168,6 +168,11 @@ func TestCPUVectorWidths(t *testing.T) {
 			g := x.Eq(m).Where(up(gradBig(ctx)), ctx.Const(0, ir.Float32))
 			return g.Mul(x.Add(up(poolBig(ctx)))).Sum(false, 0, 2, 3)
 		}, "(tg_f16){"},
+		// an elementwise exp2 and reciprocal: in vectors of the device's
+		// width (tg_exp2v; its target knows the L3), over [-30, 30)
+		{"sigmoid", func(ctx *tensor.Context) *tensor.Tensor {
+			return a(ctx).Mul(ctx.Const(30, ir.Float32)).Sigmoid()
+		}, ""},
 	}
 	want := make([][]float64, len(cases))
 	for i, c := range cases {
