@@ -269,13 +269,14 @@ func PlanSIMD(k *Kernel, t Target) (*Kernel, error) {
 // non-temporal store needs the vector (Target.streamedLines blocks such
 // kernels in lines).
 func planStreamedStores(k *Kernel, t Target, m *simdMatcher, w int) (*Kernel, error) {
-	if w*4 != streamLine && !takesExp2(k) {
+	exp2 := takesExp2(k)
+	if w*4 != streamLine && !exp2 {
 		return k, nil
 	}
 	read := readBufs(k)
 	stores := pickRuns(k.Stores, []int{w}, func(st *Expr) bool {
 		b := st.Arg.(int)
-		return st.DType == Float32 && (streamLines(k, t, b, read) || takesExp2(k))
+		return st.DType == Float32 && (streamLines(k, t, b, read) || exp2)
 	}, m.vectorStoreRun)
 	if len(stores) == 0 {
 		return k, nil

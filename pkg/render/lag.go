@@ -104,20 +104,11 @@ func (r *renderer) previousRow(lineStart string) {
 			inner[e] = true
 		}
 	}
-	r.line("float tg_line[16] __attribute__((aligned(64)));")
-	r.line("float *tg_dst = 0;")
-	r.line("for (int tg_l = 0; tg_l < 16; tg_l++) {")
-	r.indent++
-	r.line("%s %s = %s + tg_l;", r.idx, col.Name(), lineStart)
+	r.openLine(col, lineStart)
 	r.block(r.prog.Innermost)
-	st := r.keep.Store
-	r.line("tg_line[tg_l] = %s;", r.storeExpr(st))
-	r.line("tg_dst = &%s[%s] - tg_l;", BufName(r.k, st.Arg.(int)), r.expr(st.Src[0]))
-	r.indent--
-	r.line("}")
-	r.need("tg_stream_line", cStreamLineDef)
+	r.storeLine(r.keep.Store)
+	r.closeLine()
 	r.need("tg_stream", cStreamDef)
-	r.line("tg_stream_line(tg_dst, tg_line);")
 	for e := range inner { // out of scope with the block
 		delete(r.names, e)
 	}

@@ -245,11 +245,7 @@ func (r *renderer) kernel() string {
 			// caches as one: gcc makes the inner loop one vector.
 			r.line("for (%s %s_line = 0; %s_line < %s; %s_line += 16) {", r.idx, a.Name(), a.Name(), r.trip(a), a.Name())
 			r.indent++
-			r.line("float tg_line[16] __attribute__((aligned(64)));")
-			r.line("float *tg_dst = 0;")
-			r.line("for (int tg_l = 0; tg_l < 16; tg_l++) {")
-			r.indent++
-			r.line("%s %s = %s_line + tg_l;", r.idx, a.Name(), a.Name())
+			r.openLine(a, a.Name()+"_line")
 			continue
 		default:
 			if r.lang.gpu == nil && r.k.VecLoops.Has(a) {
@@ -270,8 +266,7 @@ func (r *renderer) kernel() string {
 	r.block(r.prog.Innermost)
 	for _, s := range r.prog.Stores {
 		if lines && s == r.keep.Store {
-			r.line("tg_line[tg_l] = %s;", r.storeExpr(s))
-			r.line("tg_dst = &%s[%s] - tg_l;", BufName(r.k, s.Arg.(int)), r.expr(s.Src[0]))
+			r.storeLine(s)
 			continue
 		}
 		if run := r.vecStore(s); run != nil {
@@ -289,10 +284,7 @@ func (r *renderer) kernel() string {
 	}
 	for i := range r.k.Global {
 		if lines && i == 0 {
-			r.indent--
-			r.line("}")
-			r.need("tg_stream_line", cStreamLineDef)
-			r.line("tg_stream_line(tg_dst, tg_line);")
+			r.closeLine()
 		}
 		r.indent--
 		r.line("}")
@@ -305,6 +297,30 @@ func (r *renderer) kernel() string {
 	}
 	r.sb.WriteString("}\n")
 	return head + strings.Join(r.helpers, "") + vecPrelude + r.sb.String()
+}
+
+// openLine opens a line of 16 columns of axis a from column lineStart
+// (ir.Stream.Cols): the line's values gather in tg_line, gcc makes the
+// loop over them one vector; storeLine puts store st's value in it and
+// closeLine writes it around the caches.
+func (r *renderer) openLine(a *ir.Axis, lineStart string) {
+	r.line("float tg_line[16] __attribute__((aligned(64)));")
+	r.line("float *tg_dst = 0;")
+	r.line("for (int tg_l = 0; tg_l < 16; tg_l++) {")
+	r.indent++
+	r.line("%s %s = %s + tg_l;", r.idx, a.Name(), lineStart)
+}
+
+func (r *renderer) storeLine(st *ir.Expr) {
+	r.line("tg_line[tg_l] = %s;", r.storeExpr(st))
+	r.line("tg_dst = &%s[%s] - tg_l;", BufName(r.k, st.Arg.(int)), r.expr(st.Src[0]))
+}
+
+func (r *renderer) closeLine() {
+	r.indent--
+	r.line("}")
+	r.need("tg_stream_line", cStreamLineDef)
+	r.line("tg_stream_line(tg_dst, tg_line);")
 }
 
 // param is how the kernel reads vars[i].
