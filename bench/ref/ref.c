@@ -179,30 +179,41 @@ static double best(double *t, int n) {
  * non-temporal ones, alternated run by run. stream_triad is the faster
  * kind's best (the memory's rate as a C loop gets it, what tgc's
  * memory-bound workloads are compared with); stream_triad_plain and
- * stream_triad_nt are each kind's. */
+ * stream_triad_nt are each kind's. The arrays are made once (serve runs
+ * it again and again). */
+enum { STREAM_N = 64 << 20 };
+static float *triad_a, *triad_b, *triad_c;
+
+/* One timed triad of each kind into t[kind][it], ct[kind][it]. */
+static void triad_once(double t[2][64], double ct[2][64], int it, int kinds) {
+  for (int nt = 0; nt < kinds; nt++) {
+    pthread_t th[64];
+    struct triad parts[64];
+    size_t n = STREAM_N;
+    double s = now(), cs = cpu();
+    for (int k = 0; k < threads; k++) {
+      parts[k] = (struct triad){triad_a, triad_b, triad_c, n * k / threads, n * (k + 1) / threads, nt};
+      pthread_create(&th[k], NULL, triad_part, &parts[k]);
+    }
+    for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+    if (it >= 0) t[nt][it] = now() - s, ct[nt][it] = cpu() - cs;
+  }
+}
+
 static void stream(int iters) {
-  size_t n = (size_t)64 << 20;
-  float *a = buffer(n), *b = buffer(n), *c = buffer(n);
   double t[2][64], ct[2][64];
 #ifdef __AVX512F__
   int kinds = 2;
 #else
   int kinds = 1;
 #endif
-  for (int it = -1; it < iters; it++)
-    for (int nt = 0; nt < kinds; nt++) {
-      pthread_t th[64];
-      struct triad parts[64];
-      double s = now(), cs = cpu();
-      for (int k = 0; k < threads; k++) {
-        parts[k] = (struct triad){a, b, c, n * k / threads, n * (k + 1) / threads, nt};
-        pthread_create(&th[k], NULL, triad_part, &parts[k]);
-      }
-      for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
-      if (it >= 0) t[nt][it] = now() - s, ct[nt][it] = cpu() - cs;
-    }
+  if (!triad_a) {
+    triad_a = buffer(STREAM_N), triad_b = buffer(STREAM_N), triad_c = buffer(STREAM_N);
+    triad_once(t, ct, -1, kinds); /* a warm-up run */
+  }
+  for (int it = 0; it < iters; it++) triad_once(t, ct, it, kinds);
   const char *names[2] = {"stream_triad_plain", "stream_triad_nt"};
-  double bm = 1e30, bcm = 1e30;
+  double bm = 1e30, bcm = 1e30, n = STREAM_N;
   for (int nt = 0; nt < kinds; nt++) {
     double m = best(t[nt], iters), cm = best(ct[nt], iters);
     printf("{\"name\": \"%s\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g, \"cpu_seconds\": %g}\n", names[nt], m,
@@ -211,7 +222,6 @@ static void stream(int iters) {
   }
   printf("{\"name\": \"stream_triad\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g, \"cpu_seconds\": %g}\n", bm,
          2.0 * n / bm / 1e9, 3.0 * 4 * n / bm / 1e9, bcm);
-  free(a), free(b), free(c);
 }
 
 struct sumpart { const unsigned *p; size_t lo, hi; unsigned s; };
@@ -227,16 +237,19 @@ static void *sum_part(void *p) {
 /* STREAM-style read bandwidth: the sum of 64M 4-byte words (integer, so
  * the compiler vectorizes it), split across threads; the best of the runs. tgc's own measure
  * (bench.ReadBandwidth, Go) is what llama_decode reports against. */
+static unsigned *read_a;
+
 static void stream_read(int iters) {
-  size_t n = (size_t)64 << 20;
-  unsigned *a = (unsigned *)buffer(n);
+  size_t n = STREAM_N;
   double t[64], ct[64];
-  for (int it = -1; it < iters; it++) {
+  int it = 0;
+  if (!read_a) read_a = (unsigned *)buffer(n), it = -1; /* a warm-up run */
+  for (; it < iters; it++) {
     pthread_t th[64];
     struct sumpart parts[64];
     double s = now(), cs = cpu();
     for (int k = 0; k < threads; k++) {
-      parts[k] = (struct sumpart){a, n * k / threads, n * (k + 1) / threads, 0};
+      parts[k] = (struct sumpart){read_a, n * k / threads, n * (k + 1) / threads, 0};
       pthread_create(&th[k], NULL, sum_part, &parts[k]);
     }
     for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
@@ -245,7 +258,6 @@ static void stream_read(int iters) {
   double m = best(t, iters), cm = best(ct, iters);
   printf("{\"name\": \"stream_read\", \"seconds\": %g, \"gflops\": 0, \"gbps\": %g, \"cpu_seconds\": %g}\n", m,
          4.0 * n / m / 1e9, cm);
-  free(a);
 }
 
 /* The FMA peak: independent chains of fused multiply-adds in the widest
@@ -312,25 +324,52 @@ static void peak(void) {
          flops / best / 1e9, cbest);
 }
 
+/* One measurement by name; iters is the memory measurements' runs. */
+static int part(const char *p, int iters) {
+  int all = !strcmp(p, "all"), known = all;
+  if (all || !strcmp(p, "sgemm512")) sgemm(512, 21), known = 1;
+  if (all || !strcmp(p, "sgemm1024")) sgemm(1024, 11), known = 1;
+  if (all || !strcmp(p, "sgemm2048")) sgemm(2048, 5), known = 1;
+  if (all || !strcmp(p, "sgemm4096")) sgemm(4096, 3), known = 1;
+  if (all || !strcmp(p, "conv")) conv_im2col(5), known = 1;
+  if (all || !strcmp(p, "prefill")) sgemm_prefill(5), known = 1;
+  if (all || !strcmp(p, "triad")) stream(iters), known = 1;
+  if (all || !strcmp(p, "read")) stream_read(iters), known = 1;
+  if (all || !strcmp(p, "peak")) peak(), known = 1;
+  return known;
+}
+
+/* serve: a line of part names on stdin runs each once (the memory
+ * measurements: one run; the triad one of each kind), answered by their
+ * JSON lines and {"name": "end"}, so that `tgc bench --ref` can measure
+ * the bus right before each run of a memory-bound workload; the arrays
+ * are made on the first request. */
+static void serve(void) {
+  char line[256];
+  while (fgets(line, sizeof line, stdin)) {
+    for (char *p = strtok(line, " \t\n"); p; p = strtok(NULL, " \t\n"))
+      if (!part(p, 1)) printf("{\"name\": \"unknown\", \"part\": \"%.64s\"}\n", p);
+    printf("{\"name\": \"end\"}\n");
+    fflush(stdout);
+  }
+}
+
 /* ref [threads [part...]]: every measurement, or only the parts named
  * (sgemm512 sgemm1024 sgemm2048 sgemm4096 conv prefill triad read peak), so that `tgc
- * bench --ref` can take each workload's reference right before it. */
+ * bench --ref` can take each workload's reference right before it; ref
+ * threads serve: see serve. */
 int main(int argc, char **argv) {
   threads = argc > 1 ? atoi(argv[1]) : 2;
   if (threads < 1 || threads > 64) threads = 2;
   openblas_set_num_threads(threads);
-  for (int i = argc > 2 ? 2 : 1; i < (argc > 2 ? argc : 2); i++) {
-    const char *p = argc > 2 ? argv[i] : "all";
-    int all = !strcmp(p, "all");
-    if (all || !strcmp(p, "sgemm512")) sgemm(512, 21);
-    if (all || !strcmp(p, "sgemm1024")) sgemm(1024, 11);
-    if (all || !strcmp(p, "sgemm2048")) sgemm(2048, 5);
-    if (all || !strcmp(p, "sgemm4096")) sgemm(4096, 3);
-    if (all || !strcmp(p, "conv")) conv_im2col(5);
-    if (all || !strcmp(p, "prefill")) sgemm_prefill(5);
-    if (all || !strcmp(p, "triad")) stream(10);
-    if (all || !strcmp(p, "read")) stream_read(10);
-    if (all || !strcmp(p, "peak")) peak();
+  if (argc == 3 && !strcmp(argv[2], "serve")) {
+    serve();
+    return 0;
   }
+  for (int i = argc > 2 ? 2 : 1; i < (argc > 2 ? argc : 2); i++)
+    if (!part(argc > 2 ? argv[i] : "all", 10)) {
+      fprintf(stderr, "ref: no measurement %s\n", argv[i]);
+      return 2;
+    }
   return 0;
 }

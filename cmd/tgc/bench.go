@@ -115,7 +115,7 @@ func runBench(c *cobra.Command, args []string) error {
 		if !asJSON {
 			fmt.Fprintf(stderr, "running %s...\n", w.Name)
 		}
-		if withRef {
+		if withRef && !(w.Cold && !byCPU) {
 			// The reference right before the workload: on a shared machine
 			// the load changes within a minute, and a ratio means something
 			// only between measurements taken close together.
@@ -132,17 +132,9 @@ func runBench(c *cobra.Command, args []string) error {
 					ref[k] = v.CPUView()
 				}
 			}
-			for _, k := range []string{"fma_peak", "stream_triad", "stream_read", "read_bandwidth"} {
-				if v, ok := ref[k]; ok {
-					x := max(v.GFLOPS, v.GBPS)
-					l, seen := limits[k]
-					if !seen {
-						l = [2]float64{x, x}
-					}
-					limits[k] = [2]float64{min(l[0], x), max(l[1], x)}
-				}
-			}
+			noteLimits(limits, ref)
 		}
+		var pairs map[string]float64 // the median ratios of runs to the references right before them
 		var r bench.Result
 		if o, ok := onnxWorkload(w.Name); ok && withORT {
 			// onnxruntime runs right before each of tgc's runs: on a
@@ -158,8 +150,25 @@ func runBench(c *cobra.Command, args []string) error {
 				err = cerr
 			}
 			ort["ort_"+w.Name], ratios[w.Name] = srv.result(w, r)
+		} else if withRef && w.Cold && !byCPU {
+			// A memory-bound workload: the bus moves with the other
+			// guests' load within seconds, so each run is compared with
+			// the bandwidth measured right before it.
+			var srv *refServer
+			if srv, err = startRefServer(); err != nil {
+				return err
+			}
+			parts := refParts(w.Name)
+			r, err = bench.Run(eng, w, iters, func() error { return srv.measure(parts) })
+			if cerr := srv.close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				ref, pairs = srv.paired(w, r)
+				noteLimits(limits, ref)
+			}
 		} else {
-			r, err = bench.Run(eng, w, iters)
+			r, err = bench.Run(eng, w, iters, nil)
 		}
 		if err != nil {
 			return err
@@ -179,9 +188,9 @@ func runBench(c *cobra.Command, args []string) error {
 			continue
 		}
 		if withRef {
-			rows = append(rows, benchRow(r, ref))
+			rows = append(rows, benchRow(r, ref, pairs))
 		} else {
-			rows = append(rows, benchRow(r, nil))
+			rows = append(rows, benchRow(r, nil, nil))
 		}
 	}
 	if asJSON {
@@ -229,6 +238,9 @@ func runBench(c *cobra.Command, args []string) error {
 			parts = append(parts, fmt.Sprintf("OpenBLAS's %s kernels (%d lanes, as tgc's)", core, backend.HostVecWidth()))
 		}
 		fmt.Fprintf(stdout, "references measured before each workload: %s\n", strings.Join(parts, ", "))
+		if !byCPU {
+			fmt.Fprintln(stdout, "(memory-bound workloads: the median of each run's ratio to the bandwidth measured right before it)")
+		}
 	}
 	if byCPU {
 		fmt.Fprintln(stdout, "(times are CPU time per core, tgc's and the references' alike)")
@@ -266,9 +278,26 @@ func hostJSON(h backend.HostCPU) map[string]any {
 		"vector_flags": h.VectorFlags()}
 }
 
+// noteLimits widens the lowest and highest reading of each limit by the
+// references in ref.
+func noteLimits(limits map[string][2]float64, ref map[string]bench.Result) {
+	for _, k := range []string{"fma_peak", "stream_triad", "stream_read", "read_bandwidth"} {
+		if v, ok := ref[k]; ok {
+			x := max(v.GFLOPS, v.GBPS)
+			l, seen := limits[k]
+			if !seen {
+				l = [2]float64{x, x}
+			}
+			limits[k] = [2]float64{min(l[0], x), max(l[1], x)}
+		}
+	}
+}
+
 // benchRow formats one result; compute-bound workloads (matmul, conv) are
-// compared with the FMA peak, memory-bound ones with STREAM triad.
-func benchRow(r bench.Result, ref map[string]bench.Result) []string {
+// compared with the FMA peak, memory-bound ones with STREAM triad: by
+// pairs[name] where the runs were paired with references (the median
+// ratio), else by the reference's rate.
+func benchRow(r bench.Result, ref map[string]bench.Result, pairs map[string]float64) []string {
 	row := []string{r.Name, fmt.Sprint(r.Kernels), fmt.Sprintf("%.3f ms", r.Seconds*1e3), fmt.Sprintf("%.1f", r.GFLOPS), fmt.Sprintf("%.1f", r.GBPS)}
 	if ref == nil {
 		return row
@@ -288,9 +317,15 @@ func benchRow(r bench.Result, ref map[string]bench.Result) []string {
 	} else if s := ref["read_bandwidth"].GBPS; s > 0 && strings.HasPrefix(r.Name, "llama_decode") {
 		limit = fmt.Sprintf("%.2f× read", r.GBPS/s)
 	} else if s := ref["stream_triad"].GBPS; s > 0 {
-		limit = fmt.Sprintf("%.2f× triad", r.GBPS/s)
+		ratio := func(k string) float64 {
+			if p, ok := pairs[k]; ok {
+				return p
+			}
+			return r.GBPS / ref[k].GBPS
+		}
+		limit = fmt.Sprintf("%.2f× triad", ratio("stream_triad"))
 		if rd := ref["stream_read"].GBPS; rd > 0 && strings.HasPrefix(r.Name, "sum_") {
-			limit += fmt.Sprintf(", %.2f× read", r.GBPS/rd)
+			limit += fmt.Sprintf(", %.2f× read", ratio("stream_read"))
 		}
 	}
 	if b, ok := ref["openblas_"+r.Name]; ok && b.GFLOPS > 0 { // the same matmuls in OpenBLAS
@@ -359,6 +394,116 @@ func runReference(parts ...string) (map[string]bench.Result, error) {
 		res[r.Name] = r
 	}
 	return res, nil
+}
+
+// refServer is bench/ref/ref serve: the memory measurements, one run
+// each per request, its arrays made once.
+type refServer struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr strings.Builder
+	runs   []map[string]bench.Result // each request's measurements by name
+}
+
+func startRefServer() (*refServer, error) {
+	path, err := refProgram()
+	if err != nil {
+		return nil, err
+	}
+	s := &refServer{cmd: exec.Command(path, "2", "serve")}
+	s.cmd.Stderr = &s.stderr
+	if s.in, err = s.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	s.out = bufio.NewScanner(out)
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *refServer) failed(what string, err error) error {
+	s.in.Close()
+	s.cmd.Wait()
+	if err != nil {
+		return fmt.Errorf("%s serve: %v: %s", s.cmd.Path, err, strings.TrimSpace(s.stderr.String()))
+	}
+	return fmt.Errorf("%s serve printed %q", s.cmd.Path, what)
+}
+
+// measure runs the parts once and keeps their results.
+func (s *refServer) measure(parts []string) error {
+	if _, err := io.WriteString(s.in, strings.Join(parts, " ")+"\n"); err != nil {
+		return s.failed("", err)
+	}
+	got := map[string]bench.Result{}
+	for {
+		if !s.out.Scan() {
+			err := s.out.Err()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return s.failed("", err)
+		}
+		var r bench.Result
+		if err := json.Unmarshal(s.out.Bytes(), &r); err != nil || r.Name == "unknown" {
+			return s.failed(s.out.Text(), nil)
+		}
+		if r.Name == "end" {
+			break
+		}
+		r.Device = "ref"
+		got[r.Name] = r
+	}
+	s.runs = append(s.runs, got)
+	return nil
+}
+
+// close ends the server (its input ends) and waits for it.
+func (s *refServer) close() error {
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		return fmt.Errorf("%s serve: %v: %s", s.cmd.Path, err, strings.TrimSpace(s.stderr.String()))
+	}
+	return nil
+}
+
+// paired is each reference's median over the requests, and the median
+// over tgc's runs of each run's ratio to the reference measured right
+// before it (rates: the workload's bytes over the run's clock time).
+func (s *refServer) paired(w bench.Workload, tgc bench.Result) (map[string]bench.Result, map[string]float64) {
+	ref, ratios := map[string]bench.Result{}, map[string]float64{}
+	byName := map[string][]bench.Result{}
+	for _, run := range s.runs {
+		for k, v := range run {
+			byName[k] = append(byName[k], v)
+		}
+	}
+	for k, rs := range byName {
+		var secs, rs2 []float64
+		for i, v := range rs {
+			secs = append(secs, v.Seconds)
+			if i < len(tgc.Runs) && tgc.Runs[i] > 0 && v.GBPS > 0 {
+				rs2 = append(rs2, w.Bytes/tgc.Runs[i]/1e9/v.GBPS)
+			}
+		}
+		m := median(secs)
+		for _, v := range rs { // the run of median time, as measured
+			if v.Seconds == m {
+				ref[k] = v
+				break
+			}
+		}
+		if len(rs2) > 0 {
+			ratios[k] = median(rs2)
+		}
+	}
+	return ref, ratios
 }
 
 // onnxWorkload finds the ONNX workload of a name.

@@ -13,9 +13,19 @@ import (
 	"tgc/pkg/bench"
 )
 
-// A stand-in for bench/ref/ref: fixed reference figures.
+// A stand-in for bench/ref/ref: fixed reference figures; serve answers
+// each request with the triad and the read bandwidth.
 const fakeRef = `#!/bin/sh
 echo "$@" >> "$(dirname "$0")/args"
+if [ "$2" = serve ]; then
+  while read parts; do
+    echo "$parts" >> "$(dirname "$0")/requests"
+    echo '{"name": "stream_triad", "seconds": 0.01, "gflops": 5, "gbps": 40}'
+    echo '{"name": "stream_read", "seconds": 0.01, "gflops": 0, "gbps": 25}'
+    echo '{"name": "end"}'
+  done
+  exit 0
+fi
 echo '{"name": "openblas_sgemm_512", "seconds": 0.001, "gflops": 200, "gbps": 1}'
 echo '{"name": "stream_triad", "seconds": 0.01, "gflops": 5, "gbps": 40}'
 echo '{"name": "fma_peak", "seconds": 0.1, "gflops": 400, "gbps": 0}'
@@ -36,8 +46,8 @@ func TestBenchJSONAndRatios(t *testing.T) {
 		t.Fatalf("status %d: %s", status, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 { // the host, the workload and the three reference figures
-		t.Fatalf("want 5 JSON lines, got:\n%s", out)
+	if len(lines) != 4 { // the host, the workload and the two reference figures
+		t.Fatalf("want 4 JSON lines, got:\n%s", out)
 	}
 	var host, first map[string]any
 	if err := json.Unmarshal([]byte(lines[0]), &host); err != nil || host["name"] != "host" || host["host"] != backend.Host().String() || host["device"] != nil {
@@ -55,8 +65,19 @@ func TestBenchJSONAndRatios(t *testing.T) {
 			t.Errorf("reference line %q (%v)", l, err)
 		}
 	}
-	if args, err := os.ReadFile(filepath.Join(dir, "args")); err != nil || strings.TrimSpace(string(args)) != "2 triad read" {
-		t.Errorf("reference run with %q (%v), want the triad and read parts right before sum_16M", args, err)
+	// sum_16M is memory-bound: the reference measured before each run.
+	if args, err := os.ReadFile(filepath.Join(dir, "args")); err != nil || strings.TrimSpace(string(args)) != "2 serve" {
+		t.Errorf("reference run with %q (%v), want one server", args, err)
+	}
+	if reqs, err := os.ReadFile(filepath.Join(dir, "requests")); err != nil || string(reqs) != "triad read\ntriad read\n" {
+		t.Errorf("requests %q (%v), want the triad and read parts before each of the 2 runs", reqs, err)
+	}
+	os.Remove(filepath.Join(dir, "args"))
+	if _, errs, status := tgc(t, "bench", "matmul_512", "--json", "--ref", "--iters", "1", "--device", "CPU"); status != 0 {
+		t.Fatalf("status %d: %s", status, errs)
+	}
+	if args, err := os.ReadFile(filepath.Join(dir, "args")); err != nil || strings.TrimSpace(string(args)) != "2 sgemm512 peak" {
+		t.Errorf("reference run with %q (%v), want sgemm 512 and the peak right before matmul_512", args, err)
 	}
 	if got := refParts("matmul_1024"); strings.Join(got, " ") != "sgemm1024 peak" {
 		t.Errorf("matmul_1024's references: %v", got)
@@ -66,17 +87,45 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	}
 
 	row := benchRow(bench.Result{Name: "matmul_512", GFLOPS: 50}, map[string]bench.Result{
-		"fma_peak": {GFLOPS: 400}, "openblas_sgemm_512": {GFLOPS: 200}})
+		"fma_peak": {GFLOPS: 400}, "openblas_sgemm_512": {GFLOPS: 200}}, nil)
 	if row[5] != "0.12× peak" || row[6] != "0.25×" {
 		t.Errorf("matmul ratios %v", row)
 	}
-	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}})
+	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}}, nil)
 	if row[5] != "0.50× triad" {
 		t.Errorf("bandwidth ratio %v", row)
 	}
-	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}, "stream_read": {GBPS: 25}})
+	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}, "stream_read": {GBPS: 25}}, nil)
 	if row[5] != "0.50× triad, 0.80× read" {
 		t.Errorf("a sum's ratios %v", row)
+	}
+	row = benchRow(bench.Result{Name: "sum_16M", GBPS: 20}, map[string]bench.Result{"stream_triad": {GBPS: 40}, "stream_read": {GBPS: 25}},
+		map[string]float64{"stream_triad": 0.7, "stream_read": 0.9})
+	if row[5] != "0.70× triad, 0.90× read" {
+		t.Errorf("a sum's paired ratios %v, want the pairs' medians", row)
+	}
+}
+
+// TestRefPairs: each run is compared with the reference measured right
+// before it, and the ratio is the median of those. The bus here halves
+// and recovers with the runs' times: paired, every run reads at 0.8× the
+// triad; the median run against the best reference would say 0.4×.
+func TestRefPairs(t *testing.T) {
+	w := bench.Workload{Name: "softmax_4096", Bytes: 8e9}
+	tgc := bench.Result{Runs: []float64{0.1, 0.2, 0.1, 0.2, 0.2}} // 80 and 40 GB/s
+	s := &refServer{}
+	for _, gbps := range []float64{100, 50, 100, 50, 50} {
+		s.runs = append(s.runs, map[string]bench.Result{"stream_triad": {Name: "stream_triad", Seconds: 1 / gbps, GBPS: gbps}})
+	}
+	ref, pairs := s.paired(w, tgc)
+	if math.Abs(pairs["stream_triad"]-0.8) > 1e-9 {
+		t.Errorf("paired ratio %v, want 0.8", pairs["stream_triad"])
+	}
+	if ref["stream_triad"].GBPS != 50 {
+		t.Errorf("reference %v, want the median request's (50 GB/s)", ref["stream_triad"])
+	}
+	if _, ok := pairs["stream_read"]; ok {
+		t.Errorf("a ratio for a reference never measured: %v", pairs)
 	}
 }
 

@@ -326,13 +326,13 @@ func (d *cpuDevice) compileLocked(ks []*ir.Kernel) ([]Program, error) {
 	for i, k := range ks {
 		p := *d.progs[keys[i]]
 		p.name = k.Name
-		// by the work its code does: an RMSNorm's sum of squares runs
-		// once per call, not once per output (its Cost's 1.2 MFLOP are
-		// ~2300 operations), and split it paid a launch's hand-off and
-		// wait (~4 µs a decode step's RMSNorm) for ~1 µs of work
-		work := k.Work()
-		p.small = work < 1<<16 && k.GlobalSize() < 1<<14
-		p.flops = work
+		// by the work its code does (Cost): an RMSNorm's sum of squares
+		// runs once per call, not once per output (~2300 operations, not
+		// the graph's 1.2 MFLOP), and split it paid a launch's hand-off
+		// and wait (~4 µs a decode step's RMSNorm) for ~1 µs of work
+		flops, bytes := k.Cost()
+		p.small = flops < 1<<16 && k.GlobalSize() < 1<<14
+		p.size = kernelSize{flops, bytes}
 		p.spans = k.StoreSpans()
 		outer := *k.Global[0]
 		p.outer = &outer
@@ -625,7 +625,7 @@ type cpuProgram struct {
 	// small kernels run on the calling goroutine: spreading them costs more
 	// than it saves.
 	small  bool
-	flops  int64          // the kernel's (Kernel.Work): a long one runs in more pieces (piecesFor)
+	size   kernelSize     // a long kernel runs in more pieces (piecesFor)
 	spans  []ir.StoreSpan // where its stores write (populateSpans)
 	launch *launcher      // the device's worker threads
 }
@@ -658,7 +658,7 @@ func (p *cpuProgram) Run(bufs []Buffer, vars []int64) (time.Duration, error) {
 	if p.small {
 		purego.SyscallN(p.fn, pb, pv, 0, uintptr(n))
 	} else {
-		p.launch.run(p.fn, pb, pv, n, p.flops)
+		p.launch.run(p.fn, pb, pv, n, p.size)
 	}
 	runtime.KeepAlive(ptrs)
 	runtime.KeepAlive(vars)

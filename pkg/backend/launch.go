@@ -40,22 +40,31 @@ const (
 // A long kernel asks for more (piecesFor).
 const piecesPerRange = 8
 
-// pieceFLOPs and maxPiecesPerRange size a long kernel's pieces: the
-// participants of a launch end at most one piece apart (the last pieces
-// run side by side), and a participant whose core is taken away holds the
-// launch back by the piece it is in, so a launch of several milliseconds
-// in 16 pieces (ResNet-50's convs at batch 8) lost ~1/32 of its time on
-// average and a whole piece under load. Pieces of ~16 MFLOP (~80 µs of a
-// core at its FMA peak) keep the claims (an atomic on a shared line each,
-// ~0.1 µs) negligible; decode's matrix-vector products stay at 8.
+// pieceFLOPs, pieceBytes and maxPiecesPerRange size a long kernel's
+// pieces: the participants of a launch end at most one piece apart (the
+// last pieces run side by side), and a participant whose core is taken
+// away holds the launch back by the piece it is in, so a launch of several
+// milliseconds in 16 pieces (ResNet-50's convs at batch 8) lost ~1/32 of
+// its time on average and a whole piece under load. Pieces of ~16 MFLOP
+// (~80 µs of a core at its FMA peak) or, for a kernel that is more
+// memory's than compute's (softmax over 64 MiB: 150 MFLOP in 2–3 ms), of
+// ~2 MiB of its buffers (~80 µs of a core at ~25 GB/s) keep the claims (an
+// atomic on a shared line each, ~0.1 µs) negligible; decode's
+// matrix-vector products stay at 8.
 const (
 	pieceFLOPs        = 16 << 20
+	pieceBytes        = 2 << 20
 	maxPiecesPerRange = 32
 )
 
-// piecesFor is the pieces per range for a kernel of flops split over cores.
-func piecesFor(flops int64, cores int) int64 {
-	return min(max(flops/(pieceFLOPs*int64(max(cores, 1))), piecesPerRange), maxPiecesPerRange)
+// kernelSize is what a kernel computes and moves in one launch
+// (ir.Kernel.Cost): a long one runs in more pieces (piecesFor).
+type kernelSize struct{ flops, bytes int64 }
+
+// piecesFor is the pieces per range for a kernel of size s split over cores.
+func piecesFor(s kernelSize, cores int) int64 {
+	pieces := max(s.flops/pieceFLOPs, s.bytes/pieceBytes) / int64(max(cores, 1))
+	return min(max(pieces, piecesPerRange), maxPiecesPerRange)
 }
 
 // launcher calls tg_launch of the loaded launch library.
@@ -108,10 +117,10 @@ func (d *cpuDevice) Wake() {
 // first range; bufs and vars are the kernel's arguments (pinned by the
 // caller). While another launch holds the workers (another engine's, in
 // this process) it runs on plain goroutines instead.
-func (l *launcher) run(kernel, bufs, vars uintptr, n, flops int64) {
+func (l *launcher) run(kernel, bufs, vars uintptr, n int64, size kernelSize) {
 	cores := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if l != nil && n >= 2 && cores >= 2 {
-		rc, _, _ := purego.SyscallN(l.fn, kernel, bufs, vars, uintptr(n), uintptr(cores), uintptr(l.spin.Nanoseconds()), uintptr(l.wait.Nanoseconds()), uintptr(piecesFor(flops, cores)))
+		rc, _, _ := purego.SyscallN(l.fn, kernel, bufs, vars, uintptr(n), uintptr(cores), uintptr(l.spin.Nanoseconds()), uintptr(l.wait.Nanoseconds()), uintptr(piecesFor(size, cores)))
 		if int32(rc) == 0 {
 			return
 		}
@@ -165,7 +174,7 @@ func (d *cpuDevice) RunBatch(ls []Launch, times []time.Duration) error {
 			items[i] = batchItem{fn: progs[i].fn, bufs: uintptr(unsafe.Pointer(&ptrs[bo])), vars: uintptr(unsafe.Pointer(&vars[vo])),
 				n: progs[i].outer.Trip(v)}
 			if !progs[i].small {
-				items[i].split = piecesFor(progs[i].flops, cores)
+				items[i].split = piecesFor(progs[i].size, cores)
 			}
 			bo += len(l.Bufs)
 			vo += len(v)

@@ -107,7 +107,7 @@ func launchPinnedCost(d *cpuDevice, kernel uintptr, ints [][]int32, counts, vars
 	vars = append(vars, 0)
 	pin.Pin(&bufs[0])
 	pin.Pin(&vars[0])
-	d.launch.run(kernel, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n, flops)
+	d.launch.run(kernel, uintptr(unsafe.Pointer(&bufs[0])), uintptr(unsafe.Pointer(&vars[0])), n, kernelSize{flops: flops})
 }
 
 // TestLaunchConcurrent: every launch covers [0, n) exactly once, whether
@@ -151,21 +151,26 @@ func TestLaunchConcurrent(t *testing.T) {
 
 // TestPiecesFor: short kernels (a decode step's matrix-vector products)
 // keep TG_PIECES pieces a range, a long one (a ResNet-50 conv's 0.8 GFLOP
-// on 2 cores) gets pieces of ~16 MFLOP, up to maxPiecesPerRange.
+// on 2 cores) gets pieces of ~16 MFLOP, a memory-bound one (softmax over
+// 4096 rows of 4096: 150 MFLOP, 128 MiB) pieces of ~2 MiB, up to
+// maxPiecesPerRange.
 func TestPiecesFor(t *testing.T) {
 	for _, c := range []struct {
-		flops int64
+		size  kernelSize
 		cores int
 		want  int64
 	}{
-		{0, 2, piecesPerRange},
-		{2 * 768 * 768, 2, piecesPerRange},
-		{822 << 20, 2, 25},
-		{822 << 20, 64, piecesPerRange},
-		{1 << 40, 2, maxPiecesPerRange},
+		{kernelSize{}, 2, piecesPerRange},
+		{kernelSize{2 * 768 * 768, 4 * 768 * 769}, 2, piecesPerRange},
+		{kernelSize{822 << 20, 4 << 20}, 2, 25},
+		{kernelSize{822 << 20, 4 << 20}, 64, piecesPerRange},
+		{kernelSize{150 << 20, 24 << 20}, 2, piecesPerRange},
+		{kernelSize{150 << 20, 80 << 20}, 2, 20},
+		{kernelSize{150 << 20, 128 << 20}, 2, maxPiecesPerRange},
+		{kernelSize{1 << 40, 0}, 2, maxPiecesPerRange},
 	} {
-		if got := piecesFor(c.flops, c.cores); got != c.want {
-			t.Errorf("piecesFor(%d, %d) = %d, want %d", c.flops, c.cores, got, c.want)
+		if got := piecesFor(c.size, c.cores); got != c.want {
+			t.Errorf("piecesFor(%+v, %d) = %d, want %d", c.size, c.cores, got, c.want)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func bench(b *testing.B, name string, opts realize.Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := Run(e, ws[0], b.N)
+	r, err := Run(e, ws[0], b.N, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,7 +45,8 @@ type Result struct {
 	// processes taking turns on the cores (`tgc bench --cpu`).
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// Runs are the timed runs' clock times in the order they ran (a step
-	// workload's; `tgc bench --ort` pairs them with onnxruntime's).
+	// or Cold workload's: `tgc bench --ort` pairs them with onnxruntime's,
+	// `--ref` with the bandwidth measured right before each).
 	Runs []float64 `json:"-"`
 }
 
@@ -151,29 +152,43 @@ func Find(names []string) ([]Workload, error) {
 
 // Run times a workload iters times on the engine's device (after one
 // warm-up run that compiles it) and reports the median. The workload's
-// tensors live in a context of their own on e.
-func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
+// tensors live in a context of their own on e. before, if not nil, runs
+// right before each timed run (and the evictor's sweep, for a Cold
+// workload): `tgc bench --ref` measures the memory's bandwidth there, so
+// that each run has a reference taken under the same load.
+func Run(e *realize.Engine, w Workload, iters int, before func() error) (Result, error) {
 	if w.Setup != nil {
-		return RunStep(e, w, iters, nil)
+		return RunStep(e, w, iters, before)
 	}
 	out := w.Build(tensor.NewContext(e))
 	if err := out.Err(); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
-	before := e.Stats.Kernels
+	n := e.Stats.Kernels
 	if _, err := e.Time(1, out.Node()); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
-	kernels := e.Stats.Kernels - before
-	if w.Cold {
-		// One run at a time, the caches emptied before each; only the
-		// runs' CPU time counted.
-		ev := newEvictor(backend.Host())
-		defer ev.free()
+	kernels := e.Stats.Kernels - n
+	if w.Cold || before != nil {
+		// One run at a time (for a Cold workload the caches emptied
+		// before each); only the runs' CPU time counted.
+		var ev *evictor
+		if w.Cold {
+			ev = newEvictor(backend.Host())
+			defer ev.free()
+		}
 		var times []time.Duration
+		var runs []float64
 		var cpu time.Duration
 		for range max(iters, 1) {
-			ev.run()
+			if before != nil {
+				if err := before(); err != nil {
+					return Result{}, err
+				}
+			}
+			if ev != nil {
+				ev.run()
+			}
 			c0 := cpuTime()
 			t, err := e.Time(1, out.Node())
 			if err != nil {
@@ -181,9 +196,13 @@ func Run(e *realize.Engine, w Workload, iters int) (Result, error) {
 			}
 			cpu += cpuTime() - c0
 			times = append(times, t...)
+			for _, d := range t {
+				runs = append(runs, d.Seconds())
+			}
 		}
 		r := summarize(w, e.Dev.Name(), times, kernels)
 		r.CPUSeconds = perCore(cpu, len(times))
+		r.Runs = runs
 		return r, nil
 	}
 	c0 := cpuTime()

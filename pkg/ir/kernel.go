@@ -116,68 +116,61 @@ func (k *Kernel) GlobalSize() int64 {
 }
 
 // Cost estimates the float operations and the bytes of buffer traffic of
-// one launch, for DEBUG's GFLOP/s and GB/s columns.
+// one launch, for DEBUG's GFLOP/s and GB/s columns. An expression counts
+// once per iteration of the loops it sits in: the global loops (outer to
+// inner) and the loops of the reduces it is part of, down to the
+// innermost loop whose variable it reads, as the rendered C computes it
+// (gcc moves what a loop does not change out of it). So a softmax row's
+// max and sum count once per row, not once per element of the row (4096
+// times its work at 4096 columns).
 func (k *Kernel) Cost() (flops, bytes int64) {
-	inner := map[*Expr]int64{} // iterations of the reduce loops around e (and visited)
-	once := map[*Expr]bool{}   // reads no loop around it: computed once per launch
-	fv := freeVars(k.Stores)
-	var rec func(e *Expr, mult int64)
-	rec = func(e *Expr, mult int64) {
-		if _, seen := inner[e]; seen {
+	count := map[*Expr]int64{} // evaluations of e in one launch (and visited)
+	roots := k.Stores
+	if k.Pro != nil {
+		roots = append(slices.Clip(roots), k.Pro.Value)
+	}
+	fv := freeVars(roots)
+	var rec func(e *Expr, loops []*Axis)
+	rec = func(e *Expr, loops []*Axis) {
+		if _, seen := count[e]; seen {
 			return
 		}
 		if k.Pro != nil && k.Pro.Col[e] != nil {
-			inner[e] = 0 // read from the prologue's scratch row (below)
+			count[e] = 0 // read from the prologue's scratch row (below)
 			return
 		}
-		m := mult
-		if len(fv[e]) == 0 && e.Op == OpReduce {
-			// a reduce that reads no loop around it (a prologue's mean,
-			// Linearize hoists it before the loops): once, not once per
-			// iteration of the loops it sits in
-			m, once[e] = 1, true
-		}
-		if e.Op == OpReduce {
-			for _, a := range e.Arg.(*ReduceArg).Axes {
-				m *= a.Size
+		in := 0 // e sits in loops[:in]
+		for i, a := range loops {
+			if slices.Contains(fv[e], a) {
+				in = i + 1
 			}
 		}
-		// A reduce accumulates once per iteration of its loops (a
-		// multiply-add is two flops, as a peak's FMA counts them).
-		inner[e] = m
+		at := loops[:in:in]
+		if e.Op == OpReduce {
+			// a reduce accumulates once per iteration of its loops (a
+			// multiply-add is two flops, as a peak's FMA counts them)
+			at = append(at, e.Arg.(*ReduceArg).Axes...)
+		}
+		n := int64(1)
+		for _, a := range at {
+			n = satMul(n, a.Size)
+		}
+		count[e] = n
 		for _, s := range e.Src {
-			rec(s, m)
+			rec(s, at)
 		}
 	}
 	for _, s := range k.Stores {
-		rec(s, 1)
+		rec(s, k.Global)
 	}
 	if k.Pro != nil {
-		// the prologue computes its value once per element of its row
-		WalkPre([]*Expr{k.Pro.Value}, func(e *Expr) bool {
-			if e.Op == OpReduce {
-				return false
-			}
-			if e.Op.IsALU() && e.DType.IsFloat() && e.Op != OpCast {
-				flops += k.Pro.Axis.Size
-			}
-			return true
-		})
+		// the prologue computes its value once per element of its row,
+		// from values computed before the row loop
+		rec(k.Pro.Value, []*Axis{k.Pro.Axis})
 	}
-	g := k.GlobalSize()
-	for e, m := range inner {
-		if m == 0 {
-			continue
-		}
+	for e, n := range count {
 		if e.Op.IsALU() && e.Op != OpCast && e.DType.IsFloat() || e.Op == OpReduce || (e.Op.IsALU() && len(e.Src) > 0 && e.Src[0].DType.IsFloat() && e.Op.IsCompare()) {
-			switch {
-			case once[e]:
-				flops += m // its own loops
-			case len(fv[e]) == 0:
-				flops++ // computed once from such reduces
-			default:
-				flops += g * m
-			}
+			flops = satAdd(flops, n)
 		}
 	}
 	for _, b := range k.Bufs {
