@@ -154,6 +154,9 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"elementwise streamed":   floats(r, 1024).Mul(floats(r, 1024)).Add(floats(r, 1024)).Relu(),
 		"broadcast add streamed": floats(r, 16, 64).Add(floats(r, 64)).Exp(),
 		"sigmoid streamed":       floats(r, 1024).Mul(floats(r, 1024)).Sigmoid(), // 1/(1+exp): a vector reciprocal
+		// a prompt's RoPE over a feature-major projection: read along the
+		// tokens, written along the features (ir transposeOpts' tiles)
+		"transposed scale": floats(r, 512, 32).Permute(1, 0).Reshape(32, 8, 64).Mul(floats(r, 32, 1, 64)),
 	}
 	// Short reduces (not searchable): a channels-last max pool over its
 	// padding, read in place under the padding's guard (fuse's
@@ -336,6 +339,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
+	transposed := 0               // heuristic lists tiling a transposing kernel (transposeOpts)
 	streamReduced := 0            // heuristic lists of a streaming reduce's rows and vectors (streamOpts)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
 	for name, k := range testKernels(t) {
@@ -469,6 +473,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				if l.heur && o.Kind == ir.OptUnroll && name == "split sum/0" && strings.Contains(ir.FormatOpts(l.opts), "UPCAST(0,4)") {
 					streamReduced++
 				}
+				if l.heur && o.Kind == ir.OptTile && strings.HasPrefix(name, "transposed scale/") && strings.Contains(ir.FormatOpts(l.opts), "OUTER(1)") {
+					transposed++
+				}
 				if l.heur && o.Kind == ir.OptUnroll && o.Amt == 2 && strings.Contains(name, "block") && strings.Contains(name, "matvec") {
 					chained++ // two accumulators over a row's blocks (ir blockChains)
 				}
@@ -504,6 +511,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if widened == 0 {
 		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
+	}
+	if transposed == 0 {
+		t.Errorf("no heuristic list tiles a transposing elementwise kernel (ir transposeOpts)")
 	}
 	if chained == 0 {
 		t.Errorf("no heuristic list unrolls a block-scaled matrix-vector row's blocks by 2")

@@ -439,7 +439,8 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 		if o := t.windowOpts(k); o != nil {
 			return o
 		}
-		return splitOpts(k) // elementwise kernels vectorize as they are, mostly
+		// elementwise kernels vectorize as they are, mostly
+		return t.transposeOpts(k, splitOpts(k))
 	}
 	if hoistsRows(k) {
 		return t.rowOpts(k)
