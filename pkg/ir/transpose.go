@@ -12,7 +12,7 @@ package ir
 // outermost, split across the cores) and OUTER puts the axis after A
 // outside A's loop within a block: [t, h, d] becomes [t/8, h, t%8, d], and
 // a head's 64 lines serve the block's tokens from the L1 (C harness, one
-// thread, rows in L2: 78-96 µs → 37 µs, 33 with blocks of 16; in place, a
+// thread, rows in L2: 79-82 µs → 36 µs, 33 with blocks of 16; in place, a
 // prompt's RoPE launches 0.064-0.070 → 0.045-0.054 ms). Blocks of 16 where
 // A keeps 16 blocks for the cores, else of 8. opts are the kernel's other
 // opts (splitOpts': a pair's lanes), kept; where no input is read that way,
