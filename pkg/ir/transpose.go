@@ -13,7 +13,8 @@ package ir
 // outside A's loop within a block: [t, h, d] becomes [t/8, h, t%8, d], and
 // a head's 64 lines serve the block's tokens from the L1 (C harness, one
 // thread, rows in L2: 79-82 µs → 36 µs, 33 with blocks of 16; in place, a
-// prompt's RoPE launches 0.064-0.070 → 0.045-0.054 ms). Blocks of 16 where
+// prompt's RoPE launches 0.066-0.072 → 0.044-0.049 ms, those of the form
+// with the pairs stacked 0.054-0.059 → 0.043). Blocks of 16 where
 // A keeps 16 blocks for the cores, else of 8. opts are the kernel's other
 // opts (splitOpts': a pair's lanes), kept; where no input is read that way,
 // or its lines fit in half the L1, opts are returned as they are. (Two axes
@@ -37,7 +38,6 @@ func (t Target) transposeOpts(k *Kernel, opts []Opt) []Opt {
 	if err != nil || len(lanes.Global) != n {
 		return opts
 	}
-	inner := lanes.Global[n-1]
 	var loads []*Expr
 	Walk(lanes.Stores, func(e *Expr) {
 		if e.Op == OpLoad {
@@ -48,19 +48,23 @@ func (t Target) transposeOpts(k *Kernel, opts []Opt) []Opt {
 		if a.Size%16 != 0 || a.Size < 32 {
 			continue
 		}
-		// the loads read that way, each a line an iteration of the loops
-		// inside a
-		strided := int64(0)
+		// the lines the loads read that way touch in the loops inside a:
+		// a line an iteration of each inner loop they stride along by a
+		// line or more (a stack's axis of two, read the same, adds none)
+		lines := int64(0)
 		for _, ld := range loads {
-			s, ok := AxisStride(ld.Src[0], inner)
-			sa, _ := AxisStride(ld.Src[0], a)
-			if ok && sa == 1 && abs64(s)*int64(ld.DType.Size()) >= 64 {
-				strided++
+			if sa, _ := AxisStride(ld.Src[0], a); sa != 1 {
+				continue
 			}
-		}
-		lines := strided
-		for _, g := range lanes.Global[i+1:] {
-			lines *= g.Size
+			n := int64(1)
+			for _, g := range lanes.Global[i+1:] {
+				if s, ok := AxisStride(ld.Src[0], g); ok && abs64(s)*int64(ld.DType.Size()) >= 64 {
+					n *= g.Size
+				}
+			}
+			if n > 1 {
+				lines += n
+			}
 		}
 		if lines*64 <= l1/2 {
 			continue

@@ -32,6 +32,15 @@ func TestTransposeOpts(t *testing.T) {
 		q := input(768, tokens).Permute(1, 0).Reshape(tokens, 12, 64)
 		return q.Mul(input(tokens, 1, 64))
 	}
+	// the model's form: pairs taken apart and stacked again (four axes,
+	// the stack's last; the projection read along the tokens)
+	rotate := func(tokens int) *tensor.Tensor {
+		x := input(768, tokens).Permute(1, 0).Reshape(tokens, 12, 32, 2)
+		x0 := x.Shrink([][2]int{{0, tokens}, {0, 12}, {0, 32}, {0, 1}}).Reshape(tokens, 12, 32)
+		x1 := x.Shrink([][2]int{{0, tokens}, {0, 12}, {0, 32}, {1, 2}}).Reshape(tokens, 12, 32)
+		cos, sin := input(tokens, 1, 32), input(tokens, 1, 32)
+		return tensor.Stack(-1, x0.Mul(cos).Sub(x1.Mul(sin)), x0.Mul(sin).Add(x1.Mul(cos)))
+	}
 	tiled := func(opts []ir.Opt) bool {
 		return slices.ContainsFunc(opts, func(o ir.Opt) bool { return o.Kind == ir.OptTile && o.Axis == 0 }) &&
 			slices.Contains(opts, ir.Opt{Kind: ir.OptOuter, Axis: 1})
@@ -47,6 +56,7 @@ func TestTransposeOpts(t *testing.T) {
 		{"128 tokens, L1 unknown", rope(128), ir.Target{Upcast: true, VecWidth: 8}, true},
 		{"a 1 MiB L1", rope(128), ir.Target{Upcast: true, VecWidth: 16, L1: 1 << 20}, false},
 		{"16 tokens", rope(16), zen5, false},
+		{"pairs stacked", rotate(128), zen5, true},
 		{"not transposed", input(128, 12, 64).Mul(input(128, 1, 64)), zen5, false},
 	} {
 		k := elementwiseKernel(t, c.x)
