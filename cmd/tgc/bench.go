@@ -396,14 +396,90 @@ func runReference(parts ...string) (map[string]bench.Result, error) {
 	return res, nil
 }
 
-// refServer is bench/ref/ref serve: the memory measurements, one run
-// each per request, its arrays made once.
-type refServer struct {
+// lineProc is a helper process spoken to a line at a time: requests on
+// its standard input, answers on its standard output, its standard error
+// kept for the error messages.
+type lineProc struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Scanner
 	stderr strings.Builder
-	runs   []map[string]bench.Result // each request's measurements by name
+	closed bool
+}
+
+// startLine starts cmd; what names it in errors (and where to get it).
+func startLine(cmd *exec.Cmd, what string) (*lineProc, error) {
+	p := &lineProc{cmd: cmd}
+	cmd.Stderr = &p.stderr
+	var err error
+	if p.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.out = bufio.NewScanner(out)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running %s: %w", what, err)
+	}
+	return p, nil
+}
+
+// send writes one request line.
+func (p *lineProc) send(line string) error {
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		return p.failed("", err)
+	}
+	return nil
+}
+
+// line reads one line of the answer.
+func (p *lineProc) line() (string, error) {
+	if !p.out.Scan() {
+		err := p.out.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", p.failed("", err)
+	}
+	return p.out.Text(), nil
+}
+
+// failed is the error of a failed exchange (err) or an answer that makes
+// no sense (line), with what the process wrote to its standard error: the
+// process is ended first, so that all of it is there.
+func (p *lineProc) failed(line string, err error) error {
+	if !p.closed {
+		p.closed = true
+		p.in.Close()
+		p.cmd.Wait()
+	}
+	name := strings.Join(p.cmd.Args, " ")
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(p.stderr.String()))
+	}
+	return fmt.Errorf("%s printed %q", name, line)
+}
+
+// close ends the process (its input ends) and waits for it; once.
+func (p *lineProc) close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	p.in.Close()
+	if err := p.cmd.Wait(); err != nil {
+		return p.failed("", err)
+	}
+	return nil
+}
+
+// refServer is bench/ref/ref serve: the memory measurements, one run
+// each per request, its arrays made once.
+type refServer struct {
+	*lineProc
+	runs []map[string]bench.Result // each request's measurements by name
 }
 
 func startRefServer() (*refServer, error) {
@@ -411,48 +487,27 @@ func startRefServer() (*refServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &refServer{cmd: exec.Command(path, "2", "serve")}
-	s.cmd.Stderr = &s.stderr
-	if s.in, err = s.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := s.cmd.StdoutPipe()
+	p, err := startLine(exec.Command(path, "2", "serve"), path)
 	if err != nil {
 		return nil, err
 	}
-	s.out = bufio.NewScanner(out)
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("running %s: %w", path, err)
-	}
-	return s, nil
-}
-
-func (s *refServer) failed(what string, err error) error {
-	s.in.Close()
-	s.cmd.Wait()
-	if err != nil {
-		return fmt.Errorf("%s serve: %v: %s", s.cmd.Path, err, strings.TrimSpace(s.stderr.String()))
-	}
-	return fmt.Errorf("%s serve printed %q", s.cmd.Path, what)
+	return &refServer{lineProc: p}, nil
 }
 
 // measure runs the parts once and keeps their results.
 func (s *refServer) measure(parts []string) error {
-	if _, err := io.WriteString(s.in, strings.Join(parts, " ")+"\n"); err != nil {
-		return s.failed("", err)
+	if err := s.send(strings.Join(parts, " ")); err != nil {
+		return err
 	}
 	got := map[string]bench.Result{}
 	for {
-		if !s.out.Scan() {
-			err := s.out.Err()
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			return s.failed("", err)
+		line, err := s.line()
+		if err != nil {
+			return err
 		}
 		var r bench.Result
-		if err := json.Unmarshal(s.out.Bytes(), &r); err != nil || r.Name == "unknown" {
-			return s.failed(s.out.Text(), nil)
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Name == "unknown" {
+			return s.failed(line, nil)
 		}
 		if r.Name == "end" {
 			break
@@ -461,15 +516,6 @@ func (s *refServer) measure(parts []string) error {
 		got[r.Name] = r
 	}
 	s.runs = append(s.runs, got)
-	return nil
-}
-
-// close ends the server (its input ends) and waits for it.
-func (s *refServer) close() error {
-	s.in.Close()
-	if err := s.cmd.Wait(); err != nil {
-		return fmt.Errorf("%s serve: %v: %s", s.cmd.Path, err, strings.TrimSpace(s.stderr.String()))
-	}
 	return nil
 }
 
@@ -519,11 +565,8 @@ func onnxWorkload(name string) (bench.ONNXWorkload, bool) {
 // ortServer is onnxruntime (bench/onnx/ort.js serve) with one session on
 // a workload's model and inputs, run once per request.
 type ortServer struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Scanner
-	stderr strings.Builder
-	runs   []bench.Result // seconds, cpu_seconds of each run
+	*lineProc
+	runs []bench.Result // seconds, cpu_seconds of each run
 }
 
 // startORT starts onnxruntime on the workload's model and waits for its
@@ -546,52 +589,29 @@ func startORT(o bench.ONNXWorkload, threads int) (*ortServer, error) {
 		}
 		args = append(args, n+"="+strings.Join(dims, ","))
 	}
-	s := &ortServer{cmd: exec.Command("node", args...)}
-	s.cmd.Stderr = &s.stderr
-	if s.in, err = s.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := s.cmd.StdoutPipe()
+	p, err := startLine(exec.Command("node", args...), "node (Debian: nodejs)")
 	if err != nil {
 		return nil, err
 	}
-	s.out = bufio.NewScanner(out)
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("running node (Debian: nodejs): %w", err)
+	s := &ortServer{lineProc: p}
+	line, err := s.line()
+	if err != nil {
+		return nil, err
 	}
-	if line, err := s.line(); err != nil || line != "ready" {
-		s.close()
-		return nil, s.failed(line, err)
+	if line != "ready" {
+		return nil, s.failed(line, nil)
 	}
 	return s, nil
 }
 
-// line reads one line of ort.js's output.
-func (s *ortServer) line() (string, error) {
-	if !s.out.Scan() {
-		if err := s.out.Err(); err != nil {
-			return "", err
-		}
-		return "", io.ErrUnexpectedEOF
-	}
-	return s.out.Text(), nil
-}
-
-func (s *ortServer) failed(line string, err error) error {
-	if err != nil {
-		return fmt.Errorf("node %s: %v: %s", strings.Join(s.cmd.Args[1:], " "), err, strings.TrimSpace(s.stderr.String()))
-	}
-	return fmt.Errorf("ort.js printed %q", line)
-}
-
 // run runs the session once.
 func (s *ortServer) run() error {
-	if _, err := io.WriteString(s.in, "run\n"); err != nil {
-		return s.failed("", err)
+	if err := s.send("run"); err != nil {
+		return err
 	}
 	line, err := s.line()
 	if err != nil {
-		return s.failed(line, err)
+		return err
 	}
 	var r bench.Result
 	if err := json.Unmarshal([]byte(line), &r); err != nil || r.Seconds <= 0 {
@@ -655,15 +675,6 @@ func threadsCPU(pid int) (int64, bool) {
 		sum += ns
 	}
 	return sum, true
-}
-
-// close ends ort.js (its input ends) and waits for it.
-func (s *ortServer) close() error {
-	s.in.Close()
-	if err := s.cmd.Wait(); err != nil {
-		return s.failed("", err)
-	}
-	return nil
 }
 
 // result is onnxruntime's median run as ort_NAME, and tgc's ratio to it:

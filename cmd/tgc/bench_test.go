@@ -106,6 +106,42 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	}
 }
 
+// TestRefServerError: a reference server that answers nonsense stops the
+// benchmark with its command, its answer and what it wrote to stderr.
+func TestRefServerError(t *testing.T) {
+	dir := setup(t)
+	if _, err := backend.Open("CPU"); err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	ref := filepath.Join(dir, "ref.sh")
+	script := "#!/bin/sh\nread parts\necho 'no triad here' >&2\necho 'oops'\n"
+	if err := os.WriteFile(ref, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TGC_BENCH_REF", ref)
+	_, errs, status := tgc(t, "bench", "sum_16M", "--ref", "--iters", "1", "--device", "CPU")
+	if status == 0 || !strings.Contains(errs, ref+" 2 serve printed \"oops\"") {
+		t.Errorf("status %d, stderr %q: want the server's command and its answer", status, errs)
+	}
+	s := &refServer{}
+	p, err := startLine(exec.Command(ref, "2", "serve"), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.lineProc = p
+	if err := s.measure([]string{"triad"}); err == nil || !strings.Contains(err.Error(), "oops") {
+		t.Errorf("measure: %v, want the answer named", err)
+	}
+	p, err = startLine(exec.Command("/bin/sh", "-c", "echo 'no triad here' >&2"), "sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.lineProc = p
+	if err := s.measure([]string{"triad"}); err == nil || !strings.Contains(err.Error(), "no triad here") {
+		t.Errorf("measure: %v, want the server's stderr", err)
+	}
+}
+
 // TestRefPairs: each run is compared with the reference measured right
 // before it, and the ratio is the median of those. The bus here halves
 // and recovers with the runs' times: paired, every run reads at 0.8× the
