@@ -165,6 +165,7 @@ func runBench(c *cobra.Command, args []string) error {
 			}
 			if err == nil {
 				ref, pairs = srv.paired(w, r)
+				r.Ratios = pairs
 				noteLimits(limits, ref)
 			}
 		} else {

@@ -59,6 +59,14 @@ func TestBenchJSONAndRatios(t *testing.T) {
 	if first["name"] != "sum_16M" || first["device"] != "CPU" || first["seconds"].(float64) <= 0 || first["gbps"].(float64) <= 0 || first["cpu_seconds"].(float64) <= 0 {
 		t.Errorf("bad result line %v", first)
 	}
+	// the paired ratios: each run's rate over the fake references (40 and
+	// 25 GB/s), within its fastest and slowest run's
+	ratios, _ := first["ratios"].(map[string]any)
+	triad, _ := ratios["stream_triad"].(float64)
+	read, _ := ratios["stream_read"].(float64)
+	if triad <= 0 || math.Abs(read/triad-40.0/25) > 1e-9 {
+		t.Errorf("ratios %v, want the triad's and the read's, in the references' proportion", first["ratios"])
+	}
 	for _, l := range lines[2:] {
 		var r map[string]any
 		if err := json.Unmarshal([]byte(l), &r); err != nil || r["device"] != "ref" {

@@ -48,6 +48,10 @@ type Result struct {
 	// or Cold workload's: `tgc bench --ort` pairs them with onnxruntime's,
 	// `--ref` with the bandwidth measured right before each).
 	Runs []float64 `json:"-"`
+	// Ratios are a memory-bound workload's rates over each reference
+	// (stream_triad, stream_read), the median over its runs of each run's
+	// ratio to the reference measured right before it (`tgc bench --ref`).
+	Ratios map[string]float64 `json:"ratios,omitempty"`
 }
 
 // CPUView is r with its rates computed from CPUSeconds instead of
