@@ -340,6 +340,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
 	transposed := 0               // heuristic lists tiling a transposing kernel (transposeOpts)
+	hsumGroups := 0               // opt lists whose horizontal sums are rendered together (render.hsumGroups)
 	streamReduced := 0            // heuristic lists of a streaming reduce's rows and vectors (streamOpts)
 	prologued := map[string]int{} // per kernel, opt lists with a prologue plan
 	for name, k := range testKernels(t) {
@@ -411,6 +412,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Pro != nil {
 				prologued[name]++
+			}
+			if strings.Contains(render.Render(render.C, ok), "vhsum") {
+				hsumGroups++
 			}
 			if ok.Keep != nil && ok.Keep.Far > 0 {
 				farKept++
@@ -511,6 +515,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if widened == 0 {
 		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
+	}
+	if hsumGroups < 3 {
+		t.Errorf("only %d opt lists sum several accumulators' lanes together (render.hsumGroups)", hsumGroups)
 	}
 	if transposed == 0 {
 		t.Errorf("no heuristic list tiles a transposing elementwise kernel (ir transposeOpts)")

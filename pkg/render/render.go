@@ -812,6 +812,12 @@ func (r *renderer) expr(e *ir.Expr) string {
 	}
 	if r.vec != nil {
 		if vecs, ok := r.vec.hsum[e]; ok {
+			if r.vec.groups == nil {
+				r.vec.groups = hsumGroups(r.prog, r.vec.plan)
+			}
+			if g, ok := r.vec.groups[e]; ok {
+				return r.hsumGroup(e, g)
+			}
 			return r.hsum(vecs)
 		}
 	}
