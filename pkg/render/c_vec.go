@@ -266,8 +266,8 @@ type cVec struct {
 	uses map[ir.Lanes]int  // parent tuples of each tuple (name it if > 1)
 	// narrow: a widening load is printed (the kernel includes cNarrowPrelude)
 	narrow bool
-	hsum   map[*ir.Expr][]ir.Lanes // roots of horizontal sums (ir.HSum)
-	groups map[*ir.Expr][]*ir.Expr // sums rendered together (hsumGroups), once computed
+	hsum   map[*ir.Expr][]ir.Lanes   // roots of horizontal sums (ir.HSum)
+	groups map[*ir.Expr][][]*ir.Expr // sums rendered together by reduce leader (hsumGroups), once computed
 
 	free  map[*ir.Expr][]*ir.Axis // the plan's Packed cache
 	names map[ir.Lanes]string     // rendered vector values in scope

@@ -8,10 +8,11 @@ import (
 )
 
 // hsumGroups are the horizontal sums of a kernel's SIMD plan that are
-// rendered together: single accumulators of one width whose reduces
-// share a loop (one group of the program), which are final together when
-// the loop ends. K sums of W-lane vectors are one vector of K sums: the
-// accumulators' neighbours added pairwise two vectors at a time
+// rendered together, by the leader of their reduce group: single
+// accumulators of one width whose reduces share a loop, final together
+// when the loop ends, where the sums are computed (sumGroups), in scope
+// wherever they are used. K sums of W-lane vectors are one vector of K
+// sums: the accumulators' neighbours added pairwise two vectors at a time
 // (tg_pairsW), K-1 of those, then the vector's halves folded down to K
 // lanes. Each accumulator's lanes are added in the pairs and the order of
 // tg_psumW's tree (neighbours, then neighbours of those): the same sums,
@@ -19,7 +20,7 @@ import (
 // (a chunked prompt's query-key products, four queries a block: four
 // tg_psum16 of 4 levels each against 3 pairs of 16 lanes and 2 folds).
 // Groups are powers of two from 4 to W; the rest stay single.
-func hsumGroups(prog *ir.Program, plan *ir.SIMD) map[*ir.Expr][]*ir.Expr {
+func hsumGroups(prog *ir.Program, plan *ir.SIMD) map[*ir.Expr][][]*ir.Expr {
 	type key struct {
 		leader *ir.Expr
 		w      int
@@ -43,7 +44,7 @@ func hsumGroups(prog *ir.Program, plan *ir.SIMD) map[*ir.Expr][]*ir.Expr {
 		}
 		roots[k] = append(roots[k], h.Root)
 	}
-	groups := map[*ir.Expr][]*ir.Expr{}
+	groups := map[*ir.Expr][][]*ir.Expr{}
 	for _, k := range order {
 		rs := roots[k]
 		for len(rs) >= 4 {
@@ -51,35 +52,38 @@ func hsumGroups(prog *ir.Program, plan *ir.SIMD) map[*ir.Expr][]*ir.Expr {
 			for n*2 <= len(rs) && n*2 <= k.w {
 				n *= 2
 			}
-			for _, r := range rs[:n] {
-				groups[r] = rs[:n:n]
-			}
+			groups[k.leader] = append(groups[k.leader], rs[:n:n])
 			rs = rs[n:]
 		}
 	}
 	return groups
 }
 
-// hsumGroup renders the group of root (hsumGroups) as one vector the first
-// time one of its sums is used, and names each sum a lane of it.
-func (r *renderer) hsumGroup(root *ir.Expr, group []*ir.Expr) string {
-	if n, ok := r.names[root]; ok {
-		return n
+// sumGroups renders the grouped horizontal sums over the accumulators of
+// leader's reduce group (hsumGroups), right after its loop, each a vector
+// of the sums, and names each sum a lane of it.
+func (r *renderer) sumGroups(leader *ir.Expr) {
+	if r.vec == nil {
+		return
 	}
-	xs := make([]string, len(group))
-	for i, g := range group {
-		xs[i] = r.vexpr(r.vec.hsum[g][0])
+	if r.vec.groups == nil {
+		r.vec.groups = hsumGroups(r.prog, r.vec.plan)
 	}
-	s, folds := groupedSums(xs, r.vec.hsum[root][0].W)
-	for _, w := range folds {
-		r.need(fmt.Sprintf("tg_fold%d", w), foldDef(w))
+	for _, group := range r.vec.groups[leader] {
+		xs := make([]string, len(group))
+		for i, g := range group {
+			xs[i] = r.vexpr(r.vec.hsum[g][0])
+		}
+		s, folds := groupedSums(xs, r.vec.hsum[group[0]][0].W)
+		for _, w := range folds {
+			r.need(fmt.Sprintf("tg_fold%d", w), foldDef(w))
+		}
+		name := r.vec.fresh("vhsum")
+		r.line("tg_f%d %s = %s;", len(group), name, s)
+		for i, g := range group {
+			r.names[g] = fmt.Sprintf("%s[%d]", name, i)
+		}
 	}
-	name := r.vec.fresh("vhsum")
-	r.line("tg_f%d %s = %s;", len(group), name, s)
-	for i, g := range group {
-		r.names[g] = fmt.Sprintf("%s[%d]", name, i)
-	}
-	return r.names[root]
 }
 
 // groupedSums is the C expression of the vector of the lane sums of the

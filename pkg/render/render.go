@@ -593,6 +593,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 			r.names[m] = fmt.Sprintf("%s[%d]", r.vec.acc[l.run], l.lane)
 		}
 	}
+	r.sumGroups(leader)
 }
 
 func (r *renderer) vecLane(m *ir.Expr) (vlane, bool) {
@@ -812,12 +813,6 @@ func (r *renderer) expr(e *ir.Expr) string {
 	}
 	if r.vec != nil {
 		if vecs, ok := r.vec.hsum[e]; ok {
-			if r.vec.groups == nil {
-				r.vec.groups = hsumGroups(r.prog, r.vec.plan)
-			}
-			if g, ok := r.vec.groups[e]; ok {
-				return r.hsumGroup(e, g)
-			}
 			return r.hsum(vecs)
 		}
 	}

@@ -142,3 +142,12 @@ func TestGoldenCScoresRows(t *testing.T) {
 	target.VecWidth, target.VecRegs, target.L2, target.L3 = 16, 32, 64<<10, 128<<10
 	goldenCPUTarget(t, keys.Mul(q).Sum(false, 2), target, fuse.Options{}, "scores_rows16.c")
 }
+
+// TestGoldenCGroupedSums pins dot products of rows (a query block against
+// keys stored position-major: both operands read along the sum) on an
+// AVX-512 host: an accumulator per output of the block, their horizontal
+// sums as one vector of the sums after the loop (hsumGroups).
+func TestGoldenCGroupedSums(t *testing.T) {
+	q, k := input(ir.Float32, 8, 64), input(ir.Float32, 32, 64)
+	goldenCPUWidth(t, q.Dot(k.Permute(1, 0)), 16, "grouped_sums16.c")
+}
