@@ -103,3 +103,25 @@ func TestCPUView(t *testing.T) {
 		t.Errorf("without CPU time %+v, want %+v", v, r)
 	}
 }
+
+// TestRunCountsKernelFLOPs: a workload without a FLOP count of its own
+// (sigmoid_16M) reports its kernels' operations: a sigmoid is a few
+// operations an element (a scale, the exp2, an add, a reciprocal), not 0.
+func TestRunCountsKernelFLOPs(t *testing.T) {
+	e, err := realize.Open("CPU", realize.Options{})
+	if err != nil {
+		t.Skipf("CPU device unavailable: %v", err)
+	}
+	ws, err := Find([]string{"sigmoid_16M"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(e, ws[0], 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perElement := r.GFLOPS * 1e9 * r.Seconds / (16 << 20)
+	if perElement < 3 || perElement > 8 {
+		t.Errorf("sigmoid_16M: %.2f operations an element (%.1f GFLOP/s in %g s), want 3 to 8", perElement, r.GFLOPS, r.Seconds)
+	}
+}

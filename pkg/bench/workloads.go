@@ -168,11 +168,16 @@ func Run(e *realize.Engine, w Workload, iters int, before func() error) (Result,
 	if err := out.Err(); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
-	n := e.Stats.Kernels
+	n, flops := e.Stats.Kernels, e.Stats.FLOPs
 	if _, err := e.Time(1, out.Node()); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	kernels := e.Stats.Kernels - n
+	if w.FLOPs == 0 {
+		// a workload without a count of its own (sigmoid, gelu): its
+		// kernels' operations as their code runs them
+		w.FLOPs = float64(e.Stats.FLOPs - flops)
+	}
 	if w.Cold || before != nil {
 		// One run at a time (for a Cold workload the caches emptied
 		// before each); only the runs' CPU time counted.

@@ -60,15 +60,16 @@ func (o Options) beamDir() string {
 // Stats are the engine's counters for the run summary.
 type Stats struct {
 	Realizes    int
-	Kernels     int // launches
-	Scheduled   int // schedules created (cache misses)
-	CacheHits   int // schedule cache hits
-	JitReplays  int // TinyJit calls replayed without running the function
-	Compiled    int // kernels handed to the device's compiler (it caches by source)
-	Builds      int // compiler runs (a run compiles many kernels in one)
-	KernelLoads int // compiled kernels loaded from the kernel cache instead
-	ZeroFills   int // zero fills given as zeroed buffers, not launched (backend.ZeroAllocator)
-	Overwrites  int // kernels that wrote their output into an input's memory (overwrite.go)
+	Kernels     int   // launches
+	FLOPs       int64 // the launched kernels' float operations (ir.Kernel.Cost)
+	Scheduled   int   // schedules created (cache misses)
+	CacheHits   int   // schedule cache hits
+	JitReplays  int   // TinyJit calls replayed without running the function
+	Compiled    int   // kernels handed to the device's compiler (it caches by source)
+	Builds      int   // compiler runs (a run compiles many kernels in one)
+	KernelLoads int   // compiled kernels loaded from the kernel cache instead
+	ZeroFills   int   // zero fills given as zeroed buffers, not launched (backend.ZeroAllocator)
+	Overwrites  int   // kernels that wrote their output into an input's memory (overwrite.go)
 	DeviceTime  time.Duration
 	LowerTime   time.Duration
 	CompileTime time.Duration
@@ -701,6 +702,7 @@ func (e *Engine) exec(c *compiled, g *graph, outs []*tensor.Node, keep bool) err
 			e.launchLine(e.Stats.Kernels, *it, dt)
 		}
 		e.Stats.Kernels++
+		e.Stats.FLOPs += it.flops
 		if e.capture == nil {
 			for _, r := range it.args {
 				if !r.leaf && lastUse[r.idx] == pos && owned[r.idx] && bufs[r.idx] != nil {

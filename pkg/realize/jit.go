@@ -560,6 +560,7 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 				e.launchLine(e.Stats.Kernels, p.steps[steps[i]].item, dt)
 			}
 			e.Stats.Kernels++
+			e.Stats.FLOPs += p.steps[steps[i]].item.flops
 		}
 		pending, steps = pending[:0], steps[:0]
 		return nil
@@ -621,6 +622,7 @@ func (e *Engine) replay(ctx *tensor.Context, p *jitPlan, inputs []backend.Buffer
 			e.launchLine(e.Stats.Kernels, st.item, dt)
 		}
 		e.Stats.Kernels++
+		e.Stats.FLOPs += st.item.flops
 	}
 	if err := flush(); err != nil {
 		return nil, err
