@@ -1044,6 +1044,13 @@ func (r *renderer) hsum(vecs []ir.Lanes) string {
 		xs[i] = r.vexpr(t)
 	}
 	w := vecs[0].W
+	return fmt.Sprintf("tg_psum%d(%s)", w, pairsTree(xs, w))
+}
+
+// pairsTree is the C expression of the w-lane vectors xs (a power of two
+// of them) added pairwise, neighbours first, into one vector: tg_pairsW of
+// neighbouring vectors, level by level.
+func pairsTree(xs []string, w int) string {
 	for len(xs) > 1 {
 		next := make([]string, len(xs)/2)
 		for i := range next {
@@ -1051,5 +1058,5 @@ func (r *renderer) hsum(vecs []ir.Lanes) string {
 		}
 		xs = next
 	}
-	return fmt.Sprintf("tg_psum%d(%s)", w, xs[0])
+	return xs[0]
 }

@@ -91,14 +91,7 @@ func (r *renderer) sumGroups(leader *ir.Expr) {
 // widths of the tg_fold macros it uses.
 func groupedSums(xs []string, w int) (string, []int) {
 	k := len(xs)
-	for len(xs) > 1 {
-		next := make([]string, len(xs)/2)
-		for i := range next {
-			next[i] = fmt.Sprintf("tg_pairs%d(%s, %s)", w, xs[2*i], xs[2*i+1])
-		}
-		xs = next
-	}
-	s := xs[0]
+	s := pairsTree(xs, w)
 	var folds []int
 	for ; w > k; w /= 2 {
 		folds = append(folds, w)
