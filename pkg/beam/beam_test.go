@@ -133,6 +133,10 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// 96 rows, so that a launch's pieces hold several rows each
 		"softmax rows":   floats(r, 96, 64).Softmax(-1),
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
+		// past half of the small L2: its sums read the row as a product
+		// reads a column panel, outside the columns' loop (no panel
+		// prefetch: ir's TestNoPanelPrefetchOutsideItsLoops)
+		"layernorm rows past the L2": floats(r, 16, 256).Layernorm(1e-5, -1),
 		// a decode step's RMSNorm in the prologue of the matrix-vector
 		// products that read it (fuse's prologues, ir.Prologue): plain,
 		// block-scaled (factor_reduces keeps the norm one factor), and the

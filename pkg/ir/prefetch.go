@@ -431,6 +431,12 @@ func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64)
 			return PrefetchAt{}, false
 		}
 	}
+	if len(globalsAround(k, loop)) < len(k.Global) {
+		// a sum that runs outside the row blocks' loop (a layernorm's,
+		// once per row before its columns: Program.Hoisted) has no block
+		// to share the next panel with
+		return PrefetchAt{}, false
+	}
 	// The panels' loops and the row blocks': the innermost global loop
 	// is the blocks' (idx does not read it) inside the panels' (a column
 	// panel, and with KBLOCK its slices of the sum, in the order they
@@ -490,6 +496,26 @@ func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64)
 		every *= 2
 	}
 	return PrefetchAt{Loop: loop, Every: every, At: at, If: b.Lt(b.Add(slice, b.Int(1)), b.Int(nslices))}, true
+}
+
+// globalsAround is the global loops reduce loop a runs inside: those up
+// to the innermost one that a reduce over a reads (the reduces over a
+// share its loops: all run as deep as the deepest), as Linearize hoists
+// it out of the others (Program.Hoisted).
+func globalsAround(k *Kernel, a *Axis) []*Axis {
+	depth := 0
+	Walk(k.Stores, func(e *Expr) {
+		if e.Op != OpReduce || !slices.Contains(e.Arg.(*ReduceArg).Axes, a) {
+			return
+		}
+		for i := len(k.Global) - 1; i >= depth; i-- {
+			if usesVar(e, k.Global[i]) {
+				depth = i + 1
+				break
+			}
+		}
+	})
+	return k.Global[:depth]
 }
 
 // indexOf says whether e is index arithmetic over the given loops alone
@@ -742,8 +768,11 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 			} else if first.Every != at.Every || first.If != at.If {
 				return fmt.Errorf("prefetches of panels along %s every %d and %d, or under two conditions (the renderer writes one test)", at.Loop.Name(), first.Every, at.Every)
 			}
-			axes := append(slices.Clone(k.Global), at.Loop)
-			if !indexOf(at.At, axes) || at.If == nil || at.If.DType != Bool || !indexOf(at.If, k.Global) || at.Loop == nil || at.Loop.Kind != AxisReduce || at.Every < 1 || at.Every&(at.Every-1) != 0 {
+			// over the loops the prefetch is written in: its sum's loop
+			// and the global loops around it
+			around := globalsAround(k, at.Loop)
+			axes := append(slices.Clone(around), at.Loop)
+			if !indexOf(at.At, axes) || at.If == nil || at.If.DType != Bool || !indexOf(at.If, around) || at.Loop == nil || at.Loop.Kind != AxisReduce || at.Every < 1 || at.Every&(at.Every-1) != 0 {
 				return fmt.Errorf("prefetch of %s at %v if %v every %d: not indices of its loops", ld, at.At, at.If, at.Every)
 			}
 			continue

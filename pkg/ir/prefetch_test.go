@@ -295,6 +295,84 @@ func TestPanelPrefetch(t *testing.T) {
 	}
 }
 
+// TestNoPanelPrefetchOutsideItsLoops: a row kernel's sums (the CPU's
+// schedule: hoisted out of the columns' loop, once per row) read their
+// row along the sum and not the columns' loop, as a product reads a
+// column panel that row blocks share; but they run outside that loop, so
+// there is no block to share a panel with. None of them plans a panel
+// prefetch (one did for a layernorm past half of the L2, its index over
+// the columns' loop: the C source named a variable not declared where it
+// stood, and every layernorm of 512x512 or more failed to compile on a 1
+// MiB L2). Verify refuses a panel prefetch reading a loop its sum runs
+// outside, and takes the same prefetch over the loops around it.
+func TestNoPanelPrefetchOutsideItsLoops(t *testing.T) {
+	zen5 := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, FMAWidth: 16, L1: 48 << 10, L2: 1 << 20, L3: 32 << 20, BufAlign: 4096}
+	rms := func(x *tensor.Tensor) *tensor.Tensor {
+		return x.Mul(x).Mean(true, -1).Add(tc.Const(1e-6, ir.Float32)).Rsqrt().Mul(x)
+	}
+	for _, c := range []struct {
+		tg         ir.Target
+		rows, cols int
+	}{{smallCaches, 16, 256}, {zen5, 512, 512}, {zen5, 64, 4096}} {
+		for name, x := range map[string]*tensor.Tensor{
+			"layernorm":   input(c.rows, c.cols).Layernorm(1e-5, -1),
+			"rmsnorm":     rms(input(c.rows, c.cols)),
+			"log_softmax": input(c.rows, c.cols).LogSoftmax(-1),
+			"softmax":     input(c.rows, c.cols).Softmax(-1),
+		} {
+			k := rowKernel(t, x, c.tg) // verified after every pass
+			if k.Prefetch == nil {
+				continue
+			}
+			for _, at := range k.Prefetch.Loads {
+				if at.At != nil {
+					t.Errorf("%s of %dx%d, L2 %d KiB: a panel prefetch:\n%s", name, c.rows, c.cols, c.tg.L2>>10, k.Dump())
+					break
+				}
+			}
+		}
+	}
+	// A panel prefetch put on the layernorm's first sum by hand.
+	k := rowKernel(t, input(16, 256).Layernorm(1e-5, -1), smallCaches)
+	var sum *ir.Expr
+	ir.Walk(k.Stores, func(e *ir.Expr) {
+		if sum == nil && e.Op == ir.OpReduce {
+			sum = e
+		}
+	})
+	var ld *ir.Expr
+	ir.Walk([]*ir.Expr{sum}, func(e *ir.Expr) {
+		if ld == nil && e.Op == ir.OpLoad {
+			ld = e
+		}
+	})
+	if sum == nil || ld == nil || len(k.Global) != 2 {
+		t.Fatalf("no sum of a load in two global loops:\n%s", k.Dump())
+	}
+	rows, cols := k.Global[0], k.Global[1]
+	for _, c := range []struct {
+		what string
+		at   *ir.Expr
+		ok   bool
+	}{
+		{"the next row", k.B.Add(ld.Src[0], k.B.Int(256)), true},
+		{"over the columns' loop", k.B.Add(ld.Src[0], k.B.Var(cols)), false},
+	} {
+		nk := *k
+		nk.Prefetch = &ir.Prefetch{Loads: map[*ir.Expr]ir.PrefetchAt{ld: {
+			Loop: sum.Arg.(*ir.ReduceArg).Axes[0], Every: 16, At: c.at,
+			If: k.B.Lt(k.B.Add(k.B.Var(rows), k.B.Int(1)), k.B.Int(rows.Size)),
+		}}}
+		err := nk.Verify()
+		if c.ok && err != nil {
+			t.Errorf("a prefetch of %s: Verify says %v", c.what, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "prefetch")) {
+			t.Errorf("a prefetch %s, which the sum runs outside: Verify says %v", c.what, err)
+		}
+	}
+}
+
 // evalIndex evaluates index arithmetic at the loops' values.
 func evalIndex(t *testing.T, e *ir.Expr, val map[*ir.Axis]int64) int64 {
 	t.Helper()
