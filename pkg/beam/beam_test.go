@@ -135,8 +135,11 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
 		// past half of the small L2: its sums read the row as a product
 		// reads a column panel, outside the columns' loop (no panel
-		// prefetch: ir's TestNoPanelPrefetchOutsideItsLoops)
-		"layernorm rows past the L2": floats(r, 16, 256).Layernorm(1e-5, -1),
+		// prefetch: ir's TestNoPanelPrefetchOutsideItsLoops); the
+		// small-cache targets stream its column loop inside the next
+		// row's first sum (Stream.Lag without a keep plan), 96 rows so
+		// that a launch piece holds several
+		"layernorm rows past the L2": floats(r, 96, 256).Layernorm(1e-5, -1),
 		// a decode step's RMSNorm in the prologue of the matrix-vector
 		// products that read it (fuse's prologues, ir.Prologue): plain,
 		// block-scaled (factor_reduces keeps the norm one factor), and the
@@ -340,6 +343,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise, scratchLines, lagged := 0, 0, 0
+	laggedRows := 0                   // lists lagging a row kernel's column loop without a keep plan
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -389,6 +393,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			}
 			if ok.Skip != nil {
 				skipped++
+			}
+			if ok.Stream != nil && ok.Keep == nil && ok.Stream.Lag > 0 {
+				laggedRows++
 			}
 			if ok.Stream != nil {
 				streamed++
@@ -513,6 +520,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if lagged < 2 {
 		t.Errorf("only %d opt lists write a row's lines in the next row's kept loop", lagged)
+	}
+	if laggedRows < 2 {
+		t.Errorf("only %d opt lists write a row's lines in the next row's first sum (no keep plan)", laggedRows)
 	}
 	if streamedElementwise < 2 {
 		t.Errorf("only %d heuristic lists of elementwise kernels stream their stores", streamedElementwise)

@@ -96,6 +96,14 @@ func unary(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
 		Build: func(ctx *tensor.Context) *tensor.Tensor { return f(input(ctx, m16)) }}
 }
 
+// rows is a function of 4096 rows of 4096 floats along the rows (one
+// read, one write: the row fits in L1, so it is read from memory once),
+// as softmax_4096.
+func rows(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
+	return Workload{Name: name, Bytes: 2 * 4 * 4096 * 4096, Cold: true,
+		Build: func(ctx *tensor.Context) *tensor.Tensor { return f(input(ctx, 4096, 4096)) }}
+}
+
 // Suite is the fixed benchmark suite, in order.
 func Suite() []Workload {
 	const m16 = 16 << 20
@@ -129,7 +137,9 @@ func Find(names []string) ([]Workload, error) {
 		return suite, nil
 	}
 	all := append(suite, matmul(4096), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
-		unary("gelu_16M", (*tensor.Tensor).Gelu))
+		unary("gelu_16M", (*tensor.Tensor).Gelu),
+		rows("layernorm_4096", func(t *tensor.Tensor) *tensor.Tensor { return t.Layernorm(1e-5, -1) }),
+		rows("log_softmax_4096", func(t *tensor.Tensor) *tensor.Tensor { return t.LogSoftmax(-1) }))
 	all = append(all, LlamaWorkloads()...)
 	for _, o := range ONNXWorkloads() {
 		all = append(all, o.workload())

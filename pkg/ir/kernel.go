@@ -291,9 +291,9 @@ func (k *Kernel) Dump() string {
 			fmt.Fprintf(&sb, "  stream     %s\n", lanes(k.SIMD.Stores[r]...))
 		}
 		if k.Stream.Cols {
-			fmt.Fprintf(&sb, "  stream     %s in lines of the column loop\n", names[k.Keep.Store])
+			fmt.Fprintf(&sb, "  stream     %s in lines of the column loop\n", names[k.ColumnStore()])
 			if k.Stream.Lag > 0 {
-				fmt.Fprintf(&sb, "  lag        the column loop in the next row's kept loop, %d lines an iteration\n", k.Stream.Lag)
+				fmt.Fprintf(&sb, "  lag        the column loop in the next row's loop over %s, %d lines an iteration\n", k.Stream.Loop.Name(), k.Stream.Lag)
 			}
 		}
 	}

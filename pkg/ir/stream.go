@@ -45,6 +45,11 @@ type Stream struct {
 	// run, medians of 25-30): 2.14-2.16 against 2.29-2.37 ms, 2.50-2.53
 	// against 2.62-2.63, and 3.34 against 3.82 at a busy minute.
 	Lag int64
+	// Loop is, with Lag, the loop the lagged lines run in: the keep plan's
+	// (Keep.Leader's first axis), or, in a row kernel without one, its
+	// first sum over the row (rowLagLoop), whose loads also prefetch the
+	// next row (rowPassPrefetches).
+	Loop *Axis
 }
 
 // streamLine is the bytes of a cache line; a streamed run writes one.
@@ -70,15 +75,85 @@ func PlanStream(k *Kernel, t Target) (*Kernel, error) {
 	}
 	// The keep pass chose scratch only where this holds (keepScratch).
 	cols := k.Keep != nil && k.Keep.Scratch && streamOutput(k, t, k.Keep.Store.Arg.(int), read) && lineCols(k, k.Keep.Store)
-	if len(runs) == 0 && !cols {
+	rowLoop := rowLagLoop(k, t)
+	if len(runs) == 0 && !cols && rowLoop == nil {
 		return k, nil
 	}
 	nk := *k
 	nk.Stream = &Stream{Runs: runs, Cols: cols}
-	if cols {
-		nk.Stream.Lag = lagLines(&nk, t)
+	switch {
+	case cols:
+		if nk.Stream.Lag = lagLines(&nk, t); nk.Stream.Lag > 0 {
+			nk.Stream.Loop = k.Keep.Leader.Arg.(*ReduceArg).Axes[0]
+		}
+	case rowLoop != nil:
+		nk.Stream.Cols, nk.Stream.Loop = true, rowLoop
+		nk.Stream.Lag = k.Global[1].Size / int64(streamLine/Float32.Size()) / rowLoop.Size
 	}
 	return &nk, nil
+}
+
+// rowLagLoop is, for a row kernel without a keep plan (log_softmax,
+// layernorm, RMSNorm: its sums hoisted out of the columns' loop, the
+// column loop recomputing its values from the row), the loop its column
+// loop lags into (Stream.Lag), or nil: where the shape allows it
+// (rowLagShape), the output is one to stream and the L1 holds three rows
+// (the previous one, which the lagged lines read, this one and the next,
+// which this one prefetches). Streamed after the row's sums, the
+// column loop's stores came in a burst that stalled the core, and were
+// slower than plain stores; lagged, they drain while the next row is
+// summed. A C harness of layernorm_4096's kernel (Zen 5 guest, two
+// threads, rows from memory, alternated run by run, medians of 15):
+// 2.04-2.52 ms with plain stores after the sums, 1.69-2.27 lagged.
+func rowLagLoop(k *Kernel, t Target) *Axis {
+	loop := rowLagShape(k)
+	if loop == nil || t.L1 <= 0 || 3*k.Global[1].Size*int64(Float32.Size()) > t.L1 ||
+		!streamOutput(k, t, k.Stores[0].Arg.(int), readBufs(k)) {
+		return nil
+	}
+	return loop
+}
+
+// rowLagShape is the first sum's loop of a row kernel without a keep plan
+// whose column loop can run lagged in it, or nil: rows and columns alone
+// (two global axes, one store, written in whole lines: lineCols, not by
+// the simd pass's store runs, no other plan the row loop renders), every
+// sum over one loop of its own, hoisted out of the columns' loop, and the
+// first sum's iterations a divisor of the row's lines.
+func rowLagShape(k *Kernel) *Axis {
+	if k.Keep != nil || len(k.Global) != 2 || len(k.Stores) != 1 || k.Global[0].Sym != nil || !lineCols(k, k.Stores[0]) ||
+		k.SIMD != nil && len(k.SIMD.Stores) > 0 || k.Pro != nil || k.Rows != nil || k.Skip != nil || k.Tabs != nil || k.ValueLoops != nil || k.VecLoops != nil {
+		return nil
+	}
+	var first *Axis
+	ok := true
+	Walk(k.Stores, func(e *Expr) { // sources first: a sum after those it reads
+		if e.Op != OpReduce {
+			return
+		}
+		axes := e.Arg.(*ReduceArg).Axes
+		if len(axes) != 1 || axes[0].Sym != nil || usesVar(e, k.Global[1]) {
+			ok = false
+			return
+		}
+		if first == nil {
+			first = axes[0]
+		}
+	})
+	lines := k.Global[1].Size / int64(streamLine/Float32.Size())
+	if !ok || first == nil || first.Size > lines || lines%first.Size != 0 {
+		return nil
+	}
+	return first
+}
+
+// ColumnStore is the store a streamed column loop writes in lines
+// (Stream.Cols): the keep plan's, or a row kernel's only one.
+func (k *Kernel) ColumnStore() *Expr {
+	if k.Keep != nil {
+		return k.Keep.Store
+	}
+	return k.Stores[0]
 }
 
 // lagLines is the lines of a row's column loop that the next row's kept
@@ -203,20 +278,25 @@ func alignedTo(e *Expr, n int64) bool {
 // not read.
 func (s *Stream) verify(k *Kernel) error {
 	if s.Cols {
-		if k.Keep == nil || !k.Keep.Scratch {
-			return fmt.Errorf("stream: columns in lines without a keep plan in scratch")
+		if k.Keep != nil && !k.Keep.Scratch || k.Keep == nil && (s.Lag == 0 || s.Loop != rowLagShape(k)) {
+			return fmt.Errorf("stream: columns in lines without a keep plan in scratch, or lagged into the first sum of a row kernel")
 		}
-		if !lineCols(k, k.Keep.Store) || readBufs(k)[k.Keep.Store.Arg.(int)] {
-			return fmt.Errorf("stream: the column loop's store to buf%d is not in whole aligned lines of an output the kernel does not read", k.Keep.Store.Arg)
+		if st := k.ColumnStore(); !lineCols(k, st) || readBufs(k)[st.Arg.(int)] {
+			return fmt.Errorf("stream: the column loop's store to buf%d is not in whole aligned lines of an output the kernel does not read", st.Arg)
 		}
 	}
 	if s.Lag != 0 {
-		if !s.Cols || !lagShape(k) {
+		if !s.Cols || k.Keep != nil && (!lagShape(k) || s.Loop != k.Keep.Leader.Arg.(*ReduceArg).Axes[0]) {
 			return fmt.Errorf("stream: a lagged column loop (%d lines an iteration) in a kernel that is not rows and streamed columns alone", s.Lag)
 		}
-		trips, ok := keptTrips(k)
+		trips, ok := int64(0), false
+		if k.Keep != nil {
+			trips, ok = keptTrips(k)
+		} else if s.Loop != nil {
+			trips, ok = s.Loop.Size, true
+		}
 		if lines := k.Global[1].Size / int64(streamLine/Float32.Size()); s.Lag < 0 || !ok || trips*s.Lag != lines {
-			return fmt.Errorf("stream: %d lines an iteration of the kept loop do not write the row's %d lines", s.Lag, lines)
+			return fmt.Errorf("stream: %d lines an iteration of the lagged loop do not write the row's %d lines", s.Lag, lines)
 		}
 	}
 	if len(s.Runs) == 0 {

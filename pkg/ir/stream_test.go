@@ -6,6 +6,7 @@ import (
 
 	"tgc/pkg/fuse"
 	"tgc/pkg/ir"
+	"tgc/pkg/render"
 	"tgc/pkg/tensor"
 )
 
@@ -166,13 +167,91 @@ func TestStreamLag(t *testing.T) {
 			t.Errorf("%s: the dump does not show the lag:\n%s", c.name, got.Dump())
 		}
 		bad := *got
-		bad.Stream = &ir.Stream{Cols: true, Lag: lag + 1}
+		bad.Stream = &ir.Stream{Cols: true, Lag: lag + 1, Loop: got.Stream.Loop}
 		if err := bad.Verify(); err == nil {
 			t.Errorf("%s: Verify accepted %d lines an iteration", c.name, lag+1)
 		}
 		bad.Stream = &ir.Stream{Lag: lag}
 		if err := bad.Verify(); err == nil {
 			t.Errorf("%s: Verify accepted a lag without streamed lines", c.name)
+		}
+	}
+}
+
+// TestRowLag: a row kernel without a keep plan (layernorm, log_softmax,
+// RMSNorm: the column loop recomputes its values from the row) writes its
+// column loop in streamed lines inside the next row's first sum over the
+// row (Stream.Loop), Lag lines an iteration, where the L1 holds three
+// rows and the output is one to stream; that sum's loads prefetch the
+// next row and no other sum's loads prefetch anything (the rows are in
+// L1). Not with an L1 of less than three rows, an output in cache, or
+// rows that are not whole lines. Verify refuses the lag in another loop
+// or of another count.
+func TestRowLag(t *testing.T) {
+	tg := streamTarget
+	tg.L1, tg.L2 = 48<<10, 16<<10 // the rows (64 KiB) from memory
+	smallL1 := tg
+	smallL1.L1 = 8 << 10
+	rms := func(x *tensor.Tensor) *tensor.Tensor {
+		return x.Mul(x).Mean(true, -1).Add(tc.Const(1e-6, ir.Float32)).Rsqrt().Mul(x)
+	}
+	for _, c := range []struct {
+		name   string
+		x      *tensor.Tensor
+		tg     ir.Target
+		lagged bool
+	}{
+		{"layernorm", input(16, 1024).Layernorm(1e-5, -1), tg, true},
+		{"log_softmax", input(16, 1024).LogSoftmax(-1), tg, true},
+		{"rmsnorm", rms(input(16, 1024)), tg, true},
+		{"layernorm, L1 of 8 KiB", input(16, 1024).Layernorm(1e-5, -1), smallL1, false},
+		{"layernorm in cache", input(2, 1024).Layernorm(1e-5, -1), tg, false},
+		{"layernorm of rows of 1000", input(16, 1000).Layernorm(1e-5, -1), tg, false},
+	} {
+		k := rowKernel(t, c.x, c.tg)
+		if k.Keep != nil {
+			t.Fatalf("%s: a keep plan:\n%s", c.name, k.Dump())
+		}
+		lagged := k.Stream != nil && k.Stream.Cols && k.Stream.Lag > 0
+		if lagged != c.lagged {
+			t.Fatalf("%s: lagged %v, want %v:\n%s", c.name, lagged, c.lagged, k.Dump())
+		}
+		if !lagged {
+			continue
+		}
+		// the first sum: the one that reads no other
+		var first *ir.Axis
+		ir.Walk(k.Stores, func(e *ir.Expr) {
+			if e.Op == ir.OpReduce && first == nil {
+				first = e.Arg.(*ir.ReduceArg).Axes[0]
+			}
+		})
+		if k.Stream.Loop != first || k.Stream.Lag*first.Size != int64(k.Global[1].Size/16) {
+			t.Errorf("%s: %d lines an iteration of %v, want the row's lines over the first sum's loop %s:\n%s", c.name, k.Stream.Lag, k.Stream.Loop, first.Name(), k.Dump())
+		}
+		if k.Prefetch == nil || len(k.Prefetch.Loads) == 0 {
+			t.Fatalf("%s: no prefetch:\n%s", c.name, k.Dump())
+		}
+		for ld, at := range k.Prefetch.Loads {
+			if at.Loop != first || at.Next != k.Global[0] || at.Dist != k.Global[1].Size || at.Ahead != 1 {
+				t.Errorf("%s: prefetch of %v along %s, %d ahead: want the next row along the first sum", c.name, ld, at.Loop.Name(), at.Dist)
+			}
+		}
+		src := render.Render(render.C, k)
+		if !strings.Contains(src, "tg_stream_line(tg_dst, tg_line);") || !strings.Contains(src, "if (gidx0 > start) {") || strings.Contains(src, "tg_keep") {
+			t.Errorf("%s: the C source does not stream the previous row's lines in the row's loop:\n%s", c.name, src)
+		}
+		for name, damage := range map[string]func(*ir.Stream){
+			"one line more an iteration": func(s *ir.Stream) { s.Lag++ },
+			"in another loop":            func(s *ir.Stream) { s.Loop = k.Global[0] },
+			"not in lines":               func(s *ir.Stream) { s.Cols = false },
+		} {
+			bad, st := *k, *k.Stream
+			damage(&st)
+			bad.Stream = &st
+			if err := bad.Verify(); err == nil || !strings.Contains(err.Error(), "stream") {
+				t.Errorf("%s: a lag %s: Verify says %v", c.name, name, err)
+			}
 		}
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // A lagged column loop (ir.Stream.Lag): a row's column loop, its streamed
-// lines, runs inside the next row's kept loop, Lag lines an iteration,
+// lines, runs inside the next row's kept loop (ir.Stream.Loop: a row
+// kernel without a keep plan, its first sum's), Lag lines an iteration,
 // and the launch's last row's after the rows. It is the same C as the
 // column loop's, in a block that declares the previous row's index, its
 // scratch row and the row values it reads (saved at the end of that row)
@@ -26,7 +27,7 @@ func (r *renderer) declareLag() {
 	seen := map[*ir.Expr]bool{}
 	var visit func(e *ir.Expr)
 	visit = func(e *ir.Expr) {
-		if seen[e] || e == r.keep.Value || r.dead[e] {
+		if seen[e] || r.keep != nil && e == r.keep.Value || r.dead[e] {
 			return
 		}
 		seen[e] = true
@@ -90,7 +91,9 @@ func (r *renderer) lastLagRow() {
 func (r *renderer) previousRow(lineStart string) {
 	col := r.k.Global[1]
 	r.line("%s %s = tg_prev;", r.idx, r.k.Global[0].Name())
-	r.line("float *tg_keep = tg_keep2[%s & 1];", r.k.Global[0].Name())
+	if r.keep != nil {
+		r.line("float *tg_keep = tg_keep2[%s & 1];", r.k.Global[0].Name())
+	}
 	saved := map[*ir.Expr]string{}
 	for i, e := range r.lag {
 		if n, ok := r.names[e]; ok {
@@ -106,7 +109,7 @@ func (r *renderer) previousRow(lineStart string) {
 	}
 	r.openLine(col, lineStart)
 	r.block(r.prog.Innermost)
-	r.storeLine(r.keep.Store)
+	r.storeLine(r.k.ColumnStore())
 	r.closeLine()
 	r.need("tg_stream", cStreamDef)
 	for e := range inner { // out of scope with the block

@@ -211,10 +211,12 @@ func (r *renderer) kernel() string {
 		// two where a row's values wait for the next row's kept loop.
 		if lagged {
 			r.line("float tg_keep2[2][%d] __attribute__((aligned(64)));", r.k.Global[len(r.k.Global)-1].Size)
-			r.declareLag()
 		} else {
 			r.line("float tg_keep[%d] __attribute__((aligned(64)));", r.k.Global[len(r.k.Global)-1].Size)
 		}
+	}
+	if lagged {
+		r.declareLag()
 	}
 	if r.k.Rows != nil {
 		// The row the row_guards plan's loads read where their guard fails.
@@ -225,7 +227,7 @@ func (r *renderer) kernel() string {
 		if i == 0 && r.pro != nil {
 			r.prologue()
 		} else {
-			if lagged && i == 1 { // this row's scratch row
+			if lagged && i == 1 && r.keep != nil { // this row's scratch row
 				r.line("float *tg_keep = tg_keep2[%s & 1];", r.k.Global[0].Name())
 			}
 			r.block(r.prog.Hoisted[i])
@@ -265,7 +267,7 @@ func (r *renderer) kernel() string {
 	}
 	r.block(r.prog.Innermost)
 	for _, s := range r.prog.Stores {
-		if lines && s == r.keep.Store {
+		if lines && s == r.k.ColumnStore() {
 			r.storeLine(s)
 			continue
 		}
@@ -572,7 +574,7 @@ func (r *renderer) reduce(e *ir.Expr) {
 	if r.vec != nil {
 		r.vec.leave(mark)
 	}
-	if r.keep != nil && leader == r.keep.Leader && r.k.Stream != nil && r.k.Stream.Cols && r.k.Stream.Lag > 0 {
+	if st := r.k.Stream; st != nil && st.Cols && st.Lag > 0 && axes[0] == st.Loop {
 		r.laggedLines(axes)
 	}
 	for range axes {
