@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
 
@@ -55,6 +56,82 @@ func TestHoistedRowKernels(t *testing.T) {
 			if a, b := res[0][i], res[1][i]; math.Abs(a-b) > 1e-5+1e-4*math.Abs(a) || math.IsNaN(b) {
 				t.Errorf("%s: element %d: GO %v, CPU %v", c.name, i, a, b)
 				break
+			}
+		}
+	}
+}
+
+// TestRowKernelsPastTheCaches: row kernels over 8 MiB of rows of 1024
+// floats, past the host's L2 and a quarter of its L3 (where the CPU's
+// plans prefetch the next row, stream the column loop and lag it into the
+// next row: ir's rowPassPrefetches and rowLagLoop; a layernorm of that
+// size once failed to compile, a panel prefetch naming the columns' loop
+// before it), against float64 references row by row.
+func TestRowKernelsPastTheCaches(t *testing.T) {
+	cpu, err := Open("CPU", Options{})
+	if err != nil {
+		t.Skipf("CPU unavailable: %v", err)
+	}
+	const rows, cols = 2048, 1024
+	r := rand.New(rand.NewPCG(5, 6))
+	v := make([]float64, rows*cols)
+	for i := range v {
+		v[i] = float64(float32(r.Float64()*8 - 4))
+	}
+	stats := func(row []float64) (mean, variance, maxv, lse float64) {
+		maxv = math.Inf(-1)
+		for _, x := range row {
+			mean += x
+			maxv = math.Max(maxv, x)
+		}
+		mean /= cols
+		var s float64
+		for _, x := range row {
+			variance += (x - mean) * (x - mean)
+			s += math.Exp(x - maxv)
+		}
+		return mean, variance / cols, maxv, maxv + math.Log(s)
+	}
+	cases := []struct {
+		name  string
+		build func(x *tensor.Tensor) *tensor.Tensor
+		want  func(x, mean, variance, maxv, lse, ms float64) float64
+	}{
+		{"layernorm", func(x *tensor.Tensor) *tensor.Tensor { return x.Layernorm(1e-5, -1) },
+			func(x, mean, variance, _, _, _ float64) float64 { return (x - mean) / math.Sqrt(variance+1e-5) }},
+		{"log_softmax", func(x *tensor.Tensor) *tensor.Tensor { return x.LogSoftmax(-1) },
+			func(x, _, _, _, lse, _ float64) float64 { return x - lse }},
+		{"softmax", func(x *tensor.Tensor) *tensor.Tensor { return x.Softmax(-1) },
+			func(x, _, _, _, lse, _ float64) float64 { return math.Exp(x - lse) }},
+		{"rmsnorm", func(x *tensor.Tensor) *tensor.Tensor {
+			return x.Mul(x).Mean(true, -1).Add(x.Context().Const(1e-6, ir.Float32)).Rsqrt().Mul(x)
+		}, func(x, _, _, _, _, ms float64) float64 { return x / math.Sqrt(ms+1e-6) }},
+	}
+	for _, c := range cases {
+		ctx := tensor.NewContext(cpu)
+		x, err := ctx.FromFloats(ir.Float32, []int{rows, cols}, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.build(x.Realize()).Floats()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		bad := 0
+		for i := 0; i < rows && bad < 3; i++ {
+			row := v[i*cols : (i+1)*cols]
+			mean, variance, maxv, lse := stats(row)
+			var ms float64
+			for _, x := range row {
+				ms += x * x / cols
+			}
+			for j, x := range row {
+				want := c.want(x, mean, variance, maxv, lse, ms)
+				if g := got[i*cols+j]; math.Abs(g-want) > 2e-5+2e-5*math.Abs(want) || math.IsNaN(g) {
+					t.Errorf("%s: row %d column %d: %v, want %v", c.name, i, j, g, want)
+					bad++
+					break
+				}
 			}
 		}
 	}
