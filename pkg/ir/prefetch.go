@@ -90,8 +90,8 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	})
 	flops, _ := k.Cost()
 	tabled := k.TabledOnly() // read in the tables' loops, before the rows' (ir.Tables)
-	// A row kernel's passes over its rows: the last prefetches the next
-	// row, the others nothing (rowPassPrefetches).
+	// A row kernel's passes over its rows: one prefetches the next row,
+	// the others nothing (rowPassPrefetches).
 	plan, passes := rowPassPrefetches(k, t, order, flops, tabled)
 	loads := func(visit func(*Expr)) {
 		Walk(k.Stores, func(e *Expr) {

@@ -118,8 +118,9 @@ func rowLagLoop(k *Kernel, t Target) *Axis {
 // whose column loop can run lagged in it, or nil: rows and columns alone
 // (two global axes, one store, written in whole lines: lineCols, not by
 // the simd pass's store runs, no other plan the row loop renders), every
-// sum over one loop of its own, hoisted out of the columns' loop, and the
-// first sum's iterations a divisor of the row's lines.
+// sum over one loop of its own, hoisted out of the columns' loop, none
+// inside another's loop, and the first sum's iterations a divisor of the
+// row's lines.
 func rowLagShape(k *Kernel) *Axis {
 	if k.Keep != nil || len(k.Global) != 2 || len(k.Stores) != 1 || k.Global[0].Sym != nil || !lineCols(k, k.Stores[0]) ||
 		k.SIMD != nil && len(k.SIMD.Stores) > 0 || k.Pro != nil || k.Rows != nil || k.Skip != nil || k.Tabs != nil || k.ValueLoops != nil || k.VecLoops != nil {
@@ -136,6 +137,9 @@ func rowLagShape(k *Kernel) *Axis {
 			ok = false
 			return
 		}
+		Walk(e.Src, func(x *Expr) {
+			ok = ok && (x.Op != OpReduce || !usesVar(x, axes[0])) // a sum in this one's loop
+		})
 		if first == nil {
 			first = axes[0]
 		}
