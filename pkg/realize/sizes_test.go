@@ -66,8 +66,8 @@ func TestOpsPastTheCaches(t *testing.T) {
 			return x.Dot(x.Shrink([][2]int{{0, 8}, {0, x.Shape()[1]}}).T())
 		}},
 		{"first rows transposed times them", func(x *tensor.Tensor) *tensor.Tensor {
-			r := x.Shrink([][2]int{{0, 8}, {0, x.Shape()[1]}})
-			return r.T().Dot(r).Sum(false, 1)
+			r := x.Shrink([][2]int{{0, 8}, {0, min(x.Shape()[1], 256)}})
+			return r.T().Dot(r)
 		}},
 		{"concatenated", func(x *tensor.Tensor) *tensor.Tensor { return x.Cat(1, x.Mul(c(x, 2))) }},
 		{"where", func(x *tensor.Tensor) *tensor.Tensor { return x.Gt(c(x, 0.5)).Where(x, x.Neg()) }},
@@ -92,8 +92,11 @@ func TestOpsPastTheCaches(t *testing.T) {
 					t.Fatalf("%s on %s: %v", name, e.Dev.Name(), err)
 				}
 			}
+			// float32 sums in other orders: their error grows with the
+			// elements summed (of magnitude up to 2 here)
+			tol := 1e-7 * float64(max(sh[0], sh[1]))
 			for i := range res[0] {
-				if a, b := res[0][i], res[1][i]; math.Abs(a-b) > 1e-4*(1+math.Abs(a)) || math.IsNaN(b) != math.IsNaN(a) {
+				if a, b := res[0][i], res[1][i]; math.Abs(a-b) > tol+1e-4*math.Abs(a) || math.IsNaN(b) != math.IsNaN(a) {
 					t.Errorf("%s: element %d: GO %v, CPU %v", name, i, a, b)
 					break
 				}
