@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -15,7 +16,8 @@ import (
 // quarter of its L3 (8 MiB: where the CPU's plans prefetch rows and
 // panels, stream and lag their stores, tile transposes for the host's
 // caches) realized on the CPU and on the GO device, which plans nothing:
-// the same results within float32 rounding. A layernorm of such a size
+// the same results within float32 rounding, at the host's vector width
+// and at 8 lanes (an AVX2 host's code) on an AVX-512 host. A layernorm of such a size
 // once failed to compile, a prefetch written before the loop of the
 // variable it named; the tests of the plans use small caches and small
 // shapes, this one the host's. TGC_SIZES=big runs them over 4096x4096,
@@ -24,6 +26,14 @@ func TestOpsPastTheCaches(t *testing.T) {
 	cpu, err := Open("CPU", Options{})
 	if err != nil {
 		t.Skipf("CPU unavailable: %v", err)
+	}
+	cpus, widths := []*Engine{cpu}, []int{backend.HostVecWidth()}
+	if backend.HostVecWidth() == 16 { // and the 8-lane code an AVX2 host runs
+		dev, err := backend.OpenCPUWidth(8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpus, widths = append(cpus, New(dev, Options{})), append(widths, 8)
 	}
 	goe, err := Open("GO", Options{})
 	if err != nil {
@@ -81,24 +91,28 @@ func TestOpsPastTheCaches(t *testing.T) {
 		}
 		for _, op := range ops {
 			name := fmt.Sprintf("%s of %dx%d", op.name, sh[0], sh[1])
-			var res [2][]float64
-			for d, e := range []*Engine{goe, cpu} {
+			var res [][]float64
+			for _, e := range append([]*Engine{goe}, cpus...) {
 				ctx := tensor.NewContext(e)
 				x, err := ctx.FromFloats(ir.Float32, sh[:], v)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res[d], err = op.f(x.Realize()).Floats(); err != nil {
+				r, err := op.f(x.Realize()).Floats()
+				if err != nil {
 					t.Fatalf("%s on %s: %v", name, e.Dev.Name(), err)
 				}
+				res = append(res, r)
 			}
 			// float32 sums in other orders: their error grows with the
 			// elements summed (of magnitude up to 2 here)
 			tol := 1e-7 * float64(max(sh[0], sh[1]))
-			for i := range res[0] {
-				if a, b := res[0][i], res[1][i]; math.Abs(a-b) > tol+1e-4*math.Abs(a) || math.IsNaN(b) != math.IsNaN(a) {
-					t.Errorf("%s: element %d: GO %v, CPU %v", name, i, a, b)
-					break
+			for d, got := range res[1:] {
+				for i, a := range res[0] {
+					if b := got[i]; math.Abs(a-b) > tol+1e-4*math.Abs(a) || math.IsNaN(b) != math.IsNaN(a) {
+						t.Errorf("%s: element %d: GO %v, CPU (%d lanes) %v", name, i, a, widths[d], b)
+						break
+					}
 				}
 			}
 		}
