@@ -183,8 +183,8 @@ func TestStreamLag(t *testing.T) {
 // column loop in streamed lines inside the next row's first sum over the
 // row (Stream.Loop), Lag lines an iteration, where the L1 holds three
 // rows and the output is one to stream; that sum's loads prefetch the
-// next row and no other sum's loads prefetch anything (the rows are in
-// L1). Not with an L1 of less than three rows, an output in cache, or
+// next row, or those of a sum of exponentials (log_softmax's), and no
+// other sum's loads prefetch anything (the rows are in L1). Not with an L1 of less than three rows, an output in cache, or
 // rows that are not whole lines. Verify refuses the lag in another loop
 // or of another count.
 func TestRowLag(t *testing.T) {
@@ -232,9 +232,26 @@ func TestRowLag(t *testing.T) {
 		if k.Prefetch == nil || len(k.Prefetch.Loads) == 0 {
 			t.Fatalf("%s: no prefetch:\n%s", c.name, k.Dump())
 		}
+		// the next row is prefetched along the first sum, or along the
+		// one that computes exponentials (log_softmax's)
+		pf := first
+		ir.Walk(k.Stores, func(e *ir.Expr) {
+			if e.Op != ir.OpReduce {
+				return
+			}
+			ir.WalkPre(e.Src, func(x *ir.Expr) bool {
+				if x.Op == ir.OpExp2 {
+					pf = e.Arg.(*ir.ReduceArg).Axes[0]
+				}
+				return x.Op != ir.OpReduce
+			})
+		})
+		if (pf != first) != (c.name == "log_softmax") {
+			t.Errorf("%s: exponentials in %s, the first sum %s", c.name, pf.Name(), first.Name())
+		}
 		for ld, at := range k.Prefetch.Loads {
-			if at.Loop != first || at.Next != k.Global[0] || at.Dist != k.Global[1].Size || at.Ahead != 1 {
-				t.Errorf("%s: prefetch of %v along %s, %d ahead: want the next row along the first sum", c.name, ld, at.Loop.Name(), at.Dist)
+			if at.Loop != pf || at.Next != k.Global[0] || at.Dist != k.Global[1].Size || at.Ahead != 1 {
+				t.Errorf("%s: prefetch of %v along %s, %d ahead: want the next row along %s", c.name, ld, at.Loop.Name(), at.Dist, pf.Name())
 			}
 		}
 		src := render.Render(render.C, k)
