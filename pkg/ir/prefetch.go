@@ -148,11 +148,11 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 // log_softmax, layernorm, RMSNorm, softmax without a keep plan): a row of
 // a buffer from memory (as prefetchable's), read along a sum that covers
 // the row, where the L1 holds two rows. The first pass reads the row
-// from memory, the later ones and the column loop from L1, so the last
-// pass prefetches the next row, a line a load, and the others nothing
-// (passes lists the loads of all of them, which the other rules leave);
-// where the column loop lags into the first pass (rowLagLoop), the first,
-// and where a pass computes exponentials, that one.
+// from memory, the later ones and the column loop from L1, so one pass
+// prefetches the next row, a line a load, and the others nothing (passes
+// lists the loads of all of them, which the other rules leave): a pass
+// that computes exponentials, else the first where the column loop lags
+// into it (rowLagLoop), else the last.
 // Before, each pass streamed 512 bytes ahead along its own row
 // (streamPrefetchable): the first pass of every row waited for memory and
 // the others prefetched lines in L1. log_softmax_4096's kernel in a C
@@ -215,16 +215,18 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		reads[r][loop].lds = append(reads[r][loop].lds, e)
 	})
 	lag := rowLagLoop(k, t)
-	exps := map[*Axis]bool{} // loops of sums that compute exponentials
+	exps := map[*Axis]bool{} // loops of sums that compute exponentials (not in sums they read)
 	Walk(k.Stores, func(e *Expr) {
-		if e.Op == OpReduce && single[e.Arg.(*ReduceArg).Axes[0]] {
-			walkPruned(e.Src, func(x *Expr) bool { return x.Op == OpReduce }, func(x *Expr) {
-				exps[e.Arg.(*ReduceArg).Axes[0]] = exps[e.Arg.(*ReduceArg).Axes[0]] || x.Op == OpExp2
-			})
+		if e.Op != OpReduce || !single[e.Arg.(*ReduceArg).Axes[0]] {
+			return
 		}
+		a := e.Arg.(*ReduceArg).Axes[0]
+		walkPruned(e.Src, func(x *Expr) bool { return x.Op == OpReduce }, func(x *Expr) {
+			exps[a] = exps[a] || x.Op == OpExp2
+		})
 	})
 	for _, sums := range reads {
-		var last, exp *Axis // the pass that runs last (order: a sum after those it reads), the last with exponentials
+		var pass, last, exp *Axis // the chosen; the last to run (order: a sum after those it reads); the last with exponentials
 		for _, a := range order {
 			if sums[a] != nil {
 				last = a
@@ -239,19 +241,21 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 			// to arrive in it (log_softmax: its max pass is a tenth of
 			// it; C harness, lagged into the max pass, prefetching there
 			// 3.01-3.10 ms, in the exponentials' pass 2.75-2.96)
-			last = exp
+			pass = exp
 		case sums[lag] != nil:
 			// the pass the previous row's stores run in (Stream.Lag): its
 			// loads are in L1 too, and the stores and the next row's
 			// reads then share the bus all along the row (layernorm:
 			// 1.76-2.27 ms, 2.09-2.60 prefetching in its second pass)
-			last = lag
+			pass = lag
+		default:
+			pass = last
 		}
 		for a, rd := range sums {
 			for _, e := range rd.lds {
 				passes[e] = true
 			}
-			if a == last {
+			if a == pass {
 				for _, e := range lineStarts(rd.lds) {
 					plan[e] = rd.at
 				}

@@ -17,11 +17,12 @@ import (
 // panels, stream and lag their stores, tile transposes for the host's
 // caches) realized on the CPU and on the GO device, which plans nothing:
 // the same results within float32 rounding, at the host's vector width
-// and at 8 lanes (an AVX2 host's code) on an AVX-512 host. A layernorm of such a size
-// once failed to compile, a prefetch written before the loop of the
-// variable it named; the tests of the plans use small caches and small
-// shapes, this one the host's. TGC_SIZES=big runs them over 4096x4096,
-// 3000x3000 and 8x400000 too (minutes, the GO device's).
+// and, on an AVX-512 host, at 8 lanes (an AVX2 host's code). A layernorm
+// of such a size once failed to compile, a prefetch written before the
+// loop of the variable it named; the tests of the plans use small caches
+// and small shapes, this one the host's. TGC_SIZES=big runs them over
+// 4096x4096, 3000x3000, 8x400000 and 400000x8 too (minutes: the GO
+// device's).
 func TestOpsPastTheCaches(t *testing.T) {
 	cpu, err := Open("CPU", Options{})
 	if err != nil {
