@@ -173,6 +173,7 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		lds []*Expr
 	}
 	reads := map[row]map[*Axis]*read{} // a row's loads by the sum they are in
+	aroundOf := map[*Axis][]*Axis{}    // globalsAround by sum loop
 	single := map[*Axis]bool{}         // loops of sums over that loop alone
 	Walk(k.Stores, func(e *Expr) {
 		if e.Op == OpReduce && len(e.Arg.(*ReduceArg).Axes) == 1 {
@@ -192,7 +193,11 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		if loop == nil || loop.Sym != nil || !single[loop] {
 			return
 		}
-		around := globalsAround(k, loop)
+		around, seen := aroundOf[loop]
+		if !seen {
+			around = globalsAround(k, loop)
+			aroundOf[loop] = around
+		}
 		if len(around) == 0 || len(around) == len(k.Global) {
 			return // not hoisted out of a columns' loop
 		}
@@ -214,6 +219,9 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		}
 		reads[r][loop].lds = append(reads[r][loop].lds, e)
 	})
+	if len(reads) == 0 {
+		return plan, passes
+	}
 	lag := rowLagLoop(k, t)
 	exps := map[*Axis]bool{} // loops of sums that compute exponentials (not in sums they read)
 	Walk(k.Stores, func(e *Expr) {
