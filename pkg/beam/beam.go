@@ -196,7 +196,7 @@ func validate(e Entry, k *ir.Kernel, t ir.Target) error {
 	}
 	for _, o := range e.Opts {
 		switch o.Kind {
-		case ir.OptUpcast, ir.OptUnroll:
+		case ir.OptUpcast, ir.OptUnroll, ir.OptPad:
 			if o.Amt < 2 || o.Amt > ir.MaxLanes {
 				return fmt.Errorf("%s: amount out of range 2..%d", o, ir.MaxLanes)
 			}
@@ -279,7 +279,7 @@ type candidate struct {
 }
 
 // canonical sorts an opts list into one form per resulting kernel: a
-// GROUP, one upcast per axis (amounts multiplied), then the outer axis,
+// PADTO or a GROUP, one upcast per axis (amounts multiplied), then the outer axis,
 // the tiled axis, then the blocked reduce axis.
 func canonical(opts []ir.Opt) []ir.Opt {
 	amts := map[ir.OptKind]map[int]int64{ir.OptUpcast: {}, ir.OptUnroll: {}}
@@ -298,7 +298,7 @@ func canonical(opts []ir.Opt) []ir.Opt {
 	}
 	var out []ir.Opt
 	for _, o := range opts {
-		if o.Kind == ir.OptGroup {
+		if o.Kind == ir.OptPad || o.Kind == ir.OptGroup { // PADTO first (the others see its sizes)
 			out = append(out, o)
 		}
 	}

@@ -124,6 +124,10 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// flipped weight; the border rows' windows skip the padding's
 		// zero rows (skip_zeros)
 		"conv input grad": floats(r, 2, 8, 6, 12).Conv2d(floats(r, 4, 8, 5, 5), nil, tensor.ConvOpts{Padding: []int{4}}),
+		// outputs 37 and 41 wide: no vector width divides them (PADTO:
+		// the last block of lanes overlaps the one before it)
+		"matmul 12x20x37+bias": floats(r, 12, 20).Dot(floats(r, 20, 37)).Add(floats(r, 37)),
+		"matvec 1x24x41":       floats(r, 1, 24).Dot(floats(r, 24, 41)),
 	}
 	// Row kernels (fuse.Options.HoistReduces, the CPU's schedule): reduces
 	// hoisted out of the column loop, computed once per row.
@@ -133,6 +137,8 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// 96 rows, so that a launch's pieces hold several rows each
 		"softmax rows":   floats(r, 96, 64).Softmax(-1),
 		"layernorm rows": floats(r, 6, 48).Layernorm(1e-5, -1),
+		// rows 37 wide: padded columns (PADTO) and no keep plan
+		"softmax rows 37 wide": floats(r, 24, 37).Softmax(-1),
 		// past half of the small L2: its sums read the row as a product
 		// reads a column panel, outside the columns' loop (no panel
 		// prefetch: ir's TestNoPanelPrefetchOutsideItsLoops); the
@@ -344,6 +350,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	streamedElementwise, scratchLines, lagged := 0, 0, 0
 	laggedRows := 0                   // lists lagging a row kernel's column loop without a keep plan
+	padLists := 0                     // lists padding an axis (PADTO)
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -466,6 +473,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				t.Errorf("%s in the GO interpreter: %v", what, err)
 			}
 			tested++
+			if strings.Contains(ir.FormatOpts(l.opts), "PADTO") {
+				padLists++
+			}
 			if strings.Contains(ir.FormatOpts(l.opts), "UNROLL") {
 				unrolled++
 			}
@@ -565,7 +575,10 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
 	}
-	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock, ir.OptTile} {
+	if padLists < 10 {
+		t.Errorf("only %d opt lists pad an axis (PADTO)", padLists)
+	}
+	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock, ir.OptTile, ir.OptPad} {
 		if heuristic[kind] == 0 {
 			t.Errorf("no heuristic list with %s tested", kind)
 		}

@@ -73,7 +73,8 @@ func lower(root *tensor.Node, isBuf map[*tensor.Node]bool) (*Item, error) {
 	}
 	val = l.b.Cast(storageDType(root.DType), val)
 	store := l.b.Store(0, at, val)
-	k := &ir.Kernel{Global: global, Stores: []*ir.Expr{store}, NumParams: len(l.vars) + 2*len(l.rands), B: l.b}
+	k := &ir.Kernel{Global: global, Stores: []*ir.Expr{store}, NumParams: len(l.vars) + 2*len(l.rands), B: l.b,
+		InPlace: root.AssignTarget() != nil}
 	l.placeParams(k)
 	for i, a := range l.args {
 		k.Bufs = append(k.Bufs, ir.BufParam{DType: a.DType, Size: int64(a.Numel()), Output: i == 0})

@@ -26,6 +26,9 @@ type Kernel struct {
 	NumParams int // runtime integer parameters (vars), e.g. RNG counters
 	B         *Builder
 	Opts      []Opt // the optimization decisions applied (for DEBUG and plans)
+	// InPlace: the output is written over an input's memory (an assign
+	// into its destination), so no element may be stored twice (PADTO).
+	InPlace bool
 	// How the renderer is to write the kernel, decided by passes (see
 	// gpu.go, simd.go); the scalar expressions stay its meaning.
 	Group int64 // grid devices: lanes of a work-group sharing each top-level reduce (GROUP)
@@ -190,6 +193,9 @@ func (k *Kernel) Dump() string {
 			role = "out"
 		}
 		fmt.Fprintf(&sb, "  buf%d %s %s[%d]\n", i, role, b.DType, b.Size)
+	}
+	if k.InPlace {
+		sb.WriteString("  in place\n")
 	}
 	for _, a := range k.Global {
 		fmt.Fprintf(&sb, "  loop %s < %s\n", a.Name(), a.Bound())

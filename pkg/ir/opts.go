@@ -48,7 +48,7 @@ type Opt struct {
 
 func (o Opt) String() string {
 	switch o.Kind {
-	case OptUpcast, OptUnroll, OptKBlock, OptTile:
+	case OptUpcast, OptUnroll, OptKBlock, OptTile, OptPad:
 		return fmt.Sprintf("%s(%d,%d)", o.Kind, o.Axis, o.Amt)
 	case OptGroup:
 		return fmt.Sprintf("%s(%d)", o.Kind, o.Amt)
@@ -84,8 +84,21 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	var kc int64
 	tile, tileAmt := -1, int64(0)
 	group := int64(0)
-	for _, o := range opts {
+	var padded []*Axis
+	for i, o := range opts {
 		switch o.Kind {
+		case OptPad:
+			// first, so that the opts after it (and their checks) see
+			// the padded kernel; its axes keep their places
+			if i >= padPrefix(opts) {
+				return nil, fmt.Errorf("%s: PADTO comes before the other opts", o)
+			}
+			pk, err := PadAxis(k, o.Axis, o.Amt)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", o, err)
+			}
+			k, raxes, padded = pk, pk.ReduceAxes(), append(padded, pk.Global[o.Axis])
+			continue
 		case OptGroup:
 			if group > 0 || o.Amt < 2 || o.Amt > maxGroupLanes || o.Amt&(o.Amt-1) != 0 || o.Axis != 0 || !hasReduce(k) {
 				return nil, fmt.Errorf("%s: needs one power-of-two lane count and a kernel with a reduce", o)
@@ -160,6 +173,19 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 			return nil, fmt.Errorf("unknown opt kind %q", o.Kind)
 		}
 	}
+	if len(padded) > 0 && (kblock != nil || group > 0) {
+		// KBLOCK adds into the output: a twice-stored element would be
+		// added twice
+		return nil, fmt.Errorf("%s: PADTO does not combine with KBLOCK or GROUP", FormatOpts(opts))
+	}
+	for _, a := range padded {
+		if plan[a] == a.Size {
+			// one iteration holding the last block and the one before it
+			// stores the same elements at the same (constant) indices;
+			// all of the axis needs no padding
+			return nil, fmt.Errorf("%s: upcasts all of a padded axis (upcast it unpadded)", FormatOpts(opts))
+		}
+	}
 	if kblock != nil && unroll[kblock] > 0 {
 		return nil, fmt.Errorf("%s: reduce axis %d both unrolled and blocked", FormatOpts(opts), kblock.ID)
 	}
@@ -220,10 +246,12 @@ func ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 // opts the target cannot run. GROUP needs a work-group (a grid device);
 // KBLOCK needs its block loop to run in order within each core and TILE
 // its block loop outermost (loop targets: on a grid, KBLOCK's partial
-// sums would race, and a grid has no loop order to block).
+// sums would race, and a grid has no loop order to block). PADTO stays on
+// loop targets too: the grid renderers' plans were never checked against
+// its overlapping last block.
 func (t Target) ApplyOpts(k *Kernel, opts []Opt) (*Kernel, error) {
 	for _, o := range opts {
-		if o.Kind == OptGroup && t.GPU == nil || (o.Kind == OptKBlock || o.Kind == OptTile) && t.GPU != nil {
+		if o.Kind == OptGroup && t.GPU == nil || (o.Kind == OptKBlock || o.Kind == OptTile || o.Kind == OptPad) && t.GPU != nil {
 			return nil, fmt.Errorf("%s: not an opt of this target", o)
 		}
 	}
@@ -288,6 +316,34 @@ func (t Target) Actions(k *Kernel, opts []Opt) []Opt {
 	if t.GPU != nil {
 		return t.GPU.actions(k, opts)
 	}
+	// The opts after the PADTOs see the padded kernel, and no KBLOCK
+	// (ApplyOpts); more PADTOs only before any other opt.
+	n := padPrefix(opts)
+	pk := k
+	for _, o := range opts[:n] {
+		var err error
+		if pk, err = PadAxis(pk, o.Axis, o.Amt); err != nil {
+			return nil
+		}
+	}
+	out := t.loopActions(pk, opts[n:])
+	if n > 0 {
+		out = slices.DeleteFunc(out, func(o Opt) bool {
+			if o.Kind == OptUpcast && slices.ContainsFunc(opts[:n], func(p Opt) bool { return p.Axis == o.Axis }) {
+				// not all of a padded axis
+				return upcastLanes(opts[n:], o.Axis)*o.Amt == pk.Global[o.Axis].Size
+			}
+			return o.Kind == OptKBlock
+		})
+	}
+	if n == len(opts) {
+		out = append(out, padCandidates(pk, t.Width())...)
+	}
+	return out
+}
+
+// loopActions are Actions on a loop target.
+func (t Target) loopActions(k *Kernel, opts []Opt) []Opt {
 	searchLanes := t.Accs() * t.Width()
 	upcast := map[int]int64{}
 	unroll := map[int]int64{}
@@ -386,6 +442,9 @@ func HeuristicOpts(k *Kernel) []Opt { return Target{}.HeuristicOpts(k) }
 func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if k.HasSym() {
 		return t.symOpts(k)
+	}
+	if opts := t.padOpts(k); opts != nil {
+		return opts
 	}
 	return t.heuristicOpts(k)
 }

@@ -44,6 +44,9 @@ func MayOverwrite(k *Kernel, b int) bool { return OverwriteRefusal(k, b) == "" }
 
 // OverwriteRefusal is why k may not write over input b ("": it may).
 func OverwriteRefusal(k *Kernel, b int) string {
+	if k.Padded() {
+		return "a padded axis (its last block reads elements already stored)"
+	}
 	if len(k.Stores) > 1 {
 		return laneRefusal(k, b)
 	}

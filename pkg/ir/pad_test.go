@@ -1,0 +1,136 @@
+package ir_test
+
+import (
+	"strings"
+	"testing"
+
+	"tgc/pkg/fuse"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// TestPadHeuristic: the heuristic pads (PADTO) an output axis that no
+// vector width divides where that blocks it in whole vectors, or lets it
+// block more lanes (the rows of x @ w.T with GPT-2's 50257 classes); not
+// an axis it already blocks in whole vectors or whole, nor a kernel
+// without such an axis, nor an assign into its own memory.
+func TestPadHeuristic(t *testing.T) {
+	w := input(1001)
+	assign := w.Assign(w.Mul(tc.Const(0.5, ir.Float32)))
+	for _, c := range []struct {
+		name   string
+		out    *tensor.Tensor
+		target ir.Target
+		padded string // the PADTOs of the heuristic's list
+	}{
+		{"product 1001 wide", input(64, 96).Dot(input(96, 1001)), zen5(16), "PADTO(1,16)"},
+		{"product 1001 wide at 8 lanes", input(64, 96).Dot(input(96, 1001)), zen5(8), "PADTO(1,8)"},
+		{"product 1000 wide (8 lanes of 16)", input(64, 96).Dot(input(96, 1000)), zen5(16), "PADTO(1,16)"},
+		{"product 1000 wide, half vectors free", input(64, 96).Dot(input(96, 1000)), zen4(16), ""},
+		{"matrix-vector 50257 wide", input(1, 768).Dot(input(768, 50257)), zen5(16), "PADTO(0,16)"},
+		{"50257 rows of x @ w.T", input(128, 768).Dot(input(50257, 768).T()), zen5(16), "PADTO(0,8)"},
+		{"product 1024 wide", input(64, 96).Dot(input(96, 1024)), zen5(16), ""},
+		{"assign 1001 long", assign, zen5(16), ""},
+	} {
+		k := lastKernel(t, c.out)
+		s, err := fuse.Create([]*tensor.Node{c.out.Node()}, fuse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range s.Items { // the product, not the copy after it
+			if it.Kernel.Kind() == "r" {
+				k = it.Kernel
+			}
+		}
+		got := heuristicOpts(t, k, c.target)
+		var pads []string
+		for _, f := range strings.Fields(strings.Trim(got, "[]")) {
+			if strings.HasPrefix(f, "PADTO") {
+				pads = append(pads, f)
+			}
+		}
+		if p := strings.Join(pads, " "); p != c.padded {
+			t.Errorf("%s: heuristic %s, want its PADTOs to be %q", c.name, got, c.padded)
+		}
+	}
+}
+
+// TestPadAxis: a padded axis's last block overlaps the one before it, so
+// every index stays within its buffer (Verify proves it from the bounds);
+// PADTO comes first, is refused where an element stored twice could
+// differ (an assign into its own memory, a kernel reading its output,
+// KBLOCK adding into it), where it pads nothing, or where one block is
+// longer than the axis; a padded kernel never gets a keep plan (its
+// column loop would rescale the kept values twice) nor writes over its
+// input.
+func TestPadAxis(t *testing.T) {
+	mm := lastKernel(t, input(12, 20).Dot(input(20, 37)))
+	prepared := func(k *ir.Kernel, target ir.Target) *ir.Kernel {
+		var pre *ir.Kernel
+		tg := target
+		tg.Choose = func(k *ir.Kernel) []ir.Opt { pre = k; return nil }
+		if _, err := ir.OptimizeFor(k, tg, nil); err != nil {
+			t.Fatal(err)
+		}
+		return pre
+	}
+	k := prepared(mm, zen5(16))
+	col := len(k.Global) - 1
+	p, err := ir.PadAxis(k, col, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Verify(); err != nil {
+		t.Fatalf("padded kernel: %v", err)
+	}
+	if got := p.Global[col].Size; got != 48 {
+		t.Errorf("padded axis of %d, want 48", got)
+	}
+	if _, err := zen5(16).ApplyOpts(k, []ir.Opt{{Kind: ir.OptPad, Axis: col, Amt: 16}, {Kind: ir.OptUpcast, Axis: col, Amt: 16}}); err != nil {
+		t.Errorf("PADTO then UPCAST by 16: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		opts []ir.Opt
+		want string
+	}{
+		{"after an upcast", []ir.Opt{{Kind: ir.OptUpcast, Axis: 0, Amt: 2}, {Kind: ir.OptPad, Axis: col, Amt: 16}}, "comes before"},
+		{"with KBLOCK", []ir.Opt{{Kind: ir.OptPad, Axis: col, Amt: 16}, {Kind: ir.OptKBlock, Axis: 0, Amt: 4}}, "KBLOCK"},
+		{"a divided axis", []ir.Opt{{Kind: ir.OptPad, Axis: 0, Amt: 4}}, "already divides"},
+		{"a block past the axis", []ir.Opt{{Kind: ir.OptPad, Axis: col, Amt: 64}}, "less than one block"},
+		// its lanes would store the same elements at the same indices
+		{"all of it upcast", []ir.Opt{{Kind: ir.OptPad, Axis: col, Amt: 16}, {Kind: ir.OptUpcast, Axis: col, Amt: 48}}, "all of a padded axis"},
+	} {
+		if _, err := zen5(16).ApplyOpts(k, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %s: error %v, want one saying %q", c.name, ir.FormatOpts(c.opts), err, c.want)
+		}
+	}
+	w := input(1001)
+	in := prepared(lastKernel(t, w.Assign(w.Mul(tc.Const(0.5, ir.Float32)))), zen5(16))
+	if _, err := ir.PadAxis(in, 0, 16); err == nil || !strings.Contains(err.Error(), "assign") {
+		t.Errorf("an assign's kernel: error %v, want a refusal", err)
+	}
+	// a row kernel: padded, no keep plan, and never over its input
+	s, err := fuse.Create([]*tensor.Node{input(8, 1001).Softmax(-1).Node()}, fuse.Options{HoistReduces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := prepared(s.Items[0].Kernel, zen5(16))
+	plain, err := zen5(16).Apply(rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Keep == nil {
+		t.Fatalf("the unpadded softmax has no keep plan: the refusal below proves nothing")
+	}
+	padded, err := zen5(16).Apply(rows, []ir.Opt{{Kind: ir.OptPad, Axis: len(rows.Global) - 1, Amt: 16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if padded.Keep != nil {
+		t.Errorf("a padded softmax has a keep plan")
+	}
+	if why := ir.OverwriteRefusal(padded, 1); !strings.Contains(why, "padded") {
+		t.Errorf("a padded softmax may write over its input (refusal %q)", why)
+	}
+}

@@ -1,0 +1,172 @@
+package realize
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// TestPaddedAxes: products whose output axis no vector width divides (a
+// 1001-wide product, GPT-2's 50257 classes in small) are padded (PADTO:
+// the last block overlaps the one before it) and agree with the GO
+// device, which runs them unpadded, at the host's width and at 8 lanes;
+// row kernels 1001 wide (not padded: their reduces' axis is not a global
+// one) agree too. An assign that reads its destination must not be
+// padded: its last block would read elements already stored.
+func TestPaddedAxes(t *testing.T) {
+	type cpuRun struct {
+		e     *Engine
+		width int
+		log   *bytes.Buffer
+	}
+	var cpus []cpuRun
+	widths := []int{backend.HostVecWidth()}
+	if widths[0] == 16 {
+		widths = append(widths, 8)
+	}
+	for _, w := range widths {
+		dev, err := backend.OpenCPUWidth(w)
+		if err != nil {
+			t.Skipf("CPU unavailable: %v", err)
+		}
+		log := &bytes.Buffer{}
+		cpus = append(cpus, cpuRun{New(dev, Options{Debug: 3, Out: log}), w, log})
+	}
+	goe, err := Open("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	values := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(float32(r.Float64()*2 - 1))
+		}
+		return v
+	}
+	c := func(x *tensor.Tensor, v float64) *tensor.Tensor { return x.Context().Const(v, ir.Float32) }
+	cases := []struct {
+		name   string
+		shapes [][]int
+		f      func(in []*tensor.Tensor) *tensor.Tensor
+		padded bool // PADTO in the CPU's opts (at both widths)
+	}{
+		{"product 37x100 by 100x1001", [][]int{{37, 100}, {100, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]) }, true},
+		{"product 45x67 by 67x45", [][]int{{45, 67}, {67, 45}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]) }, true},
+		{"matrix-vector 1x96 by 96x1001", [][]int{{1, 96}, {96, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]) }, true},
+		{"product by a transposed 1001x100", [][]int{{37, 100}, {1001, 100}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1].T()) }, false}, // dot products along the rows: no upcast to gain
+		{"product plus bias, relu", [][]int{{9, 64}, {64, 1001}, {1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]).Add(in[2]).Relu() }, true},
+		{"softmax rows of 23x1001", [][]int{{23, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Softmax(-1) }, false},
+		{"log_softmax rows of 23x1001", [][]int{{23, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].LogSoftmax(-1) }, false},
+		{"softmax of a padded product", [][]int{{37, 100}, {100, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]).Mul(c(in[0], 3)).Softmax(-1) }, true},
+	}
+	for _, tc := range cases {
+		inputs := make([][]float64, len(tc.shapes))
+		for i, sh := range tc.shapes {
+			n := 1
+			for _, d := range sh {
+				n *= d
+			}
+			inputs[i] = values(n)
+		}
+		run := func(e *Engine) []float64 {
+			ctx := tensor.NewContext(e)
+			var in []*tensor.Tensor
+			for i, sh := range tc.shapes {
+				x, err := ctx.FromFloats(ir.Float32, sh, inputs[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				in = append(in, x.Realize())
+			}
+			got, err := tc.f(in).Floats()
+			if err != nil {
+				t.Fatalf("%s on %s: %v", tc.name, e.Dev.Name(), err)
+			}
+			return got
+		}
+		want := run(goe)
+		for _, cr := range cpus {
+			cr.log.Reset()
+			got := run(cr.e)
+			for i, a := range want {
+				if b := got[i]; math.Abs(a-b) > 1e-5+1e-4*math.Abs(a) || math.IsNaN(b) != math.IsNaN(a) {
+					t.Errorf("%s: element %d: GO %v, CPU (%d lanes) %v", tc.name, i, a, cr.width, b)
+					break
+				}
+			}
+			if padded := strings.Contains(cr.log.String(), "PADTO("); padded != tc.padded {
+				t.Errorf("%s at %d lanes: padded %v, want %v; opts:\n%s", tc.name, cr.width, padded, tc.padded, optLines(cr.log.String()))
+			}
+		}
+	}
+
+	// An assign into its destination that reads it, twice (gradient
+	// accumulation: acc = acc + x @ w): padded, its last block would add
+	// the product twice to the elements it shares with the block before.
+	xv, wv, accv := values(37*100), values(100*1001), values(37*1001)
+	accumulate := func(e *Engine) []float64 {
+		ctx := tensor.NewContext(e)
+		x, err := ctx.FromFloats(ir.Float32, []int{37, 100}, xv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := ctx.FromFloats(ir.Float32, []int{100, 1001}, wv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc, err := ctx.FromFloats(ir.Float32, []int{37, 1001}, accv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, w, acc = x.Realize(), w.Realize(), acc.Realize()
+		for range 2 {
+			acc.Assign(acc.Add(x.Dot(w))).Realize()
+		}
+		got, err := acc.Floats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := accumulate(goe)
+	for _, cr := range cpus {
+		cr.log.Reset()
+		got := accumulate(cr.e)
+		for i, a := range want {
+			if b := got[i]; math.Abs(a-b) > 1e-4+1e-4*math.Abs(a) {
+				t.Errorf("accumulating assign at %d lanes: element %d: GO %v, CPU %v", cr.width, i, a, b)
+				break
+			}
+		}
+		if strings.Contains(cr.log.String(), "PADTO(") {
+			t.Errorf("accumulating assign at %d lanes: padded:\n%s", cr.width, optLines(cr.log.String()))
+		}
+	}
+}
+
+// optLines is the "// NAME opts [...]" lines of a DEBUG=3 log.
+func optLines(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.HasPrefix(l, "// ") && strings.Contains(l, " opts [") {
+			out = append(out, l)
+		}
+	}
+	return fmt.Sprint(strings.Join(out, "\n"))
+}
