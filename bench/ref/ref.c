@@ -45,19 +45,41 @@ static float *buffer(size_t n) {
   return p;
 }
 
-static void sgemm(int n, int iters) {
-  float *a = buffer((size_t)n * n), *b = buffer((size_t)n * n), *c = buffer((size_t)n * n);
+/* C = A B for A m x k, B k x n (row-major), reported as openblas_sgemm_N
+ * for a square one and openblas_sgemm_MxKxN otherwise. */
+static void sgemm(int m, int k, int n, int iters) {
+  float *a = buffer((size_t)m * k), *b = buffer((size_t)k * n), *c = buffer((size_t)m * n);
   double t[64], ct[64];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, a, k, b, n, 0, c, n);
   for (int i = 0; i < iters; i++) {
     double s = now(), cs = cpu();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, a, k, b, n, 0, c, n);
     t[i] = now() - s, ct[i] = cpu() - cs;
   }
-  double m = median(t, iters), cm = median(ct, iters);
-  printf("{\"name\": \"openblas_sgemm_%d\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g, \"cpu_seconds\": %g}\n", n, m,
-         2.0 * n * n * n / m / 1e9, 3.0 * 4 * n * n / m / 1e9, cm);
+  double med = median(t, iters), cm = median(ct, iters);
+  char name[64];
+  if (m == k && k == n) snprintf(name, sizeof name, "%d", n);
+  else snprintf(name, sizeof name, "%dx%dx%d", m, k, n);
+  printf("{\"name\": \"openblas_sgemm_%s\", \"seconds\": %g, \"gflops\": %g, \"gbps\": %g, \"cpu_seconds\": %g}\n", name,
+         med, 2.0 * m * n * k / med / 1e9, 4.0 * ((double)m * k + (double)k * n + (double)m * n) / med / 1e9, cm);
   free(a), free(b), free(c);
+}
+
+/* sgemmN or sgemmMxKxN: sgemm of that shape, 21 to 3 runs by its size (512:
+ * 21, 1024: 11, 2048: 5, 4096: 3); 0 if p names none or a size past
+ * 16384 (65536 for n). */
+static int sgemm_named(const char *p) {
+  int m, k, n, used = 0;
+  if (sscanf(p, "sgemm%dx%dx%d%n", &m, &k, &n, &used) == 3 && p[used] == 0) {
+  } else if (sscanf(p, "sgemm%d%n", &n, &used) == 1 && p[used] == 0) {
+    m = k = n;
+  } else {
+    return 0;
+  }
+  if (m < 1 || k < 1 || n < 1 || m > 16384 || k > 16384 || n > 65536) return 0;
+  double flops = 2.0 * m * k * n;
+  sgemm(m, k, n, flops <= 3e8 ? 21 : flops <= 3e9 ? 11 : flops <= 2e10 ? 5 : 3);
+  return 1;
 }
 
 /* The suite's conv2d (batch 32, 64->64 channels, 56x56, 3x3, pad 1) as
@@ -327,10 +349,8 @@ static void peak(void) {
 /* One measurement by name; iters is the memory measurements' runs. */
 static int part(const char *p, int iters) {
   int all = !strcmp(p, "all"), known = all;
-  if (all || !strcmp(p, "sgemm512")) sgemm(512, 21), known = 1;
-  if (all || !strcmp(p, "sgemm1024")) sgemm(1024, 11), known = 1;
-  if (all || !strcmp(p, "sgemm2048")) sgemm(2048, 5), known = 1;
-  if (all || !strcmp(p, "sgemm4096")) sgemm(4096, 3), known = 1;
+  if (all) sgemm(512, 512, 512, 21), sgemm(1024, 1024, 1024, 11), sgemm(2048, 2048, 2048, 5), sgemm(4096, 4096, 4096, 3);
+  else if (sgemm_named(p)) known = 1;
   if (all || !strcmp(p, "conv")) conv_im2col(5), known = 1;
   if (all || !strcmp(p, "prefill")) sgemm_prefill(5), known = 1;
   if (all || !strcmp(p, "triad")) stream(iters), known = 1;
@@ -355,7 +375,7 @@ static void serve(void) {
 }
 
 /* ref [threads [part...]]: every measurement, or only the parts named
- * (sgemm512 sgemm1024 sgemm2048 sgemm4096 conv prefill triad read peak), so that `tgc
+ * (sgemmN or sgemmMxKxN, conv prefill triad read peak), so that `tgc
  * bench --ref` can take each workload's reference right before it; ref
  * threads serve: see serve. */
 int main(int argc, char **argv) {
