@@ -121,8 +121,7 @@ func keepCandidates(val *Expr, col *Axis) []*Expr {
 // PlanKeep is the keep pass: it finds one value to keep (Kernel.Keep;
 // none: k unchanged).
 func PlanKeep(k *Kernel, t Target) (*Kernel, error) {
-	if len(k.Global) == 0 || !mayHoist(k) || k.Padded() {
-		// (a padded kernel's last block would rescale kept values twice)
+	if len(k.Global) == 0 || !mayHoist(k) {
 		return k, nil
 	}
 	if !anyKeepCandidate(k) {

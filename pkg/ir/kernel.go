@@ -653,6 +653,7 @@ var Passes = []Pass{
 	{Name: "merge_axes", Run: plain(MergeAxes)},
 	{Name: "split_globals", Run: plain(SplitGlobals), When: func(t Target) bool { return t.GPU == nil }},
 	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
+	{Name: "split_tails", Run: SplitTails, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
 	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
 	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
 	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},

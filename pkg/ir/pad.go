@@ -23,8 +23,8 @@ import (
 // same value: the kernel must not read what it writes (padRefusal), its
 // output must not be an input's memory (an assign: Kernel.InPlace; the
 // engine's overwrites: OverwriteRefusal), and no plan may accumulate into
-// or rescale the output in place (KBLOCK, a keep plan: both refused for a
-// padded kernel).
+// or rescale the output in place (KBLOCK: refused with PADTO; a keep plan
+// does not match the overlapping index, as TestPadAxis checks).
 
 // OptPad pads a global axis up to a multiple of Amt (PadAxis); PADTOs come
 // first in a list, and the opts after them see the padded sizes.

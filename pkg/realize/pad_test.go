@@ -13,14 +13,16 @@ import (
 	"tgc/pkg/tensor"
 )
 
-// TestPaddedAxes: products whose output axis no vector width divides (a
+// TestOddWidths: products whose output axis no vector width divides (a
 // 1001-wide product, GPT-2's 50257 classes in small) are padded (PADTO:
-// the last block overlaps the one before it) and agree with the GO
-// device, which runs them unpadded, at the host's width and at 8 lanes;
-// row kernels 1001 wide (not padded: their reduces' axis is not a global
-// one) agree too. An assign that reads its destination must not be
-// padded: its last block would read elements already stored.
-func TestPaddedAxes(t *testing.T) {
+// the last block overlaps the one before it), reduces along rows of such
+// widths are split into a vectorized prefix and a scalar rest
+// (split_tails: softmax, log_softmax, layernorm, sums, max, argmax, dot
+// products along the rows), and all agree with the GO device, which runs
+// them as they are, at the host's width and at 8 lanes. An assign that
+// reads its destination must not be padded: its last block would read
+// elements already stored.
+func TestOddWidths(t *testing.T) {
 	type cpuRun struct {
 		e     *Engine
 		width int
@@ -72,6 +74,22 @@ func TestPaddedAxes(t *testing.T) {
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Softmax(-1) }, false},
 		{"log_softmax rows of 23x1001", [][]int{{23, 1001}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].LogSoftmax(-1) }, false},
+		{"layernorm rows of 23x1001", [][]int{{23, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Layernorm(1e-5, -1) }, false},
+		{"sum and max rows of 23x1001", [][]int{{23, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Sum(false, 1).Add(in[0].Max(false, 1)) }, false},
+		// the rows' maxima in their last 9 columns, where split_tails'
+		// scalar rest reads them, or in their first
+		{"max and argmax rows with the maxima at their ends", [][]int{{23, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor {
+				one := 1
+				x := in[0].Add(tailBumps(in[0]))
+				return x.Max(false, 1).Add(x.Argmax(&one, false).Cast(ir.Float32))
+			}, false},
+		{"softmax rows of 5x50257", [][]int{{5, 50257}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Softmax(-1) }, false},
+		{"dot products along rows 1001 long", [][]int{{37, 1001}, {64, 1001}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1].T()) }, false},
 		{"softmax of a padded product", [][]int{{37, 100}, {100, 1001}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]).Mul(c(in[0], 3)).Softmax(-1) }, true},
 	}
@@ -158,6 +176,18 @@ func TestPaddedAxes(t *testing.T) {
 			t.Errorf("accumulating assign at %d lanes: padded:\n%s", cr.width, optLines(cr.log.String()))
 		}
 	}
+}
+
+// tailBumps is 5 at one column of each row of x (rows x columns): among
+// the last 9 columns in odd rows, the first in even ones.
+func tailBumps(x *tensor.Tensor) *tensor.Tensor {
+	ctx, rows, cols := x.Context(), x.Shape()[0], x.Shape()[1]
+	col := ctx.Arange(0, float64(cols), 1, ir.Float32).Reshape(1, cols)
+	row := ctx.Arange(0, float64(rows), 1, ir.Float32).Reshape(rows, 1)
+	// odd rows: column cols-9 + row%9; even rows: column 0
+	odd := row.Sub(row.Div(ctx.Const(2, ir.Float32)).Floor().Mul(ctx.Const(2, ir.Float32)))
+	at := odd.Mul(ctx.Const(float64(cols-9), ir.Float32).Add(row.Sub(row.Div(ctx.Const(9, ir.Float32)).Floor().Mul(ctx.Const(9, ir.Float32)))))
+	return col.Eq(at).Where(ctx.Const(5, ir.Float32), ctx.Const(0, ir.Float32))
 }
 
 // optLines is the "// NAME opts [...]" lines of a DEBUG=3 log.
