@@ -108,8 +108,13 @@ func unary(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
 // read, one write: the row fits in L1, so it is read from memory once),
 // as softmax_4096.
 func rows(name string, f func(*tensor.Tensor) *tensor.Tensor) Workload {
-	return Workload{Name: name, Bytes: 2 * 4 * 4096 * 4096, Cold: true,
-		Build: func(ctx *tensor.Context) *tensor.Tensor { return f(input(ctx, 4096, 4096)) }}
+	return rowsOf(name, 4096, 4096, f)
+}
+
+// rowsOf is rows of n rows by cols.
+func rowsOf(name string, n, cols int, f func(*tensor.Tensor) *tensor.Tensor) Workload {
+	return Workload{Name: name, Bytes: 2 * 4 * float64(n*cols), Cold: true,
+		Build: func(ctx *tensor.Context) *tensor.Tensor { return f(input(ctx, n, cols)) }}
 }
 
 // Suite is the fixed benchmark suite, in order.
@@ -145,11 +150,14 @@ func Find(names []string) ([]Workload, error) {
 		return suite, nil
 	}
 	// matmul_1001 and GPT-2's classifier over 128 positions have output
-	// axes no vector width divides (ir's PADTO).
+	// axes no vector width divides (ir's PADTO), the _512x50257 rows too.
 	all := append(suite, matmul(4096), matmul(1001), product(128, 768, 50257), unary("sigmoid_16M", (*tensor.Tensor).Sigmoid),
 		unary("gelu_16M", (*tensor.Tensor).Gelu),
 		rows("layernorm_4096", func(t *tensor.Tensor) *tensor.Tensor { return t.Layernorm(1e-5, -1) }),
-		rows("log_softmax_4096", func(t *tensor.Tensor) *tensor.Tensor { return t.LogSoftmax(-1) }))
+		rows("log_softmax_4096", func(t *tensor.Tensor) *tensor.Tensor { return t.LogSoftmax(-1) }),
+		// GPT-2's 50257 classes over 512 positions (ir's split_tails)
+		rowsOf("softmax_512x50257", 512, 50257, func(t *tensor.Tensor) *tensor.Tensor { return t.Softmax(-1) }),
+		rowsOf("log_softmax_512x50257", 512, 50257, func(t *tensor.Tensor) *tensor.Tensor { return t.LogSoftmax(-1) }))
 	all = append(all, LlamaWorkloads()...)
 	for _, o := range ONNXWorkloads() {
 		all = append(all, o.workload())
