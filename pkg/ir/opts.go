@@ -443,10 +443,11 @@ func (t Target) HeuristicOpts(k *Kernel) []Opt {
 	if k.HasSym() {
 		return t.symOpts(k)
 	}
-	if opts := t.padOpts(k); opts != nil {
+	plain := t.heuristicOpts(k)
+	if opts := t.padOpts(k, plain); opts != nil {
 		return opts
 	}
-	return t.heuristicOpts(k)
+	return plain
 }
 
 // symOpts blocks the loops of constant size in a kernel that has loops of

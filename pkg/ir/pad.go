@@ -113,10 +113,8 @@ func padCandidates(k *Kernel, w int64) []Opt {
 	var out []Opt
 	for i, a := range k.Global {
 		amt, least := int64(8), int64(32)
-		for _, st := range k.Stores {
-			if s, ok := AxisStride(st.Src[0], a); ok && s == 1 {
-				amt, least = w, 2*w
-			}
+		if storedAlong(k, a) {
+			amt, least = w, 2*w
 		}
 		if a.Sym == nil && a.Size%amt != 0 && a.Size >= least && padRefusal(k, i, amt) == "" {
 			out = append(out, Opt{Kind: OptPad, Axis: i, Amt: amt})
@@ -125,17 +123,27 @@ func padCandidates(k *Kernel, w int64) []Opt {
 	return out
 }
 
+// storedAlong says whether a store of k is contiguous along axis a.
+func storedAlong(k *Kernel, a *Axis) bool {
+	for _, st := range k.Stores {
+		if s, ok := AxisStride(st.Src[0], a); ok && s == 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // padOpts are the heuristic's opts for k with axes padded (PADTO), or nil
-// where padding buys nothing. The heuristic decides for a stand-in, the
-// kernel with each candidate axis as long as its padding (the padded
-// kernel's overlapping index would hide its strides), without KBLOCK
-// (which does not combine with PADTO); the axes it upcasts or tiles are
-// padded. That is taken where it blocks more lanes than the heuristic
-// does for the kernel itself, or blocks a contiguous axis in whole
-// vectors where the kernel's own opts do not (half vectors unless the FMA
-// units are known to run whole ones: on Zen 4 they cost nothing; nor the
-// whole axis: a conv's 40 columns in 2x16+8 lanes waste none).
-func (t Target) padOpts(k *Kernel) []Opt {
+// where padding buys nothing over plain (the heuristic's opts for k). The
+// heuristic decides for a stand-in, the kernel with each candidate axis
+// as long as its padding (the padded kernel's overlapping index would
+// hide its strides), without KBLOCK (which does not combine with PADTO);
+// the axes it upcasts or tiles are padded. That is taken where it blocks
+// more lanes than plain does, or blocks a contiguous axis in whole
+// vectors where plain does not (half vectors unless the FMA units are
+// known to run whole ones: on Zen 4 they cost nothing; nor the whole
+// axis: a conv's 40 columns in 2x16+8 lanes waste none).
+func (t Target) padOpts(k *Kernel, plain []Opt) []Opt {
 	if !t.Upcast || t.GPU != nil {
 		return nil
 	}
@@ -144,8 +152,7 @@ func (t Target) padOpts(k *Kernel) []Opt {
 	if int64(t.FMAWidth) >= w {
 		unit = w
 	}
-	contiguous := func(c Opt) bool { return c.Amt == w }
-	plain := t.heuristicOpts(k)
+	contiguous := func(c Opt) bool { return storedAlong(k, k.Global[c.Axis]) }
 	cands := slices.DeleteFunc(padCandidates(k, w), func(c Opt) bool {
 		p := upcastLanes(plain, c.Axis)
 		return contiguous(c) && (p%unit == 0 || p == k.Global[c.Axis].Size)

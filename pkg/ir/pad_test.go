@@ -29,6 +29,8 @@ func TestPadHeuristic(t *testing.T) {
 		{"product 1000 wide, half vectors free", input(64, 96).Dot(input(96, 1000)), zen4(16), ""},
 		{"matrix-vector 50257 wide", input(1, 768).Dot(input(768, 50257)), zen5(16), "PADTO(0,16)"},
 		{"50257 rows of x @ w.T", input(128, 768).Dot(input(50257, 768).T()), zen5(16), "PADTO(0,8)"},
+		{"50257 rows of x @ w.T at 8 lanes", input(128, 768).Dot(input(50257, 768).T()), zen5(8), "PADTO(0,8)"},
+		{"both axes of a product 1001 square", input(1001, 1001).Dot(input(1001, 1001)), zen5(16), "PADTO(0,8) PADTO(1,16)"},
 		{"product 1024 wide", input(64, 96).Dot(input(96, 1024)), zen5(16), ""},
 		{"assign 1001 long", assign, zen5(16), ""},
 	} {
