@@ -26,7 +26,7 @@ func TestSplitTails(t *testing.T) {
 	}{
 		{"softmax rows 1001 wide", input(8, 1001).Softmax(-1), true, zen5(16), "[992 9 992 9]"},
 		{"softmax rows 1001 wide at 8 lanes", input(8, 1001).Softmax(-1), true, zen5(8), "[992 9 992 9]"},
-		{"softmax rows 50257 wide", input(2, 50257).Softmax(-1), true, zen5(16), "[50240 17 50240 17]"},
+		{"softmax rows 50257 wide", input(80, 50257).Softmax(-1), true, zen5(16), "[50240 17 50240 17]"},
 		{"sum of rows 1001 wide", input(8, 1001).Sum(false, 1), false, zen5(16), "[992 9]"},
 		{"dot products along rows 1001 long", input(8, 1001).Dot(input(16, 1001).T()), false, zen5(16), "[992 9]"},
 		{"a product's sum 1001 long", input(8, 1001).Dot(input(1001, 64)), false, zen5(16), "[1001]"},

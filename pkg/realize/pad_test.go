@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
+	"tgc/pkg/autograd"
 	"tgc/pkg/backend"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
@@ -174,6 +176,94 @@ func TestOddWidths(t *testing.T) {
 		}
 		if strings.Contains(cr.log.String(), "PADTO(") {
 			t.Errorf("accumulating assign at %d lanes: padded:\n%s", cr.width, optLines(cr.log.String()))
+		}
+	}
+}
+
+// TestOddReductions: full reductions whose element count no split into
+// 64 chunks of 16 lanes divides (tensor's splitReduce: the rows of the
+// last axis first, or a prefix that splits and the rest beside it) give
+// the float64 sums and maxima, on the CPU at both widths and on the GO
+// device (which runs the same split graph: the float64 reference is what
+// tells a lost rest), a maximum placed in the rest included, and the
+// gradient through one.
+func TestOddReductions(t *testing.T) {
+	engines := []*Engine{}
+	for _, w := range []int{backend.HostVecWidth(), 8} {
+		dev, err := backend.OpenCPUWidth(w)
+		if err != nil {
+			t.Skipf("CPU unavailable: %v", err)
+		}
+		engines = append(engines, New(dev, Options{}))
+	}
+	goe, err := Open("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines = append(engines, goe)
+	r := rand.New(rand.NewPCG(9, 10))
+	values := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(float32(r.Float64()*2 - 1))
+		}
+		return v
+	}
+	sum := func(v []float64) (s, abs float64) {
+		for _, x := range v {
+			s, abs = s+x, abs+math.Abs(x)
+		}
+		return s, abs
+	}
+	maxOf := func(v []float64) float64 { return slices.Max(v) }
+	x1, x2, x3 := values(1001*1003), values(100003), values(40009*5)
+	bumped := slices.Clone(x2)
+	bumped[100003-4] += 5 // in the rest past 97 chunks of 1024
+	s1, a1 := sum(x1)
+	s2, a2 := sum(x2)
+	var cols [5]float64
+	for i, v := range x3 {
+		cols[i%5] += v
+	}
+	for _, e := range engines {
+		ctx := tensor.NewContext(e)
+		in := func(shape []int, v []float64) *tensor.Tensor {
+			x, err := ctx.FromFloats(ir.Float32, shape, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return x.Realize()
+		}
+		got := func(x *tensor.Tensor) []float64 {
+			v, err := x.Floats()
+			if err != nil {
+				t.Fatalf("%s: %v", e.Dev.Name(), err)
+			}
+			return v
+		}
+		check := func(what string, got, want, tol float64) {
+			if math.Abs(got-want) > tol {
+				t.Errorf("%s on %s: %v, want %v", what, e.Dev.Name(), got, want)
+			}
+		}
+		check("sum of 1001x1003", got(in([]int{1001, 1003}, x1).Sum(false))[0], s1, 1e-5*a1)
+		v2 := in([]int{100003}, x2)
+		check("sum of 100003", got(v2.Sum(false))[0], s2, 1e-5*a2)
+		check("max of 100003", got(v2.Max(false))[0], maxOf(x2), 0)
+		check("max of 100003 in its rest", got(in([]int{100003}, bumped).Max(false))[0], maxOf(bumped), 0)
+		for j, c := range got(in([]int{40009, 5}, x3).Sum(false, 0)) {
+			check(fmt.Sprintf("column %d's sum of 40009x5", j), c, cols[j], 1e-3)
+		}
+		sq := v2.Mul(ctx.Const(1, ir.Float32)) // a computed tensor's gradient
+		g, err := autograd.Gradient(sq.Mul(sq).Sum(false), []*tensor.Tensor{sq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got(g[0]) {
+			if v != 2*x2[i] {
+				t.Errorf("gradient of a sum of squares on %s: element %d: %v, want %v", e.Dev.Name(), i, v, 2*x2[i])
+				break
+			}
 		}
 	}
 }

@@ -507,9 +507,6 @@ func (t *Tensor) splitReduce(op ir.Op, axes []int, outShape []int) *Tensor {
 	}
 	lanes := splitLanes(t.node.Shape[axes[len(axes)-1]], p)
 	chunks := firstDivisor(p/lanes, 64, 32, 16, 8)
-	if chunks == 0 {
-		return nil
-	}
 	// Move the reduced axes last (a view), then split them.
 	var keep, order []int
 	for d := range t.node.Shape {
@@ -520,10 +517,48 @@ func (t *Tensor) splitReduce(op ir.Op, axes []int, outShape []int) *Tensor {
 	}
 	order = append(order, axes...)
 	n := len(keep)
+	if chunks == 0 || lanes < 4 {
+		// No split divides the elements (1001 x 1003 of them: one core's
+		// scalar loop, 7 GB/s).
+		if len(axes) > 1 {
+			// Each row of the last axis first (many outputs, across
+			// cores), then the rest: flattening the axes would read the
+			// elements through divisions and modulos by the row's length.
+			last := t.reduce(reduceName(op), op, axes[len(axes)-1:])
+			return last.reduce(reduceName(op), op, axes[:len(axes)-1]).Reshape(outShape...)
+		}
+		// One axis: the longest prefix that splits into 64 chunks of 16
+		// lanes is reduced so, the rest (fewer than 1024) in one reduce
+		// beside it, and the two combined.
+		const block = 64 * 16
+		m := p - p%block
+		flat := t.Permute(order...).Reshape(append(slices.Clone(keep), p)...)
+		part := func(lo, hi int) *Tensor {
+			b := make([][2]int, 0, n+1)
+			for _, d := range keep {
+				b = append(b, [2]int{0, d})
+			}
+			r := flat.Shrink(append(b, [2]int{lo, hi}))
+			return r.reduce(reduceName(op), op, []int{n})
+		}
+		head, tail := part(0, m), part(m, p)
+		if op == ir.OpMaxReduce {
+			return head.Maximum(tail).Reshape(outShape...)
+		}
+		return head.Add(tail).Reshape(outShape...)
+	}
 	x := t.Permute(order...).Reshape(append(slices.Clone(keep), chunks, p/(chunks*lanes), lanes)...)
 	partial := FromNode(t.newNode(op, t.DType(), append(slices.Clone(keep), chunks, 1, lanes), []int{n + 1}, x.node))
 	total := FromNode(t.newNode(op, t.DType(), append(slices.Clone(keep), 1, 1, 1), []int{n, n + 2}, partial.node))
 	return total.Reshape(outShape...)
+}
+
+// reduceName names a reduce primitive in errors.
+func reduceName(op ir.Op) string {
+	if op == ir.OpMaxReduce {
+		return "max"
+	}
+	return "sum"
 }
 
 // splitLanes picks the lanes of a split reduce: a divisor of the last
