@@ -104,8 +104,9 @@ func TestReverseReduces(t *testing.T) {
 // gradients agree with GO's: the weight gradient's output gradient where
 // each of its elements takes part in at least 64 multiply-adds
 // (Cin*kh*kw), and the weight of a convolution whose output rows are too
-// short for whole vectors (10 columns); neither for a 1-channel 5x5 conv
-// with 8-column outputs.
+// short for whole vectors (10 columns), a small one or a large one whose
+// elements are each used at least 64 times (256x32x3x3 at batch 2: 200);
+// neither for a 1-channel 5x5 conv with 8-column outputs.
 func TestConvChannelsLast(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	vals := func(n int) []float64 {
@@ -115,8 +116,8 @@ func TestConvChannelsLast(t *testing.T) {
 		}
 		return v
 	}
-	for _, c := range []struct{ cin, k, extra int }{{8, 5, 1}, {1, 5, 0}, {8, 3, 2}} {
-		vx, vw := vals(2*c.cin*12*12), vals(32*c.cin*c.k*c.k)
+	for _, c := range []struct{ cin, k, cout, extra int }{{8, 5, 32, 1}, {1, 5, 32, 0}, {8, 3, 32, 2}, {32, 3, 256, 2}} {
+		vx, vw := vals(2*c.cin*12*12), vals(c.cout*c.cin*c.k*c.k)
 		run := func(name string) ([][]float64, int) {
 			e, err := Open(name, Options{})
 			if err != nil {
@@ -124,7 +125,7 @@ func TestConvChannelsLast(t *testing.T) {
 			}
 			ctx := tensor.NewContext(e)
 			x, _ := ctx.FromFloats(ir.Float32, []int{2, c.cin, 12, 12}, vx)
-			w, _ := ctx.FromFloats(ir.Float32, []int{32, c.cin, c.k, c.k}, vw)
+			w, _ := ctx.FromFloats(ir.Float32, []int{c.cout, c.cin, c.k, c.k}, vw)
 			x, w = x.Realize(), w.Realize()
 			y := x.Conv2d(w, nil, tensor.ConvOpts{}).Square().Sum(false)
 			gs, err := autograd.Gradient(y, []*tensor.Tensor{w, x})
@@ -149,7 +150,7 @@ func TestConvChannelsLast(t *testing.T) {
 		want, kgo := run("GO")
 		got, kcpu := run("CPU")
 		if kcpu != kgo+c.extra {
-			t.Errorf("cin %d %dx%d: %d kernels on the CPU, %d in GO: want %d more", c.cin, c.k, c.k, kcpu, kgo, c.extra)
+			t.Errorf("cin %d %dx%d to %d: %d kernels on the CPU, %d in GO: want %d more", c.cin, c.k, c.k, c.cout, kcpu, kgo, c.extra)
 		}
 		for i := range want {
 			for j := range want[i] {

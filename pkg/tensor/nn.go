@@ -572,7 +572,7 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 		order = append(order, 3+i)
 	}
 	x = x.Permute(first...).Reshape(shp...).Expand(exp...).Permute(order...) // (bs, groups, rcout, *out, cin, *hw)
-	weight = outputChannelsLast(weight, stride, oyx[n-1])
+	weight = outputChannelsLast(weight, stride, oyx[n-1], bs*prod(oyx))
 	wr := weight.Reshape(append(append([]int{1, groups, rcout}, ones(n)...), append([]int{cin}, hw...)...)...)
 	axes := make([]int, 1+n)
 	for i := range axes {
@@ -592,16 +592,17 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, o ConvOpts) *Tensor {
 	return ret.Add(bias.Reshape(append([]int{1, cout}, ones(n)...)...))
 }
 
-// outputChannelsLast stores a strided convolution's weight with the output
-// channels contiguous (viewed back as (Cout, Cin, *kernel)) on engines that
-// repack matmul operands (tensor.PanelEngine): a stride spreads an output
+// outputChannelsLast stores a strided convolution's weight (each element
+// used uses times) with the output channels contiguous (viewed back as
+// (Cout, Cin, *kernel)) on engines that repack matmul operands
+// (tensor.PanelEngine): a stride spreads an output
 // row's input loads apart, so the kernel's vectors go along the output
 // channels, which then read the weight contiguously (batch 1, copy
 // included: a 256->512 1x1 stride-2 conv at 28x28 5.9 -> 34 GFLOP/s, a
 // 128-channel 3x3 stride-2 conv at 56x56 2.1 -> 59, ResNet's 7x7 stem
 // 2.9 -> 52, on the loaded 2-core CI host). The copy is the weight's size,
 // once per run; a weight that is already a permuted view is used as it is.
-func outputChannelsLast(w *Tensor, stride []int, width int) *Tensor {
+func outputChannelsLast(w *Tensor, stride []int, width, uses int) *Tensor {
 	if w.err != nil || w.node.ctx.PanelWidth() <= 0 || w.node.Op == ir.OpPermute {
 		return w
 	}
@@ -611,8 +612,13 @@ func outputChannelsLast(w *Tensor, stride []int, width int) *Tensor {
 	}
 	// Likewise an output row too short for whole vectors (the MNIST cnn's
 	// 10 columns: 4+1-lane blocks), where the weight is small enough for
-	// its copy to cost nothing next to the convolution.
-	short := width%4 != 0 && w.node.Shape[0]%8 == 0 && w.Numel() <= 1<<16
+	// its copy to cost nothing next to the convolution, or each of its
+	// elements is used at least 64 times (batch x output positions: the
+	// copy, ~2 ms for 512x512x3x3 on the Zen 5 guest, pays from ~55):
+	// ResNet's 14x14 stage with 256 channels at batch 8 60.6-61.2 ->
+	// 14.6-14.8 ms (+0.4 for the copy), its 7x7 with 512 35-36 -> 9.0-9.4
+	// (+2.0-2.2), the rows' vectors then along the output channels.
+	short := width%4 != 0 && w.node.Shape[0]%8 == 0 && (w.Numel() <= 1<<16 || uses >= 64)
 	if !strided && !short {
 		return w
 	}
