@@ -48,13 +48,7 @@ func TestOddWidths(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	values := func(n int) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = float64(float32(r.Float64()*2 - 1))
-		}
-		return v
-	}
+	values := func(n int) []float64 { return float32Values(r, n) }
 	c := func(x *tensor.Tensor, v float64) *tensor.Tensor { return x.Context().Const(v, ir.Float32) }
 	cases := []struct {
 		name   string
@@ -202,13 +196,7 @@ func TestOddReductions(t *testing.T) {
 	}
 	engines = append(engines, goe)
 	r := rand.New(rand.NewPCG(9, 10))
-	values := func(n int) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = float64(float32(r.Float64()*2 - 1))
-		}
-		return v
-	}
+	values := func(n int) []float64 { return float32Values(r, n) }
 	sum := func(v []float64) (s, abs float64) {
 		for _, x := range v {
 			s, abs = s+x, abs+math.Abs(x)
@@ -266,6 +254,15 @@ func TestOddReductions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// float32Values is n values in [-1, 1), each a float32.
+func float32Values(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(float32(r.Float64()*2 - 1))
+	}
+	return v
 }
 
 // tailBumps is 5 at one column of each row of x (rows x columns): among
