@@ -118,11 +118,8 @@ func TestOddWidths(t *testing.T) {
 		for _, cr := range cpus {
 			cr.log.Reset()
 			got := run(cr.e)
-			for i, a := range want {
-				if b := got[i]; math.Abs(a-b) > 1e-5+1e-4*math.Abs(a) || math.IsNaN(b) != math.IsNaN(a) {
-					t.Errorf("%s: element %d: GO %v, CPU (%d lanes) %v", tc.name, i, a, cr.width, b)
-					break
-				}
+			if i, bad := mismatch(want, got, 1e-5); bad {
+				t.Errorf("%s: element %d: GO %v, CPU (%d lanes) %v", tc.name, i, want[i], cr.width, got[i])
 			}
 			if padded := strings.Contains(cr.log.String(), "PADTO("); padded != tc.padded {
 				t.Errorf("%s at %d lanes: padded %v, want %v; opts:\n%s", tc.name, cr.width, padded, tc.padded, optLines(cr.log.String()))
@@ -162,11 +159,8 @@ func TestOddWidths(t *testing.T) {
 	for _, cr := range cpus {
 		cr.log.Reset()
 		got := accumulate(cr.e)
-		for i, a := range want {
-			if b := got[i]; math.Abs(a-b) > 1e-4+1e-4*math.Abs(a) {
-				t.Errorf("accumulating assign at %d lanes: element %d: GO %v, CPU %v", cr.width, i, a, b)
-				break
-			}
+		if i, bad := mismatch(want, got, 1e-4); bad {
+			t.Errorf("accumulating assign at %d lanes: element %d: GO %v, CPU %v", cr.width, i, want[i], got[i])
 		}
 		if strings.Contains(cr.log.String(), "PADTO(") {
 			t.Errorf("accumulating assign at %d lanes: padded:\n%s", cr.width, optLines(cr.log.String()))
@@ -254,6 +248,17 @@ func TestOddReductions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mismatch is the first element where got differs from want by more than
+// abs plus 1e-4 of want, or in being NaN.
+func mismatch(want, got []float64, abs float64) (int, bool) {
+	for i, a := range want {
+		if b := got[i]; math.Abs(a-b) > abs+1e-4*math.Abs(a) || math.IsNaN(b) != math.IsNaN(a) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // float32Values is n values in [-1, 1), each a float32.
