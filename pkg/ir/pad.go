@@ -74,23 +74,39 @@ func PadAxis(k *Kernel, i int, amt int64) (*Kernel, error) {
 	if why := padRefusal(k, i, amt); why != "" {
 		return nil, fmt.Errorf("cannot pad axis %d to a multiple of %d: %s", i, amt, why)
 	}
-	a := k.Global[i]
-	padded := &Axis{ID: a.ID, Size: (a.Size + amt - 1) / amt * amt, Kind: a.Kind}
-	last := a.Size - amt // where the last block starts
-	nk := k.rewrite(func(b *Builder, e *Expr) *Expr {
-		if e.Op != OpVar || e.Arg.(*Axis) != a {
-			return nil
-		}
-		p := b.Var(padded)
+	last := k.Global[i].Size - amt // where the last block starts
+	return roundedUp(k, []Opt{{Axis: i, Amt: amt}}, func(b *Builder, p *Expr) *Expr {
 		block := b.Mul(b.Div(p, b.Int(amt)), b.Int(amt))
 		// min(block, last) as last - max(last-block, 0): the bounds of
 		// MAX are exact, so the index provably stays below the old size
 		start := b.Sub(b.Int(last), b.Alu(OpMax, b.Sub(b.Int(last), block), b.Int(0)))
 		return b.Add(start, b.Mod(p, b.Int(amt)))
+	}), nil
+}
+
+// roundedUp is k with each global axis o.Axis of blocks rounded up to a
+// multiple of o.Amt, its variable read as index(the new variable).
+func roundedUp(k *Kernel, blocks []Opt, index func(b *Builder, v *Expr) *Expr) *Kernel {
+	long := map[*Axis]*Axis{}
+	for _, o := range blocks {
+		a := k.Global[o.Axis]
+		long[a] = &Axis{ID: a.ID, Size: (a.Size + o.Amt - 1) / o.Amt * o.Amt, Kind: a.Kind}
+	}
+	nk := k.rewrite(func(b *Builder, e *Expr) *Expr {
+		if e.Op == OpVar {
+			if l := long[e.Arg.(*Axis)]; l != nil {
+				return index(b, b.Var(l))
+			}
+		}
+		return nil
 	})
-	nk.Global = append([]*Axis{}, k.Global...)
-	nk.Global[i] = padded
-	return nk, nil
+	nk.Global = slices.Clone(k.Global)
+	for i, a := range nk.Global {
+		if l := long[a]; l != nil {
+			nk.Global[i] = l
+		}
+	}
+	return nk
 }
 
 // Padded says whether k was given a PADTO opt: its last blocks store some
@@ -190,26 +206,7 @@ func (t Target) padOpts(k *Kernel, plain []Opt) []Opt {
 // left as it is (out of range past the old size: for the heuristic's eyes
 // only).
 func standIn(k *Kernel, cands []Opt) *Kernel {
-	long := map[*Axis]*Axis{}
-	for _, c := range cands {
-		a := k.Global[c.Axis]
-		long[a] = &Axis{ID: a.ID, Size: (a.Size + c.Amt - 1) / c.Amt * c.Amt, Kind: a.Kind}
-	}
-	sk := k.rewrite(func(b *Builder, e *Expr) *Expr {
-		if e.Op == OpVar {
-			if l := long[e.Arg.(*Axis)]; l != nil {
-				return b.Var(l)
-			}
-		}
-		return nil
-	})
-	sk.Global = slices.Clone(k.Global)
-	for i, a := range sk.Global {
-		if l := long[a]; l != nil {
-			sk.Global[i] = l
-		}
-	}
-	return sk
+	return roundedUp(k, cands, func(_ *Builder, v *Expr) *Expr { return v })
 }
 
 // upcastLanes is the lanes opts upcast axis i into (every axis: -1).

@@ -64,19 +64,8 @@ func SplitTails(k *Kernel, t Target) (*Kernel, error) {
 	type halves struct{ main, tail *Axis }
 	split := map[*Axis]halves{}            // an axis's two halves, shared by every reduce over it
 	args := map[*ReduceArg][2]*ReduceArg{} // members of a group keep sharing their axes
-	nk := *k
-	nk.B = NewBuilder()
-	b := nk.B
-	var f func(e *Expr) *Expr
-	subst := func(a *Axis, to *Expr) func(e *Expr) *Expr {
-		return func(e *Expr) *Expr {
-			if e.Op == OpVar && e.Arg.(*Axis) == a {
-				return to
-			}
-			return f(e)
-		}
-	}
-	f = func(e *Expr) *Expr {
+	var f func(b *Builder, e *Expr) *Expr
+	f = func(b *Builder, e *Expr) *Expr {
 		a := eligible(e)
 		if a == nil {
 			return nil
@@ -94,18 +83,21 @@ func SplitTails(k *Kernel, t Target) (*Kernel, error) {
 			na = [2]*ReduceArg{{Op: arg.Op, Axes: []*Axis{h.main}}, {Op: arg.Op, Axes: []*Axis{h.tail}}}
 			args[arg] = na
 		}
-		main := b.Reduce(na[0], b.Rebuild(e.Src[0], subst(a, b.Var(h.main)), map[*Expr]*Expr{}))
-		tail := b.Reduce(na[1], b.Rebuild(e.Src[0], subst(a, b.Add(b.Var(h.tail), b.Int(h.main.Size))), map[*Expr]*Expr{}))
+		// the body with a read as to, and the reduces in it split too
+		body := func(to *Expr) *Expr {
+			return b.Rebuild(e.Src[0], func(x *Expr) *Expr {
+				if x.Op == OpVar && x.Arg.(*Axis) == a {
+					return to
+				}
+				return f(b, x)
+			}, map[*Expr]*Expr{})
+		}
+		main := b.Reduce(na[0], body(b.Var(h.main)))
+		tail := b.Reduce(na[1], body(b.Add(b.Var(h.tail), b.Int(h.main.Size))))
 		if arg.Op == OpMaxReduce {
 			return b.Alu(OpMax, main, tail)
 		}
 		return b.Add(main, tail)
 	}
-	memo := map[*Expr]*Expr{}
-	nk.SIMD, nk.Vec4, nk.Keep, nk.Skip, nk.Stream, nk.Rows, nk.Prefetch, nk.Pro, nk.Tabs = nil, nil, nil, nil, nil, nil, nil, nil, nil
-	nk.Stores = make([]*Expr, len(k.Stores))
-	for i, s := range k.Stores {
-		nk.Stores[i] = b.Rebuild(s, f, memo)
-	}
-	return &nk, nil
+	return k.rewrite(f), nil
 }
