@@ -363,7 +363,9 @@ func (s *Searcher) search(k *ir.Kernel) (Entry, error) {
 	if len(first) == 0 {
 		return Entry{}, fmt.Errorf("the heuristic's kernel failed its check")
 	}
-	var singles [][]ir.Opt
+	// With them, the heuristic plus cache blocks (TILE and KBLOCK
+	// together: either alone is no step forward).
+	singles := s.tgt.BlockSeeds(k, heur)
 	for _, a := range s.tgt.Actions(k, nil) {
 		singles = append(singles, []ir.Opt{a})
 	}

@@ -81,6 +81,9 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// a left operand past the small L2 whose elements feed 32 outputs
 		// each (a 1x1 conv's input rows): prefetched a row block ahead
 		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
+		// a left operand past the small L2 with a reduce of 512, 32-lane
+		// panels streaming it: BEAM's cache block seeds (BlockSeeds)
+		"matmul 32x512x64": floats(r, 32, 512).Dot(floats(r, 512, 64)),
 		// with a residual past the small L2 added (a 1x1 conv's
 		// epilogue): its lines prefetched before the sum
 		"matmul 512x64x32+residual": floats(r, 512, 64).Dot(floats(r, 64, 32)).Add(floats(r, 512, 32)),
@@ -282,6 +285,7 @@ type optList struct {
 	opts   []ir.Opt
 	target ir.Target
 	heur   bool // the heuristic's choice for target
+	seed   bool // one of target's BlockSeeds on its heuristic's list
 }
 
 // heuristicTargets are the hosts the heuristic is tried for: both vector
@@ -314,14 +318,20 @@ func optLists(k *ir.Kernel) []optList {
 		key := fmt.Sprint(t.VecWidth, t.L3 > 0, ir.FormatOpts(h))
 		if len(h) > 0 && !seen[key] {
 			seen[key] = true
-			lists = append(lists, optList{h, t, true})
+			lists = append(lists, optList{h, t, true, false})
+		}
+		for _, l := range t.BlockSeeds(k, h) {
+			if key := fmt.Sprint(t.VecWidth, t.L3 > 0, ir.FormatOpts(l)); !seen[key] {
+				seen[key] = true
+				lists = append(lists, optList{l, t, false, true})
+			}
 		}
 	}
 	for _, a := range ir.Actions(k, nil) {
 		for _, l := range append([][]ir.Opt{{a}}, extend(k, a)...) {
 			if key := ir.FormatOpts(canonical(l)); !seen[key] {
 				seen[key] = true
-				lists = append(lists, optList{l, ir.CPUTarget, false})
+				lists = append(lists, optList{l, ir.CPUTarget, false, false})
 			}
 		}
 	}
@@ -351,6 +361,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	streamedElementwise, scratchLines, lagged := 0, 0, 0
 	laggedRows := 0                   // lists lagging a row kernel's column loop without a keep plan
 	padLists := 0                     // lists padding an axis (PADTO)
+	seeds := 0                        // BEAM's cache block seeds (ir.Target.BlockSeeds)
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -473,6 +484,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				t.Errorf("%s in the GO interpreter: %v", what, err)
 			}
 			tested++
+			if l.seed {
+				seeds++
+			}
 			if strings.Contains(ir.FormatOpts(l.opts), "PADTO") {
 				padLists++
 			}
@@ -574,6 +588,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
+	}
+	if seeds == 0 {
+		t.Errorf("no cache block seeds tested (ir.Target.BlockSeeds)")
 	}
 	if padLists < 10 {
 		t.Errorf("only %d opt lists pad an axis (PADTO)", padLists)

@@ -48,6 +48,50 @@ func TestMatmulBlocks(t *testing.T) {
 	}
 }
 
+// TestBlockSeeds: BEAM's cache block seeds are the heuristic's streaming
+// list with a row group and a reduce block whose block of the left operand
+// fills half of L2, for each reduce block of 128 to 512 that divides the
+// sum; none where the heuristic blocks already, where the left operand
+// fits in half of L2, or for a grid device.
+func TestBlockSeeds(t *testing.T) {
+	zen5 := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10, L2: 1 << 20, L3: 32 << 20}
+	gpu := zen5
+	gpu.GPU = &ir.GPU{}
+	for _, c := range []struct {
+		name    string
+		m, k, n int
+		target  ir.Target
+		want    []string
+	}{
+		{"4096, 16 lanes", 4096, 4096, 4096, zen5, []string{
+			"[UPCAST(1,32) UPCAST(0,8) OUTER(1) TILE(0,1024) KBLOCK(0,128)]",
+			"[UPCAST(1,32) UPCAST(0,8) OUTER(1) TILE(0,512) KBLOCK(0,256)]",
+			"[UPCAST(1,32) UPCAST(0,8) OUTER(1) TILE(0,256) KBLOCK(0,512)]",
+		}},
+		// 1000 rows: groups of 8-row blocks that divide them (125 blocks: 5 or 25)
+		{"1000x1024x2048", 1000, 1024, 2048, zen5, []string{
+			"[UPCAST(1,32) UPCAST(0,8) OUTER(1) TILE(0,200) KBLOCK(0,128)]",
+			"[UPCAST(1,32) UPCAST(0,8) OUTER(1) TILE(0,200) KBLOCK(0,256)]",
+			"[UPCAST(1,32) UPCAST(0,8) OUTER(1) TILE(0,200) KBLOCK(0,512)]",
+		}},
+		{"already blocked (8 lanes)", 2048, 2048, 2048, zen4(8), nil},
+		{"left operand in L2", 64, 2048, 2048, zen5, nil},
+		{"grid device", 4096, 4096, 4096, gpu, nil},
+	} {
+		k := lastKernel(t, input(c.m, c.k).Dot(input(c.k, c.n)))
+		var got []string
+		for _, l := range c.target.BlockSeeds(k, c.target.HeuristicOpts(k)) {
+			if _, err := c.target.ApplyOpts(k, l); err != nil {
+				t.Errorf("%s: seed %s does not apply: %v", c.name, ir.FormatOpts(l), err)
+			}
+			got = append(got, ir.FormatOpts(l))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: seeds %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // TestTileOrder: TILE's block loop is outermost (the loop the cores
 // split), KBLOCK's right inside it, the tiled axis's loop within a block
 // in its place: GotoBLAS's rowgroup, kb, panel, rows.
