@@ -614,8 +614,13 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 			// factor_reduces gives every lane a second (inner) accumulator.
 			vecs = t.Accs() / 2
 		}
+		// Odd blocks where no even one divides the axis (the 27 rows of
+		// SqueezeNet's and AlexNet's 27x27 convs, 64 channels, vectors
+		// along them: 3 rows x 2 vectors, 85-99 -> 206-246 GFLOP/s on
+		// the Zen 5 guest, batch 8 and 1; PADTO takes the primes, see
+		// padCandidates).
 		var cands []int64
-		for _, c := range []int64{16, 8, 6, 4, 2} {
+		for _, c := range []int64{16, 8, 7, 6, 5, 4, 3, 2} {
 			// With vectors along the reduce axis every lane pair is a vector
 			// accumulator: keep them within 3/4 of the registers (12 AVX2, 24 AVX-512).
 			if c*innerAmt*unrollAmt <= min(t.Accs()*w, lanesCap) && (!unrolled || c*innerAmt <= vecs) &&

@@ -124,13 +124,17 @@ func (k *Kernel) Padded() bool {
 // block: an axis along which a store is contiguous to a multiple of the
 // vector width w (if it holds at least two vectors), any other to a
 // multiple of 8 (if at least 32 long: an upcast of it reuses each load
-// of the other operand; GPT-2's 50257 classes as the rows of x @ w.T).
+// of the other operand; GPT-2's 50257 classes as the rows of x @ w.T),
+// or of 4 if it is shorter and no register block from 2 to 8 divides it
+// (the 13 rows of AlexNet's and SqueezeNet's last convs).
 func padCandidates(k *Kernel, w int64) []Opt {
 	var out []Opt
 	for i, a := range k.Global {
 		amt, least := int64(8), int64(32)
 		if storedAlong(k, a) {
 			amt, least = w, 2*w
+		} else if a.Size < least && largestDivisor(a.Size, 8, 7, 6, 5, 4, 3, 2) == 1 {
+			amt, least = 4, 8
 		}
 		if a.Sym == nil && a.Size%amt != 0 && a.Size >= least && padRefusal(k, i, amt) == "" {
 			out = append(out, Opt{Kind: OptPad, Axis: i, Amt: amt})

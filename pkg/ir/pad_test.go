@@ -33,6 +33,13 @@ func TestPadHeuristic(t *testing.T) {
 		{"both axes of a product 1001 square", input(1001, 1001).Dot(input(1001, 1001)), zen5(16), "PADTO(0,8) PADTO(1,16)"},
 		{"product 1024 wide", input(64, 96).Dot(input(96, 1024)), zen5(16), ""},
 		{"assign 1001 long", assign, zen5(16), ""},
+		// AlexNet's 13x13 convs, their weights with the output channels
+		// last (as the CPU stores them for rows this short): no block of
+		// 2 to 8 divides the rows
+		{"conv rows of 13", conv3x3(1, 256, 256, 13), zen5(16), "PADTO(1,4)"},
+		{"conv rows of 13, batch 8", conv3x3(8, 96, 64, 13), zen5(16), "PADTO(2,4)"},
+		// 27 = 3 x 9: blocks of 3 rows, nothing padded
+		{"conv rows of 27", conv3x3(1, 64, 64, 27), zen5(16), ""},
 	} {
 		k := lastKernel(t, c.out)
 		s, err := fuse.Create([]*tensor.Node{c.out.Node()}, fuse.Options{})
@@ -55,6 +62,35 @@ func TestPadHeuristic(t *testing.T) {
 			t.Errorf("%s: heuristic %s, want its PADTOs to be %q", c.name, got, c.padded)
 		}
 	}
+}
+
+// TestOddRowBlocks: an axis whose register block reuses the vector loads
+// (a matmul's rows, a conv's output rows) is blocked by 3, 5 or 7 where
+// no even block divides it, not left at one row.
+func TestOddRowBlocks(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		out   *tensor.Tensor
+		block string
+	}{
+		{"conv rows of 27", conv3x3(1, 64, 64, 27), "UPCAST(1,3)"},
+		{"conv rows of 27, batch 8", conv3x3(8, 64, 64, 27), "UPCAST(2,3)"},
+		{"product of 15 rows", input(15, 256).Dot(input(256, 512)), "UPCAST(0,5)"},
+		{"product of 14 rows", input(14, 256).Dot(input(256, 512)), "UPCAST(0,7)"},
+		{"product of 12 rows", input(12, 256).Dot(input(256, 512)), "UPCAST(0,6)"},
+	} {
+		got := heuristicOpts(t, lastKernel(t, c.out), zen5(16))
+		if !strings.Contains(got, c.block) {
+			t.Errorf("%s: heuristic %s, want %s in it", c.name, got, c.block)
+		}
+	}
+}
+
+// conv3x3 is a padded 3x3 conv of a batch x cin x hw x hw input to cout
+// channels, its weight stored with the output channels last.
+func conv3x3(batch, cin, cout, hw int) *tensor.Tensor {
+	w := input(cin, 3, 3, cout).Permute(3, 0, 1, 2)
+	return input(batch, cin, hw, hw).Conv2d(w, nil, tensor.ConvOpts{Padding: []int{1}})
 }
 
 // TestPadAxis: a padded axis's last block overlaps the one before it, so

@@ -50,6 +50,7 @@ func TestOddWidths(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	values := func(n int) []float64 { return float32Values(r, n) }
 	c := func(x *tensor.Tensor, v float64) *tensor.Tensor { return x.Context().Const(v, ir.Float32) }
+	pad1 := tensor.ConvOpts{Padding: []int{1}}
 	cases := []struct {
 		name   string
 		shapes [][]int
@@ -88,6 +89,13 @@ func TestOddWidths(t *testing.T) {
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1].T()) }, false},
 		{"softmax of a padded product", [][]int{{37, 100}, {100, 1001}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]).Mul(c(in[0], 3)).Softmax(-1) }, true},
+		// rows of 13 (AlexNet's last convs): the CPU stores the weight with
+		// its output channels last and pads the rows to blocks of 4, the
+		// last block overlapping; at batch 2 too (two more images' rows)
+		{"conv 16->32 channels, 13x13", [][]int{{1, 16, 13, 13}, {32, 16, 3, 3}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, true},
+		{"conv 8->32 channels, 13x13, batch 2, relu", [][]int{{2, 8, 13, 13}, {32, 8, 3, 3}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1).Relu() }, true},
 	}
 	for _, tc := range cases {
 		inputs := make([][]float64, len(tc.shapes))
