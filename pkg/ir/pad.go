@@ -133,9 +133,6 @@ func padCandidates(k *Kernel, w int64) []Opt {
 		amt, least := int64(8), int64(32)
 		if storedAlong(k, a) {
 			amt, least = w, 2*w
-			if a.Size > w && vecRuns(a.Size, w) > (a.Size+w-1)/w {
-				least = w + 1 // a short row in more vectors than its padding (28: 16+8+4)
-			}
 		} else if a.Size < least && largestDivisor(a.Size, 8, 7, 6, 5, 4, 3, 2) == 1 {
 			amt, least = 4, 8
 		}
@@ -178,20 +175,14 @@ func (t Target) padOpts(k *Kernel, plain []Opt) []Opt {
 	contiguous := func(c Opt) bool { return storedAlong(k, k.Global[c.Axis]) }
 	cands := slices.DeleteFunc(padCandidates(k, w), func(c Opt) bool {
 		p := upcastLanes(plain, c.Axis)
-		size := k.Global[c.Axis].Size
-		return contiguous(c) && (p%unit == 0 || p == size && vecRuns(size, w) <= (size+w-1)/w)
+		return contiguous(c) && (p%unit == 0 || p == k.Global[c.Axis].Size)
 	})
 	for len(cands) > 0 {
 		opts := slices.DeleteFunc(t.heuristicOpts(standIn(k, cands)), func(o Opt) bool { return o.Kind == OptKBlock })
 		// a contiguous axis blocked in part vectors is not worth its
-		// padding: decide again without it;
-		// nor one it upcasts whole (ApplyOpts refuses that: upcast it
-		// unpadded)
+		// padding: decide again without it
 		n := len(cands)
-		cands = slices.DeleteFunc(cands, func(c Opt) bool {
-			lanes := upcastLanes(opts, c.Axis)
-			return contiguous(c) && lanes%unit != 0 || lanes >= k.Global[c.Axis].Size
-		})
+		cands = slices.DeleteFunc(cands, func(c Opt) bool { return contiguous(c) && upcastLanes(opts, c.Axis)%unit != 0 })
 		if len(cands) < n {
 			continue
 		}
