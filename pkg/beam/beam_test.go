@@ -81,6 +81,8 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// a left operand past the small L2 whose elements feed 32 outputs
 		// each (a 1x1 conv's input rows): prefetched a row block ahead
 		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
+		// columns of 3 vectors at 16 lanes: blocks of 3 by 4 rows
+		"matmul 16x32x48": floats(r, 16, 32).Dot(floats(r, 32, 48)),
 		// a left operand past the small L2 with a reduce of 512, 32-lane
 		// panels streaming it: BEAM's cache block seeds (BlockSeeds)
 		"matmul 32x512x64": floats(r, 32, 512).Dot(floats(r, 512, 64)),
@@ -362,6 +364,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	laggedRows := 0                   // lists lagging a row kernel's column loop without a keep plan
 	padLists := 0                     // lists padding an axis (PADTO)
 	seeds := 0                        // BEAM's cache block seeds (ir.Target.BlockSeeds)
+	tripled := 0                      // heuristic lists blocking 48 columns in three 16-lane vectors
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -487,6 +490,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			if l.seed {
 				seeds++
 			}
+			if l.heur && l.target.Width() == 16 && strings.Contains(ir.FormatOpts(l.opts), "UPCAST(1,48)") {
+				tripled++
+			}
 			if strings.Contains(ir.FormatOpts(l.opts), "PADTO") {
 				padLists++
 			}
@@ -588,6 +594,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
+	}
+	if tripled == 0 {
+		t.Errorf("no heuristic list blocks a row in three vectors")
 	}
 	if seeds == 0 {
 		t.Errorf("no cache block seeds tested (ir.Target.BlockSeeds)")

@@ -513,6 +513,19 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 	widened := false // the contiguous axis blocked in full vectors (fullVectors)
 	if inner != nil {
 		u := largestDivisor(inner.Size, capSizes(blockSizes(2*w), lanesCap)...)
+		if u == w && inner.Size%(3*w) == 0 && inner.Size <= 9*w && 3*w <= lanesCap && outer != nil && !paddedWhole(k, inner, 3*w) {
+			// Three vectors where two do not divide (a conv's 48 or 144
+			// columns): a block of one vector by 16 outer lanes loads 17
+			// values per 16 FMAs, three vectors by 4 load 7 per 12. On the
+			// Zen 5 guest, 64 channels at 48x48 243-304 -> 404-450 GFLOP/s
+			// (batch 1), 321-347 -> 415-440 (batch 8), 144x144 298-365 ->
+			// 431-434; (4096x512)·(512x48) 133-178 -> 274-278. Not 5 or 7
+			// vectors by 2 (80, 112 columns): those convs ran 0-15 % slower;
+			// nor past 9 vectors: matmul_1001's padded 1008 columns in
+			// blocks of 4 rows, 6.0 -> 10.9 ms (the right operand, rows 4 KB
+			// apart, read again for every 4 rows instead of every 16).
+			u = 3 * w
+		}
 		if inner != k.Global[0] && inner.Size <= min(2*w, lanesCap) && inner.Size%4 == 0 {
 			// All of a short contiguous axis (a split sum's 16 lanes): a
 			// leftover loop would read each cache line in separate passes.

@@ -64,22 +64,31 @@ func TestPadHeuristic(t *testing.T) {
 	}
 }
 
-// TestOddRowBlocks: an axis whose register block reuses the vector loads
-// (a matmul's rows, a conv's output rows) is blocked by 3, 5 or 7 where
-// no even block divides it, not left at one row.
-func TestOddRowBlocks(t *testing.T) {
+// TestOddBlocks: an axis whose register block reuses the vector loads (a
+// matmul's rows, a conv's output rows) is blocked by 3, 5 or 7 where no
+// even block divides it, not left at one row; a contiguous axis of 3
+// vectors (up to 9) that 2 do not divide is blocked in 3 by 4 rows, not in
+// one vector by 16.
+func TestOddBlocks(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		out   *tensor.Tensor
-		block string
+		name   string
+		out    *tensor.Tensor
+		target ir.Target
+		block  string
 	}{
-		{"conv rows of 27", conv3x3(1, 64, 64, 27), "UPCAST(1,3)"},
-		{"conv rows of 27, batch 8", conv3x3(8, 64, 64, 27), "UPCAST(2,3)"},
-		{"product of 15 rows", input(15, 256).Dot(input(256, 512)), "UPCAST(0,5)"},
-		{"product of 14 rows", input(14, 256).Dot(input(256, 512)), "UPCAST(0,7)"},
-		{"product of 12 rows", input(12, 256).Dot(input(256, 512)), "UPCAST(0,6)"},
+		{"conv rows of 27", conv3x3(1, 64, 64, 27), zen5(16), "UPCAST(1,3)"},
+		{"conv rows of 27, batch 8", conv3x3(8, 64, 64, 27), zen5(16), "UPCAST(2,3)"},
+		{"product of 15 rows", input(15, 256).Dot(input(256, 512)), zen5(16), "UPCAST(0,5)"},
+		{"product of 14 rows", input(14, 256).Dot(input(256, 512)), zen5(16), "UPCAST(0,7)"},
+		{"product of 12 rows", input(12, 256).Dot(input(256, 512)), zen5(16), "UPCAST(0,6)"},
+		{"conv columns of 48", input(1, 64, 48, 48).Conv2d(input(64, 64, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,48) UPCAST(0,4)"},
+		{"conv columns of 144", input(1, 32, 144, 144).Conv2d(input(64, 32, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,48) UPCAST(0,4)"},
+		{"conv columns of 24, 8 lanes", input(1, 32, 24, 24).Conv2d(input(64, 32, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(8), "UPCAST(2,24) UPCAST(0,4)"},
+		{"product 48 wide", input(4096, 512).Dot(input(512, 48)), zen5(16), "UPCAST(1,48) UPCAST(0,4)"},
+		// rows of the right operand 4 KB apart, read again for every 4 rows
+		{"product 1200 wide", input(256, 512).Dot(input(512, 1200)), zen5(16), "UPCAST(1,16) UPCAST(0,16)"},
 	} {
-		got := heuristicOpts(t, lastKernel(t, c.out), zen5(16))
+		got := heuristicOpts(t, lastKernel(t, c.out), c.target)
 		if !strings.Contains(got, c.block) {
 			t.Errorf("%s: heuristic %s, want %s in it", c.name, got, c.block)
 		}

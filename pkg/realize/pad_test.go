@@ -96,6 +96,19 @@ func TestOddWidths(t *testing.T) {
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, true},
 		{"conv 8->32 channels, 13x13, batch 2, relu", [][]int{{2, 8, 13, 13}, {32, 8, 3, 3}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1).Relu() }, true},
+		// a scale's gradient through a max pool (the MNIST cnn's
+		// BatchNorm): per channel and column, sums over the batch's rows
+		// of 20 columns read through the pool's x/2; padded to 24 at 8
+		// lanes, the simd pass made no vectors of its lanes (10x slower)
+		{"a scale's gradient through a max pool", [][]int{{128, 4, 20, 20}, {4}, {128, 4, 10, 10}},
+			func(in []*tensor.Tensor) *tensor.Tensor {
+				y := in[0].Mul(in[1].Reshape(1, 4, 1, 1)).MaxPool2d(tensor.PoolOpts{}).Mul(in[2]).Sum(false)
+				g, err := autograd.Gradient(y, []*tensor.Tensor{in[1]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g[0]
+			}, false},
 	}
 	for _, tc := range cases {
 		inputs := make([][]float64, len(tc.shapes))
