@@ -83,6 +83,8 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"matmul 512x64x32": floats(r, 512, 64).Dot(floats(r, 64, 32)),
 		// columns of 3 vectors at 16 lanes: blocks of 3 by 4 rows
 		"matmul 16x32x48": floats(r, 16, 32).Dot(floats(r, 32, 48)),
+		// and of 5 vectors: blocks of 5 by 2 rows
+		"matmul 8x32x80": floats(r, 8, 32).Dot(floats(r, 32, 80)),
 		// a left operand past the small L2 with a reduce of 512, 32-lane
 		// panels streaming it: BEAM's cache block seeds (BlockSeeds)
 		"matmul 32x512x64": floats(r, 32, 512).Dot(floats(r, 512, 64)),
@@ -365,6 +367,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	padLists := 0                     // lists padding an axis (PADTO)
 	seeds := 0                        // BEAM's cache block seeds (ir.Target.BlockSeeds)
 	tripled := 0                      // heuristic lists blocking 48 columns in three 16-lane vectors
+	fived := 0                        // and 80 columns in five
 	heuristic := map[ir.OptKind]int{} // the kinds the heuristic's lists use
 	widened, pooled, prefetched, epilogues, panels, farKept := 0, 0, 0, 0, 0, 0
 	chained := 0                  // heuristic lists unrolling a quantized row's blocks by 2 (blockChains)
@@ -493,6 +496,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 			if l.heur && l.target.Width() == 16 && strings.Contains(ir.FormatOpts(l.opts), "UPCAST(1,48)") {
 				tripled++
 			}
+			if l.heur && l.target.Width() == 16 && strings.Contains(ir.FormatOpts(l.opts), "UPCAST(1,80)") {
+				fived++
+			}
 			if strings.Contains(ir.FormatOpts(l.opts), "PADTO") {
 				padLists++
 			}
@@ -595,8 +601,8 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	if factored < 5 {
 		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
 	}
-	if tripled == 0 {
-		t.Errorf("no heuristic list blocks a row in three vectors")
+	if tripled == 0 || fived == 0 {
+		t.Errorf("heuristic lists blocking a row in three vectors: %d, in five: %d", tripled, fived)
 	}
 	if seeds == 0 {
 		t.Errorf("no cache block seeds tested (ir.Target.BlockSeeds)")

@@ -519,12 +519,23 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 			// values per 16 FMAs, three vectors by 4 load 7 per 12. On the
 			// Zen 5 guest, 64 channels at 48x48 243-304 -> 404-450 GFLOP/s
 			// (batch 1), 321-347 -> 415-440 (batch 8), 144x144 298-365 ->
-			// 431-434; (4096x512)·(512x48) 133-178 -> 274-278. Not 5 or 7
-			// vectors by 2 (80, 112 columns): those convs ran 0-15 % slower;
-			// nor past 9 vectors: matmul_1001's padded 1008 columns in
-			// blocks of 4 rows, 6.0 -> 10.9 ms (the right operand, rows 4 KB
-			// apart, read again for every 4 rows instead of every 16).
+			// 431-434; (4096x512)·(512x48) 133-178 -> 274-278. Not past 9
+			// vectors: matmul_1001's padded 1008 columns in blocks of 4
+			// rows, 6.0 -> 10.9 ms (the right operand, rows 4 KB apart,
+			// read again for every 4 rows instead of every 16).
 			u = 3 * w
+		}
+		if u == w && outer != nil && len(k.ReduceAxes()) == 1 {
+			// 5 or 7 vectors by 2 rows for a product (one reduce axis) 80
+			// or 112 wide: (4096x512)·(512x80) 168-178 -> 245-263 GFLOP/s,
+			// 112 wide 152-184 -> 230-249. Not for a conv's columns (its
+			// window's reduce axes): 80 and 112 ran 0-15 % slower so.
+			for _, v := range []int64{5, 7} {
+				if inner.Size%(v*w) == 0 && inner.Size <= 9*w && v*w <= lanesCap && !paddedWhole(k, inner, v*w) {
+					u = v * w
+					break
+				}
+			}
 		}
 		if inner != k.Global[0] && inner.Size <= min(2*w, lanesCap) && inner.Size%4 == 0 {
 			// All of a short contiguous axis (a split sum's 16 lanes): a

@@ -68,7 +68,7 @@ func TestPadHeuristic(t *testing.T) {
 // matmul's rows, a conv's output rows) is blocked by 3, 5 or 7 where no
 // even block divides it, not left at one row; a contiguous axis of 3
 // vectors (up to 9) that 2 do not divide is blocked in 3 by 4 rows, not in
-// one vector by 16.
+// one vector by 16, and a product's of 5 or 7 vectors in 5 or 7 by 2.
 func TestOddBlocks(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -85,6 +85,10 @@ func TestOddBlocks(t *testing.T) {
 		{"conv columns of 144", input(1, 32, 144, 144).Conv2d(input(64, 32, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,48) UPCAST(0,4)"},
 		{"conv columns of 24, 8 lanes", input(1, 32, 24, 24).Conv2d(input(64, 32, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(8), "UPCAST(2,24) UPCAST(0,4)"},
 		{"product 48 wide", input(4096, 512).Dot(input(512, 48)), zen5(16), "UPCAST(1,48) UPCAST(0,4)"},
+		{"product 80 wide", input(4096, 512).Dot(input(512, 80)), zen5(16), "UPCAST(1,80) UPCAST(0,2)"},
+		{"product 112 wide", input(512, 256).Dot(input(256, 112)), zen5(16), "UPCAST(1,112) UPCAST(0,2)"},
+		// a conv's columns: 5 vectors by 2 channels was no faster
+		{"conv columns of 80", input(1, 64, 80, 80).Conv2d(input(64, 64, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,16) UPCAST(0,16)"},
 		// rows of the right operand 4 KB apart, read again for every 4 rows
 		{"product 1200 wide", input(256, 512).Dot(input(512, 1200)), zen5(16), "UPCAST(1,16) UPCAST(0,16)"},
 	} {
