@@ -38,6 +38,12 @@ func TestPadHeuristic(t *testing.T) {
 		// 2 to 8 divides the rows
 		{"conv rows of 13", conv3x3(1, 256, 256, 13), zen5(16), "PADTO(1,4)"},
 		{"conv rows of 13, batch 8", conv3x3(8, 96, 64, 13), zen5(16), "PADTO(2,4)"},
+		// 25 vectors wide: two vectors by 8 rows over 26, not one by 16
+		{"product 400 wide", input(256, 512).Dot(input(512, 400)), zen5(16), "PADTO(1,32)"},
+		{"conv columns of 112", input(1, 64, 112, 112).Conv2d(input(128, 64, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "PADTO(2,32)"},
+		{"product 400 wide at 8 lanes (two vectors divide it)", input(256, 512).Dot(input(512, 400)), zen5(8), ""},
+		// 5 vectors of a product: blocked whole by 2 rows instead
+		{"product 80 wide", input(256, 512).Dot(input(512, 80)), zen5(16), ""},
 		// 27 = 3 x 9: blocks of 3 rows, nothing padded
 		{"conv rows of 27", conv3x3(1, 64, 64, 27), zen5(16), ""},
 	} {
@@ -87,10 +93,12 @@ func TestOddBlocks(t *testing.T) {
 		{"product 48 wide", input(4096, 512).Dot(input(512, 48)), zen5(16), "UPCAST(1,48) UPCAST(0,4)"},
 		{"product 80 wide", input(4096, 512).Dot(input(512, 80)), zen5(16), "UPCAST(1,80) UPCAST(0,2)"},
 		{"product 112 wide", input(512, 256).Dot(input(256, 112)), zen5(16), "UPCAST(1,112) UPCAST(0,2)"},
-		// a conv's columns: 5 vectors by 2 channels was no faster
-		{"conv columns of 80", input(1, 64, 80, 80).Conv2d(input(64, 64, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,16) UPCAST(0,16)"},
-		// rows of the right operand 4 KB apart, read again for every 4 rows
-		{"product 1200 wide", input(256, 512).Dot(input(512, 1200)), zen5(16), "UPCAST(1,16) UPCAST(0,16)"},
+		// a conv's columns: 5 vectors by 2 channels was no faster; padded
+		// to two vectors by 8 channels (padCandidates)
+		{"conv columns of 80", input(1, 64, 80, 80).Conv2d(input(64, 64, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "PADTO(2,32) UPCAST(2,32) UPCAST(0,8)"},
+		// not past 9 vectors (rows of the right operand 4 KB apart, read
+		// again for every 4 rows): padded to two vectors by 8 instead
+		{"product 1200 wide", input(256, 512).Dot(input(512, 1200)), zen5(16), "PADTO(1,32) UPCAST(1,32) UPCAST(0,8)"},
 	} {
 		got := heuristicOpts(t, lastKernel(t, c.out), c.target)
 		if !strings.Contains(got, c.block) {
