@@ -513,24 +513,25 @@ func (t Target) heuristicOpts(k *Kernel) []Opt {
 	widened := false // the contiguous axis blocked in full vectors (fullVectors)
 	if inner != nil {
 		u := largestDivisor(inner.Size, capSizes(blockSizes(2*w), lanesCap)...)
-		if u == w && inner.Size%(3*w) == 0 && inner.Size <= 9*w && 3*w <= lanesCap && outer != nil && !paddedWhole(k, inner, 3*w) {
-			// Three vectors where two do not divide (a conv's 48 or 144
-			// columns): a block of one vector by 16 outer lanes loads 17
-			// values per 16 FMAs, three vectors by 4 load 7 per 12. On the
-			// Zen 5 guest, 64 channels at 48x48 243-304 -> 404-450 GFLOP/s
-			// (batch 1), 321-347 -> 415-440 (batch 8), 144x144 298-365 ->
-			// 431-434; (4096x512)·(512x48) 133-178 -> 274-278. Not past 9
-			// vectors: matmul_1001's padded 1008 columns in blocks of 4
-			// rows, 6.0 -> 10.9 ms (the right operand, rows 4 KB apart,
-			// read again for every 4 rows instead of every 16).
-			u = 3 * w
-		}
-		if u == w && outer != nil && len(k.ReduceAxes()) == 1 {
-			// 5 or 7 vectors by 2 rows for a product (one reduce axis) 80
-			// or 112 wide: (4096x512)·(512x80) 168-178 -> 245-263 GFLOP/s,
-			// 112 wide 152-184 -> 230-249. Not for a conv's columns (its
-			// window's reduce axes): 80 and 112 ran 0-15 % slower so.
-			for _, v := range []int64{5, 7} {
+		if u == w && outer != nil {
+			// 3 vectors by 4 rows where one vector divides the axis and
+			// two do not (a conv's 48 or 144 columns), 5 or 7 by 2 for a
+			// product's (one reduce axis) 80 or 112: a block of one vector
+			// by 16 outer lanes loads 17 values per 16 FMAs, three by 4
+			// load 7 per 12. On the Zen 5 guest, 64 channels at 48x48
+			// 243-304 -> 404-450 GFLOP/s (batch 1), 321-347 -> 415-440
+			// (batch 8), 144x144 298-365 -> 431-434; (4096x512)·(512xN)
+			// N=48 133-178 -> 274-278, 80 168-178 -> 245-263, 112
+			// 152-184 -> 230-249. Not 5 or 7 for a conv's columns (80
+			// and 112 ran 0-15 % slower so); not past 9 vectors:
+			// matmul_1001's padded 1008 columns in blocks of 4 rows, 6.0
+			// -> 10.9 ms (the right operand, rows 4 KB apart, read again
+			// for every 4 rows instead of every 16).
+			vecs := []int64{3}
+			if len(k.ReduceAxes()) == 1 {
+				vecs = []int64{3, 5, 7}
+			}
+			for _, v := range vecs {
 				if inner.Size%(v*w) == 0 && inner.Size <= 9*w && v*w <= lanesCap && !paddedWhole(k, inner, v*w) {
 					u = v * w
 					break
