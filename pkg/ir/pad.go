@@ -129,8 +129,9 @@ func (k *Kernel) Padded() bool {
 // conv2d_resnet's 56 columns ran the same either way), any other to a
 // multiple of 8 (if at least 32 long: an upcast of it reuses each load
 // of the other operand; GPT-2's 50257 classes as the rows of x @ w.T),
-// or of 4 if it is shorter and no register block from 2 to 8 divides it
-// (the 13 rows of AlexNet's and SqueezeNet's last convs).
+// or of 4 if it is shorter and no register block from 3 to 8 divides it
+// (the 13 rows of AlexNet's and SqueezeNet's last convs; 22 or 26 rows,
+// which took blocks of 2: 64 channels 128-186 -> 214-351 GFLOP/s).
 func padCandidates(k *Kernel, w int64) []Opt {
 	var out []Opt
 	for i, a := range k.Global {
@@ -140,7 +141,7 @@ func padCandidates(k *Kernel, w int64) []Opt {
 			if a.Size%w == 0 && a.Size%(2*w) != 0 && w >= 16 {
 				amt, least = 2*w, 4*w
 			}
-		} else if a.Size < least && largestDivisor(a.Size, 8, 7, 6, 5, 4, 3, 2) == 1 {
+		} else if a.Size < least && largestDivisor(a.Size, 8, 7, 6, 5, 4, 3) == 1 {
 			amt, least = 4, 8
 		}
 		if a.Sym == nil && a.Size%amt != 0 && a.Size >= least && padRefusal(k, i, amt) == "" {

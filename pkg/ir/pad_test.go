@@ -44,6 +44,8 @@ func TestPadHeuristic(t *testing.T) {
 		{"product 400 wide at 8 lanes (two vectors divide it)", input(256, 512).Dot(input(512, 400)), zen5(8), ""},
 		// 5 vectors of a product: blocked whole by 2 rows instead
 		{"product 80 wide", input(256, 512).Dot(input(512, 80)), zen5(16), ""},
+		// 26 = 2 x 13: to 28 (blocks of 7), not blocks of 2
+		{"conv rows of 26", conv3x3(1, 64, 64, 26), zen5(16), "PADTO(1,4)"},
 		// 27 = 3 x 9: blocks of 3 rows, nothing padded
 		{"conv rows of 27", conv3x3(1, 64, 64, 27), zen5(16), ""},
 	} {

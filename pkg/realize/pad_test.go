@@ -97,6 +97,9 @@ func TestOddWidths(t *testing.T) {
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, true, false},
 		{"conv 8->32 channels, 13x13, batch 2, relu", [][]int{{2, 8, 13, 13}, {32, 8, 3, 3}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1).Relu() }, true, false},
+		// rows of 22 (2 x 11): padded to 24, not blocked by 2
+		{"conv 8->32 channels, 22x22", [][]int{{1, 8, 22, 22}, {32, 8, 3, 3}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, true, false},
 		// 25 vectors of 16 wide: padded to 26, two vectors by 8 rows
 		{"product 40x64 by 64x400", [][]int{{40, 64}, {64, 400}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Dot(in[1]) }, false, true},
