@@ -256,12 +256,7 @@ func (t Target) matmulBlocks(m, k, mr, nr int64) (mc, kc int64) {
 	if kc == 0 {
 		return 0, 0
 	}
-	for c := mr; c <= m/2 && c*kc*4 <= t.L2/4; c += mr {
-		if m%c == 0 {
-			mc = c
-		}
-	}
-	if mc < 2*mr {
+	if mc = rowGroup(m, mr, kc, t.L2/4); mc < 2*mr {
 		return 0, 0
 	}
 	return mc, kc
@@ -322,24 +317,31 @@ func (t Target) BlockSeeds(k *Kernel, opts []Opt) [][]Opt {
 	r := raxes[0]
 	var seeds [][]Opt
 	for i, a := range k.Global {
-		mr := upcastLanes(opts, i)
 		if i == outer || a.Sym != nil || a.Size*r.Size*4 <= t.L2/2 {
 			continue
 		}
+		mr := upcastLanes(opts, i)
 		for _, kc := range []int64{128, 256, 512} {
 			if kc >= r.Size || r.Size%kc != 0 {
 				continue
 			}
-			mc := int64(0)
-			for c := mr; c <= a.Size/2 && c*kc*4 <= t.L2/2; c += mr {
-				if a.Size%c == 0 {
-					mc = c
-				}
-			}
-			if mc >= 2*mr {
+			if mc := rowGroup(a.Size, mr, kc, t.L2/2); mc >= 2*mr {
 				seeds = append(seeds, append(slices.Clone(opts), Opt{Kind: OptTile, Axis: i, Amt: mc}, Opt{Kind: OptKBlock, Axis: 0, Amt: kc}))
 			}
 		}
 	}
 	return seeds
+}
+
+// rowGroup is GotoBLAS's mc: the most rows, a multiple of mr dividing m
+// and at most half of them, whose block of kc floats a row fits in bytes
+// (0 if none).
+func rowGroup(m, mr, kc, bytes int64) int64 {
+	mc := int64(0)
+	for c := mr; c <= m/2 && c*kc*4 <= bytes; c += mr {
+		if m%c == 0 {
+			mc = c
+		}
+	}
+	return mc
 }

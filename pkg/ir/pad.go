@@ -208,10 +208,11 @@ func (t Target) padOpts(k *Kernel, plain []Opt) []Opt {
 			return nil
 		}
 		opts = append(pads, opts...)
-		if _, err := t.ApplyOpts(k, opts); err != nil {
+		pk, err := t.ApplyOpts(k, opts)
+		if err != nil {
 			return nil
 		}
-		if t.vectorLanes(k, opts) < t.vectorLanes(k, plain) {
+		if pl, err := t.ApplyOpts(k, plain); err == nil && t.vectorLanes(pk) < t.vectorLanes(pl) {
 			// lanes the simd pass could not make vectors of (a conv
 			// weight gradient through a pool's gradient at 8 lanes: 64
 			// scalar accumulators, 24-29 ms against 2.5-2.7 plain)
@@ -222,31 +223,31 @@ func (t Target) padOpts(k *Kernel, plain []Opt) []Opt {
 	return nil
 }
 
-// vectorLanes counts the lanes of k with opts that the simd pass makes
-// vectors of: its vector accumulators', or where there are none its
-// vector stores' (-1 where the list does not apply). The passes between
-// the opts and simd that change the kernel run first; the plans between
-// them do not decide what becomes a vector.
-func (t Target) vectorLanes(k *Kernel, opts []Opt) int {
-	ok, err := t.ApplyOpts(k, opts)
-	if err == nil {
-		ok, err = PlanSIMD(MergeOuter(HoistInvariantReduces(FactorReduces(ok))), t)
-	}
+// vectorLanes counts the lanes of k (after its opts) that the simd pass
+// makes vectors of: its vector accumulators', or where there are none its
+// vector stores' (-1 where the opts did not apply). The passes between the
+// opts and simd that change the kernel run first; the plans between them
+// do not decide what becomes a vector.
+func (t Target) vectorLanes(k *Kernel) int {
+	k, err := PlanSIMD(MergeOuter(HoistInvariantReduces(FactorReduces(k))), t)
 	if err != nil {
 		return -1
 	}
-	if ok.SIMD == nil {
+	if k.SIMD == nil {
 		return 0
 	}
+	if n := runLanes(k.SIMD.Accs); n > 0 {
+		return n
+	}
+	return runLanes(k.SIMD.Stores)
+}
+
+// runLanes counts the lanes of the runs of more than one lane.
+func runLanes(runs [][]*Expr) int {
 	n := 0
-	for _, runs := range [][][]*Expr{ok.SIMD.Accs, ok.SIMD.Stores} {
-		for _, r := range runs {
-			if len(r) > 1 {
-				n += len(r)
-			}
-		}
-		if n > 0 {
-			break
+	for _, r := range runs {
+		if len(r) > 1 {
+			n += len(r)
 		}
 	}
 	return n
