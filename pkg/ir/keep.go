@@ -32,9 +32,15 @@ type Keep struct {
 	Store  *Expr // the store whose buffer holds the kept values, read back at its index
 	Value  *Expr // the store's subexpression (of the innermost global axis) read back instead of computed
 	Leader *Expr // the SUM group whose loop stores its members' values
-	// Col is the member's column: Value with the innermost global axis
-	// replaced by Col[m] is m's accumulated value. Index[m] is the
-	// store's index at that column, where m's value is stored.
+	// Tail is the SUM group over the row's last columns where split_tails
+	// split the sum (50257 = 1570*32 + 17 columns): its loop stores the
+	// values of the columns past the leader's. Nil when the leader's
+	// members cover the row.
+	Tail *Expr
+	// Col is the member's column (of the leader's or the tail's): Value
+	// with the innermost global axis replaced by Col[m] is m's
+	// accumulated value. Index[m] is the store's index at that column,
+	// where m's value is stored.
 	Col, Index map[*Expr]*Expr
 	// Next is, for the loads of the members' values that read the
 	// outermost global axis (the row) at a constant stride, that stride:
@@ -68,6 +74,15 @@ type Keep struct {
 // row of the input and its scratch stay in L1 (48 KiB on Zen 5, 32 on
 // Zen 4, the smallest L1d tgc meets: half of it).
 const maxScratch = 16 << 10
+
+// Groups are the SUM groups whose loops store the kept values: the
+// leader's, then the tail's where there is one.
+func (kp *Keep) Groups() []*Expr {
+	if kp.Tail != nil {
+		return []*Expr{kp.Leader, kp.Tail}
+	}
+	return []*Expr{kp.Leader}
+}
 
 // keepScratch says whether a keep plan for store st keeps its values in
 // scratch: where its output is one stream_stores writes around the caches
@@ -148,8 +163,8 @@ func PlanKeep(k *Kernel, t Target) (*Kernel, error) {
 		}
 		for _, v := range keepCandidates(st.Src[1], col) {
 			for _, l := range leaders {
-				if plan := matchKeep(nk, nk.B, st, v, l, p.Members[l], col, usesCol); plan != nil && readsOnlyKept(st, v) {
-					plan.Scratch = keepScratch(nk, t, st)
+				if plan := matchKeep(nk, nk.B, st, v, l, leaders, p.Members, col, usesCol); plan != nil && readsOnlyKept(st, v) {
+					plan.Scratch = plan.Tail == nil && keepScratch(nk, t, st)
 					for ld, s := range plan.Next {
 						if t.FarPrefetch > 0 { // rows that far ahead into L2 too
 							plan.Far = max(plan.Far, 2, t.FarPrefetch/(s*int64(ld.DType.Size())))
@@ -207,16 +222,51 @@ func readsOnlyKept(st, v *Expr) bool {
 
 // matchKeep finds each member's column: the members of an unrolled SUM
 // over r' (r = U*r' + lane) compute v at columns U*r' + lane, one lane
-// each, and cover the column axis once (U*size(r') = size(col)). Nil when
-// they do not.
-func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, usesCol map[*Expr]bool) *Keep {
-	axes := leader.Arg.(*ReduceArg).Axes
-	u := int64(len(members))
-	if len(axes) != 1 || axes[0].Size*u != col.Size {
+// each, and cover the column axis once (U*size(r') = size(col)), or its
+// first columns when another of the row's SUM groups (the tail
+// split_tails made) covers the rest. Nil when they do not.
+func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, leaders []*Expr, members map[*Expr][]*Expr, col *Axis, usesCol map[*Expr]bool) *Keep {
+	plan := &Keep{Store: st, Value: v, Leader: leader, Col: map[*Expr]*Expr{}, Index: map[*Expr]*Expr{}}
+	n := matchGroup(b, st, v, leader, members[leader], col, 0, usesCol, plan)
+	for _, tail := range leaders {
+		if n <= 0 || n >= col.Size {
+			break
+		}
+		if tail == leader {
+			continue
+		}
+		if nt := matchGroup(b, st, v, tail, members[tail], col, n, usesCol, plan); n+nt == col.Size {
+			plan.Tail, n = tail, col.Size
+		}
+	}
+	if n != col.Size {
 		return nil
 	}
+	plan.Next = map[*Expr]int64{}
+	if row := k.Global[0]; row != col {
+		for _, m := range members[leader] {
+			for _, ld := range KeptLoads(m) {
+				if s, ok := AxisStride(ld.Src[0], row); ok && s > 0 {
+					plan.Next[ld] = s
+				}
+			}
+		}
+	}
+	return plan
+}
+
+// matchGroup adds to plan the columns of a SUM group's members that
+// compute v at columns off + U*r' + lane (U members over r', one lane
+// each) and returns the columns they cover (U*size(r')), or 0 (plan
+// unchanged) when they do not.
+func matchGroup(b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, off int64, usesCol map[*Expr]bool, plan *Keep) int64 {
+	axes := leader.Arg.(*ReduceArg).Axes
+	u := int64(len(members))
+	if len(axes) != 1 || off+axes[0].Size*u > col.Size {
+		return 0
+	}
 	r := b.Var(axes[0])
-	plan := &Keep{Store: st, Value: v, Leader: leader, Col: map[*Expr]*Expr{}, Index: map[*Expr]*Expr{}}
+	cols, idx := map[*Expr]*Expr{}, map[*Expr]*Expr{}
 	taken := make([]bool, u)
 	// v at each lane's column, built once (the builder interns: the same
 	// expression each time; a member that is not lane i tries every lane).
@@ -228,32 +278,25 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, members []*Expr, col 
 			if taken[lane] {
 				continue
 			}
-			c := b.Add(b.Mul(r, b.Int(u)), b.Int(lane))
+			c := b.Add(b.Mul(r, b.Int(u)), b.Int(off+lane))
 			if atLane[lane] == nil {
 				atLane[lane] = substVarIn(b, v, col, c, usesCol)
 			}
 			if atLane[lane] == m.Src[0] {
 				taken[lane], found = true, true
-				plan.Col[m] = c
-				plan.Index[m] = substVarIn(b, st.Src[0], col, c, usesCol)
+				cols[m] = c
+				idx[m] = substVarIn(b, st.Src[0], col, c, usesCol)
 				break
 			}
 		}
 		if !found {
-			return nil
+			return 0
 		}
 	}
-	plan.Next = map[*Expr]int64{}
-	if row := k.Global[0]; row != col {
-		for _, m := range members {
-			for _, ld := range KeptLoads(m) {
-				if s, ok := AxisStride(ld.Src[0], row); ok && s > 0 {
-					plan.Next[ld] = s
-				}
-			}
-		}
+	for m, c := range cols {
+		plan.Col[m], plan.Index[m] = c, idx[m]
 	}
-	return plan
+	return axes[0].Size * u
 }
 
 // KeptLoads are the unguarded loads a reduce member's loop reads (not
@@ -354,52 +397,70 @@ func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
 	p := Linearize(k)
 	n := len(k.Global)
 	col := k.Global[n-1]
-	hoisted := false
+	hoisted := map[*Expr]bool{}
 	for _, e := range p.Hoisted[n-1].Nodes {
-		hoisted = hoisted || e == l
-	}
-	if !hoisted || p.Leader[l] != l || l.Arg.(*ReduceArg).Op != OpSum {
-		return fmt.Errorf("keep: %s is not a SUM evaluated before the column loop", l)
+		hoisted[e] = true
 	}
 	for _, e := range p.Innermost.Nodes {
-		if e == l {
+		if e == l || e == kp.Tail {
 			return fmt.Errorf("keep: the reduce is evaluated in the column loop")
 		}
 	}
-	members := p.Members[l]
-	if len(kp.Col) != len(members) || len(kp.Index) != len(members) {
-		return fmt.Errorf("keep: %d columns and %d indices for %d members", len(kp.Col), len(kp.Index), len(members))
+	if kp.Tail != nil && (!in[kp.Tail] || kp.Tail == l) {
+		return fmt.Errorf("keep: the tail is not another group of the kernel")
+	}
+	total := 0
+	for _, g := range kp.Groups() {
+		if !hoisted[g] || p.Leader[g] != g || g.Arg.(*ReduceArg).Op != OpSum {
+			return fmt.Errorf("keep: %s is not a SUM evaluated before the column loop", g)
+		}
+		total += len(p.Members[g])
+	}
+	if len(kp.Col) != total || len(kp.Index) != total {
+		return fmt.Errorf("keep: %d columns and %d indices for %d members", len(kp.Col), len(kp.Index), total)
 	}
 	b := NewBuilder()
 	memo := map[*Expr]*Expr{}
 	id := func(e *Expr) *Expr { return b.Rebuild(e, func(*Expr) *Expr { return nil }, memo) }
-	axes := l.Arg.(*ReduceArg).Axes
-	u := int64(len(members))
-	if len(axes) != 1 || axes[0].Size*u != col.Size {
-		return fmt.Errorf("keep: %d members of a loop of %d do not cover %d columns", u, axes[0].Size, col.Size)
+	covered := int64(0) // the columns the groups before this one keep
+	for _, g := range kp.Groups() {
+		members := p.Members[g]
+		axes := g.Arg.(*ReduceArg).Axes
+		u := int64(len(members))
+		if len(axes) != 1 || covered+axes[0].Size*u > col.Size {
+			return fmt.Errorf("keep: %d members of a loop of %d from column %d pass %d columns", u, axes[0].Size, covered, col.Size)
+		}
+		lanes := map[int64]bool{}
+		for _, m := range members {
+			c := kp.Col[m]
+			if c == nil || kp.Index[m] == nil {
+				return fmt.Errorf("keep: member %s has no column", m)
+			}
+			// The column is U*r + the columns before + a lane, each lane
+			// once (r is gone from it where its loop is one iteration: a
+			// tail of one column).
+			ts, k0 := normalize(addTerms(nil, c, 1))
+			lane := k0 - covered
+			onR := len(ts) == 1 && ts[0].e.Op == OpVar && ts[0].e.Arg.(*Axis) == axes[0] && ts[0].k == u || len(ts) == 0 && axes[0].Size == 1
+			if !onR || lane < 0 || lane >= u || lanes[lane] {
+				return fmt.Errorf("keep: column %s of member %s is not %d*%s + %d + a lane of its own", c, m, u, axes[0].Name(), covered)
+			}
+			lanes[lane] = true
+			cb := id(c)
+			if substVar(b, id(v), col, cb) != id(m.Src[0]) {
+				return fmt.Errorf("keep: member %s does not accumulate the kept value at column %s", m, c)
+			}
+			if substVar(b, id(st.Src[0]), col, cb) != id(kp.Index[m]) {
+				return fmt.Errorf("keep: member %s stores at %s, not at the store's index at column %s", m, kp.Index[m], c)
+			}
+			if err := k.checkIndex(&Expr{Op: OpStore, Arg: st.Arg, Src: []*Expr{kp.Index[m], m.Src[0]}}); err != nil {
+				return err
+			}
+		}
+		covered += axes[0].Size * u
 	}
-	lanes := map[int64]bool{}
-	for _, m := range members {
-		c := kp.Col[m]
-		if c == nil || kp.Index[m] == nil {
-			return fmt.Errorf("keep: member %s has no column", m)
-		}
-		// The column is U*r + lane, each lane once.
-		ts, lane := normalize(addTerms(nil, c, 1))
-		if len(ts) != 1 || ts[0].e.Op != OpVar || ts[0].e.Arg.(*Axis) != axes[0] || ts[0].k != u || lane < 0 || lane >= u || lanes[lane] {
-			return fmt.Errorf("keep: column %s of member %s is not %d*%s + a lane of its own", c, m, u, axes[0].Name())
-		}
-		lanes[lane] = true
-		cb := id(c)
-		if substVar(b, id(v), col, cb) != id(m.Src[0]) {
-			return fmt.Errorf("keep: member %s does not accumulate the kept value at column %s", m, c)
-		}
-		if substVar(b, id(st.Src[0]), col, cb) != id(kp.Index[m]) {
-			return fmt.Errorf("keep: member %s stores at %s, not at the store's index at column %s", m, kp.Index[m], c)
-		}
-		if err := k.checkIndex(&Expr{Op: OpStore, Arg: st.Arg, Src: []*Expr{kp.Index[m], m.Src[0]}}); err != nil {
-			return err
-		}
+	if covered != col.Size {
+		return fmt.Errorf("keep: the kept loops cover %d of %d columns", covered, col.Size)
 	}
 	if kp.Far < 0 || kp.Far == 1 || kp.Far > 0 && len(kp.Next) == 0 {
 		return fmt.Errorf("keep: prefetch %d rows ahead", kp.Far)
@@ -412,8 +473,8 @@ func (kp *Keep) verify(k *Kernel, in map[*Expr]bool) error {
 			return fmt.Errorf("keep: prefetch of %s one row (%d) ahead, but it reads the row at stride %d", ld, s, got)
 		}
 	}
-	if kp.Scratch && col.Size*4 > maxScratch {
-		return fmt.Errorf("keep: a scratch row of %d floats, more than %d bytes", col.Size, maxScratch)
+	if kp.Scratch && (col.Size*4 > maxScratch || kp.Tail != nil) {
+		return fmt.Errorf("keep: a scratch row of %d floats (more than %d bytes, or with a tail)", col.Size, maxScratch)
 	}
 	// Vector accumulators store vectors: their lanes' indices (and, in
 	// scratch, their columns) are contiguous.
@@ -454,6 +515,9 @@ func (kp *Keep) dump(names map[*Expr]string) string {
 	if kp.Scratch {
 		where = "a scratch row"
 	}
-	return fmt.Sprintf("  keep %s in %s, stored by the %d members of %s (columns %d*%s + lane)%s\n",
-		names[kp.Value], where, len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name(), next)
+	by := fmt.Sprintf("the %d members of %s (columns %d*%s + lane)", len(kp.Col), names[kp.Leader], len(kp.Col), kp.Leader.Arg.(*ReduceArg).Axes[0].Name())
+	if kp.Tail != nil {
+		by = fmt.Sprintf("the %d members of %s and of its tail %s", len(kp.Col), names[kp.Leader], names[kp.Tail])
+	}
+	return fmt.Sprintf("  keep %s in %s, stored by %s%s\n", names[kp.Value], where, by, next)
 }

@@ -2,6 +2,7 @@ package ir_test
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -89,6 +90,63 @@ func TestKeepPlans(t *testing.T) {
 	for _, it := range s.Items {
 		if k, err := ir.OptimizeFor(it.Kernel, gpu, nil); err == nil && k.Keep != nil {
 			t.Errorf("GPU target: %s keeps a value", k.Name)
+		}
+	}
+}
+
+// TestKeepTails: a softmax over rows that no vector divides (100 columns:
+// split_tails sums 96 in vectors and 4 in a scalar tail; 97: a tail of
+// one column, whose loop variable leaves its index) keeps the
+// exponentials of both loops, at both widths; Verify refuses the plan
+// without its tail, with a tail member one column off, and in scratch.
+func TestKeepTails(t *testing.T) {
+	for _, tc := range []struct {
+		tg   ir.Target
+		cols int
+	}{{keepTargets[0], 100}, {keepTargets[1], 100}, {keepTargets[0], 97}, {keepTargets[1], 97}} {
+		tg := tc.tg
+		k := rowKernel(t, input(6, tc.cols).Softmax(-1), tg)
+		if k.Keep == nil || k.Keep.Tail == nil {
+			t.Fatalf("width %d: no keep plan with a tail:\n%s", tg.VecWidth, k.Dump())
+		}
+		if !strings.Contains(k.Dump(), "and of its tail") {
+			t.Errorf("width %d: the dump does not show the tail:\n%s", tg.VecWidth, k.Dump())
+		}
+		p := ir.Linearize(k)
+		tail := p.Members[k.Keep.Tail]
+		if n := len(p.Members[k.Keep.Leader]) + len(tail); len(k.Keep.Col) != n || len(tail) == 0 {
+			t.Fatalf("width %d: %d columns kept for %d members", tg.VecWidth, len(k.Keep.Col), n)
+		}
+		copyPlan := func() *ir.Keep {
+			kp := *k.Keep
+			kp.Col, kp.Index = maps.Clone(k.Keep.Col), maps.Clone(k.Keep.Index)
+			return &kp
+		}
+		b := k.B
+		for _, c := range []struct {
+			name, want string
+			damage     func(kp *ir.Keep)
+		}{
+			{"no tail", "columns and", func(kp *ir.Keep) { kp.Tail = nil }},
+			{"no tail nor its columns", fmt.Sprintf("cover 96 of %d columns", tc.cols), func(kp *ir.Keep) {
+				kp.Tail = nil
+				for _, m := range tail {
+					delete(kp.Col, m)
+					delete(kp.Index, m)
+				}
+			}},
+			{"a tail member one column on", "a lane of its own", func(kp *ir.Keep) {
+				kp.Col[tail[0]] = b.Add(kp.Col[tail[0]], b.Int(1))
+			}},
+			{"the tail as the leader", "+ 0 + a lane of its own", func(kp *ir.Keep) { kp.Leader, kp.Tail = kp.Tail, kp.Leader }},
+			{"in scratch", "with a tail", func(kp *ir.Keep) { kp.Scratch = true }},
+		} {
+			nk := *k
+			nk.Keep = copyPlan()
+			c.damage(nk.Keep)
+			if err := nk.Verify(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("width %d, %d columns, %s: got %v, want an error containing %q", tg.VecWidth, tc.cols, c.name, err, c.want)
+			}
 		}
 	}
 }

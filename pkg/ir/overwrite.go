@@ -1,6 +1,9 @@
 package ir
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Writing over an input. A kernel's output may take the memory of an input
 // buffer that dies with it (the engine's memory plan, realize) when every
@@ -101,11 +104,13 @@ func OverwriteRefusal(k *Kernel, b int) string {
 	var inner map[*Expr]bool // keep: what the column loop evaluates (the kept value read back)
 	if keep != nil {
 		feeds = map[*Expr]bool{}
-		Walk(p.Members[keep.Leader], func(e *Expr) {
-			if e.Op == OpReduce {
-				feeds[p.Leader[e]] = true
-			}
-		})
+		for _, g := range keep.Groups() {
+			Walk(p.Members[g], func(e *Expr) {
+				if e.Op == OpReduce {
+					feeds[p.Leader[e]] = true
+				}
+			})
+		}
 		inner = map[*Expr]bool{}
 		walkPruned([]*Expr{st}, func(e *Expr) bool { return e == keep.Value || e.Op == OpReduce }, func(e *Expr) { inner[e] = true })
 	}
@@ -138,10 +143,13 @@ func OverwriteRefusal(k *Kernel, b int) string {
 		}
 		leader := p.Leader[top]
 		switch {
-		case leader == keep.Leader:
-			if !readsOwnColumn(p, keep, b, same) {
+		case slices.Contains(keep.Groups(), leader):
+			if !readsOwnColumn(p, keep, leader, b, same) {
 				return "a read in the kept loop at another index than the one it stores"
 			}
+		case top == l && readsAtKept(p, keep, l, same):
+			// hoisted out of a kept loop of one iteration (a tail of one
+			// column): read before the store its member's value waits for
 		case top.Op != OpReduce || !feeds[leader]:
 			return "a read that may run after the kept loop stored the row"
 		}
@@ -212,21 +220,21 @@ func laneRefusal(k *Kernel, b int) string {
 	return why
 }
 
-// readsOwnColumn says whether each member of the kept group reads input b
-// in the group's loop (or one nested in it) only at the element it stores
-// (Keep.Index): members run in order in one iteration, each storing after
-// it computes.
-func readsOwnColumn(p *Program, keep *Keep, b int, same func(x, y *Expr) bool) bool {
+// readsOwnColumn says whether each member of the kept group led by group
+// reads input b in the group's loop (or one nested in it) only at the
+// element it stores (Keep.Index): members run in order in one iteration,
+// each storing after it computes, and the groups' columns are disjoint.
+func readsOwnColumn(p *Program, keep *Keep, group *Expr, b int, same func(x, y *Expr) bool) bool {
 	inLoop := func(e *Expr) bool {
 		for l := p.Place[e]; l != nil; l = p.Place[l] {
-			if l == keep.Leader {
+			if l == group {
 				return true
 			}
 		}
 		return false
 	}
 	ok := true
-	for _, m := range p.Members[keep.Leader] {
+	for _, m := range p.Members[group] {
 		Walk(m.Src, func(e *Expr) {
 			if e.Op == OpLoad && e.Arg.(int) == b && inLoop(e) && !same(e.Src[0], keep.Index[m]) {
 				ok = false
@@ -234,6 +242,21 @@ func readsOwnColumn(p *Program, keep *Keep, b int, same func(x, y *Expr) bool) b
 		})
 	}
 	return ok
+}
+
+// readsAtKept says whether load l is read by a member of a kept group at
+// the element the member stores (Keep.Index).
+func readsAtKept(p *Program, keep *Keep, l *Expr, same func(x, y *Expr) bool) bool {
+	for _, g := range keep.Groups() {
+		for _, m := range p.Members[g] {
+			reads := false
+			Walk(m.Src, func(e *Expr) { reads = reads || e == l })
+			if reads && same(l.Src[0], keep.Index[m]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // linear is an index expression as sum(coef[a]*a) + c + sum(rest), rest

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -33,13 +34,15 @@ type Skip struct {
 // (the keep plan) skips nothing: those stores are part of its work.
 func PlanSkip(k *Kernel, _ Target) (*Kernel, error) {
 	groups, order := reduceGroups(k)
-	var kept *Axis
+	kept := map[*Axis]bool{}
 	if k.Keep != nil {
-		kept = groupKey(k.Keep.Leader)
+		for _, g := range k.Keep.Groups() {
+			kept[groupKey(g)] = true
+		}
 	}
 	plan := map[*Axis][]*Expr{}
 	for _, key := range order {
-		if key == kept {
+		if kept[key] {
 			continue
 		}
 		if conds := commonZeroConds(groups[key]); len(conds) > 0 {
@@ -140,7 +143,7 @@ func (s *Skip) verify(k *Kernel, in map[*Expr]bool) error {
 		if len(members) == 0 {
 			return fmt.Errorf("skip_zeros: no reduce group loops over %s", key.Name())
 		}
-		if k.Keep != nil && groupKey(k.Keep.Leader) == key {
+		if k.Keep != nil && slices.ContainsFunc(k.Keep.Groups(), func(g *Expr) bool { return groupKey(g) == key }) {
 			return fmt.Errorf("skip_zeros: the kept group over %s skips iterations", key.Name())
 		}
 		for _, m := range members {

@@ -84,7 +84,7 @@ func vecReduceLoop(k *Kernel, prog *Program, leader *Expr, members []*Expr) (*Ax
 			return nil, false
 		}
 	}
-	if k.Keep != nil && k.Keep.Leader == leader {
+	if k.Keep != nil && slices.Contains(k.Keep.Groups(), leader) {
 		for _, m := range members {
 			if idx, ok := k.Keep.Index[m]; ok {
 				if s, ok := AxisStride(idx, a); !ok || s == 0 {

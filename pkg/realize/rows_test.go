@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"tgc/pkg/backend"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -131,6 +132,83 @@ func TestRowKernelsPastTheCaches(t *testing.T) {
 					t.Errorf("%s: row %d column %d: %v, want %v", c.name, i, j, g, want)
 					bad++
 					break
+				}
+			}
+		}
+	}
+}
+
+// TestKeptTailInPlace: a softmax over rows that no vector divides (97,
+// 100 and 1001 columns) between two products, written over its input (the
+// first product's scratch): the kept loops, the vector one and
+// split_tails' scalar tail, each read the input only at the column they
+// store (ir's overwrite refusal knows both groups), against float64
+// products and softmaxes at both widths.
+func TestKeptTailInPlace(t *testing.T) {
+	const rows, inner, outs = 7, 16, 3
+	for _, width := range []int{8, 16} {
+		if width == 16 && !backend.HostHasAVX512() {
+			continue
+		}
+		dev, err := backend.OpenCPUWidth(width)
+		if err != nil {
+			t.Skipf("CPU unavailable: %v", err)
+		}
+		e := New(dev, Options{})
+		for _, cols := range []int{97, 100, 1001} {
+			av, bv, wv := make([]float64, rows*inner), make([]float64, inner*cols), make([]float64, cols*outs)
+			for i := range av {
+				av[i] = float64(float32(math.Sin(float64(i) * 0.37)))
+			}
+			for i := range bv {
+				bv[i] = float64(float32(math.Cos(float64(i)*1.3) * 0.8))
+			}
+			for i := range wv {
+				wv[i] = float64(float32(math.Sin(float64(i)*2.1+0.5) * 0.6))
+			}
+			ctx := tensor.NewContext(e)
+			a, err := ctx.FromFloats(ir.Float32, []int{rows, inner}, av)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ctx.FromFloats(ir.Float32, []int{inner, cols}, bv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := ctx.FromFloats(ir.Float32, []int{cols, outs}, wv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := e.Stats.Overwrites
+			got, err := a.Realize().Dot(b.Realize()).Contiguous().Softmax(-1).Dot(w.Realize()).Floats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Stats.Overwrites == before {
+				t.Errorf("width %d, %d columns: the softmax did not write over its scratch input", width, cols)
+			}
+			for r := range rows {
+				row := make([]float64, cols)
+				for c := range row {
+					for k := range inner {
+						row[c] += av[r*inner+k] * bv[k*cols+c]
+					}
+				}
+				m, sum := math.Inf(-1), 0.0
+				for _, x := range row {
+					m = max(m, x)
+				}
+				for _, x := range row {
+					sum += math.Exp(x - m)
+				}
+				for o := range outs {
+					want := 0.0
+					for c, x := range row {
+						want += math.Exp(x-m) / sum * wv[c*outs+o]
+					}
+					if g := got[r*outs+o]; math.Abs(g-want) > 1e-5*(1+math.Abs(want)) || math.IsNaN(g) {
+						t.Fatalf("width %d, %d columns: row %d output %d: %v, want %v", width, cols, r, o, g, want)
+					}
 				}
 			}
 		}

@@ -128,6 +128,7 @@ func TestCPUVectorWidths(t *testing.T) {
 		return x
 	}
 	w1 := in(32, 1, 5, 5)
+	odd := in(5, 1001)
 	up := func(x *tensor.Tensor) *tensor.Tensor {
 		return x.Reshape(128, 8, 10, 1, 10, 1).Expand(128, 8, 10, 2, 10, 2).Reshape(128, 8, 20, 20)
 	}
@@ -172,6 +173,12 @@ func TestCPUVectorWidths(t *testing.T) {
 		// width (tg_exp2v; its target knows the L3), over [-30, 30)
 		{"sigmoid", func(ctx *tensor.Context) *tensor.Tensor {
 			return a(ctx).Mul(ctx.Const(30, ir.Float32)).Sigmoid()
+		}, ""},
+		// a softmax over rows no vector divides: its sums split into a
+		// vector loop and a scalar tail (split_tails), both keeping their
+		// exponentials for the column loop (ir.Keep.Tail)
+		{"softmax of 1001 columns", func(ctx *tensor.Context) *tensor.Tensor {
+			return odd(ctx).Mul(ctx.Const(8, ir.Float32)).Softmax(-1)
 		}, ""},
 	}
 	want := make([][]float64, len(cases))
