@@ -94,10 +94,13 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		"conv2d pad 1":              floats(r, 2, 3, 8, 8).Conv2d(floats(r, 4, 3, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
 		// rows of 40 columns: 2x16+8 lanes where the FMA units run 16 (fullVectors)
 		"conv2d 40 columns": floats(r, 1, 2, 3, 40).Conv2d(floats(r, 8, 2, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}),
-		"sum over rows":     floats(r, 32, 24).Sum(false, 0),
-		"max":               floats(r, 16, 48).Max(false, 1),
-		"argmax":            floats(r, 16, 48).Argmax(&axis, false),
-		"softmax":           floats(r, 8, 64).Softmax(-1),
+		// a 5x5 image, the weight's output channels contiguous: blocks of
+		// a channel vector by all 5 rows
+		"conv2d 5x5 channels-last weight": floats(r, 2, 8, 5, 5).Conv2d(floats(r, 8, 3, 3, 32).Permute(3, 0, 1, 2), nil, tensor.ConvOpts{Padding: []int{1}}),
+		"sum over rows":                   floats(r, 32, 24).Sum(false, 0),
+		"max":                             floats(r, 16, 48).Max(false, 1),
+		"argmax":                          floats(r, 16, 48).Argmax(&axis, false),
+		"softmax":                         floats(r, 8, 64).Softmax(-1),
 		// a conv weight gradient as the CPU computes it (tensor.convGrads):
 		// the output gradient stored with its channels last, vectors along
 		// them, the reduce over batch x image blocked along the batch
@@ -384,7 +387,8 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
-	tailKept := 0 // lists keeping the values of a split sum's tail too (ir.Keep.Tail)
+	tailKept := 0  // lists keeping the values of a split sum's tail too (ir.Keep.Tail)
+	wholeRows := 0 // heuristic lists blocking all of a conv's 5 rows
 	streamedElementwise, scratchLines, lagged := 0, 0, 0
 	laggedRows := 0                   // lists lagging a row kernel's column loop without a keep plan
 	padLists := 0                     // lists padding an axis (PADTO)
@@ -429,6 +433,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				factored++
 			}
 			ks = append(ks, onCPU.rename(ok))
+			if l.heur && strings.HasPrefix(name, "conv2d 5x5") && strings.Contains(ir.FormatOpts(l.opts), ",5)") {
+				wholeRows++
+			}
 			if ok.Keep != nil {
 				kept++
 				if ok.Keep.Tail != nil {
@@ -567,6 +574,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if tested < 50 || unrolled < 10 || blocked < 5 || kept < 3 {
 		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	}
+	if wholeRows < 2 {
+		t.Errorf("only %d heuristic lists block a 5x5 conv's rows whole", wholeRows)
 	}
 	if tailKept < 2 {
 		t.Errorf("only %d opt lists keep a split sum's tail values", tailKept)

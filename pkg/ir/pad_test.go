@@ -89,6 +89,11 @@ func TestOddBlocks(t *testing.T) {
 		{"product of 15 rows", input(15, 256).Dot(input(256, 512)), zen5(16), "UPCAST(0,5)"},
 		{"product of 14 rows", input(14, 256).Dot(input(256, 512)), zen5(16), "UPCAST(0,7)"},
 		{"product of 12 rows", input(12, 256).Dot(input(256, 512)), zen5(16), "UPCAST(0,6)"},
+		// the rows whole where no smaller block divides them (not the
+		// outermost axis, which the cores split): a 5x5 or 7x7 image
+		{"conv rows of 5", conv3x3(4, 256, 256, 5), zen5(16), "UPCAST(2,5)"},
+		{"conv rows of 7", conv3x3(1, 512, 512, 7), zen5(16), "UPCAST(1,7)"},
+		{"conv rows of 7, 8 lanes", conv3x3(1, 512, 512, 7), zen5(8), "UPCAST(1,7)"},
 		{"conv columns of 48", input(1, 64, 48, 48).Conv2d(input(64, 64, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,48) UPCAST(0,4)"},
 		{"conv columns of 144", input(1, 32, 144, 144).Conv2d(input(64, 32, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(16), "UPCAST(2,48) UPCAST(0,4)"},
 		{"conv columns of 24, 8 lanes", input(1, 32, 24, 24).Conv2d(input(64, 32, 3, 3), nil, tensor.ConvOpts{Padding: []int{1}}), zen5(8), "UPCAST(2,24) UPCAST(0,4)"},

@@ -97,6 +97,12 @@ func TestOddWidths(t *testing.T) {
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, true, false},
 		{"conv 8->32 channels, 13x13, batch 2, relu", [][]int{{2, 8, 13, 13}, {32, 8, 3, 3}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1).Relu() }, true, false},
+		// rows of 5 and 7 (small images' last convs): blocked whole, the
+		// weight's output channels in vectors
+		{"conv 16->32 channels, 5x5, batch 3", [][]int{{3, 16, 5, 5}, {32, 16, 3, 3}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, false, false},
+		{"conv 16->64 channels, 7x7, relu", [][]int{{1, 16, 7, 7}, {64, 16, 3, 3}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1).Relu() }, false, false},
 		// rows of 22 (2 x 11): padded to 24, not blocked by 2
 		{"conv 8->32 channels, 22x22", [][]int{{1, 8, 22, 22}, {32, 8, 3, 3}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Conv2d(in[1], nil, pad1) }, true, false},
