@@ -180,6 +180,9 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 		// a prompt's RoPE over a feature-major projection: read along the
 		// tokens, written along the features (ir transposeOpts' tiles)
 		"transposed scale": floats(r, 512, 32).Permute(1, 0).Reshape(32, 8, 64).Mul(floats(r, 32, 1, 64)),
+		// a plain transposed copy, rows 2 KiB apart: 16x16 tiles (ir
+		// transpose2D)
+		"transposed copy": floats(r, 256, 512).Permute(1, 0).Mul(floats(r, 512, 256)),
 	}
 	// Short reduces (not searchable): a channels-last max pool over its
 	// padding, read in place under the padding's guard (fuse's
@@ -389,6 +392,7 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	tested, unrolled, blocked, kept, batchBlocked, factored, skipped, streamed, rowed := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	tailKept := 0  // lists keeping the values of a split sum's tail too (ir.Keep.Tail)
 	wholeRows := 0 // heuristic lists blocking all of a conv's 5 rows
+	tiles2D := 0   // heuristic lists tiling a plain transposed copy 16x16
 	streamedElementwise, scratchLines, lagged := 0, 0, 0
 	laggedRows := 0                   // lists lagging a row kernel's column loop without a keep plan
 	padLists := 0                     // lists padding an axis (PADTO)
@@ -560,6 +564,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 				if l.heur && o.Kind == ir.OptTile && strings.HasPrefix(name, "transposed scale/") && strings.Contains(ir.FormatOpts(l.opts), "OUTER(1)") {
 					transposed++
 				}
+				if l.heur && o.Kind == ir.OptTile && strings.HasPrefix(name, "transposed copy/") && ir.FormatOpts(l.opts) == "[UPCAST(1,16) TILE(0,16) OUTER(1)]" {
+					tiles2D++
+				}
 				if l.heur && o.Kind == ir.OptUnroll && o.Amt == 2 && strings.Contains(name, "block") && strings.Contains(name, "matvec") {
 					chained++ // two accumulators over a row's blocks (ir blockChains)
 				}
@@ -574,6 +581,9 @@ func TestEveryOptPreservesResults(t *testing.T) {
 	}
 	if tested < 50 || unrolled < 10 || blocked < 5 || kept < 3 {
 		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
+	}
+	if tiles2D < 2 {
+		t.Errorf("only %d heuristic lists tile a transposed copy 16x16", tiles2D)
 	}
 	if wholeRows < 2 {
 		t.Errorf("only %d heuristic lists block a 5x5 conv's rows whole", wholeRows)

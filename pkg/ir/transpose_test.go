@@ -66,3 +66,50 @@ func TestTransposeOpts(t *testing.T) {
 		}
 	}
 }
+
+// TestTranspose2D: a plain transposed copy is tiled 16x16 (a vector of 16
+// along the written axis, TILE along the other, the written axis's blocks
+// outside it) where the input's rows are 2 KiB or more apart and at least
+// 256 of them are read: a big matrix's transpose, a conv weight stored
+// with its output channels last; not a prompt's 128-token transposes, nor
+// rows 1 KiB apart, nor a copy that reads as it writes.
+func TestTranspose2D(t *testing.T) {
+	zen5 := ir.Target{Upcast: true, VecWidth: 16, VecRegs: 32, L1: 48 << 10}
+	want := []ir.Opt{{Kind: ir.OptUpcast, Axis: 1, Amt: 16}, {Kind: ir.OptTile, Axis: 0, Amt: 16}, {Kind: ir.OptOuter, Axis: 1}}
+	// the kernel as the opts see it: the weight's (Cin, kh, kw) merged
+	prepared := func(x *tensor.Tensor, tg ir.Target) *ir.Kernel {
+		var pre *ir.Kernel
+		tg.Choose = func(k *ir.Kernel) []ir.Opt { pre = k; return nil }
+		if _, err := ir.OptimizeFor(elementwiseKernel(t, x), tg, nil); err != nil {
+			t.Fatal(err)
+		}
+		if pre == nil {
+			t.Fatal("no kernel reached the opts")
+		}
+		return pre
+	}
+	for _, c := range []struct {
+		name  string
+		x     *tensor.Tensor
+		tiled bool
+	}{
+		{"512x4608 transposed", input(512, 4608).Permute(1, 0).Mul(input(4608, 512)), true},
+		{"4608x512 transposed", input(4608, 512).Permute(1, 0).Mul(input(512, 4608)), true},
+		{"1024x256 transposed", input(256, 1024).Permute(1, 0).Mul(input(1024, 256)), true},
+		{"a 3x3 conv weight, output channels last", input(512, 512, 3, 3).Permute(1, 2, 3, 0).Mul(input(512, 3, 3, 512)), true},
+		{"rows 1 KiB apart", input(1024, 256).Permute(1, 0).Mul(input(256, 1024)), false},
+		{"128 rows", input(128, 768).Permute(1, 0).Mul(input(768, 128)), false},
+		{"a prompt's 128 tokens", input(768, 128).Permute(1, 0).Mul(input(128, 768)), false},
+		{"not transposed", input(512, 4608).Mul(input(512, 4608)), false},
+	} {
+		for _, w := range []int{8, 16} {
+			tg := zen5
+			tg.VecWidth = w
+			k := prepared(c.x, tg)
+			got := tg.HeuristicOpts(k)
+			if slices.Equal(got, want) != c.tiled {
+				t.Errorf("%s at %d lanes: %s opts %s, want tiled %v", c.name, w, k.Name, ir.FormatOpts(got), c.tiled)
+			}
+		}
+	}
+}
