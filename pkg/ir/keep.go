@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -226,16 +227,21 @@ func readsOnlyKept(st, v *Expr) bool {
 // first columns when another of the row's SUM groups (the tail
 // split_tails made) covers the rest. Nil when they do not.
 func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, leaders []*Expr, members map[*Expr][]*Expr, col *Axis, usesCol map[*Expr]bool) *Keep {
-	plan := &Keep{Store: st, Value: v, Leader: leader, Col: map[*Expr]*Expr{}, Index: map[*Expr]*Expr{}}
-	n := matchGroup(b, st, v, leader, members[leader], col, 0, usesCol, plan)
+	plan := &Keep{Store: st, Value: v, Leader: leader}
+	var n int64
+	if plan.Col, plan.Index, n = matchGroup(b, st, v, leader, members[leader], col, 0, usesCol); n == 0 {
+		return nil
+	}
 	for _, tail := range leaders {
-		if n <= 0 || n >= col.Size {
+		if n == col.Size {
 			break
 		}
 		if tail == leader {
 			continue
 		}
-		if nt := matchGroup(b, st, v, tail, members[tail], col, n, usesCol, plan); n+nt == col.Size {
+		if cols, idx, nt := matchGroup(b, st, v, tail, members[tail], col, n, usesCol); nt > 0 && n+nt == col.Size {
+			maps.Copy(plan.Col, cols)
+			maps.Copy(plan.Index, idx)
 			plan.Tail, n = tail, col.Size
 		}
 	}
@@ -255,18 +261,18 @@ func matchKeep(k *Kernel, b *Builder, st, v, leader *Expr, leaders []*Expr, memb
 	return plan
 }
 
-// matchGroup adds to plan the columns of a SUM group's members that
+// matchGroup finds the columns of a SUM group's members when they
 // compute v at columns off + U*r' + lane (U members over r', one lane
-// each) and returns the columns they cover (U*size(r')), or 0 (plan
-// unchanged) when they do not.
-func matchGroup(b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, off int64, usesCol map[*Expr]bool, plan *Keep) int64 {
+// each): each member's column and the store's index there, and the
+// columns they cover (U*size(r'); 0 when they do not).
+func matchGroup(b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, off int64, usesCol map[*Expr]bool) (cols, idx map[*Expr]*Expr, covered int64) {
 	axes := leader.Arg.(*ReduceArg).Axes
 	u := int64(len(members))
 	if len(axes) != 1 || off+axes[0].Size*u > col.Size {
-		return 0
+		return nil, nil, 0
 	}
 	r := b.Var(axes[0])
-	cols, idx := map[*Expr]*Expr{}, map[*Expr]*Expr{}
+	cols, idx = map[*Expr]*Expr{}, map[*Expr]*Expr{}
 	taken := make([]bool, u)
 	// v at each lane's column, built once (the builder interns: the same
 	// expression each time; a member that is not lane i tries every lane).
@@ -290,13 +296,10 @@ func matchGroup(b *Builder, st, v, leader *Expr, members []*Expr, col *Axis, off
 			}
 		}
 		if !found {
-			return 0
+			return nil, nil, 0
 		}
 	}
-	for m, c := range cols {
-		plan.Col[m], plan.Index[m] = c, idx[m]
-	}
-	return axes[0].Size * u
+	return cols, idx, axes[0].Size * u
 }
 
 // KeptLoads are the unguarded loads a reduce member's loop reads (not

@@ -19,15 +19,19 @@ package ir
 // opts (splitOpts': a pair's lanes), kept; where no input is read that way,
 // or its lines fit in half the L1, opts are returned as they are. (Two axes
 // [t, f], a plain transposed copy, would need the tokens innermost and the
-// stores scattered: gcc's code for that ran 2x slower, so not those.)
+// stores scattered: gcc's code for that ran 2x slower for a prompt's, so
+// those get transpose2D's tiles only where the rows are far apart.)
 func (t Target) transposeOpts(k *Kernel, opts []Opt) []Opt {
 	n := len(k.Global)
-	if n == 2 && !hasReduce(k) && !k.HasSym() {
+	if hasReduce(k) || k.HasSym() {
+		return opts
+	}
+	if n == 2 {
 		if o := t.transpose2D(k); o != nil {
 			return o
 		}
 	}
-	if n < 3 || hasReduce(k) || k.HasSym() {
+	if n < 3 {
 		return opts
 	}
 	for _, o := range opts {
