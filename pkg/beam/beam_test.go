@@ -576,88 +576,58 @@ func TestEveryOptPreservesResults(t *testing.T) {
 		onCPU.free()
 	}
 	t.Logf("%d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan, %d skipping zeros, %d streaming stores, %d reading rows)", tested, unrolled, blocked, kept, skipped, streamed, rowed)
-	if batchBlocked == 0 {
-		t.Errorf("no heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)")
-	}
 	if tested < 50 || unrolled < 10 || blocked < 5 || kept < 3 {
 		t.Errorf("only %d opt lists tested (%d with UNROLL, %d with KBLOCK, %d with a keep plan)", tested, unrolled, blocked, kept)
-	}
-	if tiles2D < 2 {
-		t.Errorf("only %d heuristic lists tile a transposed copy 16x16", tiles2D)
-	}
-	if wholeRows < 2 {
-		t.Errorf("only %d heuristic lists block a 5x5 conv's rows whole", wholeRows)
-	}
-	if tailKept < 2 {
-		t.Errorf("only %d opt lists keep a split sum's tail values", tailKept)
-	}
-	if skipped < 5 {
-		t.Errorf("only %d opt lists skip a padding's zeros", skipped)
-	}
-	if rowed < 5 {
-		t.Errorf("only %d opt lists read guarded rows through row pointers", rowed)
-	}
-	if streamed < 2 {
-		t.Errorf("only %d opt lists stream their stores", streamed)
-	}
-	if scratchLines < 2 {
-		t.Errorf("only %d opt lists keep a row in scratch and stream the column loop's lines", scratchLines)
-	}
-	if lagged < 2 {
-		t.Errorf("only %d opt lists write a row's lines in the next row's kept loop", lagged)
-	}
-	if laggedRows < 2 {
-		t.Errorf("only %d opt lists write a row's lines in the next row's first sum (no keep plan)", laggedRows)
-	}
-	if streamedElementwise < 2 {
-		t.Errorf("only %d heuristic lists of elementwise kernels stream their stores", streamedElementwise)
-	}
-	if widened == 0 {
-		t.Errorf("no heuristic list blocks a row in full vectors (Target.FMAWidth)")
-	}
-	if hsumGroups < 3 {
-		t.Errorf("only %d opt lists sum several accumulators' lanes together (render.hsumGroups)", hsumGroups)
-	}
-	if transposed == 0 {
-		t.Errorf("no heuristic list tiles a transposing elementwise kernel (ir transposeOpts)")
-	}
-	if chained == 0 {
-		t.Errorf("no heuristic list unrolls a block-scaled matrix-vector row's blocks by 2")
-	}
-	if streamReduced == 0 {
-		t.Errorf("no heuristic list reads a streaming reduce's partials 4 at a time along the sum (ir streamOpts)")
-	}
-	if prefetched == 0 {
-		t.Errorf("no opt list prefetches a streamed operand (ir.Prefetch)")
-	}
-	if farKept == 0 {
-		t.Errorf("no opt list prefetches a row kernel's rows far ahead (ir.Keep.Far)")
-	}
-	if panels == 0 {
-		t.Errorf("no opt list prefetches a matmul's next column panel (ir.PrefetchAt.At)")
-	}
-	if epilogues == 0 {
-		t.Errorf("no opt list prefetches an epilogue's residual (ir.Prefetch.Epilogue)")
-	}
-	if pooled == 0 {
-		t.Errorf("no heuristic list makes a max pool's window vectors (Target.windowOpts)")
 	}
 	for _, name := range []string{"rmsnorm matvec/0", "rmsnorm block-scaled matvec/0", "rmsnorm gated block matvecs/0"} {
 		if prologued[name] < 3 {
 			t.Errorf("%s: only %d opt lists compute the norm in a prologue (%d kernels tested)", name, prologued[name], len(prologued))
 		}
 	}
-	if factored < 5 {
-		t.Errorf("only %d opt lists with a reduce factored out of another", factored)
-	}
 	if tripled == 0 || fived == 0 {
 		t.Errorf("heuristic lists blocking a row in three vectors: %d, in five: %d", tripled, fived)
 	}
-	if seeds == 0 {
-		t.Errorf("no cache block seeds tested (ir.Target.BlockSeeds)")
+	for _, c := range []struct {
+		n, least int
+		what     string
+	}{
+		{tiles2D, 2, "heuristic lists tile a transposed copy 16x16"},
+		{wholeRows, 2, "heuristic lists block a 5x5 conv's rows whole"},
+		{tailKept, 2, "opt lists keep a split sum's tail values"},
+		{skipped, 5, "opt lists skip a padding's zeros"},
+		{rowed, 5, "opt lists read guarded rows through row pointers"},
+		{streamed, 2, "opt lists stream their stores"},
+		{scratchLines, 2, "opt lists keep a row in scratch and stream the column loop's lines"},
+		{lagged, 2, "opt lists write a row's lines in the next row's kept loop"},
+		{laggedRows, 2, "opt lists write a row's lines in the next row's first sum (no keep plan)"},
+		{streamedElementwise, 2, "heuristic lists of elementwise kernels stream their stores"},
+		{hsumGroups, 3, "opt lists sum several accumulators' lanes together (render.hsumGroups)"},
+		{factored, 5, "opt lists with a reduce factored out of another"},
+		{padLists, 10, "opt lists pad an axis (PADTO)"},
+	} {
+		if c.n < c.least {
+			t.Errorf("only %d %s", c.n, c.what)
+		}
 	}
-	if padLists < 10 {
-		t.Errorf("only %d opt lists pad an axis (PADTO)", padLists)
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{batchBlocked, "heuristic list blocks a reduce over several axes (KBLOCK of a weight gradient's batch)"},
+		{widened, "heuristic list blocks a row in full vectors (Target.FMAWidth)"},
+		{transposed, "heuristic list tiles a transposing elementwise kernel (ir transposeOpts)"},
+		{chained, "heuristic list unrolls a block-scaled matrix-vector row's blocks by 2"},
+		{streamReduced, "heuristic list reads a streaming reduce's partials 4 at a time along the sum (ir streamOpts)"},
+		{prefetched, "opt list prefetches a streamed operand (ir.Prefetch)"},
+		{farKept, "opt list prefetches a row kernel's rows far ahead (ir.Keep.Far)"},
+		{panels, "opt list prefetches a matmul's next column panel (ir.PrefetchAt.At)"},
+		{epilogues, "opt list prefetches an epilogue's residual (ir.Prefetch.Epilogue)"},
+		{pooled, "heuristic list makes a max pool's window vectors (Target.windowOpts)"},
+		{seeds, "cache block seeds tested (ir.Target.BlockSeeds)"},
+	} {
+		if c.n == 0 {
+			t.Errorf("no %s", c.what)
+		}
 	}
 	for _, kind := range []ir.OptKind{ir.OptUpcast, ir.OptUnroll, ir.OptOuter, ir.OptKBlock, ir.OptTile, ir.OptPad} {
 		if heuristic[kind] == 0 {
