@@ -645,31 +645,33 @@ func (t Target) Width() int64 {
 	return int64(t.VecWidth)
 }
 
-// Passes is the optimization pipeline, in order. DEBUG=5 prints the kernel
-// after each one.
-var Passes = []Pass{
-	{Name: "simplify", Run: plain(Simplify)},
-	{Name: "split_reduces", Run: plain(SplitReduces)},
-	{Name: "merge_axes", Run: plain(MergeAxes)},
-	{Name: "split_globals", Run: plain(SplitGlobals), When: func(t Target) bool { return t.GPU == nil }},
-	{Name: "reverse_reduces", Run: plain(ReverseReduces)},
-	{Name: "split_tails", Run: SplitTails, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
-	{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
-	{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "merge_outer", Run: plain(MergeOuter), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "prologue", Run: PlanPrologue, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
-	{Name: "tables", Run: PlanTables, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "value_loops", Run: PlanValueLoops, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "prefetch_epilogue", Run: PlanEpiloguePrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "vec_loops", Run: PlanVecLoops, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
-	{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
+// Passes is the optimization pipeline, in order (a new table each call).
+// DEBUG=5 prints the kernel after each one.
+func Passes() []Pass {
+	return []Pass{
+		{Name: "simplify", Run: plain(Simplify)},
+		{Name: "split_reduces", Run: plain(SplitReduces)},
+		{Name: "merge_axes", Run: plain(MergeAxes)},
+		{Name: "split_globals", Run: plain(SplitGlobals), When: func(t Target) bool { return t.GPU == nil }},
+		{Name: "reverse_reduces", Run: plain(ReverseReduces)},
+		{Name: "split_tails", Run: SplitTails, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "opts", Run: applyChosenOpts, When: func(t Target) bool { return t.Upcast || t.GPU != nil }},
+		{Name: "factor_reduces", Run: plain(FactorReduces), When: func(t Target) bool { return t.Upcast }},
+		{Name: "hoist_reduces", Run: plain(HoistInvariantReduces), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "merge_outer", Run: plain(MergeOuter), When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "keep", Run: PlanKeep, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "prologue", Run: PlanPrologue, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "skip_zeros", Run: PlanSkip, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "row_guards", Run: PlanRows, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "simd", Run: PlanSIMD, When: func(t Target) bool { return t.Upcast }},
+		{Name: "tables", Run: PlanTables, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "value_loops", Run: PlanValueLoops, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "prefetch", Run: PlanPrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "prefetch_epilogue", Run: PlanEpiloguePrefetch, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "stream_stores", Run: PlanStream, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "vec_loops", Run: PlanVecLoops, When: func(t Target) bool { return t.Upcast && t.GPU == nil }},
+		{Name: "vec4", Run: PlanVec4, When: func(t Target) bool { return t.GPU != nil && t.GPU.Vec4 }},
+	}
 }
 
 func plain(f func(*Kernel) *Kernel) func(*Kernel, Target) (*Kernel, error) {
@@ -698,14 +700,22 @@ func (t Target) Apply(k *Kernel, opts []Opt) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opts %s: %w", FormatOpts(opts), err)
 	}
-	after := false
-	for _, p := range Passes {
-		if after {
-			if k, err = runPass(k, t, p, nil); err != nil {
-				return nil, err
-			}
+	return t.afterOpts(k, "")
+}
+
+// afterOpts runs the table's passes after opts on k, through the pass
+// named last ("": to the end).
+func (t Target) afterOpts(k *Kernel, last string) (*Kernel, error) {
+	passes := Passes()
+	i := slices.IndexFunc(passes, func(p Pass) bool { return p.Name == "opts" })
+	for _, p := range passes[i+1:] {
+		var err error
+		if k, err = runPass(k, t, p, nil); err != nil {
+			return nil, err
 		}
-		after = after || p.Name == "opts"
+		if p.Name == last {
+			break
+		}
 	}
 	return k, nil
 }
@@ -718,7 +728,7 @@ func Optimize(k *Kernel, dump func(pass string, k *Kernel)) (*Kernel, error) {
 // OptimizeFor runs the pass table for a target, verifying invariants after
 // every pass; dump, if not nil, sees the kernel after each pass.
 func OptimizeFor(k *Kernel, t Target, dump func(pass string, k *Kernel)) (*Kernel, error) {
-	return runPasses(k, t, Passes, dump)
+	return runPasses(k, t, Passes(), dump)
 }
 
 // runPasses runs a pass table; an error names the pass whose result broke

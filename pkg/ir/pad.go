@@ -225,11 +225,9 @@ func (t Target) padOpts(k *Kernel, plain []Opt) []Opt {
 
 // vectorLanes counts the lanes of k (after its opts) that the simd pass
 // makes vectors of: its vector accumulators', or where there are none its
-// vector stores' (-1 where the opts did not apply). The passes between the
-// opts and simd that change the kernel run first; the plans between them
-// do not decide what becomes a vector.
+// vector stores' (-1 where the passes up to simd refuse the kernel).
 func (t Target) vectorLanes(k *Kernel) int {
-	k, err := PlanSIMD(MergeOuter(HoistInvariantReduces(FactorReduces(k))), t)
+	k, err := t.afterOpts(k, "simd")
 	if err != nil {
 		return -1
 	}
