@@ -187,10 +187,16 @@ func testKernels(t *testing.T) map[string]*ir.Kernel {
 	// Short reduces (not searchable): a channels-last max pool over its
 	// padding, read in place under the padding's guard (fuse's
 	// smallWindow), which the heuristic blocks along the channels
-	// (Target.windowOpts) so the simd pass makes vector accumulators.
+	// (Target.windowOpts) so the simd pass makes vector accumulators; a
+	// 2x2 conv.
 	windows := map[string]*tensor.Tensor{
 		"max pool channels last": floats(r, 2, 7, 7, 32).Permute(0, 3, 1, 2).
 			MaxPool2d(tensor.PoolOpts{Kernel: []int{3, 3}, Stride: []int{2, 2}, Padding: []int{1}}).Permute(0, 2, 3, 1),
+		// padding as wide as the 2x2 kernel: the heuristic upcasts all 19
+		// columns, and the last one's windows are all padding (0*w), a
+		// sum factor_reduces can nest while the group's other lanes cannot
+		// (a group is factored whole or not at all)
+		"conv2d 2x2 pad 2 channels-last weight": floats(r, 3, 3, 7, 16).Conv2d(floats(r, 8, 2, 2, 3).Permute(0, 3, 1, 2), nil, tensor.ConvOpts{Padding: []int{2}}),
 	}
 	out := map[string]*ir.Kernel{}
 	for name, x := range windows {

@@ -35,14 +35,33 @@ func factorable(k *Kernel) bool {
 	return n > 0
 }
 
+// factorReduces factors the reduces of k's groups whose members all
+// factor. A group is one loop nest (Linearize groups reduces by their
+// first axis), so a group factored in part would put the members left
+// whole into the factored ones' outer loops, without their inner loop (a
+// padded conv's lanes past the image, 0*w, factor; the others do not).
 func factorReduces(k *Kernel) (*Kernel, int) {
+	refused, factored := map[*Axis]bool{}, map[*Axis]bool{}
+	nk, n := factorGroups(k, nil, refused, factored)
+	for key := range factored {
+		if refused[key] {
+			return factorGroups(k, refused, map[*Axis]bool{}, map[*Axis]bool{})
+		}
+	}
+	return nk, n
+}
+
+// factorGroups factors each reduce of k not in a group of skip that
+// factors, noting its group's key in factored or, where it does not
+// factor, in refused.
+func factorGroups(k *Kernel, skip, refused, factored map[*Axis]bool) (*Kernel, int) {
 	nk := *k
 	nk.B = NewBuilder()
 	nk.SIMD, nk.Vec4 = nil, nil
 	b := nk.B
 	f := &factorer{b: b, args: map[*ReduceArg][2]*ReduceArg{}, dep: map[*Expr]bool{}, atoms: map[*Expr]bool{}}
 	memo := map[*Expr]*Expr{}
-	factored := 0
+	n := 0
 	vals := PrologueValues(k)
 	var g func(e *Expr) *Expr
 	g = func(e *Expr) *Expr {
@@ -56,9 +75,14 @@ func factorReduces(k *Kernel) (*Kernel, int) {
 				f.atoms[nv] = true
 			}
 		}
-		if r := f.factor(arg, body); r != nil {
-			factored++
-			return r
+		key := groupKey(e)
+		if !skip[key] {
+			if r := f.factor(arg, body); r != nil {
+				factored[key] = true
+				n++
+				return r
+			}
+			refused[key] = true
 		}
 		return b.Reduce(arg, body)
 	}
@@ -66,7 +90,7 @@ func factorReduces(k *Kernel) (*Kernel, int) {
 	for i, s := range k.Stores {
 		nk.Stores[i] = b.Rebuild(s, g, memo)
 	}
-	return &nk, factored
+	return &nk, n
 }
 
 // maxFactorTerms bounds the expansion of a body into a sum of products.

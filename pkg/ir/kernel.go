@@ -338,6 +338,7 @@ func (k *Kernel) verifyExprs() error {
 	var err error
 	var check func(e *Expr, scope map[*Axis]bool)
 	seen := map[*Expr]bool{}
+	groupAxes := map[*Axis][]*Axis{}
 	check = func(e *Expr, scope map[*Axis]bool) {
 		if err != nil || seen[e] {
 			return
@@ -366,11 +367,19 @@ func (k *Kernel) verifyExprs() error {
 				err = fmt.Errorf("%s: WHERE condition is %s", k.Name, e.Src[0].DType)
 			}
 		case OpReduce:
+			// Linearize renders the reduces of a first axis as one group,
+			// one loop nest: the members must loop over the same axes.
+			axes := e.Arg.(*ReduceArg).Axes
+			if other, ok := groupAxes[axes[0]]; !ok {
+				groupAxes[axes[0]] = axes
+			} else if !slices.Equal(other, axes) {
+				err = fmt.Errorf("%s: reduces over %s and %s share their first loop", k.Name, axisNames(other), axisNames(axes))
+			}
 			inner := map[*Axis]bool{}
 			for a := range scope {
 				inner[a] = true
 			}
-			for _, a := range e.Arg.(*ReduceArg).Axes {
+			for _, a := range axes {
 				inner[a] = true
 				if a.Sym != nil && (a.Sym.Param < 0 || a.Sym.Param >= k.NumParams) {
 					err = fmt.Errorf("%s: axis %s is bounded by vars[%d], the kernel has %d", k.Name, a.Name(), a.Sym.Param, k.NumParams)
@@ -876,4 +885,13 @@ func sameExprs(a, b *Kernel) bool {
 	same := func(x, y []*Expr) bool { return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0]) }
 	return a == b || same(a.Stores, b.Stores) && slices.Equal(a.Global, b.Global) &&
 		slices.Equal(a.Bufs, b.Bufs) && a.NumParams == b.NumParams
+}
+
+// axisNames is "(ridx0, ridx1)" for axes ridx0 and ridx1.
+func axisNames(axes []*Axis) string {
+	names := make([]string, len(axes))
+	for i, a := range axes {
+		names[i] = a.Name()
+	}
+	return "(" + strings.Join(names, ", ") + ")"
 }

@@ -432,3 +432,48 @@ func TestVerifyHoisting(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyReduceGroups: reduces whose first loop is the same are one
+// group, one loop nest (Linearize), so they must loop over the same axes.
+// A reduce nested in part beside one over all the axes (factor_reduces
+// did that to a group when only some members factored: the others lost
+// their inner loop, and the C did not compile) is refused.
+func TestVerifyReduceGroups(t *testing.T) {
+	s, err := fuse.Create([]*tensor.Node{input(1, 2, 8, 8).Conv2d(input(4, 2, 3, 3), nil, tensor.ConvOpts{}).Node()}, fuse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.Items[len(s.Items)-1].Kernel // the conv's sum over (Cin, kh, kw)
+	if err := k.Verify(); err != nil {
+		t.Fatalf("the conv as lowered: %v", err)
+	}
+	done := false
+	split := k.Rewrite(func(b *ir.Builder, e *ir.Expr) *ir.Expr {
+		arg, ok := e.Arg.(*ir.ReduceArg)
+		if e.Op != ir.OpReduce || !ok || done || len(arg.Axes) < 2 {
+			return nil
+		}
+		done = true
+		n := len(arg.Axes)
+		nested := b.Reduce(&ir.ReduceArg{Op: arg.Op, Axes: arg.Axes[:n-1]}, b.Reduce(&ir.ReduceArg{Op: arg.Op, Axes: arg.Axes[n-1:]}, e.Src[0]))
+		return b.Add(b.Reduce(arg, e.Src[0]), b.Mul(nested, b.Const(e.DType, 0)))
+	})
+	if !done {
+		t.Fatal("the conv has no reduce over two or more axes")
+	}
+	if err := split.Verify(); err == nil || !strings.Contains(err.Error(), "share their first loop") {
+		t.Errorf("a reduce over part of another's axes, same first loop: Verify says %v", err)
+	}
+	// each reduce over its own axes is a group of its own: allowed
+	own := k.Rewrite(func(b *ir.Builder, e *ir.Expr) *ir.Expr {
+		arg, ok := e.Arg.(*ir.ReduceArg)
+		if e.Op != ir.OpReduce || !ok || len(arg.Axes) < 2 {
+			return nil
+		}
+		n := len(arg.Axes)
+		return b.Reduce(&ir.ReduceArg{Op: arg.Op, Axes: arg.Axes[:n-1]}, b.Reduce(&ir.ReduceArg{Op: arg.Op, Axes: arg.Axes[n-1:]}, e.Src[0]))
+	})
+	if err := own.Verify(); err != nil {
+		t.Errorf("every reduce nested the same way: %v", err)
+	}
+}
