@@ -370,6 +370,10 @@ func (k *Kernel) verifyExprs() error {
 			// Linearize renders the reduces of a first axis as one group,
 			// one loop nest: the members must loop over the same axes.
 			axes := e.Arg.(*ReduceArg).Axes
+			if len(axes) == 0 {
+				err = fmt.Errorf("%s: a reduce over no axes", k.Name)
+				return
+			}
 			if other, ok := groupAxes[axes[0]]; !ok {
 				groupAxes[axes[0]] = axes
 			} else if !slices.Equal(other, axes) {
