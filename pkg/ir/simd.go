@@ -446,6 +446,9 @@ func (m *simdMatcher) hasVector(t Lanes) bool {
 	if _, _, ok := NarrowLoad(t); ok {
 		return true
 	}
+	if !sameShape(t) {
+		return false
+	}
 	for j := range t.L[0].Src {
 		if m.hasVector(t.Src(j)) {
 			return true
@@ -503,7 +506,10 @@ func (m *simdMatcher) hasAcc(t Lanes) bool {
 	if _, ok := m.s.AccOf(t); ok {
 		return true
 	}
-	if t.Uniform() || t.L[0].Op == OpLoad {
+	// A vector packed from scalar sums has lanes of different shapes (a
+	// cat of a conv's input and weight gradients: sums over the output
+	// channels beside sums over the image), whose sources are no lanes.
+	if t.Uniform() || t.L[0].Op == OpLoad || m.s.Packed(t, m.free) || !sameShape(t) {
 		return false
 	}
 	for j := range t.L[0].Src {
@@ -512,6 +518,17 @@ func (m *simdMatcher) hasAcc(t Lanes) bool {
 		}
 	}
 	return false
+}
+
+// sameShape says whether t's lanes have one op and one number of sources
+// (so that t.Src(j) is a tuple for each source j).
+func sameShape(t Lanes) bool {
+	for _, e := range t.L[:t.W] {
+		if e.Op != t.L[0].Op || len(e.Src) != len(t.L[0].Src) {
+			return false
+		}
+	}
+	return true
 }
 
 // match says whether t is isomorphic (see the file comment).

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"tgc/pkg/autograd"
 	"tgc/pkg/backend"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
@@ -30,7 +31,7 @@ type layerCase struct {
 // divides, permuted and transposed copies, attention.
 func randomLayer(r *rand.Rand) layerCase {
 	pick := func(xs ...int) int { return xs[r.IntN(len(xs))] }
-	switch r.IntN(6) {
+	switch r.IntN(11) {
 	case 0:
 		b, ci, co := pick(1, 2, 3), pick(1, 3, 5, 8, 16, 24, 32, 48, 64), pick(1, 4, 7, 8, 16, 24, 32, 64)
 		h, w, k := pick(1, 2, 3, 5, 7, 8, 9, 13, 14, 16), pick(1, 3, 5, 7, 8, 12, 14, 17), pick(1, 2, 3, 5)
@@ -102,6 +103,82 @@ func randomLayer(r *rand.Rand) layerCase {
 		rows, cols := pick(256, 300, 512), pick(512, 520, 1024)
 		return layerCase{fmt.Sprintf("transpose %dx%d", rows, cols), [][]int{{rows, cols}},
 			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].T().Contiguous() }, 0}
+	case 6:
+		b, c, h, w := pick(1, 2, 3), pick(1, 3, 8, 16, 32), pick(2, 3, 5, 7, 8, 13, 16), pick(2, 3, 5, 7, 8, 13, 16)
+		k := pick(2, 3)
+		k = min(k, h, w)
+		s, p, ceil, avg, incl := pick(1, 2, 3), r.IntN(k/2+1), r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0
+		lastC := r.IntN(3) == 0 // the input stored channels-last
+		shape := []int{b, c, h, w}
+		if lastC {
+			shape = []int{b, h, w, c}
+		}
+		o := tensor.PoolOpts{Kernel: []int{k, k}, Stride: []int{s, s}, Padding: []int{p}, CeilMode: ceil}
+		return layerCase{fmt.Sprintf("pool b%d c%d %dx%d k%d s%d p%d ceil %v avg %v (count pad %v) channels-last %v", b, c, h, w, k, s, p, ceil, avg, incl, lastC),
+			[][]int{shape}, func(in []*tensor.Tensor) *tensor.Tensor {
+				x := in[0]
+				if lastC {
+					x = x.Permute(0, 3, 1, 2)
+				}
+				if avg {
+					return x.AvgPool2d(o, incl)
+				}
+				return x.MaxPool2d(o)
+			}, 1e-6}
+	case 7:
+		b, g, cpg, opg := pick(1, 2), pick(1, 2, 4, 8), pick(1, 2, 4), pick(1, 2, 4)
+		h, w, k, d := pick(5, 7, 8, 12), pick(5, 7, 9, 16), pick(1, 3), pick(1, 2)
+		s, p := pick(1, 2), pick(0, 1, 2)
+		h, w = max(h, d*(k-1)+1), max(w, d*(k-1)+1)
+		return layerCase{fmt.Sprintf("conv b%d groups %d (%d->%d a group) %dx%d k%d dilation %d s%d p%d", b, g, cpg, opg, h, w, k, d, s, p),
+			[][]int{{b, g * cpg, h, w}, {g * opg, cpg, k, k}},
+			func(in []*tensor.Tensor) *tensor.Tensor {
+				return in[0].Conv2d(in[1], nil, tensor.ConvOpts{Groups: g, Stride: []int{s}, Dilation: []int{d}, Padding: []int{p}})
+			}, 2e-6 * float64(cpg*k*k)}
+	case 8:
+		b, ci, co, h, w, k := pick(1, 2), pick(1, 4, 8, 16), pick(1, 4, 8), pick(3, 5, 7), pick(3, 6, 8), pick(2, 3)
+		s, p := pick(1, 2), pick(0, 1)
+		return layerCase{fmt.Sprintf("transposed conv b%d %d->%d %dx%d k%d s%d p%d", b, ci, co, h, w, k, s, p),
+			[][]int{{b, ci, h, w}, {ci, co, k, k}},
+			func(in []*tensor.Tensor) *tensor.Tensor {
+				return in[0].ConvTranspose2d(in[1], nil, tensor.ConvTransposeOpts{Stride: []int{s}, Padding: []int{p}})
+			}, 2e-6 * float64(ci*k*k)}
+	case 9:
+		// a training step's gradients: a conv (and a ReLU) or a product,
+		// with respect to the input and the weight, concatenated
+		b, ci, co, h, w, k := pick(1, 2, 4), pick(1, 3, 8), pick(2, 8, 16), pick(4, 6, 9), pick(4, 7, 12), pick(1, 3, 5)
+		p := pick(0, 1, 2)
+		h, w = max(h, k-2*p), max(w, k-2*p)
+		conv := r.IntN(3) != 0
+		oh, ow := h+2*p-k+1, w+2*p-k+1
+		shapes := [][]int{{b, ci, h, w}, {co, ci, k, k}, {b, co, oh, ow}}
+		desc := fmt.Sprintf("conv gradients b%d %d->%d %dx%d k%d p%d", b, ci, co, h, w, k, p)
+		if !conv {
+			shapes = [][]int{{b * h, ci * w}, {ci * w, co}, {b * h, co}}
+			desc = fmt.Sprintf("product gradients %dx%dx%d", b*h, ci*w, co)
+		}
+		return layerCase{desc, shapes, func(in []*tensor.Tensor) *tensor.Tensor {
+			var y *tensor.Tensor
+			if conv {
+				y = in[0].Conv2d(in[1], nil, tensor.ConvOpts{Padding: []int{p}}).Relu()
+			} else {
+				y = in[0].Dot(in[1])
+			}
+			gs, err := autograd.Gradient(y.Mul(in[2]).Sum(false), []*tensor.Tensor{in[0], in[1]})
+			if err != nil {
+				panic(err) // a bug in the test's graph
+			}
+			return gs[0].Flatten(0, -1).Cat(0, gs[1].Flatten(0, -1))
+		}, 2e-6 * float64(b*co*oh*ow+ci*k*k*co)}
+	case 10:
+		rows, cols := pick(1, 3, 16, 33), pick(1, 7, 16, 100, 257, 1000)
+		axis := r.IntN(2)
+		if r.IntN(2) == 0 {
+			return layerCase{fmt.Sprintf("cumsum of %dx%d along %d", rows, cols, axis), [][]int{{rows, cols}},
+				func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Cumsum(axis) }, 2e-6 * float64(max(rows, cols))}
+		}
+		return layerCase{fmt.Sprintf("argmax of %dx%d along %d", rows, cols, axis), [][]int{{rows, cols}},
+			func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Argmax(&axis, false) }, 0}
 	default:
 		b, h, t, dh := pick(1, 2, 4), pick(1, 2, 4), pick(1, 5, 16, 77, 197), pick(8, 16, 64)
 		sh := []int{b, h, t, dh}
@@ -132,14 +209,48 @@ func TestRandomLayersMatchGO(t *testing.T) {
 	inputs := make([][][]float64, count)
 	for i := range cases {
 		cases[i] = randomLayer(r)
-		for _, sh := range cases[i].shapes {
-			n := 1
-			for _, d := range sh {
-				n *= d
-			}
-			inputs[i] = append(inputs[i], float32Values(r, n))
-		}
+		inputs[i] = layerInputs(r, cases[i])
 	}
+	compareLayers(t, cases, inputs)
+}
+
+// layerInputs draws c's inputs from r.
+func layerInputs(r *rand.Rand, c layerCase) [][]float64 {
+	var in [][]float64
+	for _, sh := range c.shapes {
+		n := 1
+		for _, d := range sh {
+			n *= d
+		}
+		in = append(in, float32Values(r, n))
+	}
+	return in
+}
+
+// TestGradientsInOneVector: a 1x1 conv's input gradient (42 sums over the
+// output channels) and weight gradient (2 sums over the image), flattened
+// and concatenated, are one kernel whose 16-lane vector holds lanes of
+// both: the simd pass took the packed sums' sources for lanes and
+// indexed past a lane's (an index panic; TestRandomLayersMatchGO's draw
+// 210 under TGC_LAYERS_SEED=12).
+func TestGradientsInOneVector(t *testing.T) {
+	c := layerCase{"conv gradients b1 1->2 6x7 k1, concatenated", [][]int{{1, 1, 6, 7}, {2, 1, 1, 1}, {1, 2, 6, 7}},
+		func(in []*tensor.Tensor) *tensor.Tensor {
+			y := in[0].Conv2d(in[1], nil, tensor.ConvOpts{}).Relu()
+			gs, err := autograd.Gradient(y.Mul(in[2]).Sum(false), []*tensor.Tensor{in[0], in[1]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return gs[0].Flatten(0, -1).Cat(0, gs[1].Flatten(0, -1))
+		}, 1e-4}
+	compareLayers(t, []layerCase{c}, [][][]float64{layerInputs(rand.New(rand.NewPCG(1, 2)), c)})
+}
+
+// compareLayers realizes cases on GO and on the CPU at each width (each
+// device's in one schedule) and compares.
+func compareLayers(t *testing.T, cases []layerCase, inputs [][][]float64) {
+	t.Helper()
+	count := len(cases)
 	run := func(e *Engine) [][]float64 {
 		ctx := tensor.NewContext(e)
 		outs := make([]*tensor.Tensor, count)
