@@ -3,6 +3,8 @@ package ir
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -762,12 +764,40 @@ func runPasses(k *Kernel, t Target, passes []Pass, dump func(pass string, k *Ker
 	return k, nil
 }
 
+// runGuarded runs a pass, a panic in it returned as an error: a bug in a
+// pass fails the kernel's compilation with the pass named (and where it
+// failed), not the process (the passes run on every core).
+func runGuarded(p Pass, k *Kernel, t Target) (nk *Kernel, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			nk, err = nil, fmt.Errorf("internal error (%v) at %s", r, panicSite())
+		}
+	}()
+	return p.Run(k, t)
+}
+
+// panicSite is the function and line where the panic being recovered was
+// raised: the first frame below the recovering one outside the runtime.
+func panicSite() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf("%s (%s:%d)", f.Function[strings.LastIndexByte(f.Function, '/')+1:], filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return "an unknown site"
+		}
+	}
+}
+
 // runPass runs one pass if the target wants it, and verifies its result.
 func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*Kernel, error) {
 	if p.When != nil && !p.When(t) {
 		return k, nil
 	}
-	nk, err := p.Run(k, t)
+	nk, err := runGuarded(p, k, t)
 	if err != nil {
 		return nil, fmt.Errorf("pass %s: %w", p.Name, err)
 	}

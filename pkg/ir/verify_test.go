@@ -477,3 +477,20 @@ func TestVerifyReduceGroups(t *testing.T) {
 		t.Errorf("every reduce nested the same way: %v", err)
 	}
 }
+
+// TestPanickingPassIsAnError: a pass that panics fails the kernel's
+// optimization with an error that names the pass and the site, and the
+// process goes on (passes run on every core, where a panic would end it).
+func TestPanickingPassIsAnError(t *testing.T) {
+	k := guardedKernel(t, input(6, 10).Pad([][2]int{{2, 2}, {0, 0}}, 0).Sum(false, 0))
+	boom := ir.Pass{Name: "boom", Run: func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+		var none []*ir.Expr
+		_ = none[len(k.Stores)] // an index past the end
+		return k, nil
+	}}
+	_, err := ir.RunPasses(k, ir.CPUTarget, append(ir.Passes(), boom), nil)
+	if err == nil || !strings.Contains(err.Error(), "pass boom: internal error (runtime error: index out of range") ||
+		!strings.Contains(err.Error(), "verify_test.go:") {
+		t.Errorf("a panicking pass: error %v", err)
+	}
+}
