@@ -26,9 +26,10 @@ type layerCase struct {
 
 // randomLayer draws a layer of the kinds whose kernels the CPU's passes
 // shape most (register blocks, padding, whole-row blocks, tiles, keep and
-// lag plans): convolutions (strided, padded, a channels-last weight view),
-// products (either operand transposed), row kernels at widths no vector
-// divides, permuted and transposed copies, attention.
+// lag plans): convolutions (strided, padded, a channels-last weight view;
+// grouped, dilated; transposed), products (either operand transposed), row
+// kernels at widths no vector divides, pools, permuted and transposed
+// copies, attention, a training step's gradients, cumsums and argmaxes.
 func randomLayer(r *rand.Rand) layerCase {
 	pick := func(xs ...int) int { return xs[r.IntN(len(xs))] }
 	switch r.IntN(11) {
