@@ -286,11 +286,7 @@ func compareLayers(t *testing.T, cases []layerCase, inputs [][][]float64) {
 	for _, c := range cases {
 		t.Log(c.desc)
 	}
-	widths := []int{backend.HostVecWidth()}
-	if widths[0] == 16 {
-		widths = append(widths, 8)
-	}
-	for _, w := range widths {
+	for _, w := range cpuWidths() {
 		dev, err := backend.OpenCPUWidth(w)
 		if err != nil {
 			t.Skipf("CPU unavailable: %v", err)

@@ -31,11 +31,7 @@ func TestOddWidths(t *testing.T) {
 		log   *bytes.Buffer
 	}
 	var cpus []cpuRun
-	widths := []int{backend.HostVecWidth()}
-	if widths[0] == 16 {
-		widths = append(widths, 8)
-	}
-	for _, w := range widths {
+	for _, w := range cpuWidths() {
 		dev, err := backend.OpenCPUWidth(w)
 		if err != nil {
 			t.Skipf("CPU unavailable: %v", err)
@@ -294,6 +290,15 @@ func mismatch(want, got []float64, abs float64) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// cpuWidths are the vector widths the CPU is tested at: the host's, and
+// 8 (an AVX2 host's) where the host's is 16.
+func cpuWidths() []int {
+	if backend.HostVecWidth() == 16 {
+		return []int{16, 8}
+	}
+	return []int{backend.HostVecWidth()}
 }
 
 // float32Values is n values in [-1, 1), each a float32.
