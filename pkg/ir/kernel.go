@@ -764,16 +764,16 @@ func runPasses(k *Kernel, t Target, passes []Pass, dump func(pass string, k *Ker
 	return k, nil
 }
 
-// runGuarded runs a pass, a panic in it returned as an error: a bug in a
-// pass fails the kernel's compilation with the pass named (and where it
-// failed), not the process (the passes run on every core).
-func runGuarded(p Pass, k *Kernel, t Target) (nk *Kernel, err error) {
+// guarded runs f, a panic in it returned as an error: a bug in a pass or
+// in Verify fails the kernel's compilation with the pass named (and where
+// it failed), not the process (the passes run on every core).
+func guarded(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			nk, err = nil, fmt.Errorf("internal error (%v) at %s", r, panicSite())
+			err = fmt.Errorf("internal error (%v) at %s", r, panicSite())
 		}
 	}()
-	return p.Run(k, t)
+	return f()
 }
 
 // panicSite is the function and line where the panic being recovered was
@@ -797,8 +797,8 @@ func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*K
 	if p.When != nil && !p.When(t) {
 		return k, nil
 	}
-	nk, err := runGuarded(p, k, t)
-	if err != nil {
+	var nk *Kernel
+	if err := guarded(func() (err error) { nk, err = p.Run(k, t); return err }); err != nil {
 		return nil, fmt.Errorf("pass %s: %w", p.Name, err)
 	}
 	if nk == k {
@@ -815,7 +815,7 @@ func runPass(k *Kernel, t Target, p Pass, dump func(pass string, k *Kernel)) (*K
 		// (Linearize's hoisting check is most of the passes' garbage).
 		verify = func() error { return nk.verifyPlans(k) }
 	}
-	if err := verify(); err != nil {
+	if err := guarded(verify); err != nil {
 		return nil, fmt.Errorf("after pass %s: %w", p.Name, err)
 	}
 	if dump != nil {

@@ -478,9 +478,10 @@ func TestVerifyReduceGroups(t *testing.T) {
 	}
 }
 
-// TestPanickingPassIsAnError: a pass that panics fails the kernel's
-// optimization with an error that names the pass and the site, and the
-// process goes on (passes run on every core, where a panic would end it).
+// TestPanickingPassIsAnError: a pass that panics, or whose kernel makes
+// Verify panic, fails the kernel's optimization with an error that names
+// the pass and the site, and the process goes on (passes run on every
+// core, where a panic would end it).
 func TestPanickingPassIsAnError(t *testing.T) {
 	k := guardedKernel(t, input(6, 10).Pad([][2]int{{2, 2}, {0, 0}}, 0).Sum(false, 0))
 	boom := ir.Pass{Name: "boom", Run: func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
@@ -492,5 +493,17 @@ func TestPanickingPassIsAnError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "pass boom: internal error (runtime error: index out of range") ||
 		!strings.Contains(err.Error(), "verify_test.go:") {
 		t.Errorf("a panicking pass: error %v", err)
+	}
+	// a pass whose kernel makes Verify panic: a reduce without its
+	// argument under the first store
+	malformed := ir.Pass{Name: "malformed", Run: func(k *ir.Kernel, _ ir.Target) (*ir.Kernel, error) {
+		nk, s := *k, k.Stores[0]
+		bad := &ir.Expr{Op: ir.OpReduce, DType: s.Src[1].DType, Src: []*ir.Expr{s.Src[1]}}
+		nk.Stores = append([]*ir.Expr{{Op: ir.OpStore, DType: s.DType, Src: []*ir.Expr{s.Src[0], bad}, Arg: s.Arg}}, k.Stores[1:]...)
+		return &nk, nil
+	}}
+	_, err = ir.RunPasses(k, ir.CPUTarget, append(ir.Passes(), malformed), nil)
+	if err == nil || !strings.Contains(err.Error(), "after pass malformed: internal error (interface conversion") {
+		t.Errorf("a kernel that Verify panics on: error %v", err)
 	}
 }
