@@ -92,7 +92,8 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	tabled := k.TabledOnly() // read in the tables' loops, before the rows' (ir.Tables)
 	// A row kernel's passes over its rows: one prefetches the next row,
 	// the others nothing (rowPassPrefetches).
-	plan, passes := rowPassPrefetches(k, t, order, flops, tabled)
+	around := globalsAroundOf(k)
+	plan, passes := rowPassPrefetches(k, t, order, flops, tabled, around)
 	loads := func(visit func(*Expr)) {
 		Walk(k.Stores, func(e *Expr) {
 			if !tabled[e] && !passes[e] {
@@ -133,7 +134,9 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 		}
 	}
 	lines(rowSlicePrefetchable)
-	lines(panelPrefetchable)
+	lines(func(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (PrefetchAt, bool) {
+		return panelPrefetchable(k, t, e, raxes, flops, around)
+	})
 	lines(streamPrefetchable)
 	if len(plan) == 0 {
 		return k, nil
@@ -159,7 +162,7 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 // harness (Zen 5 guest, two threads, rows from memory, alternated run by
 // run, medians of 15): 3.28-3.59 ms, 2.83-3.00 with the next row's
 // prefetches (softmax_4096's kernel 2.79-2.92 in the same runs).
-func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled map[*Expr]bool) (map[*Expr]PrefetchAt, map[*Expr]bool) {
+func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled map[*Expr]bool, globalsAround func(*Axis) []*Axis) (map[*Expr]PrefetchAt, map[*Expr]bool) {
 	plan, passes := map[*Expr]PrefetchAt{}, map[*Expr]bool{}
 	if t.L1 <= 0 {
 		return plan, passes
@@ -173,7 +176,6 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		lds []*Expr
 	}
 	reads := map[row]map[*Axis]*read{} // a row's loads by the sum they are in
-	aroundOf := map[*Axis][]*Axis{}    // globalsAround by sum loop
 	single := map[*Axis]bool{}         // loops of sums over that loop alone
 	Walk(k.Stores, func(e *Expr) {
 		if e.Op == OpReduce && len(e.Arg.(*ReduceArg).Axes) == 1 {
@@ -193,11 +195,7 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		if loop == nil || loop.Sym != nil || !single[loop] {
 			return
 		}
-		around, seen := aroundOf[loop]
-		if !seen {
-			around = globalsAround(k, loop)
-			aroundOf[loop] = around
-		}
+		around := globalsAround(loop)
 		if len(around) == 0 || len(around) == len(k.Global) {
 			return // not hoisted out of a columns' loop
 		}
@@ -534,7 +532,7 @@ const (
 // blocks of 8x32): 128x3072 by 3072x768 2.30-2.44 -> 2.14-2.24 ms,
 // 128x768 by 768x3072 2.33 -> 1.95-2.05, 128x768 by 768x768 0.60-0.65 ->
 // 0.52-0.56.
-func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (PrefetchAt, bool) {
+func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64, globalsAround func(*Axis) []*Axis) (PrefetchAt, bool) {
 	if e.Op != OpLoad || len(e.Src) != 1 || e.DType != Float32 {
 		return PrefetchAt{}, false
 	}
@@ -563,7 +561,7 @@ func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64)
 			return PrefetchAt{}, false
 		}
 	}
-	if len(globalsAround(k, loop)) < len(k.Global) {
+	if len(globalsAround(loop)) < len(k.Global) {
 		// a sum that runs outside the row blocks' loop (a layernorm's,
 		// once per row before its columns: Program.Hoisted) has no block
 		// to share the next panel with
@@ -656,6 +654,22 @@ func globalsAround(k *Kernel, a *Axis) []*Axis {
 		return k.Global
 	}
 	return k.Global[:depth]
+}
+
+// globalsAroundOf is globalsAround for k's loops, each answered once: a
+// kernel's loads ask for the few loops of its sums, and each answer walks
+// the whole kernel (a batch-8 conv's prefetch plan asked once a load: a
+// third of the time a script spent scheduling it).
+func globalsAroundOf(k *Kernel) func(a *Axis) []*Axis {
+	memo := map[*Axis][]*Axis{}
+	return func(a *Axis) []*Axis {
+		around, ok := memo[a]
+		if !ok {
+			around = globalsAround(k, a)
+			memo[a] = around
+		}
+		return around
+	}
 }
 
 // indexOf says whether e is index arithmetic over the given loops alone
@@ -898,6 +912,7 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 		}
 	}
 	panelAt := map[*Axis]*PrefetchAt{} // a reduce loop's first panel prefetch
+	globalsAround := globalsAroundOf(k)
 	for ld, at := range p.Loads {
 		if !in[ld] || ld.Op != OpLoad || len(ld.Src) != 1 {
 			return fmt.Errorf("prefetch: %s is not an unguarded load of the kernel", ld)
@@ -910,7 +925,7 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 			}
 			// over the loops the prefetch is written in: its sum's loop
 			// and the global loops around it
-			around := globalsAround(k, at.Loop)
+			around := globalsAround(at.Loop)
 			axes := append(slices.Clone(around), at.Loop)
 			if !indexOf(at.At, axes) || at.If == nil || at.If.DType != Bool || !indexOf(at.If, around) || at.Loop == nil || at.Loop.Kind != AxisReduce || at.Every < 1 || at.Every&(at.Every-1) != 0 {
 				return fmt.Errorf("prefetch of %s at %v if %v every %d: not indices of its loops", ld, at.At, at.If, at.Every)
