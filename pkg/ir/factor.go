@@ -159,6 +159,16 @@ func (f *factorer) factor(arg *ReduceArg, body *Expr) *Expr {
 	if !worth {
 		return nil
 	}
+	for _, t := range merged {
+		for _, a := range arg.Axes[:n-1] {
+			if !usesVar(t.rest, a) {
+				// a nested sum the outer loop does not change: Linearize
+				// would hoist it out of that loop, away from the others
+				// of its group ((y - x).sum() with y broadcast over a row)
+				return nil
+			}
+		}
+	}
 	pair, ok := f.args[arg]
 	if !ok {
 		pair = [2]*ReduceArg{{Op: OpSum, Axes: arg.Axes[: n-1 : n-1]}, {Op: OpSum, Axes: []*Axis{arg.Axes[n-1]}}}

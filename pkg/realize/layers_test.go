@@ -247,6 +247,32 @@ func TestGradientsInOneVector(t *testing.T) {
 	compareLayers(t, []layerCase{c}, [][][]float64{layerInputs(rand.New(rand.NewPCG(1, 2)), c)})
 }
 
+// TestFactorLeavesAnInvariantTerm: (y - x).sum() with y a row broadcast
+// over x's rows, times a vector, is one kernel; factor_reduces wrote the
+// sum as sum over rows of (sum of y - sum of the row of x), and Linearize
+// hoisted the sum of y, which no row changes, out of the rows' loop and
+// away from its group (an internal error; TestRandomGraphsMatchReference's
+// draw 1173 at TGC_GRAPHS=1500).
+func TestFactorLeavesAnInvariantTerm(t *testing.T) {
+	c := layerCase{"(y - x).sum() * z, y broadcast over x's rows", [][]int{{4, 6}, {1, 6}, {3}},
+		func(in []*tensor.Tensor) *tensor.Tensor { return in[1].Sub(in[0]).Sum(false).Mul(in[2]) }, 1e-5}
+	compareLayers(t, []layerCase{c}, [][][]float64{layerInputs(rand.New(rand.NewPCG(1, 2)), c)})
+}
+
+// TestCatOfAPaddedCat: a row cat onto a column cat of a padded matrix
+// is one kernel of guarded loads that gcc 12 (-O3 -march=native)
+// vectorized wrongly after splitting its loop at the guards' bounds: the
+// first row of the padded matrix read as zeros (-fno-split-loops, the CPU
+// backend's flags; TestRandomGraphsMatchReference's draw 107 at
+// TGC_GRAPHS=1500).
+func TestCatOfAPaddedCat(t *testing.T) {
+	c := layerCase{"cat(z, cat(y, x.pad(rows 1, 2; value -1), dim 1), dim 0)", [][]int{{7, 6}, {10, 2}, {1, 8}},
+		func(in []*tensor.Tensor) *tensor.Tensor {
+			return in[2].Cat(0, in[1].Cat(1, in[0].Pad([][2]int{{1, 2}, {0, 0}}, -1)))
+		}, 1e-6}
+	compareLayers(t, []layerCase{c}, [][][]float64{layerInputs(rand.New(rand.NewPCG(1, 2)), c)})
+}
+
 // compareLayers realizes cases on GO and on the CPU at each width (each
 // device's in one schedule) and compares.
 func compareLayers(t *testing.T, cases []layerCase, inputs [][][]float64) {

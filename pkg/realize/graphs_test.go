@@ -1,0 +1,635 @@
+package realize
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"tgc/pkg/backend"
+	"tgc/pkg/ir"
+	"tgc/pkg/tensor"
+)
+
+// nd is a dense row-major float64 array: the reference the random graphs
+// are checked against, computed by index arithmetic of its own (no view,
+// no kernel, no pass of tgc's in between).
+type nd struct {
+	shape []int
+	v     []float64
+	scale float64 // a bound on the magnitudes its values were computed from (the tolerance's)
+}
+
+func ndSize(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// ndGen is the array of shape whose element at each index is f(index).
+func ndGen(shape []int, f func(idx []int) float64) nd {
+	a := nd{shape: slices.Clone(shape), v: make([]float64, ndSize(shape))}
+	idx := make([]int, len(shape))
+	for i := range a.v {
+		a.v[i] = f(idx)
+		for d := len(idx) - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return a
+}
+
+// at is the element at idx; a dimension of size 1 broadcasts (any index
+// reads its one element).
+func (a nd) at(idx []int) float64 {
+	off := 0
+	for d, n := range a.shape {
+		i := idx[d]
+		if n == 1 {
+			i = 0
+		}
+		off = off*n + i
+	}
+	return a.v[off]
+}
+
+// withScale is a with its scale: at least s and its own largest value.
+func (a nd) withScale(s float64) nd {
+	a.scale = s
+	for _, x := range a.v {
+		a.scale = math.Max(a.scale, math.Abs(x))
+	}
+	return a
+}
+
+// graphProg is a random graph of Tensor-API calls, replayable on any
+// context: step i makes value i from the values before it (inputs are
+// steps too), ref[i] is its reference.
+type graphProg struct {
+	desc  []string
+	steps []func(ctx *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor
+	ref   []nd
+	outs  []int
+}
+
+func (p *graphProg) add(desc string, ref nd, f func(ctx *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor) int {
+	p.desc = append(p.desc, desc)
+	p.steps = append(p.steps, f)
+	p.ref = append(p.ref, ref)
+	return len(p.steps) - 1
+}
+
+// input is a new input of shape: float32 values in [-1, 1).
+func (p *graphProg) input(r *rand.Rand, shape []int) int {
+	vals := float32Values(r, ndSize(shape))
+	shape = slices.Clone(shape)
+	return p.add(fmt.Sprintf("input%v", shape), nd{shape: shape, v: vals}.withScale(1), func(ctx *tensor.Context, _ []*tensor.Tensor) *tensor.Tensor {
+		t, err := ctx.FromFloats(ir.Float32, shape, vals)
+		if err != nil {
+			panic(err)
+		}
+		return t
+	})
+}
+
+// build replays the program on ctx.
+func (p *graphProg) build(ctx *tensor.Context) []*tensor.Tensor {
+	vs := make([]*tensor.Tensor, 0, len(p.steps))
+	for _, f := range p.steps {
+		vs = append(vs, f(ctx, vs))
+	}
+	return vs
+}
+
+func (p *graphProg) String() string {
+	var sb strings.Builder
+	for i, d := range p.desc {
+		fmt.Fprintf(&sb, "  v%d = %s  %v\n", i, d, p.ref[i].shape)
+	}
+	fmt.Fprintf(&sb, "  outputs %v", p.outs)
+	return sb.String()
+}
+
+// graphMaxElems bounds a value's elements (the draws that would grow past
+// it draw again).
+const graphMaxElems = 1 << 14
+
+// drawGraph draws a chain of 3-10 calls on one input, with inputs and
+// earlier values joining it: unary functions, broadcast binaries,
+// where, sums and maxes over some axes, permutes, reshapes, expands,
+// pads, shrinks, flips, cats, products, cumsums, contiguous copies,
+// softmaxes and log-softmaxes; the first input sometimes with
+// dimensions of 9-48 (the CPU's vectors and register blocks). Its
+// outputs are the last value and sometimes an intermediate one (realized
+// in the same schedule, so the kernels share it).
+func drawGraph(r *rand.Rand) *graphProg {
+	p := &graphProg{}
+	rank := 1 + r.IntN(4)
+	shape := make([]int, rank)
+	big := r.IntN(3) == 0 // dimensions the CPU's vectors and register blocks take
+	for i := range shape {
+		shape[i] = 1 + r.IntN(7)
+		if big && i >= rank-2 {
+			shape[i] = []int{9, 16, 17, 24, 32, 33, 48}[r.IntN(7)]
+		}
+	}
+	x := p.input(r, shape)
+	n := 3 + r.IntN(8)
+	for range n {
+		for {
+			if y, ok := p.randomCall(r, x); ok {
+				x = y
+				break
+			}
+		}
+	}
+	p.outs = []int{x}
+	if r.IntN(3) == 0 {
+		if mid := r.IntN(x); !slices.Contains(p.outs, mid) && !strings.HasPrefix(p.desc[mid], "input") {
+			p.outs = append(p.outs, mid)
+		}
+	}
+	return p
+}
+
+// randomCall draws one call on value x (false: the draw does not apply to
+// x's shape; draw again).
+func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
+	a := p.ref[x]
+	shape, rank := a.shape, len(a.shape)
+	axis := r.IntN(max(rank, 1))
+	switch r.IntN(15) {
+	case 0: // unary
+		type unary struct {
+			name string
+			f    func(float64) float64
+			t    func(*tensor.Tensor) *tensor.Tensor
+		}
+		us := []unary{
+			{"neg", func(v float64) float64 { return -v }, (*tensor.Tensor).Neg},
+			{"relu", func(v float64) float64 { return math.Max(v, 0) }, (*tensor.Tensor).Relu},
+			{"sqrt(abs)", func(v float64) float64 { return math.Sqrt(math.Abs(v)) }, func(t *tensor.Tensor) *tensor.Tensor { return t.Abs().Sqrt() }},
+			{"sigmoid", func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }, (*tensor.Tensor).Sigmoid},
+			{"sin", math.Sin, (*tensor.Tensor).Sin},
+			{"exp(tanh)", func(v float64) float64 { return math.Exp(math.Tanh(v)) }, func(t *tensor.Tensor) *tensor.Tensor { return t.Tanh().Exp() }},
+		}
+		u := us[r.IntN(len(us))]
+		ref := ndGen(shape, func(idx []int) float64 { return u.f(a.at(idx)) }).withScale(a.scale)
+		return p.add(fmt.Sprintf("%s(v%d)", u.name, x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return u.t(vs[x]) }), true
+	case 1, 2: // binary, the other operand an input or an earlier value that broadcasts with x
+		o := -1
+		if r.IntN(2) == 0 {
+			for _, i := range r.Perm(x) {
+				if broadcasts(p.ref[i].shape, shape) {
+					o = i
+					break
+				}
+			}
+		}
+		if o < 0 {
+			oshape := slices.Clone(shape)
+			for d := range oshape {
+				if r.IntN(3) == 0 {
+					oshape[d] = 1
+				}
+			}
+			o = p.input(r, oshape)
+		}
+		b := p.ref[o]
+		out := slices.Clone(shape)
+		for d := range out {
+			out[d] = max(shape[d], b.shape[d])
+		}
+		type binary struct {
+			name string
+			f    func(x, y float64) float64
+			t    func(x, y *tensor.Tensor) *tensor.Tensor
+		}
+		bs := []binary{
+			{"+", func(x, y float64) float64 { return x + y }, (*tensor.Tensor).Add},
+			{"*", func(x, y float64) float64 { return x * y }, (*tensor.Tensor).Mul},
+			{"-", func(x, y float64) float64 { return x - y }, (*tensor.Tensor).Sub},
+			{"maximum", math.Max, (*tensor.Tensor).Maximum},
+			{"/(|.|+0.5)", func(x, y float64) float64 { return x / (math.Abs(y) + 0.5) },
+				func(x, y *tensor.Tensor) *tensor.Tensor { return x.Div(y.Abs().Add(y.Scalar(0.5, true))) }},
+		}
+		f := bs[r.IntN(len(bs))]
+		swap := r.IntN(2) == 0 && f.name != "/(|.|+0.5)"
+		ref := ndGen(out, func(idx []int) float64 {
+			if swap {
+				return f.f(b.at(idx), a.at(idx))
+			}
+			return f.f(a.at(idx), b.at(idx))
+		}).withScale(2 * a.scale * math.Max(b.scale, 1))
+		return p.add(fmt.Sprintf("v%d %s v%d (swapped %v)", x, f.name, o, swap), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
+			if swap {
+				return f.t(vs[o], vs[x])
+			}
+			return f.t(vs[x], vs[o])
+		}), true
+	case 3: // where, the condition a comparison of two inputs (exact in both)
+		cshape := slices.Clone(shape)
+		for d := range cshape {
+			if r.IntN(3) == 0 {
+				cshape[d] = 1
+			}
+		}
+		c1, c2 := p.input(r, cshape), p.input(r, cshape)
+		alt := 0.25
+		ref := ndGen(shape, func(idx []int) float64 {
+			if p.ref[c1].at(idx) < p.ref[c2].at(idx) {
+				return a.at(idx)
+			}
+			return alt
+		}).withScale(a.scale)
+		return p.add(fmt.Sprintf("where(v%d < v%d, v%d, %g)", c1, c2, x, alt), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
+			return vs[c1].Lt(vs[c2]).Where(vs[x], vs[x].Scalar(alt, true))
+		}), true
+	case 4: // sum or max over some axes
+		if rank == 0 {
+			return 0, false
+		}
+		var axes []int
+		for d := range rank {
+			if r.IntN(2) == 0 {
+				axes = append(axes, d)
+			}
+		}
+		if len(axes) == 0 {
+			axes = []int{axis}
+		}
+		keep := r.IntN(2) == 0 || len(axes) == rank
+		isMax := r.IntN(3) == 0
+		kshape := slices.Clone(shape)
+		fan := 1
+		for _, d := range axes {
+			kshape[d] = 1
+			fan *= shape[d]
+		}
+		acc := ndGen(kshape, func([]int) float64 {
+			if isMax {
+				return math.Inf(-1)
+			}
+			return 0
+		})
+		ndGen(shape, func(idx []int) float64 {
+			k := slices.Clone(idx)
+			for _, d := range axes {
+				k[d] = 0
+			}
+			off := 0
+			for d, n := range kshape {
+				off = off*n + k[d]
+			}
+			if v := a.at(idx); isMax {
+				acc.v[off] = math.Max(acc.v[off], v)
+			} else {
+				acc.v[off] += v
+			}
+			return 0
+		})
+		ref := acc
+		if !keep {
+			var out []int
+			for d, n := range shape {
+				if !slices.Contains(axes, d) {
+					out = append(out, n)
+				}
+			}
+			ref.shape = out
+		}
+		scale := a.scale * float64(fan)
+		name := "sum"
+		if isMax {
+			name, scale = "max", a.scale
+		}
+		ref = ref.withScale(scale)
+		return p.add(fmt.Sprintf("v%d.%s(keepdim=%v, %v)", x, name, keep, axes), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
+			if isMax {
+				return vs[x].Max(keep, axes...)
+			}
+			return vs[x].Sum(keep, axes...)
+		}), true
+	case 5: // permute
+		if rank < 2 {
+			return 0, false
+		}
+		perm := r.Perm(rank)
+		out := make([]int, rank)
+		for i, d := range perm {
+			out[i] = shape[d]
+		}
+		ref := ndGen(out, func(idx []int) float64 {
+			j := make([]int, rank)
+			for i, d := range perm {
+				j[d] = idx[i]
+			}
+			return a.at(j)
+		}).withScale(a.scale)
+		return p.add(fmt.Sprintf("v%d.permute%v", x, perm), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Permute(perm...) }), true
+	case 6: // reshape: merge two neighbours, split one, or insert a 1
+		out := slices.Clone(shape)
+		switch k := r.IntN(3); {
+		case k == 0 && rank >= 2:
+			d := r.IntN(rank - 1)
+			out = slices.Concat(shape[:d], []int{shape[d] * shape[d+1]}, shape[d+2:])
+		case k == 1 && rank > 0 && rank < 5:
+			var divs []int
+			for q := 2; q < shape[axis]; q++ {
+				if shape[axis]%q == 0 {
+					divs = append(divs, q)
+				}
+			}
+			if len(divs) == 0 {
+				return 0, false
+			}
+			q := divs[r.IntN(len(divs))]
+			out = slices.Concat(shape[:axis], []int{q, shape[axis] / q}, shape[axis+1:])
+		case rank < 5:
+			at := r.IntN(rank + 1)
+			out = slices.Concat(shape[:at], []int{1}, shape[at:])
+		default:
+			return 0, false
+		}
+		ref := nd{shape: out, v: a.v, scale: a.scale}
+		return p.add(fmt.Sprintf("v%d.reshape%v", x, out), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Reshape(out...) }), true
+	case 7: // expand a dimension of 1
+		var ones []int
+		for d, n := range shape {
+			if n == 1 {
+				ones = append(ones, d)
+			}
+		}
+		if len(ones) == 0 {
+			return 0, false
+		}
+		out := slices.Clone(shape)
+		out[ones[r.IntN(len(ones))]] = 2 + r.IntN(4)
+		if ndSize(out) > graphMaxElems {
+			return 0, false
+		}
+		ref := ndGen(out, a.at).withScale(a.scale)
+		return p.add(fmt.Sprintf("v%d.expand%v", x, out), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Expand(out...) }), true
+	case 8: // pad
+		if rank == 0 {
+			return 0, false
+		}
+		pads := make([][2]int, rank)
+		out := slices.Clone(shape)
+		for d := range pads {
+			if d == axis || r.IntN(3) == 0 {
+				pads[d] = [2]int{r.IntN(3), r.IntN(3)}
+			}
+			out[d] += pads[d][0] + pads[d][1]
+		}
+		if ndSize(out) > graphMaxElems {
+			return 0, false
+		}
+		value := []float64{0, 0, 0.5, -1}[r.IntN(4)]
+		ref := ndGen(out, func(idx []int) float64 {
+			j := make([]int, rank)
+			for d := range idx {
+				if j[d] = idx[d] - pads[d][0]; j[d] < 0 || j[d] >= shape[d] {
+					return value
+				}
+			}
+			return a.at(j)
+		}).withScale(a.scale)
+		return p.add(fmt.Sprintf("v%d.pad(%v, %g)", x, pads, value), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Pad(pads, value) }), true
+	case 9: // shrink
+		if rank == 0 {
+			return 0, false
+		}
+		bounds := make([][2]int, rank)
+		out := make([]int, rank)
+		for d, n := range shape {
+			b := r.IntN(n)
+			e := b + 1 + r.IntN(n-b)
+			bounds[d], out[d] = [2]int{b, e}, e-b
+		}
+		ref := ndGen(out, func(idx []int) float64 {
+			j := make([]int, rank)
+			for d := range idx {
+				j[d] = idx[d] + bounds[d][0]
+			}
+			return a.at(j)
+		}).withScale(a.scale)
+		return p.add(fmt.Sprintf("v%d.shrink%v", x, bounds), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Shrink(bounds) }), true
+	case 10: // flip
+		if rank == 0 {
+			return 0, false
+		}
+		axes := []int{axis}
+		for d := range rank {
+			if d != axis && r.IntN(3) == 0 {
+				axes = append(axes, d)
+			}
+		}
+		ref := ndGen(shape, func(idx []int) float64 {
+			j := slices.Clone(idx)
+			for _, d := range axes {
+				j[d] = shape[d] - 1 - idx[d]
+			}
+			return a.at(j)
+		}).withScale(a.scale)
+		return p.add(fmt.Sprintf("v%d.flip%v", x, axes), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Flip(axes...) }), true
+	case 11: // cat with an input along an axis
+		if rank == 0 {
+			return 0, false
+		}
+		oshape := slices.Clone(shape)
+		oshape[axis] = 1 + r.IntN(3)
+		out := slices.Clone(shape)
+		out[axis] += oshape[axis]
+		if ndSize(out) > graphMaxElems {
+			return 0, false
+		}
+		o := p.input(r, oshape)
+		first := r.IntN(2) == 0 // x first
+		b := p.ref[o]
+		ref := ndGen(out, func(idx []int) float64 {
+			j := slices.Clone(idx)
+			lead, lb, tail := a, shape[axis], b
+			if !first {
+				lead, lb, tail = b, oshape[axis], a
+			}
+			if j[axis] < lb {
+				return lead.at(j)
+			}
+			j[axis] -= lb
+			return tail.at(j)
+		}).withScale(math.Max(a.scale, 1))
+		return p.add(fmt.Sprintf("cat(v%d first %v, v%d, axis %d)", x, first, o, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
+			if first {
+				return vs[x].Cat(axis, vs[o])
+			}
+			return vs[o].Cat(axis, vs[x])
+		}), true
+	case 12: // a product with an input (x a matrix)
+		if rank != 2 {
+			return 0, false
+		}
+		m, k, n := shape[0], shape[1], 1+r.IntN(9)
+		o := p.input(r, []int{k, n})
+		b := p.ref[o]
+		ref := ndGen([]int{m, n}, func(idx []int) float64 {
+			s := 0.0
+			for q := range k {
+				s += a.at([]int{idx[0], q}) * b.at([]int{q, idx[1]})
+			}
+			return s
+		}).withScale(a.scale * float64(k))
+		return p.add(fmt.Sprintf("v%d.dot(v%d)", x, o), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Dot(vs[o]) }), true
+	case 13: // cumsum, or a contiguous copy
+		if rank == 0 {
+			return 0, false
+		}
+		if r.IntN(2) == 0 {
+			ref := nd{shape: shape, v: a.v, scale: a.scale}
+			return p.add(fmt.Sprintf("v%d.contiguous()", x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Contiguous() }), true
+		}
+		ref := ndGen(shape, func(idx []int) float64 {
+			j, s := slices.Clone(idx), 0.0
+			for q := 0; q <= idx[axis]; q++ {
+				j[axis] = q
+				s += a.at(j)
+			}
+			return s
+		}).withScale(a.scale * float64(shape[axis]))
+		return p.add(fmt.Sprintf("v%d.cumsum(%d)", x, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Cumsum(axis) }), true
+	case 14: // softmax or log_softmax along an axis (max, exponentials and a sum over it)
+		if rank == 0 {
+			return 0, false
+		}
+		logs := r.IntN(3) == 0
+		lse := ndGen(shape, func(idx []int) float64 {
+			j, m := slices.Clone(idx), math.Inf(-1)
+			for q := range shape[axis] {
+				j[axis] = q
+				m = math.Max(m, a.at(j))
+			}
+			s := 0.0
+			for q := range shape[axis] {
+				j[axis] = q
+				s += math.Exp(a.at(j) - m)
+			}
+			return m + math.Log(s)
+		})
+		ref := ndGen(shape, func(idx []int) float64 {
+			if logs {
+				return a.at(idx) - lse.at(idx)
+			}
+			return math.Exp(a.at(idx) - lse.at(idx))
+		}).withScale(a.scale * float64(shape[axis]))
+		name := "softmax"
+		if logs {
+			name = "log_softmax"
+		}
+		return p.add(fmt.Sprintf("v%d.%s(%d)", x, name, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
+			if logs {
+				return vs[x].LogSoftmax(axis)
+			}
+			return vs[x].Softmax(axis)
+		}), true
+	}
+	return 0, false
+}
+
+// broadcasts says whether o broadcasts against x: the same rank, each
+// dimension equal or 1 in o.
+func broadcasts(o, x []int) bool {
+	if len(o) != len(x) {
+		return false
+	}
+	for d := range o {
+		if o[d] != x[d] && o[d] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRandomGraphsMatchReference: random graphs of Tensor-API calls
+// (drawGraph) realized on GO and on the CPU at each width, every
+// device's graphs in one schedule, against float64 arrays computed by
+// index arithmetic of the test's own: it checks fusion, the views folded
+// into index expressions, the passes and the renderers together, where
+// TestRandomLayersMatchGO compares two devices that share the first two.
+// 48 graphs; TGC_GRAPHS=N draws N, TGC_GRAPHS_SEED=S others.
+func TestRandomGraphsMatchReference(t *testing.T) {
+	count := 48
+	if n, err := strconv.Atoi(os.Getenv("TGC_GRAPHS")); err == nil && n > 0 {
+		count = n
+	} else if testing.Short() {
+		count = 12
+	}
+	seed, _ := strconv.ParseUint(os.Getenv("TGC_GRAPHS_SEED"), 10, 64)
+	r := rand.New(rand.NewPCG(29+seed, 5))
+	progs := make([]*graphProg, count)
+	for i := range progs {
+		progs[i] = drawGraph(r)
+	}
+	check := func(name string, e *Engine) {
+		ctx := tensor.NewContext(e)
+		var outs []*tensor.Tensor
+		for _, p := range progs {
+			vs := p.build(ctx)
+			for _, o := range p.outs {
+				outs = append(outs, vs[o])
+			}
+		}
+		if err := tensor.RealizeAll(outs...); err != nil {
+			// the graph that fails alone, to name it
+			for i, p := range progs {
+				vs := p.build(tensor.NewContext(e))
+				var mine []*tensor.Tensor
+				for _, o := range p.outs {
+					mine = append(mine, vs[o])
+				}
+				if err := tensor.RealizeAll(mine...); err != nil {
+					t.Fatalf("%s, graph %d:\n%s\n%v", name, i, p, err)
+				}
+			}
+			t.Fatalf("%s: %v (no graph fails alone)", name, err)
+		}
+		k := 0
+		for i, p := range progs {
+			for _, o := range p.outs {
+				got, err := outs[k].Floats()
+				k++
+				want := p.ref[o]
+				if err != nil {
+					t.Fatalf("%s, graph %d:\n%s\n%v", name, i, p, err)
+				}
+				if !slices.Equal(outs[k-1].Shape(), want.shape) && !(len(want.shape) == 0 && ndSize(outs[k-1].Shape()) == 1) {
+					t.Errorf("%s, graph %d, v%d: shape %v, want %v\n%s", name, i, o, outs[k-1].Shape(), want.shape, p)
+					continue
+				}
+				if j, bad := mismatch(want.v, got, 1e-6+2e-6*want.scale); bad {
+					t.Errorf("%s, graph %d, v%d: element %d: %v, want %v (scale %g)\n%s", name, i, o, j, got[j], want.v[j], want.scale, p)
+				}
+			}
+		}
+	}
+	goe, err := Open("GO", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GO", goe)
+	for _, w := range cpuWidths() {
+		dev, err := backend.OpenCPUWidth(w)
+		if err != nil {
+			t.Skipf("CPU unavailable: %v", err)
+		}
+		check(fmt.Sprintf("CPU at %d lanes", w), New(dev, Options{}))
+	}
+}
