@@ -57,15 +57,7 @@ func init() {
 // -fopenmp-simd makes gcc honour a kernel's `#pragma omp simd` (ir.VecLoops:
 // a loop of symbolic length vectorized, its sums in lanes) and nothing
 // else of OpenMP (no runtime, no threads).
-// -fno-split-loops: gcc 12.2 (Debian 12's) split the loop of a cat of a
-// padded cat at its guards' bounds and then vectorized it wrongly, a
-// padded row read as zeros, at -O3 with AVX2 or AVX-512
-// (realize.TestCatOfAPaddedCat); clang and gcc -O2 were right. Of the
-// suite's and the models' kernels only the row kernels (softmax,
-// layernorm: their first and last rows' tests) and two of ResNet-50's
-// copies compile otherwise without it; softmax_4096's kernel in a C
-// harness ran as fast (rows cold or in cache, medians within noise).
-var baseCFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition", "-fopenmp-simd", "-fno-split-loops"}
+var baseCFlags = []string{"-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition", "-fopenmp-simd"}
 
 // noHalfArith keeps float16 arithmetic off where the host has it
 // (AVX512-FP16): kernels compute float16 in float registers and round each

@@ -21,7 +21,8 @@ import (
 type nd struct {
 	shape []int
 	v     []float64
-	scale float64 // a bound on the magnitudes its values were computed from (the tolerance's)
+	dt    ir.DType // float32, or int32 (exact: compared exactly)
+	scale float64  // a bound on the magnitudes its values were computed from (the tolerance's)
 }
 
 func ndSize(shape []int) int {
@@ -62,9 +63,10 @@ func (a nd) at(idx []int) float64 {
 	return a.v[off]
 }
 
-// withScale is a with its scale: at least s and its own largest value.
-func (a nd) withScale(s float64) nd {
-	a.scale = s
+// of is a of dtype dt, with its scale: at least s and its own largest
+// value.
+func (a nd) of(dt ir.DType, s float64) nd {
+	a.dt, a.scale = dt, s
 	for _, x := range a.v {
 		a.scale = math.Max(a.scale, math.Abs(x))
 	}
@@ -88,12 +90,18 @@ func (p *graphProg) add(desc string, ref nd, f func(ctx *tensor.Context, vs []*t
 	return len(p.steps) - 1
 }
 
-// input is a new input of shape: float32 values in [-1, 1).
-func (p *graphProg) input(r *rand.Rand, shape []int) int {
+// input is a new input of shape: float32 values in [-1, 1), or int32
+// ones in [-9, 9].
+func (p *graphProg) input(r *rand.Rand, dt ir.DType, shape []int) int {
 	vals := float32Values(r, ndSize(shape))
+	if dt != ir.Float32 {
+		for i := range vals {
+			vals[i] = float64(r.IntN(19) - 9)
+		}
+	}
 	shape = slices.Clone(shape)
-	return p.add(fmt.Sprintf("input%v", shape), nd{shape: shape, v: vals}.withScale(1), func(ctx *tensor.Context, _ []*tensor.Tensor) *tensor.Tensor {
-		t, err := ctx.FromFloats(ir.Float32, shape, vals)
+	return p.add(fmt.Sprintf("input%v %s", shape, dt), nd{shape: shape, v: vals}.of(dt, 9), func(ctx *tensor.Context, _ []*tensor.Tensor) *tensor.Tensor {
+		t, err := ctx.FromFloats(dt, shape, vals)
 		if err != nil {
 			panic(err)
 		}
@@ -142,7 +150,11 @@ func drawGraph(r *rand.Rand) *graphProg {
 			shape[i] = []int{9, 16, 17, 24, 32, 33, 48}[r.IntN(7)]
 		}
 	}
-	x := p.input(r, shape)
+	dt := ir.Float32
+	if r.IntN(3) == 0 {
+		dt = ir.Int32
+	}
+	x := p.input(r, dt, shape)
 	n := 3 + r.IntN(8)
 	for range n {
 		for {
@@ -182,14 +194,30 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			{"sin", math.Sin, (*tensor.Tensor).Sin},
 			{"exp(tanh)", func(v float64) float64 { return math.Exp(math.Tanh(v)) }, func(t *tensor.Tensor) *tensor.Tensor { return t.Tanh().Exp() }},
 		}
+		if a.dt != ir.Float32 { // exact integer functions (Python's floor division and modulo, C's truncation)
+			int3 := func(t *tensor.Tensor, v int64) *tensor.Tensor { return t.ScalarInt(v, false) }
+			us = []unary{
+				{"neg", func(v float64) float64 { return -v }, (*tensor.Tensor).Neg},
+				{"abs", math.Abs, (*tensor.Tensor).Abs},
+				{"relu", func(v float64) float64 { return math.Max(v, 0) }, (*tensor.Tensor).Relu},
+				{"% 7", func(v float64) float64 { return v - 7*math.Floor(v/7) }, func(t *tensor.Tensor) *tensor.Tensor { return t.Mod(int3(t, 7)) }},
+				{"// 3", func(v float64) float64 { return math.Floor(v / 3) }, func(t *tensor.Tensor) *tensor.Tensor { return t.FloorDiv(int3(t, 3)) }},
+				{"idiv 3", func(v float64) float64 { return math.Trunc(v / 3) }, func(t *tensor.Tensor) *tensor.Tensor { return t.IDiv(int3(t, 3)) }},
+				{"float32", func(v float64) float64 { return v }, func(t *tensor.Tensor) *tensor.Tensor { return t.Cast(ir.Float32) }},
+			}
+		}
 		u := us[r.IntN(len(us))]
-		ref := ndGen(shape, func(idx []int) float64 { return u.f(a.at(idx)) }).withScale(a.scale)
+		if u.name == "float32" {
+			ref := nd{shape: shape, v: a.v, dt: ir.Float32, scale: a.scale}
+			return p.add(fmt.Sprintf("v%d.cast(float32)", x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return u.t(vs[x]) }), true
+		}
+		ref := ndGen(shape, func(idx []int) float64 { return u.f(a.at(idx)) }).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("%s(v%d)", u.name, x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return u.t(vs[x]) }), true
 	case 1, 2: // binary, the other operand an input or an earlier value that broadcasts with x
 		o := -1
 		if r.IntN(2) == 0 {
 			for _, i := range r.Perm(x) {
-				if broadcasts(p.ref[i].shape, shape) {
+				if broadcasts(p.ref[i].shape, shape) && p.ref[i].dt == a.dt {
 					o = i
 					break
 				}
@@ -202,7 +230,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 					oshape[d] = 1
 				}
 			}
-			o = p.input(r, oshape)
+			o = p.input(r, a.dt, oshape)
 		}
 		b := p.ref[o]
 		out := slices.Clone(shape)
@@ -222,14 +250,34 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			{"/(|.|+0.5)", func(x, y float64) float64 { return x / (math.Abs(y) + 0.5) },
 				func(x, y *tensor.Tensor) *tensor.Tensor { return x.Div(y.Abs().Add(y.Scalar(0.5, true))) }},
 		}
+		if a.dt != ir.Float32 {
+			pos := func(y *tensor.Tensor) *tensor.Tensor { return y.Abs().Add(y.ScalarInt(1, false)) }
+			bs = []binary{
+				{"+", func(x, y float64) float64 { return x + y }, (*tensor.Tensor).Add},
+				{"-", func(x, y float64) float64 { return x - y }, (*tensor.Tensor).Sub},
+				{"maximum", math.Max, (*tensor.Tensor).Maximum},
+				{"xor", func(x, y float64) float64 { return float64(int32(x) ^ int32(y)) }, (*tensor.Tensor).Xor},
+				{"and", func(x, y float64) float64 { return float64(int32(x) & int32(y)) }, (*tensor.Tensor).And},
+				{"or", func(x, y float64) float64 { return float64(int32(x) | int32(y)) }, (*tensor.Tensor).Or},
+				{"// (|.|+1)", func(x, y float64) float64 { return math.Floor(x / (math.Abs(y) + 1)) },
+					func(x, y *tensor.Tensor) *tensor.Tensor { return x.FloorDiv(pos(y)) }},
+				{"% (|.|+1)", func(x, y float64) float64 { d := math.Abs(y) + 1; return x - d*math.Floor(x/d) },
+					func(x, y *tensor.Tensor) *tensor.Tensor { return x.Mod(pos(y)) }},
+				{"idiv (|.|+1)", func(x, y float64) float64 { return math.Trunc(x / (math.Abs(y) + 1)) },
+					func(x, y *tensor.Tensor) *tensor.Tensor { return x.IDiv(pos(y)) }},
+			}
+			if maxAbs(a)*maxAbs(b) < 1<<30 {
+				bs = append(bs, binary{"*", func(x, y float64) float64 { return x * y }, (*tensor.Tensor).Mul})
+			}
+		}
 		f := bs[r.IntN(len(bs))]
-		swap := r.IntN(2) == 0 && f.name != "/(|.|+0.5)"
+		swap := r.IntN(2) == 0 && !strings.Contains(f.name, "|")
 		ref := ndGen(out, func(idx []int) float64 {
 			if swap {
 				return f.f(b.at(idx), a.at(idx))
 			}
 			return f.f(a.at(idx), b.at(idx))
-		}).withScale(2 * a.scale * math.Max(b.scale, 1))
+		}).of(a.dt, 2 * a.scale * math.Max(b.scale, 1))
 		return p.add(fmt.Sprintf("v%d %s v%d (swapped %v)", x, f.name, o, swap), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
 			if swap {
 				return f.t(vs[o], vs[x])
@@ -243,16 +291,19 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				cshape[d] = 1
 			}
 		}
-		c1, c2 := p.input(r, cshape), p.input(r, cshape)
+		c1, c2 := p.input(r, ir.Float32, cshape), p.input(r, ir.Float32, cshape)
 		alt := 0.25
+		if a.dt != ir.Float32 {
+			alt = 3
+		}
 		ref := ndGen(shape, func(idx []int) float64 {
 			if p.ref[c1].at(idx) < p.ref[c2].at(idx) {
 				return a.at(idx)
 			}
 			return alt
-		}).withScale(a.scale)
+		}).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("where(v%d < v%d, v%d, %g)", c1, c2, x, alt), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
-			return vs[c1].Lt(vs[c2]).Where(vs[x], vs[x].Scalar(alt, true))
+			return vs[c1].Lt(vs[c2]).Where(vs[x], vs[x].Scalar(alt, a.dt == ir.Float32))
 		}), true
 	case 4: // sum or max over some axes
 		if rank == 0 {
@@ -274,6 +325,9 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		for _, d := range axes {
 			kshape[d] = 1
 			fan *= shape[d]
+		}
+		if a.dt != ir.Float32 && !isMax && float64(fan)*maxAbs(a) >= 1<<30 {
+			return 0, false
 		}
 		acc := ndGen(kshape, func([]int) float64 {
 			if isMax {
@@ -312,7 +366,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		if isMax {
 			name, scale = "max", a.scale
 		}
-		ref = ref.withScale(scale)
+		ref = ref.of(a.dt, scale)
 		return p.add(fmt.Sprintf("v%d.%s(keepdim=%v, %v)", x, name, keep, axes), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
 			if isMax {
 				return vs[x].Max(keep, axes...)
@@ -334,7 +388,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				j[d] = idx[i]
 			}
 			return a.at(j)
-		}).withScale(a.scale)
+		}).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("v%d.permute%v", x, perm), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Permute(perm...) }), true
 	case 6: // reshape: merge two neighbours, split one, or insert a 1
 		out := slices.Clone(shape)
@@ -360,7 +414,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		default:
 			return 0, false
 		}
-		ref := nd{shape: out, v: a.v, scale: a.scale}
+		ref := nd{shape: out, v: a.v, dt: a.dt, scale: a.scale}
 		return p.add(fmt.Sprintf("v%d.reshape%v", x, out), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Reshape(out...) }), true
 	case 7: // expand a dimension of 1
 		var ones []int
@@ -377,7 +431,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		if ndSize(out) > graphMaxElems {
 			return 0, false
 		}
-		ref := ndGen(out, a.at).withScale(a.scale)
+		ref := ndGen(out, a.at).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("v%d.expand%v", x, out), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Expand(out...) }), true
 	case 8: // pad
 		if rank == 0 {
@@ -395,6 +449,9 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			return 0, false
 		}
 		value := []float64{0, 0, 0.5, -1}[r.IntN(4)]
+		if a.dt != ir.Float32 {
+			value = math.Trunc(value)
+		}
 		ref := ndGen(out, func(idx []int) float64 {
 			j := make([]int, rank)
 			for d := range idx {
@@ -403,7 +460,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				}
 			}
 			return a.at(j)
-		}).withScale(a.scale)
+		}).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("v%d.pad(%v, %g)", x, pads, value), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Pad(pads, value) }), true
 	case 9: // shrink
 		if rank == 0 {
@@ -422,7 +479,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				j[d] = idx[d] + bounds[d][0]
 			}
 			return a.at(j)
-		}).withScale(a.scale)
+		}).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("v%d.shrink%v", x, bounds), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Shrink(bounds) }), true
 	case 10: // flip
 		if rank == 0 {
@@ -440,7 +497,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				j[d] = shape[d] - 1 - idx[d]
 			}
 			return a.at(j)
-		}).withScale(a.scale)
+		}).of(a.dt, a.scale)
 		return p.add(fmt.Sprintf("v%d.flip%v", x, axes), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Flip(axes...) }), true
 	case 11: // cat with an input along an axis
 		if rank == 0 {
@@ -453,7 +510,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		if ndSize(out) > graphMaxElems {
 			return 0, false
 		}
-		o := p.input(r, oshape)
+		o := p.input(r, a.dt, oshape)
 		first := r.IntN(2) == 0 // x first
 		b := p.ref[o]
 		ref := ndGen(out, func(idx []int) float64 {
@@ -467,7 +524,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			}
 			j[axis] -= lb
 			return tail.at(j)
-		}).withScale(math.Max(a.scale, 1))
+		}).of(a.dt, math.Max(a.scale, 1))
 		return p.add(fmt.Sprintf("cat(v%d first %v, v%d, axis %d)", x, first, o, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
 			if first {
 				return vs[x].Cat(axis, vs[o])
@@ -479,7 +536,10 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			return 0, false
 		}
 		m, k, n := shape[0], shape[1], 1+r.IntN(9)
-		o := p.input(r, []int{k, n})
+		if a.dt != ir.Float32 && float64(k)*maxAbs(a)*9 >= 1<<30 {
+			return 0, false
+		}
+		o := p.input(r, a.dt, []int{k, n})
 		b := p.ref[o]
 		ref := ndGen([]int{m, n}, func(idx []int) float64 {
 			s := 0.0
@@ -487,15 +547,18 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				s += a.at([]int{idx[0], q}) * b.at([]int{q, idx[1]})
 			}
 			return s
-		}).withScale(a.scale * float64(k))
+		}).of(a.dt, a.scale * float64(k))
 		return p.add(fmt.Sprintf("v%d.dot(v%d)", x, o), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Dot(vs[o]) }), true
 	case 13: // cumsum, or a contiguous copy
 		if rank == 0 {
 			return 0, false
 		}
 		if r.IntN(2) == 0 {
-			ref := nd{shape: shape, v: a.v, scale: a.scale}
+			ref := nd{shape: shape, v: a.v, dt: a.dt, scale: a.scale}
 			return p.add(fmt.Sprintf("v%d.contiguous()", x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Contiguous() }), true
+		}
+		if a.dt != ir.Float32 && float64(shape[axis])*maxAbs(a) >= 1<<30 {
+			return 0, false
 		}
 		ref := ndGen(shape, func(idx []int) float64 {
 			j, s := slices.Clone(idx), 0.0
@@ -504,10 +567,10 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				s += a.at(j)
 			}
 			return s
-		}).withScale(a.scale * float64(shape[axis]))
+		}).of(a.dt, a.scale * float64(shape[axis]))
 		return p.add(fmt.Sprintf("v%d.cumsum(%d)", x, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Cumsum(axis) }), true
 	case 14: // softmax or log_softmax along an axis (max, exponentials and a sum over it)
-		if rank == 0 {
+		if rank == 0 || a.dt != ir.Float32 {
 			return 0, false
 		}
 		logs := r.IntN(3) == 0
@@ -529,7 +592,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				return a.at(idx) - lse.at(idx)
 			}
 			return math.Exp(a.at(idx) - lse.at(idx))
-		}).withScale(a.scale * float64(shape[axis]))
+		}).of(a.dt, a.scale * float64(shape[axis]))
 		name := "softmax"
 		if logs {
 			name = "log_softmax"
@@ -542,6 +605,15 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		}), true
 	}
 	return 0, false
+}
+
+// maxAbs is the largest magnitude in a.
+func maxAbs(a nd) float64 {
+	m := 0.0
+	for _, v := range a.v {
+		m = math.Max(m, math.Abs(v))
+	}
+	return m
 }
 
 // broadcasts says whether o broadcasts against x: the same rank, each
@@ -614,7 +686,22 @@ func TestRandomGraphsMatchReference(t *testing.T) {
 					t.Errorf("%s, graph %d, v%d: shape %v, want %v\n%s", name, i, o, outs[k-1].Shape(), want.shape, p)
 					continue
 				}
-				if j, bad := mismatch(want.v, got, 1e-6+2e-6*want.scale); bad {
+				if dt := outs[k-1].DType(); dt != want.dt {
+					t.Errorf("%s, graph %d, v%d: dtype %s, want %s\n%s", name, i, o, dt, want.dt, p)
+					continue
+				}
+				tol := 1e-6 + 2e-6*want.scale
+				if want.dt != ir.Float32 {
+					tol = 0
+				}
+				if j, bad := mismatch(want.v, got, tol); bad || want.dt != ir.Float32 && !slices.Equal(want.v, got) {
+					if !bad {
+						for j = range got {
+							if got[j] != want.v[j] {
+								break
+							}
+						}
+					}
 					t.Errorf("%s, graph %d, v%d: element %d: %v, want %v (scale %g)\n%s", name, i, o, j, got[j], want.v[j], want.scale, p)
 				}
 			}
