@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"tgc/pkg/backend"
+	"tgc/pkg/half"
 	"tgc/pkg/ir"
 	"tgc/pkg/tensor"
 )
@@ -21,8 +22,9 @@ import (
 type nd struct {
 	shape []int
 	v     []float64
-	dt    ir.DType // float32, or int32 (exact: compared exactly)
-	scale float64  // a bound on the magnitudes its values were computed from (the tolerance's)
+	dt    ir.DType // float32, float16 (rounded after every op), or int32 (exact: compared exactly)
+	scale float64  // a bound on the magnitudes its values were computed from
+	rel   float64  // the tolerance, relative to scale: float16 anywhere in its past widens it
 }
 
 func ndSize(shape []int) int {
@@ -63,10 +65,20 @@ func (a nd) at(idx []int) float64 {
 	return a.v[off]
 }
 
-// of is a of dtype dt, with its scale: at least s and its own largest
-// value.
-func (a nd) of(dt ir.DType, s float64) nd {
-	a.dt, a.scale = dt, s
+// of is a of dtype dt (its values rounded to float16 for float16), made
+// from ins: its scale at least s and its own largest value, its tolerance
+// the widest of theirs and dt's.
+func (a nd) of(dt ir.DType, s float64, ins ...nd) nd {
+	a.dt, a.scale, a.rel = dt, s, 2e-6
+	if dt == ir.Float16 {
+		a.rel = 8e-3 // a few roundings to 11 bits inside a composite function
+		for i, x := range a.v {
+			a.v[i] = float64(half.ToFloat32(half.FromFloat32(float32(x))))
+		}
+	}
+	for _, in := range ins {
+		a.rel = max(a.rel, in.rel)
+	}
 	for _, x := range a.v {
 		a.scale = math.Max(a.scale, math.Abs(x))
 	}
@@ -90,17 +102,18 @@ func (p *graphProg) add(desc string, ref nd, f func(ctx *tensor.Context, vs []*t
 	return len(p.steps) - 1
 }
 
-// input is a new input of shape: float32 values in [-1, 1), or int32
-// ones in [-9, 9].
+// input is a new input of shape: values in [-1, 1) (float16 ones
+// rounded), or int32 ones in [-9, 9].
 func (p *graphProg) input(r *rand.Rand, dt ir.DType, shape []int) int {
-	vals := float32Values(r, ndSize(shape))
-	if dt != ir.Float32 {
+	vals, scale := float32Values(r, ndSize(shape)), 1.0
+	if dt == ir.Int32 {
+		scale = 9
 		for i := range vals {
 			vals[i] = float64(r.IntN(19) - 9)
 		}
 	}
 	shape = slices.Clone(shape)
-	return p.add(fmt.Sprintf("input%v %s", shape, dt), nd{shape: shape, v: vals}.of(dt, 9), func(ctx *tensor.Context, _ []*tensor.Tensor) *tensor.Tensor {
+	return p.add(fmt.Sprintf("input%v %s", shape, dt), nd{shape: shape, v: vals}.of(dt, scale), func(ctx *tensor.Context, _ []*tensor.Tensor) *tensor.Tensor {
 		t, err := ctx.FromFloats(dt, shape, vals)
 		if err != nil {
 			panic(err)
@@ -131,14 +144,15 @@ func (p *graphProg) String() string {
 // it draw again).
 const graphMaxElems = 1 << 14
 
-// drawGraph draws a chain of 3-10 calls on one input, with inputs and
-// earlier values joining it: unary functions, broadcast binaries,
-// where, sums and maxes over some axes, permutes, reshapes, expands,
-// pads, shrinks, flips, cats, products, cumsums, contiguous copies,
-// softmaxes and log-softmaxes; the first input sometimes with
-// dimensions of 9-48 (the CPU's vectors and register blocks). Its
-// outputs are the last value and sometimes an intermediate one (realized
-// in the same schedule, so the kernels share it).
+// drawGraph draws a chain of 3-10 calls on one input of float32, int32
+// or float16 (with casts between them), inputs and earlier values joining
+// it: unary functions, broadcast binaries, where, sums and maxes over
+// some axes, permutes, reshapes, expands, pads, shrinks, flips, cats,
+// products, cumsums, contiguous copies, softmaxes and log-softmaxes; the
+// first input sometimes with dimensions of 9-48 (the CPU's vectors and
+// register blocks). Its outputs are the last value and sometimes an
+// intermediate one (realized in the same schedule, so the kernels share
+// it).
 func drawGraph(r *rand.Rand) *graphProg {
 	p := &graphProg{}
 	rank := 1 + r.IntN(4)
@@ -150,10 +164,7 @@ func drawGraph(r *rand.Rand) *graphProg {
 			shape[i] = []int{9, 16, 17, 24, 32, 33, 48}[r.IntN(7)]
 		}
 	}
-	dt := ir.Float32
-	if r.IntN(3) == 0 {
-		dt = ir.Int32
-	}
+	dt := []ir.DType{ir.Float32, ir.Float32, ir.Int32, ir.Float16}[r.IntN(4)]
 	x := p.input(r, dt, shape)
 	n := 3 + r.IntN(8)
 	for range n {
@@ -194,7 +205,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			{"sin", math.Sin, (*tensor.Tensor).Sin},
 			{"exp(tanh)", func(v float64) float64 { return math.Exp(math.Tanh(v)) }, func(t *tensor.Tensor) *tensor.Tensor { return t.Tanh().Exp() }},
 		}
-		if a.dt != ir.Float32 { // exact integer functions (Python's floor division and modulo, C's truncation)
+		if a.dt == ir.Int32 { // exact integer functions (Python's floor division and modulo, C's truncation)
 			int3 := func(t *tensor.Tensor, v int64) *tensor.Tensor { return t.ScalarInt(v, false) }
 			us = []unary{
 				{"neg", func(v float64) float64 { return -v }, (*tensor.Tensor).Neg},
@@ -206,12 +217,19 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				{"float32", func(v float64) float64 { return v }, func(t *tensor.Tensor) *tensor.Tensor { return t.Cast(ir.Float32) }},
 			}
 		}
-		u := us[r.IntN(len(us))]
-		if u.name == "float32" {
-			ref := nd{shape: shape, v: a.v, dt: ir.Float32, scale: a.scale}
-			return p.add(fmt.Sprintf("v%d.cast(float32)", x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return u.t(vs[x]) }), true
+		switch a.dt {
+		case ir.Float32:
+			us = append(us, unary{"float16", func(v float64) float64 { return v }, func(t *tensor.Tensor) *tensor.Tensor { return t.Cast(ir.Float16) }})
+		case ir.Float16:
+			us = append(us, unary{"float32", func(v float64) float64 { return v }, func(t *tensor.Tensor) *tensor.Tensor { return t.Cast(ir.Float32) }})
 		}
-		ref := ndGen(shape, func(idx []int) float64 { return u.f(a.at(idx)) }).of(a.dt, a.scale)
+		u := us[r.IntN(len(us))]
+		if u.name == "float32" || u.name == "float16" {
+			to := map[string]ir.DType{"float32": ir.Float32, "float16": ir.Float16}[u.name]
+			ref := ndGen(shape, a.at).of(to, a.scale, a)
+			return p.add(fmt.Sprintf("v%d.cast(%s)", x, u.name), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return u.t(vs[x]) }), true
+		}
+		ref := ndGen(shape, func(idx []int) float64 { return u.f(a.at(idx)) }).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("%s(v%d)", u.name, x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return u.t(vs[x]) }), true
 	case 1, 2: // binary, the other operand an input or an earlier value that broadcasts with x
 		o := -1
@@ -250,7 +268,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			{"/(|.|+0.5)", func(x, y float64) float64 { return x / (math.Abs(y) + 0.5) },
 				func(x, y *tensor.Tensor) *tensor.Tensor { return x.Div(y.Abs().Add(y.Scalar(0.5, true))) }},
 		}
-		if a.dt != ir.Float32 {
+		if a.dt == ir.Int32 {
 			pos := func(y *tensor.Tensor) *tensor.Tensor { return y.Abs().Add(y.ScalarInt(1, false)) }
 			bs = []binary{
 				{"+", func(x, y float64) float64 { return x + y }, (*tensor.Tensor).Add},
@@ -277,7 +295,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				return f.f(b.at(idx), a.at(idx))
 			}
 			return f.f(a.at(idx), b.at(idx))
-		}).of(a.dt, 2 * a.scale * math.Max(b.scale, 1))
+		}).of(a.dt, 2*a.scale*math.Max(b.scale, 1), a, b)
 		return p.add(fmt.Sprintf("v%d %s v%d (swapped %v)", x, f.name, o, swap), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
 			if swap {
 				return f.t(vs[o], vs[x])
@@ -293,7 +311,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		}
 		c1, c2 := p.input(r, ir.Float32, cshape), p.input(r, ir.Float32, cshape)
 		alt := 0.25
-		if a.dt != ir.Float32 {
+		if a.dt == ir.Int32 {
 			alt = 3
 		}
 		ref := ndGen(shape, func(idx []int) float64 {
@@ -301,9 +319,9 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				return a.at(idx)
 			}
 			return alt
-		}).of(a.dt, a.scale)
+		}).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("where(v%d < v%d, v%d, %g)", c1, c2, x, alt), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
-			return vs[c1].Lt(vs[c2]).Where(vs[x], vs[x].Scalar(alt, a.dt == ir.Float32))
+			return vs[c1].Lt(vs[c2]).Where(vs[x], vs[x].Scalar(alt, a.dt != ir.Int32))
 		}), true
 	case 4: // sum or max over some axes
 		if rank == 0 {
@@ -326,7 +344,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			kshape[d] = 1
 			fan *= shape[d]
 		}
-		if a.dt != ir.Float32 && !isMax && float64(fan)*maxAbs(a) >= 1<<30 {
+		if a.dt == ir.Int32 && !isMax && float64(fan)*maxAbs(a) >= 1<<30 {
 			return 0, false
 		}
 		acc := ndGen(kshape, func([]int) float64 {
@@ -366,7 +384,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		if isMax {
 			name, scale = "max", a.scale
 		}
-		ref = ref.of(a.dt, scale)
+		ref = ref.of(a.dt, scale, a)
 		return p.add(fmt.Sprintf("v%d.%s(keepdim=%v, %v)", x, name, keep, axes), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
 			if isMax {
 				return vs[x].Max(keep, axes...)
@@ -388,7 +406,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				j[d] = idx[i]
 			}
 			return a.at(j)
-		}).of(a.dt, a.scale)
+		}).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("v%d.permute%v", x, perm), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Permute(perm...) }), true
 	case 6: // reshape: merge two neighbours, split one, or insert a 1
 		out := slices.Clone(shape)
@@ -414,7 +432,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		default:
 			return 0, false
 		}
-		ref := nd{shape: out, v: a.v, dt: a.dt, scale: a.scale}
+		ref := nd{shape: out, v: a.v, dt: a.dt, scale: a.scale, rel: a.rel}
 		return p.add(fmt.Sprintf("v%d.reshape%v", x, out), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Reshape(out...) }), true
 	case 7: // expand a dimension of 1
 		var ones []int
@@ -431,7 +449,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 		if ndSize(out) > graphMaxElems {
 			return 0, false
 		}
-		ref := ndGen(out, a.at).of(a.dt, a.scale)
+		ref := ndGen(out, a.at).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("v%d.expand%v", x, out), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Expand(out...) }), true
 	case 8: // pad
 		if rank == 0 {
@@ -449,7 +467,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			return 0, false
 		}
 		value := []float64{0, 0, 0.5, -1}[r.IntN(4)]
-		if a.dt != ir.Float32 {
+		if a.dt == ir.Int32 {
 			value = math.Trunc(value)
 		}
 		ref := ndGen(out, func(idx []int) float64 {
@@ -460,7 +478,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				}
 			}
 			return a.at(j)
-		}).of(a.dt, a.scale)
+		}).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("v%d.pad(%v, %g)", x, pads, value), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Pad(pads, value) }), true
 	case 9: // shrink
 		if rank == 0 {
@@ -479,7 +497,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				j[d] = idx[d] + bounds[d][0]
 			}
 			return a.at(j)
-		}).of(a.dt, a.scale)
+		}).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("v%d.shrink%v", x, bounds), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Shrink(bounds) }), true
 	case 10: // flip
 		if rank == 0 {
@@ -497,7 +515,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				j[d] = shape[d] - 1 - idx[d]
 			}
 			return a.at(j)
-		}).of(a.dt, a.scale)
+		}).of(a.dt, a.scale, a)
 		return p.add(fmt.Sprintf("v%d.flip%v", x, axes), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Flip(axes...) }), true
 	case 11: // cat with an input along an axis
 		if rank == 0 {
@@ -524,7 +542,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			}
 			j[axis] -= lb
 			return tail.at(j)
-		}).of(a.dt, math.Max(a.scale, 1))
+		}).of(a.dt, math.Max(a.scale, 1), a, b)
 		return p.add(fmt.Sprintf("cat(v%d first %v, v%d, axis %d)", x, first, o, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor {
 			if first {
 				return vs[x].Cat(axis, vs[o])
@@ -536,7 +554,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 			return 0, false
 		}
 		m, k, n := shape[0], shape[1], 1+r.IntN(9)
-		if a.dt != ir.Float32 && float64(k)*maxAbs(a)*9 >= 1<<30 {
+		if a.dt == ir.Int32 && float64(k)*maxAbs(a)*9 >= 1<<30 {
 			return 0, false
 		}
 		o := p.input(r, a.dt, []int{k, n})
@@ -547,17 +565,17 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				s += a.at([]int{idx[0], q}) * b.at([]int{q, idx[1]})
 			}
 			return s
-		}).of(a.dt, a.scale * float64(k))
+		}).of(a.dt, a.scale*float64(k), a, b)
 		return p.add(fmt.Sprintf("v%d.dot(v%d)", x, o), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Dot(vs[o]) }), true
 	case 13: // cumsum, or a contiguous copy
 		if rank == 0 {
 			return 0, false
 		}
 		if r.IntN(2) == 0 {
-			ref := nd{shape: shape, v: a.v, dt: a.dt, scale: a.scale}
+			ref := nd{shape: shape, v: a.v, dt: a.dt, scale: a.scale, rel: a.rel}
 			return p.add(fmt.Sprintf("v%d.contiguous()", x), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Contiguous() }), true
 		}
-		if a.dt != ir.Float32 && float64(shape[axis])*maxAbs(a) >= 1<<30 {
+		if a.dt == ir.Int32 && float64(shape[axis])*maxAbs(a) >= 1<<30 {
 			return 0, false
 		}
 		ref := ndGen(shape, func(idx []int) float64 {
@@ -567,10 +585,10 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				s += a.at(j)
 			}
 			return s
-		}).of(a.dt, a.scale * float64(shape[axis]))
+		}).of(a.dt, a.scale*float64(shape[axis]), a)
 		return p.add(fmt.Sprintf("v%d.cumsum(%d)", x, axis), ref, func(_ *tensor.Context, vs []*tensor.Tensor) *tensor.Tensor { return vs[x].Cumsum(axis) }), true
 	case 14: // softmax or log_softmax along an axis (max, exponentials and a sum over it)
-		if rank == 0 || a.dt != ir.Float32 {
+		if rank == 0 || a.dt == ir.Int32 {
 			return 0, false
 		}
 		logs := r.IntN(3) == 0
@@ -592,7 +610,7 @@ func (p *graphProg) randomCall(r *rand.Rand, x int) (int, bool) {
 				return a.at(idx) - lse.at(idx)
 			}
 			return math.Exp(a.at(idx) - lse.at(idx))
-		}).of(a.dt, a.scale * float64(shape[axis]))
+		}).of(a.dt, a.scale*float64(shape[axis]), a)
 		name := "softmax"
 		if logs {
 			name = "log_softmax"
@@ -631,8 +649,8 @@ func broadcasts(o, x []int) bool {
 }
 
 // TestRandomGraphsMatchReference: random graphs of Tensor-API calls
-// (drawGraph) realized on GO and on the CPU at each width, every
-// device's graphs in one schedule, against float64 arrays computed by
+// (drawGraph) realized on GO, on the CPU at each width and on OpenCL
+// where there is a device, every device's graphs in one schedule, against float64 arrays computed by
 // index arithmetic of the test's own: it checks fusion, the views folded
 // into index expressions, the passes and the renderers together, where
 // TestRandomLayersMatchGO compares two devices that share the first two.
@@ -690,11 +708,11 @@ func TestRandomGraphsMatchReference(t *testing.T) {
 					t.Errorf("%s, graph %d, v%d: dtype %s, want %s\n%s", name, i, o, dt, want.dt, p)
 					continue
 				}
-				tol := 1e-6 + 2e-6*want.scale
-				if want.dt != ir.Float32 {
+				tol := 1e-6 + want.rel*want.scale
+				if want.dt == ir.Int32 {
 					tol = 0
 				}
-				if j, bad := mismatch(want.v, got, tol); bad || want.dt != ir.Float32 && !slices.Equal(want.v, got) {
+				if j, bad := mismatch(want.v, got, tol); bad || want.dt == ir.Int32 && !slices.Equal(want.v, got) {
 					if !bad {
 						for j = range got {
 							if got[j] != want.v[j] {
@@ -718,5 +736,11 @@ func TestRandomGraphsMatchReference(t *testing.T) {
 			t.Skipf("CPU unavailable: %v", err)
 		}
 		check(fmt.Sprintf("CPU at %d lanes", w), New(dev, Options{}))
+	}
+	// the OpenCL renderer too, where there is a device (PoCL in CI)
+	if cl, err := Open("CL", Options{}); err == nil {
+		check("CL", cl)
+	} else {
+		t.Logf("CL unavailable: %v", err)
 	}
 }
