@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -650,20 +648,14 @@ func broadcasts(o, x []int) bool {
 
 // TestRandomGraphsMatchReference: random graphs of Tensor-API calls
 // (drawGraph) realized on GO, on the CPU at each width and on OpenCL
-// where there is a device, every device's graphs in one schedule, against float64 arrays computed by
-// index arithmetic of the test's own: it checks fusion, the views folded
-// into index expressions, the passes and the renderers together, where
-// TestRandomLayersMatchGO compares two devices that share the first two.
-// 48 graphs; TGC_GRAPHS=N draws N, TGC_GRAPHS_SEED=S others.
+// where there is a device, every device's graphs in one schedule,
+// against float64 arrays computed by index arithmetic of the test's own:
+// it checks fusion, the views folded into index expressions, the passes
+// and the renderers together, where TestRandomLayersMatchGO compares two
+// devices that share the first two. 48 graphs; TGC_GRAPHS=N draws N,
+// TGC_GRAPHS_SEED=S others.
 func TestRandomGraphsMatchReference(t *testing.T) {
-	count := 48
-	if n, err := strconv.Atoi(os.Getenv("TGC_GRAPHS")); err == nil && n > 0 {
-		count = n
-	} else if testing.Short() {
-		count = 12
-	}
-	seed, _ := strconv.ParseUint(os.Getenv("TGC_GRAPHS_SEED"), 10, 64)
-	r := rand.New(rand.NewPCG(29+seed, 5))
+	count, r := sweep("GRAPHS", 48, 29, 5)
 	progs := make([]*graphProg, count)
 	for i := range progs {
 		progs[i] = drawGraph(r)

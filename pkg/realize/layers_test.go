@@ -198,14 +198,7 @@ func randomLayer(r *rand.Rand) layerCase {
 // TGC_LAYERS=N draws N, TGC_LAYERS_SEED=S others (2000 found a padded
 // conv whose C did not compile: factor_reduces split a group).
 func TestRandomLayersMatchGO(t *testing.T) {
-	count := 64
-	if n, err := strconv.Atoi(os.Getenv("TGC_LAYERS")); err == nil && n > 0 {
-		count = n
-	} else if testing.Short() {
-		count = 16
-	}
-	seed, _ := strconv.ParseUint(os.Getenv("TGC_LAYERS_SEED"), 10, 64)
-	r := rand.New(rand.NewPCG(17+seed, 3))
+	count, r := sweep("LAYERS", 64, 17, 3)
 	cases := make([]layerCase, count)
 	inputs := make([][][]float64, count)
 	for i := range cases {
@@ -213,6 +206,19 @@ func TestRandomLayersMatchGO(t *testing.T) {
 		inputs[i] = layerInputs(r, cases[i])
 	}
 	compareLayers(t, cases, inputs)
+}
+
+// sweep is a random test's number of draws and their generator: count,
+// a quarter of it with -short, or $TGC_<name>; the seed base plus
+// $TGC_<name>_SEED (0 without it).
+func sweep(name string, count int, base, stream uint64) (int, *rand.Rand) {
+	if n, err := strconv.Atoi(os.Getenv("TGC_" + name)); err == nil && n > 0 {
+		count = n
+	} else if testing.Short() {
+		count /= 4
+	}
+	seed, _ := strconv.ParseUint(os.Getenv("TGC_"+name+"_SEED"), 10, 64)
+	return count, rand.New(rand.NewPCG(base+seed, stream))
 }
 
 // layerInputs draws c's inputs from r.
