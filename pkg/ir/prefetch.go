@@ -92,8 +92,8 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	tabled := k.TabledOnly() // read in the tables' loops, before the rows' (ir.Tables)
 	// A row kernel's passes over its rows: one prefetches the next row,
 	// the others nothing (rowPassPrefetches).
-	around := globalsAroundOf(k)
-	plan, passes := rowPassPrefetches(k, t, order, flops, tabled, around)
+	aroundOf := globalsAroundOf(k)
+	plan, passes := rowPassPrefetches(k, t, order, flops, tabled, aroundOf)
 	loads := func(visit func(*Expr)) {
 		Walk(k.Stores, func(e *Expr) {
 			if !tabled[e] && !passes[e] {
@@ -135,7 +135,7 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 	}
 	lines(rowSlicePrefetchable)
 	lines(func(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64) (PrefetchAt, bool) {
-		return panelPrefetchable(k, t, e, raxes, flops, around)
+		return panelPrefetchable(k, t, e, raxes, flops, aroundOf)
 	})
 	lines(streamPrefetchable)
 	if len(plan) == 0 {
@@ -162,7 +162,7 @@ func PlanPrefetch(k *Kernel, t Target) (*Kernel, error) {
 // harness (Zen 5 guest, two threads, rows from memory, alternated run by
 // run, medians of 15): 3.28-3.59 ms, 2.83-3.00 with the next row's
 // prefetches (softmax_4096's kernel 2.79-2.92 in the same runs).
-func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled map[*Expr]bool, globalsAround func(*Axis) []*Axis) (map[*Expr]PrefetchAt, map[*Expr]bool) {
+func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled map[*Expr]bool, aroundOf func(*Axis) []*Axis) (map[*Expr]PrefetchAt, map[*Expr]bool) {
 	plan, passes := map[*Expr]PrefetchAt{}, map[*Expr]bool{}
 	if t.L1 <= 0 {
 		return plan, passes
@@ -195,7 +195,7 @@ func rowPassPrefetches(k *Kernel, t Target, order []*Axis, flops int64, tabled m
 		if loop == nil || loop.Sym != nil || !single[loop] {
 			return
 		}
-		around := globalsAround(loop)
+		around := aroundOf(loop)
 		if len(around) == 0 || len(around) == len(k.Global) {
 			return // not hoisted out of a columns' loop
 		}
@@ -532,7 +532,7 @@ const (
 // blocks of 8x32): 128x3072 by 3072x768 2.30-2.44 -> 2.14-2.24 ms,
 // 128x768 by 768x3072 2.33 -> 1.95-2.05, 128x768 by 768x768 0.60-0.65 ->
 // 0.52-0.56.
-func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64, globalsAround func(*Axis) []*Axis) (PrefetchAt, bool) {
+func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64, aroundOf func(*Axis) []*Axis) (PrefetchAt, bool) {
 	if e.Op != OpLoad || len(e.Src) != 1 || e.DType != Float32 {
 		return PrefetchAt{}, false
 	}
@@ -561,7 +561,7 @@ func panelPrefetchable(k *Kernel, t Target, e *Expr, raxes []*Axis, flops int64,
 			return PrefetchAt{}, false
 		}
 	}
-	if len(globalsAround(loop)) < len(k.Global) {
+	if len(aroundOf(loop)) < len(k.Global) {
 		// a sum that runs outside the row blocks' loop (a layernorm's,
 		// once per row before its columns: Program.Hoisted) has no block
 		// to share the next panel with
@@ -912,7 +912,7 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 		}
 	}
 	panelAt := map[*Axis]*PrefetchAt{} // a reduce loop's first panel prefetch
-	globalsAround := globalsAroundOf(k)
+	aroundOf := globalsAroundOf(k)
 	for ld, at := range p.Loads {
 		if !in[ld] || ld.Op != OpLoad || len(ld.Src) != 1 {
 			return fmt.Errorf("prefetch: %s is not an unguarded load of the kernel", ld)
@@ -925,7 +925,7 @@ func (p *Prefetch) verify(k *Kernel, in map[*Expr]bool) error {
 			}
 			// over the loops the prefetch is written in: its sum's loop
 			// and the global loops around it
-			around := globalsAround(at.Loop)
+			around := aroundOf(at.Loop)
 			axes := append(slices.Clone(around), at.Loop)
 			if !indexOf(at.At, axes) || at.If == nil || at.If.DType != Bool || !indexOf(at.If, around) || at.Loop == nil || at.Loop.Kind != AxisReduce || at.Every < 1 || at.Every&(at.Every-1) != 0 {
 				return fmt.Errorf("prefetch of %s at %v if %v every %d: not indices of its loops", ld, at.At, at.If, at.Every)
