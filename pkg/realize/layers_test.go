@@ -266,13 +266,13 @@ func TestFactorLeavesAnInvariantTerm(t *testing.T) {
 }
 
 // TestPaddedCats: kernels of guarded loads (a cat's halves, a pad's
-// border) read at stride 5 or 6 with a column skipped, which gcc 12
-// (Debian 12's, -O3 -march=native, AVX2 or AVX-512) if-converted into
-// masked loads with gaps and vectorized wrongly: a padded row read as
+// border) read at stride 5 or 6, upcast along the columns, which gcc 12
+// (Debian 12's, -O3 -march=native, AVX2 or AVX-512) if-converted into a
+// group of masked loads and vectorized wrongly: a padded row read as
 // zeros, or every row but the first left unwritten where the buffers lie
-// apart, as tgc's do (the CPU backend's -fno-tree-loop-if-convert;
-// TestRandomGraphsMatchReference's draws 107 and 1250 at
-// TGC_GRAPHS=1500).
+// apart, as tgc's do (the C renderer's no-tree-loop-if-convert attribute
+// on kernels with guarded loads; TestRandomGraphsMatchReference's draws
+// 107 and 1250 at TGC_GRAPHS=1500).
 func TestPaddedCats(t *testing.T) {
 	cases := []layerCase{
 		{"cat(z, cat(y, x.pad(rows 1, 2; value -1), dim 1), dim 0)", [][]int{{7, 6}, {10, 2}, {1, 8}},
