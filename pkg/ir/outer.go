@@ -36,8 +36,7 @@ func MergeOuter(k *Kernel) *Kernel {
 	if hoistsRows(k) {
 		return k
 	}
-	guarded := false
-	Walk(k.Stores, func(e *Expr) { guarded = guarded || (e.Op == OpLoad && len(e.Src) > 1) })
+	guarded := GuardedLoads(k)
 	orig := k
 	for len(k.Global) >= 2 && k.Global[0].Size < minOuter && (len(k.Global) > 2 || !guarded) {
 		outer, inner := k.Global[0], k.Global[1]

@@ -81,3 +81,12 @@ func ReadsBackwards(k *Kernel) bool {
 	})
 	return found
 }
+
+// GuardedLoads reports a load under a validity condition (a pad's or a
+// cat's reads). MergeOuter keeps such a kernel's innermost loop; the C
+// renderer compiles it without GCC's loop if-conversion.
+func GuardedLoads(k *Kernel) bool {
+	found := false
+	Walk(k.Stores, func(e *Expr) { found = found || e.Op == OpLoad && len(e.Src) > 1 })
+	return found
+}

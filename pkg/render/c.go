@@ -95,7 +95,7 @@ var C = &Lang{
 			// reduction reading backwards (a flipped convolution kernel):
 			// such kernels keep the SLP vectorizer only.
 			sb.WriteString("__attribute__((optimize(\"no-tree-loop-vectorize\")))\n")
-		} else if guardedLoads(k) {
+		} else if ir.GuardedLoads(k) {
 			// and vectorized guarded loads read at a stride (a cat's
 			// halves, a pad's border, upcast along the columns) wrongly
 			// once it had if-converted them into masked loads: rows read
@@ -134,12 +134,4 @@ var C = &Lang{
 	spell:     func(o *ir.OpInfo) string { return o.C },
 	FloatSfx:  "f",
 	SIMD:      true,
-}
-
-// guardedLoads says whether k loads under a validity condition (a pad's
-// or a cat's reads).
-func guardedLoads(k *ir.Kernel) bool {
-	found := false
-	ir.Walk(k.Stores, func(e *ir.Expr) { found = found || e.Op == ir.OpLoad && len(e.Src) > 1 })
-	return found
 }
